@@ -1,0 +1,30 @@
+"""evalnb: evaluate LLM and RAG systems in Jupyter, on Polars tables persisted in DuckDB."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from evalnb._errors import EvalnbError, InputError, StoreError
+from evalnb._lab import Lab
+from evalnb._lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
+from evalnb._load import FORMATS, detect_format, load
+from evalnb._schema import SCHEMAS, TABLES
+
+try:
+    __version__ = version("evalnb")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "FORMATS",
+    "SCHEMAS",
+    "TABLES",
+    "EvalnbError",
+    "InputError",
+    "Lab",
+    "StoreError",
+    "__version__",
+    "detect_format",
+    "load",
+    "open",
+]

@@ -1,0 +1,91 @@
+"""Exception types of evalnb.
+
+Every error caused by user input is an :class:`InputError`: its message names the source
+file, the place inside it (line for JSONL/CSV, JSON path for JSON, record for frames), the
+field, what was expected and what was found, so the user can fix the file without reading
+our code.
+"""
+
+from __future__ import annotations
+
+__all__ = ["EvalnbError", "InputError", "StoreError"]
+
+_MAX_FOUND = 80
+
+
+class EvalnbError(Exception):
+    """Base class of every error evalnb raises on purpose."""
+
+
+class InputError(EvalnbError, ValueError):
+    """A source file or frame could not be imported.
+
+    Parameters
+    ----------
+    source
+        The file name (or ``"<frame>"`` for in-memory data).
+    location
+        Where in the source: ``"line 12"``, ``"$.dataset.inputs[3]"``, ``"record 5"``.
+    field
+        The field (key or column) at fault, or ``None`` when the record as a whole is wrong.
+    expected
+        What a valid input holds there.
+    found
+        What was found; long values are shortened.
+    hint
+        What to do about it.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        location: str | None,
+        field: str | None,
+        expected: str,
+        found: str,
+        hint: str = "",
+    ) -> None:
+        self.source = source
+        self.location = location
+        self.field = field
+        self.expected = expected
+        self.found = found
+        self.hint = hint
+        where = source if location is None else f"{source}, {location}"
+        what = f"field {field!r}: " if field is not None else ""
+        msg = f"{where}: {what}expected {expected}, found {found}"
+        if hint:
+            msg = f"{msg}. {hint}"
+        super().__init__(msg)
+
+
+class StoreError(EvalnbError):
+    """A DuckDB lab store is missing, corrupt or was written by an incompatible version."""
+
+
+def describe(value: object) -> str:
+    """Describe a found value for an error message: its JSON type and a short excerpt."""
+    kind = _json_kind(value)
+    if value is None or isinstance(value, bool):
+        return kind
+    text = repr(value)
+    if len(text) > _MAX_FOUND:
+        text = text[: _MAX_FOUND - 3] + "..."
+    return f"{kind} {text}"
+
+
+def _json_kind(value: object) -> str:
+    kinds: list[tuple[type, str]] = [
+        (bool, "boolean"),
+        (int, "integer"),
+        (float, "number"),
+        (str, "string"),
+        (list, "list"),
+        (dict, "object"),
+    ]
+    if value is None:
+        return "null"
+    for typ, name in kinds:
+        if isinstance(value, typ):
+            return name
+    return type(value).__name__

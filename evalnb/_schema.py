@@ -1,0 +1,161 @@
+"""Fixed schemas of the lab tables (design.md §3): column names and types are public API."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+__all__ = ["SCHEMAS", "TABLES", "conform", "empty"]
+
+_STR = pl.String()
+_LIST = pl.List(pl.String())
+_F64 = pl.Float64()
+_I64 = pl.Int64()
+_BOOL = pl.Boolean()
+_TS = pl.Datetime("us", "UTC")
+
+CASES = pl.Schema(
+    {
+        "case_id": _STR,
+        "test_id": _STR,
+        "prompt": _STR,
+        "messages": _STR,
+        "system": _STR,
+        "expected": _LIST,
+        "condition": _STR,
+        "constraints": _STR,
+        "categories": _LIST,
+        "topic": _STR,
+        "question_type": _STR,
+        "corpus": _LIST,
+        "perturbation_of": _STR,
+        "perturbation": _STR,
+        "perturbation_intensity": _STR,
+        "extra": _STR,
+    }
+)
+
+OUTPUTS = pl.Schema(
+    {
+        "case_id": _STR,
+        "model": _STR,
+        "sample": _I64,
+        "actual": _STR,
+        "reasoning": _STR,
+        "context": _LIST,
+        "duration_s": _F64,
+        "cost": _F64,
+        "error": _STR,
+        # Row-level source fields we did not map (design.md puts `extra` on cases only, but a
+        # test lab row is a (case, model) pair and its unknown keys may differ per model).
+        "extra": _STR,
+    }
+)
+
+SCORES = pl.Schema(
+    {
+        "case_id": _STR,
+        "model": _STR,
+        "sample": _I64,
+        "evaluator": _STR,
+        "metric": _STR,
+        "value": _F64,
+        "detail": _STR,
+    }
+)
+
+METRICS = pl.Schema(
+    {
+        "evaluator": _STR,
+        "metric": _STR,
+        "domain": _STR,
+        "title": _STR,
+        "description": _STR,
+        "min": _F64,
+        "max": _F64,
+        "higher_is_better": _BOOL,
+        "default_threshold": _F64,
+        "primary": _BOOL,
+    }
+)
+
+LABELS = pl.Schema(
+    {
+        "label_id": _STR,
+        "case_id": _STR,
+        "model": _STR,
+        "sample": _I64,
+        "evaluator": _STR,
+        "metric": _STR,
+        "verdict": _STR,
+        "reviewer": _STR,
+        "note": _STR,
+        "created_at": _TS,
+        "batch_id": _STR,
+    }
+)
+
+THRESHOLDS = pl.Schema(
+    {
+        "evaluator": _STR,
+        "metric": _STR,
+        "threshold": _F64,
+        "source": _STR,
+        "n_labels": _I64,
+        "agreement": _F64,
+        "ci_low": _F64,
+        "ci_high": _F64,
+        "created_at": _TS,
+    }
+)
+
+# Not in design.md §3: the model catalogue (H2O keeps connection, collection and LLM names per
+# model) and lab-level facts (name, description, source format, docs cache) need a home so an
+# export can give back what was imported.
+MODELS = pl.Schema({"model": _STR, "key": _STR, "meta": _STR})
+INFO = pl.Schema({"key": _STR, "value": _STR})
+
+SCHEMAS: Mapping[str, pl.Schema] = {
+    "cases": CASES,
+    "outputs": OUTPUTS,
+    "scores": SCORES,
+    "metrics": METRICS,
+    "labels": LABELS,
+    "thresholds": THRESHOLDS,
+    "models": MODELS,
+    "info": INFO,
+}
+TABLES: tuple[str, ...] = tuple(SCHEMAS)
+
+
+def empty(table: str) -> pl.DataFrame:
+    """Return an empty frame with the fixed schema of ``table``."""
+    return pl.DataFrame(schema=SCHEMAS[table])
+
+
+def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
+    """Cast ``frame`` to the schema of ``table``: columns in order, missing ones null.
+
+    Raises
+    ------
+    ValueError
+        If ``frame`` has columns the table does not know.
+    """
+    schema = SCHEMAS[table]
+    unknown = [c for c in frame.columns if c not in schema]
+    if unknown:
+        msg = (
+            f"table {table!r} has no columns {unknown}; expected a subset of "
+            f"{list(schema)}. Put free-form fields into `extra` as JSON."
+        )
+        raise ValueError(msg)
+    if frame.width == 0:
+        # A frame with no columns cannot broadcast literals to its height: build it directly.
+        return pl.DataFrame(
+            {n: pl.Series(n, [None] * frame.height, d) for n, d in schema.items()}
+        )
+    return frame.select(
+        frame[name].cast(dtype) if name in frame.columns else pl.lit(None, dtype).alias(name)
+        for name, dtype in schema.items()
+    )

@@ -1,0 +1,141 @@
+"""Reading source files: bytes → text → JSON / JSONL / CSV records, with located errors."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+from pathlib import Path
+
+from evalnb._errors import InputError
+from evalnb._fields import Where
+
+__all__ = ["Line", "parse_json", "read_csv", "read_jsonl", "read_text"]
+
+Line = tuple[int, object]
+"""A parsed JSONL record and its 1-based line number."""
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def read_bytes(path: Path) -> bytes:
+    """Read a file, turning OS errors into :class:`InputError`."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(str(path), None, None, "an existing file", "no such file") from None
+    except IsADirectoryError:
+        raise InputError(str(path), None, None, "a file", "a directory") from None
+    except OSError as exc:
+        raise InputError(str(path), None, None, "a readable file", str(exc)) from None
+    return data
+
+
+def read_text(path: Path) -> str:
+    """Decode a text file: UTF-8 (BOM optional), or UTF-16/32 when a BOM says so.
+
+    Raises
+    ------
+    InputError
+        On an empty file or bytes that are not valid in the encoding, naming the line.
+    """
+    data = read_bytes(path)
+    encoding = "utf-8"
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            encoding = name
+            break
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            str(path),
+            f"line {line}, byte {exc.start}",
+            None,
+            f"{encoding.upper()} text",
+            f"bytes {data[exc.start : exc.end]!r} ({exc.reason})",
+            "Re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).",
+        ) from None
+    if "\x00" in text:
+        raise InputError(
+            str(path), None, None, "text", "NUL bytes (a binary file?)", "Pass format= if "
+            "this is Parquet."
+        )
+    if not text.strip():
+        raise InputError(str(path), None, None, "at least one record", "an empty file")
+    return text
+
+
+def parse_json(text: str, source: str) -> object:
+    """Parse a JSON document, naming line and column of a syntax error."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            source, f"line {exc.lineno}, column {exc.colno}", None, "valid JSON", exc.msg
+        ) from None
+    except RecursionError:
+        raise InputError(source, None, None, "JSON nested < 1000 levels", "deeper") from None
+
+
+def read_jsonl(text: str, source: str) -> list[Line]:
+    """Parse JSON Lines: one JSON value per non-blank line."""
+    out: list[Line] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            out.append((number, json.loads(raw)))
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                source,
+                f"line {number}, column {exc.colno}",
+                None,
+                "one JSON value per line",
+                exc.msg,
+            ) from None
+        except RecursionError:
+            raise InputError(source, f"line {number}", None, "JSON", "too deep") from None
+    return out
+
+
+def read_csv(text: str, source: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """Parse CSV with a header row; every row is returned with its 1-based line number."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise InputError(source, "line 1", None, "a header row", "nothing") from None
+    except csv.Error as exc:
+        raise InputError(source, "line 1", None, "CSV", str(exc)) from None
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise Where(source, "line 1").error(name, "unique column names", name)
+        seen.add(name)
+    rows: list[tuple[int, dict[str, str]]] = []
+    start = 2
+    try:
+        for cells in reader:
+            if cells and any(c.strip() for c in cells):
+                if len(cells) != len(header):
+                    raise InputError(
+                        source,
+                        f"line {start}",
+                        None,
+                        f"{len(header)} columns as in the header",
+                        f"{len(cells)} columns",
+                    )
+                rows.append((start, dict(zip(header, cells, strict=True))))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(source, f"line {reader.line_num}", None, "CSV", str(exc)) from None
+    return header, rows
