@@ -1,0 +1,139 @@
+"""The ``evalnb`` command: import sources into a DuckDB lab store, describe a store, run the demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from evalnb._errors import EvalnbError
+from evalnb._lab import Lab, open_lab
+from evalnb._load import FORMATS, load
+
+__all__ = ["main"]
+
+_log = logging.getLogger(__name__)
+_DEMO_FILE = Path(__file__).resolve().parent.parent / "data" / "demo_lab.json"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalnb", description="Evaluate LLM and RAG test labs (see README.md)."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    imp = sub.add_parser("import", help="import a source file into a DuckDB lab store")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--to", type=Path, required=True, help="the LAB.duckdb store to write")
+    imp.add_argument("--format", choices=sorted(FORMATS), help="skip format detection")
+    imp.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=COLUMN",
+        help="column mapping for generic tables, e.g. --map prompt=question",
+    )
+    imp.add_argument(
+        "--replace", action="store_true", help="replace the store's content instead of adding"
+    )
+    info = sub.add_parser("info", help="describe a lab store")
+    info.add_argument("store", type=Path)
+    demo = sub.add_parser("demo", help="import the bundled demo lab and summarise it")
+    demo.add_argument("--out", type=Path, default=Path("out/demo"), help="output folder")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit status."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "import":
+            return _import(args)
+        if args.command == "info":
+            _print(describe(open_lab(args.store)))
+            return 0
+        return _demo(args.out)
+    except (EvalnbError, TypeError) as exc:
+        print(f"evalnb: error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+
+
+def _import(args: argparse.Namespace) -> int:
+    mapping: dict[str, object] = {}
+    for item in args.map:
+        field, sep, column = item.partition("=")
+        if not sep:
+            msg = f"--map expects FIELD=COLUMN, got {item!r}"
+            raise TypeError(msg)
+        mapping[field] = column
+    # Parse and check everything before the store is touched: a bad file writes nothing.
+    lab = load(args.file, format=args.format, **mapping)
+    if args.to.exists() and not args.replace:
+        lab = open_lab(args.to).merge(lab)
+    lab.save(args.to)
+    _print(f"imported {args.file} into {args.to}\n{describe(lab)}")
+    return 0
+
+
+def _demo(out: Path) -> int:
+    source = _DEMO_FILE
+    out.mkdir(parents=True, exist_ok=True)
+    if not source.is_file():  # installed without the source tree: build the same lab
+        from evalnb._demo import build_demo_lab  # noqa: PLC0415
+
+        source = build_demo_lab().export(out / "demo_lab.json")
+    lab = load(source)
+    store = lab.save(out / "demo_lab.duckdb")
+    _print(f"demo lab {source} → {store}\n{describe(lab)}")
+    return 0
+
+
+def describe(lab: Lab) -> str:
+    """A plain-text summary: counts per table, models, evaluators run, per-model answer stats."""
+    lines = [repr(lab), "", "tables:"]
+    lines += [f"  {t:<11}{n:>9,} rows" for t, n in lab.summary().iter_rows()]
+    lines.append(f"models: {', '.join(lab.models) or '(none)'}")
+    evaluators = sorted(set(lab.scores["evaluator"]))
+    lines.append(f"evaluators run: {', '.join(evaluators) or '(none yet)'}")
+    if lab.outputs.height:
+        stats = (
+            lab.outputs.group_by("model", maintain_order=True)
+            .agg(
+                answers=pl.len(),
+                empty=(pl.col("actual").str.strip_chars() == "").sum(),
+                errors=pl.col("error").is_not_null().sum(),
+                mean_s=pl.col("duration_s").mean().round(2),
+                total_cost=pl.col("cost").sum().round(4),
+            )
+            .sort("model")
+        )
+        lines += ["", "answers per model:", _table(stats)]
+    cells = lab.cases.filter(pl.col("topic").is_not_null() | pl.col("question_type").is_not_null())
+    if cells.height:
+        grid = cells.group_by("topic", "question_type").len().sort("topic", "question_type")
+        lines += ["", f"topics × question types: {grid.height} cells"]
+    perturbed = lab.cases["perturbation_of"].is_not_null().sum()
+    if perturbed:
+        lines.append(f"perturbed cases: {perturbed}")
+    fmt = lab.info.get("format")
+    if fmt:
+        lines.append(f"source format: {json.dumps(fmt)}")
+    return "\n".join(lines)
+
+
+def _table(frame: pl.DataFrame) -> str:
+    with pl.Config(tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+        return str(frame)
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
