@@ -196,9 +196,11 @@ def _read_row(
         raise where.error(
             "model_key", f"one of the keys in $.models ({sorted(names)[:5]})", model_key
         )
+    actual = where.string(row, "actual_output")
+    if answered and actual and not model_key:
+        raise where.error("model_key", "the key of the model that gave actual_output", None)
     if not answered or not model_key:
         return
-    actual = where.string(row, "actual_output")
     sample = row.get("sample", 0)
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
         raise where.error("sample", "a non-negative integer", sample)

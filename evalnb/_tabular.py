@@ -168,8 +168,10 @@ def read_records(
             else ([(output.get("model") or "model", output["actual"])] if "actual" in fields else [])
         )
         for model, actual in answers:
+            if actual is None:  # no answer in this row (null or absent): not an empty answer
+                continue
             builder.add_output(
-                {**output, "case_id": case_id, "model": model, "actual": actual or ""},
+                {**output, "case_id": case_id, "model": model, "actual": actual},
                 where,
                 id_field=fields.get("model", "model"),
             )
