@@ -127,7 +127,9 @@ def describe(lab: Lab) -> str:
 
 
 def _table(frame: pl.DataFrame) -> str:
-    with pl.Config(tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+    with pl.Config(
+        tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, tbl_rows=100
+    ):
         return str(frame)
 
 

@@ -27,6 +27,10 @@ _KEYS = {
     "info": ("key",),
 }
 
+# Catalogue and lab facts: the lab imported first keeps its entry (the same LLM may come
+# with another connection key in a second H2O lab).
+_FIRST_WINS = {"models", "info"}
+
 
 class Lab:
     """A test lab: cases, model outputs, scores, metric specs, human labels and thresholds.
@@ -187,8 +191,13 @@ class Lab:
                 merged[name] = pl.concat([mine, theirs])
                 continue
             new = theirs.join(mine, on=list(keys), how="anti", nulls_equal=True)
+            if name in _FIRST_WINS:
+                merged[name] = pl.concat([mine, new])
+                continue
+            # Rows under a shared key must be identical; compare whole-row hashes because
+            # Polars cannot join on list columns.
             shared = theirs.join(mine.select(keys), on=list(keys), how="semi", nulls_equal=True)
-            clash = shared.join(mine, on=list(shared.columns), how="anti", nulls_equal=True)
+            clash = shared.filter(~shared.hash_rows().is_in(mine.hash_rows().implode()))
             if clash.height:
                 first = clash.row(0, named=True)
                 msg = (

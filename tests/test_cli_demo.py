@@ -1,0 +1,87 @@
+"""The command line and the demo lab."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import evalnb
+from evalnb._cli import main
+from evalnb._demo import build_demo_lab
+from tests.conftest import ROOT, SHARED, needs_shared
+
+
+def test_demo_file_is_what_the_generator_makes(tmp_path: Path) -> None:
+    fresh = build_demo_lab().export(tmp_path / "demo.json")
+    assert fresh.read_text(encoding="utf-8") == (ROOT / "data" / "demo_lab.json").read_text(
+        encoding="utf-8"
+    ), "data/demo_lab.json is stale: run `python -m evalnb._demo data/demo_lab.json`"
+
+
+def test_demo_lab_shape() -> None:
+    lab = evalnb.load(ROOT / "data" / "demo_lab.json")
+    assert lab.cases.height >= 300
+    assert len(lab.models) == 3
+    assert lab.cases.select("topic", "question_type").n_unique() >= 30
+    perturbed = lab.cases.filter(pl.col("perturbation_of").is_not_null())
+    assert perturbed.height > 0
+    assert set(perturbed["perturbation_of"]) <= set(lab.cases["case_id"])
+    assert (lab.outputs["context"].list.len() > 0).all()
+    assert lab.outputs["error"].is_not_null().sum() > 0
+    assert (lab.outputs["actual"] == "").sum() > 0
+    assert lab.outputs["duration_s"].null_count() == 0
+    assert lab.outputs["cost"].null_count() == 0
+
+
+def test_cli_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "atlas-70b" in out
+    assert "answers per model" in out
+    assert evalnb.open(tmp_path / "demo_lab.duckdb").outputs.height == 1107
+
+
+@needs_shared
+def test_cli_import_info_and_atomic_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "lab.duckdb"
+    assert main(["import", str(SHARED / "pii_test_lab.json"), "--to", str(store)]) == 0
+    assert main(["import", str(SHARED / "class_multi_test_lab.json"), "--to", str(store)]) == 0
+    lab = evalnb.open(store)
+    assert lab.outputs.height == 112 + 600
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"dataset": {"inputs": [{"input": 1}]}}))
+    capsys.readouterr()
+    assert main(["import", str(bad), "--to", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "$.dataset.inputs[0]: field 'input': expected a string, found integer 1" in err
+    assert evalnb.open(store).equals(lab)
+    # importing the same file again is idempotent: identical rows merge
+    assert main(["import", str(SHARED / "pii_test_lab.json"), "--to", str(store)]) == 0
+    assert evalnb.open(store).equals(lab)
+    assert main(["info", str(store)]) == 0
+    info = capsys.readouterr().out
+    assert "outputs" in info and "712" in info
+
+
+def test_cli_generic_mapping_and_entry_point(tmp_path: Path) -> None:
+    csv = tmp_path / "t.csv"
+    csv.write_text("q,a\nhello?,hi\n")
+    store = tmp_path / "t.duckdb"
+    done = subprocess.run(
+        [sys.executable, "-m", "evalnb._cli", "import", str(csv), "--to", str(store),
+         "--map", "prompt=q", "--map", "actual=a"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert evalnb.open(store).outputs["actual"].to_list() == ["hi"]
+    done = subprocess.run(
+        [sys.executable, "-m", "evalnb._cli", "import", str(csv), "--to", str(store)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "prompt column" in done.stderr
