@@ -108,14 +108,19 @@ def read_tables(path: str | Path) -> dict[str, pl.DataFrame]:
     con = _connect(path, read_only=True)
     try:
         _check_version(con, path)
-        return {
-            name: conform(con.sql(f'SELECT * FROM "{name}"').pl(), name) for name in TABLES
-        }
+        return {name: conform(_select(con, name), name) for name in TABLES}
     except duckdb.Error as exc:
         msg = f"{path}: could not read the lab store: {exc}"
         raise StoreError(msg) from exc
     finally:
         con.close()
+
+
+def _select(con: duckdb.DuckDBPyConnection, name: str) -> pl.DataFrame:
+    # Through Arrow rather than `.pl()`: the same frame, about five times faster here.
+    frame = pl.from_arrow(con.sql(f'SELECT * FROM "{name}"').arrow().read_all())
+    assert isinstance(frame, pl.DataFrame)  # a table always converts to a frame
+    return frame
 
 
 def _connect(path: str | Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:

@@ -1,0 +1,198 @@
+"""Mutation fuzzing of every importer on real (and spec-example) files.
+
+Each example mutates a seed document (structure or bytes) and imports it into an existing
+DuckDB store the way `evalnb import` does. Any failure must be an `EvalnbError` (never a raw
+KeyError/TypeError/...), and a failed import must leave the store byte-for-byte unchanged.
+In CI (`CI` set) each importer gets 1,000 examples; locally 100.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import evalnb
+from tests.conftest import SHARED
+
+settings.register_profile(
+    "ci", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck)
+)
+settings.register_profile(
+    "dev", max_examples=100, deadline=None, suppress_health_check=list(HealthCheck)
+)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+_SPEC_SEEDS: dict[str, tuple[str, object]] = {
+    "harpia": ("harpia.json", {
+        "instances": [
+            {"id": "1", "input": "Bom dia", "actual-output": "Good morning", "expected-output": ["Good morning", "Morning"]},
+            {"id": "2", "input": "Obrigado", "actual-output": "Thanks", "expected-output": ["Thank you"]},
+        ],
+        "metrics": [{"id": "bleu", "enable": True, "parameters": {"weights": [0.25, 0.25, 0.25, 0.25]}},
+                    {"id": "bertscore", "enable": False, "parameters": {"lang": "en"}}],
+    }),
+    "tencent": ("tencent.jsonl", [
+        {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello!"},
+                      {"role": "assistant", "content": "Hi"}, {"role": "user", "content": "16+16?"}],
+         "ref_answer": "32", "id": "141234314", "max_tokens": 1024,
+         "model_outputs": [{"model_name": "llama3", "responses": [{"content": "32"}, {"content": "It is 32."}]},
+                           {"model_name": "qwen3", "responses": [{"content": "32", "reasoning_content": "16*2"}]}]},
+        {"messages": [{"role": "user", "content": "1+1?"}, {"role": "assistant", "content": "2"}],
+         "ref_answer": "The answer is 2", "extra_content": "x"},
+    ]),
+    "tencent_manual": ("manual.jsonl", [
+        {"system": "You are helpful.", "conversation": [{"prompt": "712+165+223+711=", "response": "1811"}]},
+        {"conversation": [{"prompt": "hi", "response": "hello"}, {"prompt": "2+2=", "response": "4"}]},
+    ]),
+    "harbor": ("rewards.jsonl", [{"reward": 1}, None, {"reward": 0.25}, {"reward": 0}]),
+    "jsonl": ("generic.jsonl", [
+        {"id": "a", "question": "q1", "answer": "a1", "model": "m", "contexts": ["c1", "c2"], "cost": 0.1},
+        {"id": "b", "question": "q2", "answer": "a2", "model": "m", "contexts": [], "latency": 2},
+    ]),
+}  # fmt: skip
+_TEXT_SEEDS = {
+    "tencent_csv": ("manual.csv", 'system,prompt,response\n,"712+165+223+711=",1811\nBe terse.,"2, 3?",5\n'),
+    "csv": ("generic.csv", 'question,answer,model,cost\n"What, exactly?",yes,m1,0.5\nq2,no,m2,\n'),
+}  # fmt: skip
+_H2O_SEEDS = {
+    "h2o_suite": "sr1107_test_suite_small.json",
+    "h2o_suite_keys": "ci_rag_test_suite-no-OR-constraints.json",
+    "h2o_lab": "dummy_translation_test_lab_small.json",
+    "h2o_lab_multi": "dummy_summarization_test_lab_small.json",
+}
+
+
+def _seed_text(kind: str) -> tuple[str, str]:
+    if kind in _H2O_SEEDS:
+        path = SHARED / _H2O_SEEDS[kind]
+        if not path.is_file():
+            pytest.skip(f"H2O reference data not found at {SHARED} (../shared absent)")
+        return path.name, path.read_text(encoding="utf-8")
+    if kind in _TEXT_SEEDS:
+        return _TEXT_SEEDS[kind]
+    name, doc = _SPEC_SEEDS[kind]
+    if name.endswith(".jsonl"):
+        assert isinstance(doc, list)
+        return name, "".join(json.dumps(r) + "\n" for r in doc)
+    return name, json.dumps(doc, indent=2)
+
+
+_leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 10**12), st.floats(allow_nan=False),
+    st.text(max_size=12), st.sampled_from(["", "INTERNAL ERROR: x", "REGEXP:(", "null", "[1]"]),
+)  # fmt: skip
+_json = st.recursive(
+    _leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _mutate_tree(data: st.DataObject, doc: Any) -> Any:
+    for _ in range(data.draw(st.integers(1, 3))):
+        paths = _paths(doc)
+        path = data.draw(st.sampled_from(paths))
+        op = data.draw(st.sampled_from(["replace", "delete", "duplicate", "add_key", "empty"]))
+        if not path:
+            doc = data.draw(_json) if op == "replace" else doc
+            continue
+        parent = doc
+        for step in path[:-1]:
+            parent = parent[step]
+        last = path[-1]
+        if op == "replace":
+            parent[last] = data.draw(_json)
+        elif op == "delete":
+            del parent[last]
+        elif op == "duplicate" and isinstance(parent, list):
+            parent.insert(last, json.loads(json.dumps(parent[last])))
+        elif op == "add_key" and isinstance(parent[last], dict):
+            parent[last][data.draw(st.text(max_size=10))] = data.draw(_json)
+        elif op == "empty":
+            parent[last] = type(parent[last])() if isinstance(parent[last], list | dict | str) else None
+    return doc
+
+
+def _mutate(data: st.DataObject, name: str, text: str) -> bytes:
+    mode = data.draw(st.sampled_from(["tree", "tree", "tree", "bytes", "truncate"]))
+    raw = text.encode("utf-8")
+    if mode == "truncate":
+        return raw[: data.draw(st.integers(0, len(raw)))]
+    if mode == "bytes":
+        out = bytearray(raw)
+        for _ in range(data.draw(st.integers(1, 4))):
+            pos = data.draw(st.integers(0, len(out)))
+            out[pos:pos] = data.draw(st.binary(min_size=1, max_size=4))
+        return bytes(out)
+    if name.endswith(".csv"):
+        lines = text.splitlines()
+        i = data.draw(st.integers(0, len(lines) - 1))
+        lines[i] = data.draw(st.sampled_from(["", ",", '"', "a,b,c,d,e", lines[i] * 2, lines[i][:3]]))
+        return "\n".join(lines).encode()
+    if name.endswith(".jsonl"):
+        records = _mutate_tree(data, [json.loads(line) for line in text.splitlines()])
+        if not isinstance(records, list):  # the root itself was replaced: one odd line
+            return (json.dumps(records) + "\n").encode()
+        return "".join(json.dumps(r) + "\n" for r in records).encode()
+    return json.dumps(_mutate_tree(data, json.loads(text))).encode()
+
+
+def _digest(path: Path) -> str:
+    wal = path.with_name(path.name + ".wal")
+    extra = wal.read_bytes() if wal.exists() else b""
+    return hashlib.sha256(path.read_bytes() + extra).hexdigest()
+
+
+KINDS = sorted([*_SPEC_SEEDS, *_TEXT_SEEDS, *_H2O_SEEDS])
+_FORMAT = {"tencent_manual": "tencent", "h2o_suite_keys": "h2o_suite", "h2o_lab_multi": "h2o_lab"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_mutated_inputs_fail_cleanly(kind: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    name, text = _seed_text(kind)
+    workdir = tmp_path_factory.mktemp(kind)
+    store = workdir / "lab.duckdb"
+    # A small store keeps each example fast; what matters is that it has content to lose.
+    base = {"prompt": ["existing?"], "expected": [["yes"]], "actual": ["yes"], "model": ["m0"]}
+    evalnb.load(pl.DataFrame(base)).save(store)
+    fmt = _FORMAT.get(kind, kind)
+    counts = {"ok": 0, "rejected": 0}
+
+    @given(data=st.data(), detect=st.booleans())
+    def check(data: st.DataObject, detect: bool) -> None:
+        source = workdir / name
+        source.write_bytes(_mutate(data, name, text))
+        before = _digest(store)
+        try:
+            lab = evalnb.load(source, format=None if detect else fmt)
+            evalnb.open(store).merge(lab).save(store)
+        except evalnb.EvalnbError:
+            counts["rejected"] += 1
+            assert _digest(store) == before, "a failed import changed the store"
+            return
+        counts["ok"] += 1
+
+    check()
+    assert counts["rejected"] > 0  # the mutations do reach the validation paths
