@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalnb._fields import Where
 from evalnb._schema import SCHEMAS, empty
+
+if TYPE_CHECKING:
+    from evalnb._fields import Where
 
 __all__ = ["LabBuilder", "content_id"]
 

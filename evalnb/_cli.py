@@ -6,14 +6,17 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from evalnb._errors import EvalnbError
 from evalnb._lab import Lab, open_lab
 from evalnb._load import FORMATS, load
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["main"]
 
@@ -59,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         return _demo(args.out)
     except (EvalnbError, TypeError) as exc:
-        print(f"evalnb: error: {exc}", file=sys.stderr)  # noqa: T201
+        print(f"evalnb: error: {exc}", file=sys.stderr)
         return 2
 
 
@@ -94,7 +97,7 @@ def _demo(out: Path) -> int:
 
 
 def describe(lab: Lab) -> str:
-    """A plain-text summary: counts per table, models, evaluators run, per-model answer stats."""
+    """Summarise a lab as text: counts per table, models, evaluators run, answers per model."""
     lines = [repr(lab), "", "tables:"]
     lines += [f"  {t:<11}{n:>9,} rows" for t, n in lab.summary().iter_rows()]
     lines.append(f"models: {', '.join(lab.models) or '(none)'}")
@@ -127,9 +130,7 @@ def describe(lab: Lab) -> str:
 
 
 def _table(frame: pl.DataFrame) -> str:
-    with pl.Config(
-        tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, tbl_rows=100
-    ):
+    with pl.Config(tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, tbl_rows=100):
         return str(frame)
 
 

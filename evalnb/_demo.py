@@ -118,7 +118,9 @@ def _question(
                 f"The {p} has {value} and the {q} has {v2}.", both, f'"{value}" AND "{v2}"')  # fmt: skip
     if qtype == "procedural":
         action, channel = rng.choice(_ACTIONS)
-        steps = f"sign in to {channel}, open Products, choose the {p} and confirm with your passcode"
+        steps = (
+            f"sign in to {channel}, open Products, choose the {p} and confirm with your passcode"
+        )
         text = f"To {action} the {p}, {steps}."
         return f"How do I {action} the {p}?", text, text, f'"{channel}"'
 
@@ -136,8 +138,9 @@ def _answer(rng: random.Random, model: _Model, case: dict[str, Any], found: bool
     if (topic, qtype) == model.weak:
         chance *= 0.3
     if rng.random() < chance:
-        return rng.choice([expected, f"According to the documents, {expected[0].lower()}{expected[1:]}",
-                           f"{expected} Let me know if you need anything else."])  # fmt: skip
+        answer: str = rng.choice([expected, f"According to the documents, {expected[0].lower()}{expected[1:]}",
+                                  f"{expected} Let me know if you need anything else."])  # fmt: skip
+        return answer
     roll = rng.random()
     if roll < 0.25:
         return "I'm sorry, I could not find that information in the provided documents."
@@ -166,9 +169,12 @@ def _perturb(rng: random.Random, prompt: str, kind: str) -> str:
 
 
 def build_demo_lab(n_per_cell: int = 9, n_perturbed: int = 45) -> Lab:
-    """Build the demo lab: 6 topics × 6 question types × ``n_per_cell`` cases, plus
-    ``n_perturbed`` perturbed copies, each answered by three models (with durations, costs,
-    retrieval misses, empty answers and host errors)."""
+    """Build the demo lab.
+
+    6 topics × 6 question types × ``n_per_cell`` cases, plus ``n_perturbed`` perturbed
+    copies, each answered by three models (with durations, costs, retrieval misses, empty
+    answers and host errors).
+    """
     rng = random.Random(_SEED)
     facts = _facts(rng)
     b = LabBuilder()
@@ -184,13 +190,13 @@ def build_demo_lab(n_per_cell: int = 9, n_perturbed: int = 45) -> Lab:
                     continue
                 seen.add((prompt, expected))
                 made += 1
-                case = {"test_id": topic, "prompt": prompt, "expected": [expected],
+                case: dict[str, Any] = {"test_id": topic, "prompt": prompt, "expected": [expected],
                         "condition": condition, "categories": ["question_answering"],
                         "topic": topic, "question_type": qtype, "corpus": [doc], "_fact": fact}  # fmt: skip
                 cases.append(case)
     for original in rng.sample(cases, n_perturbed):
         kind, intensity = rng.choice(_PERTURBATIONS)
-        copy = dict(original, prompt=_perturb(rng, original["prompt"], kind))
+        copy: dict[str, Any] = dict(original, prompt=_perturb(rng, original["prompt"], kind))
         copy["categories"] = ["question_answering", "perturbed", f"perturbed_by:{kind}:{intensity}"]
         copy.update(perturbation=kind, perturbation_intensity=intensity, _of=original)
         cases.append(copy)
@@ -260,4 +266,4 @@ def _where() -> Where:
 if __name__ == "__main__":
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "data/demo_lab.json")
     build_demo_lab().export(out)
-    print(f"wrote {out}")  # noqa: T201
+    print(f"wrote {out}")

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evalnb._errors import InputError, describe
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["Where"]
 
@@ -30,9 +33,7 @@ class Where:
         step = f"[{suffix}]" if isinstance(suffix, int) else f".{suffix}"
         return Where(self.source, base + step)
 
-    def error(
-        self, field: str | None, expected: str, found: object, hint: str = ""
-    ) -> InputError:
+    def error(self, field: str | None, expected: str, found: object, hint: str = "") -> InputError:
         """Build the error for ``field`` here; ``found`` is the offending value."""
         return InputError(self.source, self.location, field, expected, describe(found), hint)
 
@@ -76,9 +77,7 @@ class Where:
             raise self.error(key, "a string or null", value)
         return value
 
-    def strings(
-        self, obj: Mapping[str, object], key: str, *, wrap: bool = False
-    ) -> list[str]:
+    def strings(self, obj: Mapping[str, object], key: str, *, wrap: bool = False) -> list[str]:
         """Return a list-of-strings field; missing or null gives ``[]``.
 
         With ``wrap`` a single string is accepted and wrapped into a one-item list (H2O does
@@ -94,7 +93,8 @@ class Where:
             raise self.error(key, expected, value)
         for i, item in enumerate(value):
             if not isinstance(item, str):
-                raise self.at(key).error(f"{key}[{i}]", "a string", item)
+                msg = f"{key}[{i}]"
+                raise self.at(key).error(msg, "a string", item)
         return value
 
     def number(self, obj: Mapping[str, object], key: str) -> float | None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from evalnb._builder import LabBuilder
 from evalnb._fields import Where, json_or_none, to_json
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from evalnb._builder import LabBuilder
 
 __all__ = ["internal_error", "read_h2o_lab", "read_h2o_suite"]
 
@@ -29,9 +33,7 @@ _PERTURBED_BY = "perturbed_by:"
 
 def internal_error(actual: str) -> str | None:
     """H2O's rule for an answer that is really a host failure; returns its first line."""
-    if actual and (
-        _ERROR_MARKERS[0] in actual or actual.startswith(_ERROR_MARKERS[1:])
-    ):
+    if actual and (_ERROR_MARKERS[0] in actual or actual.startswith(_ERROR_MARKERS[1:])):
         return actual.strip().splitlines()[0]
     return None
 
@@ -123,7 +125,8 @@ def _model_names(models: list[Mapping[str, object]], where: Where) -> dict[str, 
         mw = where.at("models").at(i)
         key = mw.string(model, "key", required=True)
         if key in keys:
-            raise mw.error("key", "a key unique among the models", key)
+            msg = "key"
+            raise mw.error(msg, "a key unique among the models", key)
         keys.append(key)
         mw.string(model, "llm_model_name")
         mw.string(model, "name")
@@ -193,17 +196,18 @@ def _read_row(
     case_id = builder.add_case(case, where, id_field=id_field)
     model_key = where.string(row, "model_key")
     if model_key and model_key not in names:
-        raise where.error(
-            "model_key", f"one of the keys in $.models ({sorted(names)[:5]})", model_key
-        )
+        msg = "model_key"
+        raise where.error(msg, f"one of the keys in $.models ({sorted(names)[:5]})", model_key)
     actual = where.string(row, "actual_output")
     if answered and actual and not model_key:
-        raise where.error("model_key", "the key of the model that gave actual_output", None)
+        msg = "model_key"
+        raise where.error(msg, "the key of the model that gave actual_output", None)
     if not answered or not model_key:
         return
     sample = row.get("sample", 0)
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
-        raise where.error("sample", "a non-negative integer", sample)
+        msg = "sample"
+        raise where.error(msg, "a non-negative integer", sample)
     builder.add_output(
         {
             "case_id": case_id,

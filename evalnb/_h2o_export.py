@@ -94,8 +94,7 @@ def h2o_lab_document(lab: Lab) -> dict[str, Any]:
         row.update(json.loads(out["extra"] or "{}"))
         rows.append(row)
     raw = [
-        {**fields, "context": [], "actual_output": "", "model_key": ""}
-        for fields in cases.values()
+        {**fields, "context": [], "actual_output": "", "model_key": ""} for fields in cases.values()
     ]
     info = lab.info
     doc: dict[str, Any] = {}

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from evalnb._builder import LabBuilder
 from evalnb._fields import Where, to_json
-from evalnb._source import Line
+
+if TYPE_CHECKING:
+    from evalnb._builder import LabBuilder
+    from evalnb._source import Line
 
 __all__ = ["EVALUATOR", "read_harbor"]
 
@@ -29,8 +32,8 @@ def read_harbor(lines: list[Line], source: str, builder: LabBuilder, *, model: s
         rec = where.record(value, "an object with exactly one key, or null")
         if len(rec) != 1:
             raise where.error(None, "exactly one key per reward object", value)
-        ((name, reward),) = rec.items()
-        parsed.append((number, name, where.number(rec, name)))
+        ((key, _),) = rec.items()
+        parsed.append((number, key, where.number(rec, key)))
     counts = Counter(name for _, name, _ in parsed if name is not None)
     default = counts.most_common(1)[0][0] if counts else "reward"
     for index, (number, name, reward) in enumerate(parsed):

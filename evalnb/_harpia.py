@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from evalnb._builder import LabBuilder
+from typing import TYPE_CHECKING
+
 from evalnb._fields import Where, to_json
+
+if TYPE_CHECKING:
+    from evalnb._builder import LabBuilder
 
 __all__ = ["read_harpia"]
 
@@ -22,7 +26,8 @@ def read_harpia(doc: object, where: Where, builder: LabBuilder, *, model: str) -
         iw = where.at("instances").at(i)
         raw_id = iw.require(inst, "id", "a string or integer id")
         if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or raw_id == "":
-            raise iw.error("id", "a non-empty string or integer id", raw_id)
+            msg = "id"
+            raise iw.error(msg, "a non-empty string or integer id", raw_id)
         case = {
             "case_id": str(raw_id),
             "prompt": iw.string(inst, "input", required=True),
@@ -45,12 +50,14 @@ def read_harpia(doc: object, where: Where, builder: LabBuilder, *, model: str) -
         mw = where.at("metrics").at(i)
         enable = metric.get("enable", True)
         if not isinstance(enable, bool):
-            raise mw.error("enable", "true or false", enable)
+            msg = "enable"
+            raise mw.error(msg, "true or false", enable)
         params = metric.get("parameters", {})
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            raise mw.error("parameters", "an object of metric parameters", params)
+            msg = "parameters"
+            raise mw.error(msg, "an object of metric parameters", params)
         metrics.append(
             {"id": mw.string(metric, "id", required=True), "enable": enable, "parameters": params}
         )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,8 @@ from evalnb._schema import TABLES, conform, empty
 from evalnb._store import read_tables, write_tables
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import pandas as pd
 
 __all__ = ["Lab", "open_lab"]
@@ -55,8 +56,7 @@ class Lab:
             msg = f"unknown lab tables {unknown}; expected a subset of {list(TABLES)}"
             raise ValueError(msg)
         self._tables = {
-            name: conform(given[name], name) if name in given else empty(name)
-            for name in TABLES
+            name: conform(given[name], name) if name in given else empty(name) for name in TABLES
         }
         self.path = path
         """The DuckDB store this lab was opened from or last saved to, if any."""
@@ -121,10 +121,10 @@ class Lab:
         return self._tables[name]
 
     def rows(self) -> pl.DataFrame:
-        """Outputs joined with their cases: one row per (case, model, sample)."""
-        return self.outputs.join(
-            self.cases, on="case_id", how="left", suffix="_case"
-        ).rename({"extra": "output_extra", "extra_case": "case_extra"})
+        """Join outputs with their cases: one row per (case, model, sample)."""
+        return self.outputs.join(self.cases, on="case_id", how="left", suffix="_case").rename(
+            {"extra": "output_extra", "extra_case": "case_extra"}
+        )
 
     def to_pandas(self, table: str = "rows") -> pd.DataFrame:
         """Return a table (or the joined ``"rows"`` view) as a pandas DataFrame."""
@@ -158,9 +158,7 @@ class Lab:
         if format == "h2o_lab":
             text = json.dumps(h2o_lab_document(self), indent=4, ensure_ascii=False)
         elif format == "tencent":
-            text = "".join(
-                json.dumps(r, ensure_ascii=False) + "\n" for r in tencent_records(self)
-            )
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in tencent_records(self))
         else:
             msg = f"cannot export to {format!r}; expected 'h2o_lab' or 'tencent'"
             raise ValueError(msg)

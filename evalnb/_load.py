@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,8 @@ from evalnb._tabular import Record, read_records
 from evalnb._tencent import read_tencent, read_tencent_csv
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import pandas as pd
 
 __all__ = ["FORMATS", "detect_format", "load"]
@@ -136,7 +137,7 @@ def load(
     InputError
         Naming the file, the line or JSON path, the field, what was expected and found.
     """
-    if isinstance(source, pl.DataFrame) or type(source).__name__ == "DataFrame":
+    if not isinstance(source, str | Path):  # a Polars or pandas frame
         frame = source if isinstance(source, pl.DataFrame) else pl.from_pandas(source)
         builder = LabBuilder()
         read_records(_frame_records(frame, "<frame>"), frame.columns, mapping, "<frame>", builder)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["SCHEMAS", "TABLES", "conform", "empty"]
 
@@ -152,9 +155,7 @@ def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
         raise ValueError(msg)
     if frame.width == 0:
         # A frame with no columns cannot broadcast literals to its height: build it directly.
-        return pl.DataFrame(
-            {n: pl.Series(n, [None] * frame.height, d) for n, d in schema.items()}
-        )
+        return pl.DataFrame({n: pl.Series(n, [None] * frame.height, d) for n, d in schema.items()})
     return frame.select(
         frame[name].cast(dtype) if name in frame.columns else pl.lit(None, dtype).alias(name)
         for name, dtype in schema.items()

@@ -6,10 +6,13 @@ import codecs
 import csv
 import io
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalnb._errors import InputError
 from evalnb._fields import Where
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["Line", "parse_json", "read_csv", "read_jsonl", "read_text"]
 
@@ -66,8 +69,12 @@ def read_text(path: Path) -> str:
         ) from None
     if "\x00" in text:
         raise InputError(
-            str(path), None, None, "text", "NUL bytes (a binary file?)", "Pass format= if "
-            "this is Parquet."
+            str(path),
+            None,
+            None,
+            "text",
+            "NUL bytes (a binary file?)",
+            "Pass format= if this is Parquet.",
         )
     if not text.strip():
         raise InputError(str(path), None, None, "at least one record", "an empty file")

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import polars as pl
 
 from evalnb._errors import StoreError
 from evalnb._schema import SCHEMAS, TABLES, conform
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["read_tables", "write_tables"]
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
-from evalnb._builder import LabBuilder
 from evalnb._fields import Where, to_json
+
+if TYPE_CHECKING:
+    from evalnb._builder import LabBuilder
 
 __all__ = ["FIELDS", "Record", "read_records", "resolve_mapping"]
 
@@ -80,8 +82,9 @@ def resolve_mapping(
                 col, f"a column named {col!r} (from the mapping)", f"columns {cols[:20]}"
             )
     if "prompt" not in fields:
+        msg_0 = "prompt"
         raise Where(source).error(
-            "prompt",
+            msg_0,
             f"a prompt column (one of {list(FIELDS['prompt'])}) or prompt='column'",
             f"columns {cols[:20]}",
         )
@@ -107,7 +110,7 @@ def _list(value: object, where: Where, col: str) -> list[str]:
     raise where.error(col, "a string or a list of strings", value)
 
 
-def _convert(name: str, value: object, where: Where, col: str) -> Any:
+def _convert(name: str, value: object, where: Where, col: str) -> object:
     if name in _LISTS:
         return _list(value, where, col)
     if name in _NUMBERS:
@@ -157,15 +160,15 @@ def read_records(
         case.setdefault("expected", [])
         case.setdefault("categories", [])
         case.setdefault("corpus", [])
-        case["extra"] = to_json(
-            {k: _jsonable(v) for k, v in rec.items() if k not in used}
-        )
+        case["extra"] = to_json({k: _jsonable(v) for k, v in rec.items() if k not in used})
         case_id = builder.add_case(case, where, id_field=fields.get("case_id", "prompt"))
         output = {k: v for k, v in values.items() if k in _OUTPUT}
         answers = (
             [(m, _convert("actual", rec.get(c), where, c)) for m, c in wide.items()]
             if wide
-            else ([(output.get("model") or "model", output["actual"])] if "actual" in fields else [])
+            else (
+                [(output.get("model") or "model", output["actual"])] if "actual" in fields else []
+            )
         )
         for model, actual in answers:
             if actual is None:  # no answer in this row (null or absent): not an empty answer

@@ -1,13 +1,20 @@
-"""Tencent Cloud TI evaluation sets (formats.md §3): chat JSONL, evaluation-only JSONL with
-``model_outputs``, and the legacy manual-evaluation JSONL and CSV."""
+"""Tencent Cloud TI evaluation sets (formats.md §3).
+
+Chat JSONL, evaluation-only JSONL with ``model_outputs``, and the legacy manual-evaluation
+JSONL and CSV.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from evalnb._builder import LabBuilder
 from evalnb._fields import Where, to_json
-from evalnb._source import Line
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from evalnb._builder import LabBuilder
+    from evalnb._source import Line
 
 __all__ = ["read_tencent", "read_tencent_csv"]
 
@@ -33,7 +40,8 @@ def _case_id(rec: Mapping[str, object], where: Where) -> str:
     if raw is None:
         return ""
     if isinstance(raw, bool) or not isinstance(raw, str | int):
-        raise where.error("id", "a string or integer id", raw)
+        msg = "id"
+        raise where.error(msg, "a string or integer id", raw)
     return str(raw)
 
 
@@ -43,10 +51,12 @@ def _messages(rec: Mapping[str, object], where: Where) -> list[Mapping[str, obje
         mw = where.at("messages").at(i)
         role = mw.string(msg, "role", required=True)
         if role not in _ROLES:
-            raise mw.error("role", f"one of {sorted(_ROLES)}", role)
+            msg_0 = "role"
+            raise mw.error(msg_0, f"one of {sorted(_ROLES)}", role)
         mw.string(msg, "content", required=True)
     if not any(m["role"] == "user" for m in messages):
-        raise where.error("messages", "at least one message with role 'user'", messages)
+        msg_0 = "messages"
+        raise where.error(msg_0, "at least one message with role 'user'", messages)
     return messages
 
 
@@ -74,7 +84,8 @@ def _chat(rec: Mapping[str, object], where: Where, builder: LabBuilder) -> None:
         ow = where.at("model_outputs").at(i)
         model = ow.string(mo, "model_name", required=True)
         if not model:
-            raise ow.error("model_name", "a non-empty model name", model)
+            msg = "model_name"
+            raise ow.error(msg, "a non-empty model name", model)
         for j, resp in enumerate(ow.records(mo, "responses")):
             rw = ow.at("responses").at(j)
             builder.add_output(
@@ -97,7 +108,8 @@ def _chat(rec: Mapping[str, object], where: Where, builder: LabBuilder) -> None:
 def _manual(rec: Mapping[str, object], where: Where, builder: LabBuilder) -> None:
     turns = where.records(rec, "conversation")
     if not turns:
-        raise where.error("conversation", "at least one {prompt, response} turn", turns)
+        msg = "conversation"
+        raise where.error(msg, "at least one {prompt, response} turn", turns)
     system = where.opt_string(rec, "system") or None
     messages: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
     for i, turn in enumerate(turns):

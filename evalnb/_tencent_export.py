@@ -12,7 +12,7 @@ __all__ = ["tencent_records"]
 
 
 def _chat(case: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
-    """The case's messages and its reference answer not already carried by them."""
+    """Return the case's messages and the reference answer they do not already carry."""
     if case["messages"] is not None:
         messages: list[dict[str, Any]] = json.loads(case["messages"])
     else:
@@ -26,9 +26,12 @@ def _chat(case: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
 
 
 def tencent_records(lab: Lab) -> list[dict[str, Any]]:
-    """One evaluation-only record per case: ``id``, ``messages``, ``ref_answer``, the user
-    fields kept in ``extra`` and ``model_outputs`` (one entry per model, one response per
-    sample). Fields Tencent has no slot for (categories, condition, …) are not written."""
+    """Build one evaluation-only record per case.
+
+    Each holds ``id``, ``messages``, ``ref_answer``, the user fields kept in ``extra`` and
+    ``model_outputs`` (one entry per model, one response per sample). Fields Tencent has no
+    slot for (categories, condition, …) are not written.
+    """
     by_case: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for out in lab.outputs.sort("sample", maintain_order=True).iter_rows(named=True):
         response: dict[str, Any] = {"content": out["actual"]}
@@ -48,8 +51,6 @@ def tencent_records(lab: Lab) -> list[dict[str, Any]]:
         record.update(json.loads(case["extra"] or "{}"))
         models = by_case.get(case["case_id"])
         if models:
-            record["model_outputs"] = [
-                {"model_name": m, "responses": r} for m, r in models.items()
-            ]
+            record["model_outputs"] = [{"model_name": m, "responses": r} for m, r in models.items()]
         records.append(record)
     return records

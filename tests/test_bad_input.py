@@ -10,7 +10,7 @@ import pytest
 
 import evalnb
 from evalnb import _store
-from tests.conftest import needs_shared, SHARED
+from tests.conftest import SHARED, needs_shared
 
 
 def _write(tmp_path: Path, name: str, text: str | bytes) -> Path:
@@ -80,7 +80,9 @@ def test_store_errors(tmp_path: Path) -> None:
 
 
 @needs_shared
-def test_failed_write_leaves_store_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_write_leaves_store_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = tmp_path / "lab.duckdb"
     before = evalnb.load(SHARED / "doc_text_matching_regexps.json")
     before.save(store)
@@ -100,8 +102,12 @@ def test_failed_write_leaves_store_unchanged(tmp_path: Path, monkeypatch: pytest
 
 
 def test_merge_conflict(tmp_path: Path) -> None:
-    one = evalnb.load(_write(tmp_path, "a.jsonl", json.dumps({"id": 1, "prompt": "p", "actual": "x"}) + "\n"))
-    two = evalnb.load(_write(tmp_path, "b.jsonl", json.dumps({"id": 1, "prompt": "p", "actual": "y"}) + "\n"))
+    one = evalnb.load(
+        _write(tmp_path, "a.jsonl", json.dumps({"id": 1, "prompt": "p", "actual": "x"}) + "\n")
+    )
+    two = evalnb.load(
+        _write(tmp_path, "b.jsonl", json.dumps({"id": 1, "prompt": "p", "actual": "y"}) + "\n")
+    )
     with pytest.raises(evalnb.EvalnbError, match="cannot merge table 'outputs'"):
         one.merge(two)
     assert one.merge(one).equals(one)

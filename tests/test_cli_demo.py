@@ -47,7 +47,9 @@ def test_cli_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @needs_shared
-def test_cli_import_info_and_atomic_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_import_info_and_atomic_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = tmp_path / "lab.duckdb"
     assert main(["import", str(SHARED / "pii_test_lab.json"), "--to", str(store)]) == 0
     assert main(["import", str(SHARED / "class_multi_test_lab.json"), "--to", str(store)]) == 0

@@ -133,14 +133,21 @@ def test_generic_csv_with_mapping(tmp_path: Path) -> None:
 
 def test_generic_frames_wide_and_parquet(tmp_path: Path) -> None:
     frame = pl.DataFrame(
-        {"prompt": ["a?", "b?"], "expected": [["A"], ["B", "bee"]], "m1": ["A", "x"], "m2": ["A", "B"]}
+        {
+            "prompt": ["a?", "b?"],
+            "expected": [["A"], ["B", "bee"]],
+            "m1": ["A", "x"],
+            "m2": ["A", "B"],
+        }
     )
     lab = evalnb.load(frame, actual={"model one": "m1", "model two": "m2"})
     assert lab.outputs.height == 4
     assert lab.models == ["model one", "model two"]
     frame.write_parquet(tmp_path / "t.parquet")
     assert evalnb.detect_format(tmp_path / "t.parquet") == "parquet"
-    from_parquet = evalnb.load(tmp_path / "t.parquet", actual={"model one": "m1", "model two": "m2"})
+    from_parquet = evalnb.load(
+        tmp_path / "t.parquet", actual={"model one": "m1", "model two": "m2"}
+    )
     assert_frame_equal(from_parquet.outputs, lab.outputs)
     from_pandas = evalnb.load(pd.DataFrame({"input": ["q"], "response": ["r"]}))
     assert from_pandas.outputs["actual"].to_list() == ["r"]

@@ -130,7 +130,9 @@ def _mutate_tree(data: st.DataObject, doc: Any) -> Any:
         elif op == "add_key" and isinstance(parent[last], dict):
             parent[last][data.draw(st.text(max_size=10))] = data.draw(_json)
         elif op == "empty":
-            parent[last] = type(parent[last])() if isinstance(parent[last], list | dict | str) else None
+            parent[last] = (
+                type(parent[last])() if isinstance(parent[last], list | dict | str) else None
+            )
     return doc
 
 
@@ -148,7 +150,9 @@ def _mutate(data: st.DataObject, name: str, text: str) -> bytes:
     if name.endswith(".csv"):
         lines = text.splitlines()
         i = data.draw(st.integers(0, len(lines) - 1))
-        lines[i] = data.draw(st.sampled_from(["", ",", '"', "a,b,c,d,e", lines[i] * 2, lines[i][:3]]))
+        lines[i] = data.draw(
+            st.sampled_from(["", ",", '"', "a,b,c,d,e", lines[i] * 2, lines[i][:3]])
+        )
         return "\n".join(lines).encode()
     if name.endswith(".jsonl"):
         records = _mutate_tree(data, [json.loads(line) for line in text.splitlines()])

@@ -100,8 +100,14 @@ def _perturbed_lab(tmp_path: Path) -> Path:
         base,
         input="What is 2+2 ?",
         key="pert",
-        categories=["qa", "perturbed", "perturbed_by:h2o_sonar.utils.perturbations.CommaPerturbator:low"],
-        relationships=[{"type": "perturbation_source", "target": "orig", "target_type": "test_case"}],
+        categories=[
+            "qa",
+            "perturbed",
+            "perturbed_by:h2o_sonar.utils.perturbations.CommaPerturbator:low",
+        ],
+        relationships=[
+            {"type": "perturbation_source", "target": "orig", "target_type": "test_case"}
+        ],
         my_field={"x": 1},
     )
     doc = {"name": "p", "dataset": {"inputs": [base, perturbed]},
