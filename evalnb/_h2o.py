@@ -26,6 +26,7 @@ _ROW_KEYS = {
     "question_type", "perturbation", "perturbation_intensity", "sample", "reasoning",
     "error",
 }  # fmt: skip
+_SUITE_KEYS = {"name", "description", "tests"}
 _LAB_KEYS = {"name", "description", "raw_dataset", "dataset", "models", "llm_model_names"}
 _ERROR_MARKERS = ("MODEL HOST INTERNAL ERROR", "INTERNAL ERROR", "LLM HOST INTERNAL ERROR")
 _PERTURBED_BY = "perturbed_by:"
@@ -65,16 +66,22 @@ def _relationships(where: Where, obj: Mapping[str, object]) -> list[Mapping[str,
     return where.records(obj, "relationships")
 
 
-def read_h2o_suite(doc: object, where: Where, builder: LabBuilder) -> None:
-    """Add the test cases of an H2O test suite JSON document (no outputs)."""
-    root = where.record(doc, "a test suite object with a 'tests' list")
-    builder.info["format"] = "h2o_suite"
+def _header(
+    doc: object, where: Where, builder: LabBuilder, fmt: str, expected: str
+) -> Mapping[str, object]:
+    """Check the root object and record the document's format, name and description."""
+    root = where.record(doc, expected)
+    builder.info["format"] = fmt
     for key in ("name", "description"):
         if key in root:
             builder.info[key] = where.string(root, key)
-    builder.info["extra"] = {
-        k: v for k, v in root.items() if k not in {"name", "description", "tests"}
-    }
+    return root
+
+
+def read_h2o_suite(doc: object, where: Where, builder: LabBuilder) -> None:
+    """Add the test cases of an H2O test suite JSON document (no outputs)."""
+    root = _header(doc, where, builder, "h2o_suite", "a test suite object with a 'tests' list")
+    builder.info["extra"] = {k: v for k, v in root.items() if k not in _SUITE_KEYS}
     tests_meta: dict[str, object] = {}
     for i, test in enumerate(where.records(root, "tests")):
         tw = where.at("tests").at(i)
@@ -139,11 +146,7 @@ def _model_names(models: list[Mapping[str, object]], where: Where) -> dict[str, 
 
 def read_h2o_lab(doc: object, where: Where, builder: LabBuilder) -> None:
     """Add the cases, models and outputs of an H2O test lab JSON document."""
-    root = where.record(doc, "a test lab object with 'dataset' or 'raw_dataset'")
-    builder.info["format"] = "h2o_lab"
-    for key in ("name", "description"):
-        if key in root:
-            builder.info[key] = where.string(root, key)
+    root = _header(doc, where, builder, "h2o_lab", "a test lab with 'dataset' or 'raw_dataset'")
     models = where.records(root, "models") if root.get("models") is not None else []
     names = _model_names(models, where)
     for model in models:

@@ -138,7 +138,7 @@ def load(
         Naming the file, the line or JSON path, the field, what was expected and found.
     """
     if not isinstance(source, str | Path):  # a Polars or pandas frame
-        frame = source if isinstance(source, pl.DataFrame) else pl.from_pandas(source)
+        frame = source if isinstance(source, pl.DataFrame) else _from_pandas(source)
         builder = LabBuilder()
         read_records(_frame_records(frame, "<frame>"), frame.columns, mapping, "<frame>", builder)
         return Lab(builder.frames())
@@ -154,6 +154,15 @@ def load(
     builder = LabBuilder()
     _read(path, fmt, text, mapping, builder)
     return Lab(builder.frames())
+
+
+def _from_pandas(frame: pd.DataFrame) -> pl.DataFrame:
+    try:
+        return pl.from_pandas(frame)
+    except (pl.exceptions.PolarsError, ValueError, TypeError) as exc:
+        raise Where("<frame>").error(
+            None, "a pandas frame Polars can convert", str(exc)[:200]
+        ) from None
 
 
 def _check_mapping(fmt: str, mapping: Mapping[str, object]) -> None:

@@ -6,6 +6,7 @@ import codecs
 import csv
 import io
 import json
+import re
 from typing import TYPE_CHECKING
 
 from evalnb._errors import InputError
@@ -18,6 +19,11 @@ __all__ = ["Line", "parse_json", "read_csv", "read_jsonl", "read_text"]
 
 Line = tuple[int, object]
 """A parsed JSONL record and its 1-based line number."""
+
+# JSON may spell a lone UTF-16 surrogate as an escape; Python accepts it but it is not text
+# (it cannot be encoded, stored or shown). Only when an escape like this occurs do we walk
+# the parsed document to find it.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
@@ -84,13 +90,34 @@ def read_text(path: Path) -> str:
 def parse_json(text: str, source: str) -> object:
     """Parse a JSON document, naming line and column of a syntax error."""
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             source, f"line {exc.lineno}, column {exc.colno}", None, "valid JSON", exc.msg
         ) from None
     except RecursionError:
         raise InputError(source, None, None, "JSON nested < 1000 levels", "deeper") from None
+    if _SURROGATE_ESCAPE.search(text):
+        _check_text(doc, Where(source, "$"))
+    return doc
+
+
+def _check_text(value: object, where: Where) -> None:
+    """Raise at the first string (key or value) holding a lone surrogate."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise where.error(
+                None, "valid Unicode text", value, f"a lone surrogate at character {exc.start}"
+            ) from None
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_text(item, where.at(i))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key, where)
+            _check_text(item, where.at(key))
 
 
 def read_jsonl(text: str, source: str) -> list[Line]:
@@ -100,7 +127,7 @@ def read_jsonl(text: str, source: str) -> list[Line]:
         if not raw.strip():
             continue
         try:
-            out.append((number, json.loads(raw)))
+            value = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise InputError(
                 source,
@@ -111,6 +138,9 @@ def read_jsonl(text: str, source: str) -> list[Line]:
             ) from None
         except RecursionError:
             raise InputError(source, f"line {number}", None, "JSON", "too deep") from None
+        if _SURROGATE_ESCAPE.search(raw):
+            _check_text(value, Where(source, f"line {number}"))
+        out.append((number, value))
     return out
 
 

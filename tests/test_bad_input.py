@@ -53,6 +53,9 @@ def _write(tmp_path: Path, name: str, text: str | bytes) -> Path:
         ("types.csv", "prompt,actual,cost\na,b,free\n", None, r"line 2: field 'cost': expected a number"),
         ("dupcol.csv", "prompt,prompt\na,b\n", None, r"line 1: field 'prompt': expected unique column names"),
         ("x.parquet", b"PAR1garbage", None, r"x\.parquet: expected a Parquet file"),
+        ("sur.jsonl", '{"prompt": "a\\ud800b"}\n', None, r"line 1\.prompt: expected valid Unicode text"),
+        ("sur.json", '{"tests": [{"test_cases": [{"prompt": "\\udfff"}]}]}', None,
+         r"\$\.tests\[0\]\.test_cases\[0\]\.prompt: expected valid Unicode text"),
     ],
 )  # fmt: skip
 def test_bad_input_messages(
