@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+import pyarrow as pa
 
 from evalnb._schema import SCHEMAS, empty
 
@@ -19,6 +20,16 @@ __all__ = ["LabBuilder", "content_id"]
 # Fields that define a case: two rows agreeing on all of them are the same case (used when a
 # source has no id of its own).
 _IDENTITY = ("prompt", "expected", "condition", "constraints", "system", "messages")
+
+
+_ARROW: dict[pl.DataType, pa.DataType] = {
+    pl.String(): pa.large_string(),
+    pl.List(pl.String()): pa.large_list(pa.large_string()),
+    pl.Float64(): pa.float64(),
+    pl.Int64(): pa.int64(),
+    pl.Boolean(): pa.bool_(),
+    pl.Datetime("us", "UTC"): pa.timestamp("us", tz="UTC"),
+}
 
 
 def content_id(case: dict[str, Any]) -> str:
@@ -115,8 +126,14 @@ def _frame(rows: list[dict[str, Any]], table: str) -> pl.DataFrame:
     schema = SCHEMAS[table]
     if not rows:
         return empty(table)
-    columns = {
-        name: pl.Series(name, [row.get(name) for row in rows], dtype)
-        for name, dtype in schema.items()
-    }
-    return pl.DataFrame(columns)
+    # Through Arrow: Polars builds a List(String) column from Python lists one Series per
+    # element, which made this the slowest step of an import (10x slower than Arrow).
+    arrow = pa.table(
+        {
+            name: pa.array([row.get(name) for row in rows], type=_ARROW[dtype])
+            for name, dtype in schema.items()
+        }
+    )
+    frame = pl.from_arrow(arrow)
+    assert isinstance(frame, pl.DataFrame)  # a table always converts to a frame
+    return frame.cast(dict(schema))

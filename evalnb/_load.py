@@ -95,7 +95,8 @@ def _detect(path: Path) -> tuple[str, str | None]:
             # Not JSON Lines either: report the error as one broken JSON document.
             parse_json(text, str(path))
             raise InputError(str(path), None, None, "JSON or JSON Lines", "neither") from None
-        return _sniff_lines(read_jsonl(text, str(path))), text
+        # The first record decides; `_read` parses (and checks) every line later.
+        return _sniff_lines(read_jsonl(first, str(path))), text
     if head.startswith("null"):
         return "harbor", text
     header = head.splitlines()[0].split(",")
