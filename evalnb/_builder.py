@@ -136,4 +136,4 @@ def _frame(rows: list[dict[str, Any]], table: str) -> pl.DataFrame:
     )
     frame = pl.from_arrow(arrow)
     assert isinstance(frame, pl.DataFrame)  # a table always converts to a frame
-    return frame.cast(dict(schema))
+    return frame.cast(schema)
