@@ -9,6 +9,7 @@ In CI (`CI` set) each importer gets 1,000 examples; locally 100.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import evalnb
@@ -58,6 +59,14 @@ _SPEC_SEEDS: dict[str, tuple[str, object]] = {
         {"id": "b", "question": "q2", "answer": "a2", "model": "m", "contexts": [], "latency": 2},
     ]),
 }  # fmt: skip
+_RECORDS = [
+    {"case_id": "a", "prompt": "q1", "expected": ["r1", "r1b"], "actual": "a1", "model": "m",
+     "context": ["c1"], "cost": 0.1, "topic": "t"},
+    {"case_id": "b", "prompt": "q2", "expected": ["r2"], "actual": "a2", "model": "m",
+     "context": [], "cost": None, "topic": None},
+]  # fmt: skip
+_SPEC_SEEDS["json"] = ("records.json", _RECORDS)
+_SPEC_SEEDS["parquet"] = ("table.parquet", _RECORDS)
 _TEXT_SEEDS = {
     "tencent_csv": ("manual.csv", 'system,prompt,response\n,"712+165+223+711=",1811\nBe terse.,"2, 3?",5\n'),
     "csv": ("generic.csv", 'question,answer,model,cost\n"What, exactly?",yes,m1,0.5\nq2,no,m2,\n'),
@@ -136,9 +145,25 @@ def _mutate_tree(data: st.DataObject, doc: Any) -> Any:
     return doc
 
 
+def _parquet(records: object) -> bytes:
+    buf = io.BytesIO()
+    pl.DataFrame(records).write_parquet(buf)
+    return buf.getvalue()
+
+
 def _mutate(data: st.DataObject, name: str, text: str) -> bytes:
     mode = data.draw(st.sampled_from(["tree", "tree", "tree", "bytes", "truncate"]))
     raw = text.encode("utf-8")
+    if name.endswith(".parquet"):
+        # Mutate the records, then let Polars write what it can type (mixed types it
+        # cannot are skipped: they cannot exist in a Parquet file anyway).
+        records = _mutate_tree(data, json.loads(text)) if mode == "tree" else json.loads(text)
+        try:
+            raw = _parquet(records)
+        except Exception:  # any frame Polars refuses to build
+            assume(False)
+        if mode == "tree":
+            return raw
     if mode == "truncate":
         return raw[: data.draw(st.integers(0, len(raw)))]
     if mode == "bytes":
