@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from evalnb._condition import ConditionError
 from evalnb._errors import EvalnbError, InputError, StoreError
+from evalnb._evaluate import evaluate, evaluators
 from evalnb._lab import Lab
 from evalnb._lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb._load import FORMATS, detect_format, load
@@ -19,12 +21,15 @@ __all__ = [
     "FORMATS",
     "SCHEMAS",
     "TABLES",
+    "ConditionError",
     "EvalnbError",
     "InputError",
     "Lab",
     "StoreError",
     "__version__",
     "detect_format",
+    "evaluate",
+    "evaluators",
     "load",
     "open",
 ]

@@ -57,6 +57,7 @@ def read_harbor(lines: list[Line], source: str, builder: LabBuilder, *, model: s
                 "metric": metric,
                 "value": reward,
                 "detail": detail,
+                "params": "{}",
             }
         )
         builder.metrics.setdefault(

@@ -65,6 +65,9 @@ SCORES = pl.Schema(
         "metric": _STR,
         "value": _F64,
         "detail": _STR,
+        # Canonical JSON of the evaluator parameters that produced the value: re-running
+        # with the same ones skips the row (incremental evaluation).
+        "params": _STR,
     }
 )
 

@@ -18,7 +18,7 @@ __all__ = ["read_tables", "write_tables"]
 
 # Bumped whenever a table's columns change; a store of another version is refused with a
 # message instead of being misread.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _META = "evalnb_meta"
 
 

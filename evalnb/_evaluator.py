@@ -1,0 +1,202 @@
+"""The evaluator contract and registry (design.md §4)."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = [
+    "DOMAINS",
+    "Context",
+    "Evaluator",
+    "MetricSpec",
+    "Param",
+    "catalog",
+    "get_evaluator",
+    "register",
+]
+
+DOMAINS = ("generation", "retrieval", "privacy", "fairness", "summarization", "classification")
+FIELDS = ("prompt", "expected", "actual", "context", "condition")
+# What `score` returns: one row per (output row, metric).
+RESULT_SCHEMA = pl.Schema(
+    {
+        "case_id": pl.String(),
+        "model": pl.String(),
+        "sample": pl.Int64(),
+        "metric": pl.String(),
+        "value": pl.Float64(),
+        "detail": pl.String(),
+    }
+)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric an evaluator produces: H2O's key, range, direction and default threshold."""
+
+    key: str
+    title: str
+    description: str
+    min: float = 0.0
+    max: float = 1.0
+    higher_is_better: bool = True
+    threshold: float = 0.5
+    primary: bool = False
+
+
+@dataclass(frozen=True)
+class Param:
+    """A typed evaluator parameter with its default and validation."""
+
+    name: str
+    kind: type
+    default: object
+    description: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[object, ...] | None = None
+    # False for parameters that change no score (a threshold): changing them must not
+    # invalidate scores already computed.
+    scoring: bool = True
+
+    def check(self, value: object, owner: str) -> object:
+        """Return ``value`` converted to the parameter's type, or raise saying why not."""
+        kind = self.kind
+        ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            msg = (
+                f"{owner}: parameter `{self.name}` must be {kind.__name__}, got {value!r} "
+                f"({type(value).__name__}); {self.description}"
+            )
+            raise TypeError(msg)
+        if self.choices is not None and value not in self.choices:
+            msg = f"{owner}: `{self.name}` must be one of {list(self.choices)}, got {value!r}"
+            raise ValueError(msg)
+        if isinstance(value, int | float) and not _within(value, self.low, self.high):
+            msg = f"{owner}: `{self.name}` must be within [{self.low}, {self.high}], got {value!r}"
+            raise ValueError(msg)
+        return value
+
+
+def _within(value: float, low: float | None, high: float | None) -> bool:
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
+@dataclass
+class Context:
+    """Shared services handed to evaluators (text encoder, splitter, judge come later)."""
+
+    progress: object | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class Evaluator(ABC):
+    """Base class: declare the class variables and implement :meth:`score`.
+
+    ``score`` receives the rows to score (``Lab.rows()`` columns) as one frame and returns
+    one row per (row, metric) with the columns of ``RESULT_SCHEMA``; a row it cannot score
+    gets a null value and the reason in ``detail``.
+    """
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    domain: ClassVar[str]
+    description: ClassVar[str]
+    requires: ClassVar[tuple[str, ...]]
+    metrics: ClassVar[tuple[MetricSpec, ...]]
+    params: ClassVar[tuple[Param, ...]] = ()
+    judge: ClassVar[bool] = False
+
+    @abstractmethod
+    def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
+        """Score every row of ``rows``."""
+
+    @classmethod
+    def resolve(cls, given: Mapping[str, object]) -> dict[str, object]:
+        """Defaults overlaid with ``given``, each validated."""
+        known = {p.name: p for p in cls.params}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            msg = f"{cls.id}: unknown parameters {unknown}; expected some of {sorted(known)}"
+            raise TypeError(msg)
+        return {
+            name: p.check(given[name], cls.id) if name in given else p.default
+            for name, p in known.items()
+        }
+
+    @classmethod
+    def scoring_key(cls, params: Mapping[str, object]) -> str:
+        """Canonical JSON of the parameters that change scores (stored with each score)."""
+        scoring = {p.name for p in cls.params if p.scoring}
+        return json.dumps({k: params[k] for k in sorted(scoring)}, sort_keys=True)
+
+    @classmethod
+    def primary(cls) -> MetricSpec:
+        """Return the primary metric."""
+        return next((m for m in cls.metrics if m.primary), cls.metrics[0])
+
+
+_REGISTRY: dict[str, type[Evaluator]] = {}
+
+
+def register(cls: type[Evaluator]) -> type[Evaluator]:
+    """Class decorator adding an evaluator to the catalog (checks its declarations)."""
+    problems = [f for f in cls.requires if f not in FIELDS]
+    if cls.domain not in DOMAINS or problems or not cls.metrics:
+        msg = (
+            f"evaluator {cls.__name__}: domain must be one of {DOMAINS} (got {cls.domain!r}), "
+            f"requires a subset of {FIELDS} (unknown {problems}) and at least one metric"
+        )
+        raise TypeError(msg)
+    if cls.id in _REGISTRY and _REGISTRY[cls.id] is not cls:
+        msg = f"evaluator id {cls.id!r} is registered twice"
+        raise TypeError(msg)
+    _REGISTRY[cls.id] = cls
+    return cls
+
+
+def get_evaluator(evaluator_id: str) -> type[Evaluator]:
+    """Return the evaluator class registered as ``evaluator_id``."""
+    _load_catalog()
+    if evaluator_id not in _REGISTRY:
+        msg = f"unknown evaluator {evaluator_id!r}; expected one of {sorted(_REGISTRY)}"
+        raise ValueError(msg)
+    return _REGISTRY[evaluator_id]
+
+
+def catalog() -> pl.DataFrame:
+    """One row per evaluator: id, title, domain, required fields, parameters and metrics."""
+    _load_catalog()
+    rows = [
+        {
+            "id": cls.id,
+            "title": cls.title,
+            "domain": cls.domain,
+            "judge": cls.judge,
+            "requires": list(cls.requires),
+            "metrics": [m.key for m in cls.metrics],
+            "primary": cls.primary().key,
+            "params": json.dumps(
+                {p.name: {"type": p.kind.__name__, "default": p.default} for p in cls.params}
+            ),
+            "description": cls.description,
+        }
+        for cls in sorted(_REGISTRY.values(), key=lambda c: (DOMAINS.index(c.domain), c.id))
+    ]
+    return pl.DataFrame(rows)
+
+
+def _load_catalog() -> None:
+    # Importing the evaluator modules registers them; done lazily so `import evalnb` stays
+    # light (heavy ones import their models only when they score).
+    import evalnb._ev_text_matching  # noqa: F401, PLC0415
