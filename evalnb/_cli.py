@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalnb._errors import EvalnbError
+from evalnb._evaluate import evaluate, evaluators
+from evalnb._harbor_metric import harbor_metrics, read_rewards, write_json_atomic
 from evalnb._lab import Lab, open_lab
 from evalnb._load import FORMATS, load
 
@@ -45,6 +47,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     info = sub.add_parser("info", help="describe a lab store")
     info.add_argument("store", type=Path)
+    metric = sub.add_parser(
+        "metric", help="Harbor metric: aggregate a rewards JSONL into a JSON of numbers"
+    )
+    metric.add_argument("-i", "--input-path", type=Path, required=True)
+    metric.add_argument("-o", "--output-path", type=Path, required=True)
+    metric.add_argument(
+        "--aggregate",
+        default="mean",
+        help="comma-separated: mean, pass_rate, median, min, max, sum, count, std, or "
+        "module:function (default: mean)",
+    )
+    metric.add_argument("--pass-threshold", type=float, default=1.0)
+    metric.add_argument("--ci", type=float, help="bootstrap confidence level, e.g. 0.95")
+    metric.add_argument("--resamples", type=int, default=2000)
+    metric.add_argument("--seed", type=int, default=0)
     demo = sub.add_parser("demo", help="import the bundled demo lab and summarise it")
     demo.add_argument("--out", type=Path, default=Path("out/demo"), help="output folder")
     return parser
@@ -57,11 +74,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "import":
             return _import(args)
+        if args.command == "metric":
+            return _metric(args)
         if args.command == "info":
             _print(describe(open_lab(args.store)))
             return 0
         return _demo(args.out)
-    except (EvalnbError, TypeError) as exc:
+    except (EvalnbError, TypeError, ValueError) as exc:
         print(f"evalnb: error: {exc}", file=sys.stderr)
         return 2
 
@@ -83,6 +102,20 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _metric(args: argparse.Namespace) -> int:
+    rewards = read_rewards(args.input_path)
+    result = harbor_metrics(
+        rewards,
+        [a.strip() for a in args.aggregate.split(",") if a.strip()],
+        pass_threshold=args.pass_threshold,
+        ci=args.ci,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
+    write_json_atomic(args.output_path, result)
+    return 0
+
+
 def _demo(out: Path) -> int:
     source = _DEMO_FILE
     out.mkdir(parents=True, exist_ok=True)
@@ -92,6 +125,9 @@ def _demo(out: Path) -> int:
         source = build_demo_lab().export(out / "demo_lab.json")
     lab = load(source)
     store = lab.save(out / "demo_lab.duckdb")
+    # Every judge-free evaluator the catalog has so far; scores are written to the store.
+    ids = evaluators().filter(~pl.col("judge"))["id"].to_list()
+    lab = evaluate(lab, ids, progress=sys.stderr.isatty())
     _print(f"demo lab {source} → {store}\n{describe(lab)}")
     return 0
 
@@ -116,6 +152,8 @@ def describe(lab: Lab) -> str:
             .sort("model")
         )
         lines += ["", "answers per model:", _table(stats)]
+    if lab.scores.height:
+        lines += ["", "primary metric per model (mean over scored rows):", _table(_board(lab))]
     cells = lab.cases.filter(pl.col("topic").is_not_null() | pl.col("question_type").is_not_null())
     if cells.height:
         grid = cells.group_by("topic", "question_type").len().sort("topic", "question_type")
@@ -127,6 +165,16 @@ def describe(lab: Lab) -> str:
     if fmt:
         lines.append(f"source format: {json.dumps(fmt)}")
     return "\n".join(lines)
+
+
+def _board(lab: Lab) -> pl.DataFrame:
+    primary = lab.metrics.filter(pl.col("primary")).select("evaluator", "metric")
+    return (
+        lab.scores.join(primary, on=["evaluator", "metric"])
+        .group_by("evaluator", "metric", "model")
+        .agg(mean=pl.col("value").mean().round(4), scored=pl.col("value").count())
+        .sort("evaluator", "mean", descending=[False, True])
+    )
 
 
 def _table(frame: pl.DataFrame) -> str:
