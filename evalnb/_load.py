@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from evalnb._builder import LabBuilder
 from evalnb._errors import InputError
@@ -191,9 +193,14 @@ def _read(
     name = str(path)
     if fmt == "parquet":
         try:
-            frame = pl.read_parquet(path)
-        except (OSError, pl.exceptions.PolarsError) as exc:
+            # pyarrow, not pl.read_parquet: on a corrupt file Polars' reader can panic (a
+            # BaseException from Rust) where pyarrow raises an ordinary error.
+            table = pq.read_table(path)
+            frame = pl.from_arrow(table)
+        except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as exc:
             raise InputError(name, None, None, "a Parquet file", str(exc)[:200]) from None
+        if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table is a frame
+            raise InputError(name, None, None, "a Parquet table", type(frame).__name__)
         read_records(_frame_records(frame, name), frame.columns, mapping, name, b)
         return
     text = read_text(path) if text is None else text
