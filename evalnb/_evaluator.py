@@ -199,5 +199,6 @@ def catalog() -> pl.DataFrame:
 def _load_catalog() -> None:
     # Importing the evaluator modules registers them; done lazily so `import evalnb` stays
     # light (heavy ones import their models only when they score).
+    import evalnb._ev_bleu  # noqa: PLC0415
     import evalnb._ev_leakage  # noqa: PLC0415
     import evalnb._ev_text_matching  # noqa: F401, PLC0415

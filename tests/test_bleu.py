@@ -1,0 +1,90 @@
+"""BLEU against sacrebleu (sentence BLEU) and NLTK (H2O's per-order BLEU) on every pair."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+import sacrebleu
+from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+import evalnb
+from evalnb._ev_bleu import sentence_bleu, single_order_bleu
+from evalnb._ngram import ngram_stats, tokenize_13a
+from evalnb._synthetic import ADVERSARIAL, pairs
+
+
+def _corpus() -> tuple[list[str], list[list[str]]]:
+    cands, refs = pairs(1500, seed=7)
+    rng = random.Random(3)
+    multi = [[r] if rng.random() < 0.7 else [r, rng.choice(refs)] for r in refs]
+    adv = list(ADVERSARIAL)
+    for a in adv:  # every adversarial string as candidate and as reference
+        cands.append(a)
+        multi.append([rng.choice(adv), "the model answer"])
+        cands.append(rng.choice(adv) + " the model")
+        multi.append([a])
+    return cands, multi
+
+
+def test_tokenizer_is_sacrebleu_13a() -> None:
+    cands, refs = pairs(3000, seed=1)
+    texts = cands + refs + list(ADVERSARIAL)
+    tok = Tokenizer13a()
+    assert tokenize_13a(pl.Series(texts)).to_list() == [tok(t.rstrip()).split() for t in texts]
+
+
+@pytest.mark.parametrize("smooth", ["exp", "floor", "add-k", "none"])
+def test_sentence_bleu_matches_sacrebleu_on_every_pair(smooth: str) -> None:
+    cands, refs = _corpus()
+    hyp = tokenize_13a(pl.Series(cands))
+    ref_tok = pl.Series([tokenize_13a(pl.Series(r)).to_list() for r in refs])
+    ours = sentence_bleu(ngram_stats(hyp, ref_tok), smooth)
+    theirs = np.array(
+        [
+            sacrebleu.sentence_bleu(c, r, smooth_method=smooth).score / 100
+            for c, r in zip(cands, refs, strict=True)
+        ]
+    )
+    assert np.max(np.abs(ours - theirs)) <= 1e-9
+
+
+def test_single_order_bleu_matches_nltk() -> None:
+    cands, refs = _corpus()
+    hyp = tokenize_13a(pl.Series(cands))
+    ref_lists = [tokenize_13a(pl.Series(r)).to_list() for r in refs]
+    stats = ngram_stats(hyp, pl.Series(ref_lists))
+    for n in range(1, 5):
+        weights = tuple(1.0 if k == n - 1 else 0.0 for k in range(4))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NLTK warns on zero counts
+            theirs = np.array([
+                nltk_bleu(r, h, weights=weights) if h and any(r) else 0.0
+                for h, r in zip(hyp.to_list(), ref_lists, strict=True)
+            ])  # fmt: skip
+        assert np.max(np.abs(single_order_bleu(stats, n) - theirs)) <= 1e-9
+
+
+def test_evaluator_rows_references_and_errors() -> None:
+    frame = pl.DataFrame({
+        "prompt": ["a", "b", "c", "d"],
+        "expected": [["the cat is on the mat", "there is a cat"], ["a b"], [], ["Hello world."]],
+        "actual": ["the cat sat on the mat", "a b c", "x", "MODEL HOST INTERNAL ERROR: x"],
+        "error": [None, None, None, "MODEL HOST INTERNAL ERROR: x"],
+    })  # fmt: skip
+    lab = evalnb.evaluate(evalnb.load(frame), ["bleu"], progress=False)
+    wide = lab.scores.pivot(on="metric", index="case_id", values="value")
+    assert wide["bleu"][0] == pytest.approx(
+        sacrebleu.sentence_bleu(
+            "the cat sat on the mat", ["the cat is on the mat", "there is a cat"]
+        ).score
+        / 100
+    )
+    assert wide["bleu_1"].to_list()[2:] == [None, 0.0]  # no reference: not computable
+    assert lab.metrics.filter(pl.col("primary"))["metric"].to_list() == ["bleu_1"]
+    lower = evalnb.evaluate(evalnb.load(frame), ["bleu"], lowercase=True, progress=False)
+    assert lower.scores["params"][0] != lab.scores["params"][0]
