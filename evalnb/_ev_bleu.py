@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
-from evalnb._ngram import NgramStats, ngram_stats, tokenize_13a, tokens_13a
+from evalnb._ngram import NgramStats, flat_ngram_stats, tokenize_13a
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -122,9 +122,10 @@ class Bleu(Evaluator):
             actual = actual.str.to_lowercase()
             expected = expected.list.eval(pl.element().str.to_lowercase())
         hyp = tokenize_13a(actual)
-        refs = expected.fill_null([]).list.eval(tokens_13a(pl.element()))
         lengths = expected.list.len().fill_null(0)
-        stats = ngram_stats(hyp, refs, _MAX_ORDER)
+        # All references as one flat column: one tokenizer pass, no nesting.
+        flat = tokenize_13a(expected.fill_null([]).explode().drop_nulls())
+        stats = flat_ngram_stats(hyp, flat, lengths.to_numpy(), _MAX_ORDER)
         values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
         values["bleu"] = sentence_bleu(stats, str(params["smooth_method"]))
         no_ref = (lengths == 0).to_numpy()
