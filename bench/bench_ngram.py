@@ -16,8 +16,10 @@ import numpy as np
 import polars as pl
 import sacrebleu
 from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
+from rouge_score import rouge_scorer
 
 from evalnb._ev_bleu import sentence_bleu, single_order_bleu
+from evalnb._ev_rouge import rouge_scores, tokenize_rouge
 from evalnb._ngram import flat_ngram_stats, tokenize_13a
 from evalnb._synthetic import pairs
 
@@ -61,6 +63,24 @@ def main() -> None:
     peer_nltk = time.perf_counter() - start
     rows.append(("BLEU-1 vs nltk sentence_bleu loop (pre-tokenized)", peer_nltk, mine,
                  float(np.max(np.abs(ours_1 - nl)))))  # fmt: skip
+
+    for stem in (False, True):
+        scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=stem)
+        start = time.perf_counter()
+        theirs_r = [scorer.score(r, c) for c, r in zip(cands, refs, strict=True)]
+        peer_r = time.perf_counter() - start
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            ours_r = rouge_scores(tokenize_rouge(pl.Series(cands), stem=stem),
+                                  tokenize_rouge(pl.Series(refs), stem=stem))  # fmt: skip
+            times.append(time.perf_counter() - start)
+        diff = max(
+            float(np.max(np.abs(ours_r[k] - np.array([s[t].fmeasure for s in theirs_r]))))
+            for k, t in (("rouge_1", "rouge1"), ("rouge_2", "rouge2"), ("rouge_l", "rougeL"))
+        )
+        label = f"ROUGE-1/2/L vs rouge-score{' (stemmer)' if stem else ''}"
+        rows.append((label, peer_r, float(np.median(times)), diff))
 
     print(f"pairs: {args.pairs:,} (seeded corpus, one process)")
     print(f"{'metric':<52}{'peer s':>9}{'ours s':>9}{'ratio':>8}{'max |Δ|':>11}")

@@ -201,4 +201,5 @@ def _load_catalog() -> None:
     # light (heavy ones import their models only when they score).
     import evalnb._ev_bleu  # noqa: PLC0415
     import evalnb._ev_leakage  # noqa: PLC0415
+    import evalnb._ev_rouge  # noqa: PLC0415
     import evalnb._ev_text_matching  # noqa: F401, PLC0415

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["clipped_counts"]
+__all__ = ["clipped_counts", "lcs_lengths"]
 
 
 @njit(cache=True)
@@ -131,3 +131,27 @@ def clipped_counts(
                 clipped += min(hc[q], best[q])
             correct[i, n - 1] = clipped
     return correct, total, closest
+
+
+@njit(parallel=True, cache=True)
+def lcs_lengths(a: np.ndarray, a_off: np.ndarray, b: np.ndarray, b_off: np.ndarray) -> np.ndarray:
+    """Longest common subsequence length of every pair ``(a_i, b_i)`` of id sequences."""
+    n_pairs = a_off.size - 1
+    out = np.zeros(n_pairs, dtype=np.int64)
+    for i in prange(n_pairs):
+        x = a[a_off[i] : a_off[i + 1]]
+        y = b[b_off[i] : b_off[i + 1]]
+        if x.size == 0 or y.size == 0:
+            continue
+        row = np.zeros(y.size + 1, dtype=np.int64)
+        for p in range(x.size):
+            diag = 0  # row[j - 1] of the previous line
+            for q in range(1, y.size + 1):
+                above = row[q]
+                if x[p] == y[q - 1]:
+                    row[q] = diag + 1
+                elif row[q - 1] > above:
+                    row[q] = row[q - 1]
+                diag = above
+        out[i] = row[y.size]
+    return out

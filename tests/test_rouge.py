@@ -1,0 +1,61 @@
+"""ROUGE against rouge-score on every pair of a seeded corpus and adversarial strings."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from rouge_score import rouge_scorer
+from rouge_score.tokenizers import DefaultTokenizer
+
+import evalnb
+from evalnb._ev_rouge import rouge_scores, tokenize_rouge
+from evalnb._synthetic import ADVERSARIAL, pairs
+
+_EXTRA = ("Running runners ran quickly", "generously generalized GENERATION", "ÀÉÎõü naïve",
+          "The K\u212a kelvin", "cats' dogs's oxen", "1st 2nd 3rd 100,000.5")  # fmt: skip
+
+
+def _texts() -> tuple[list[str], list[str]]:
+    cands, refs = pairs(1500, seed=11)
+    extra = list(ADVERSARIAL) + list(_EXTRA)
+    return cands + extra + extra[::-1], refs + extra[::-1] + extra
+
+
+@pytest.mark.parametrize("stem", [True, False])
+def test_tokenizer_is_rouge_score(stem: bool) -> None:
+    cands, refs = _texts()
+    tok = DefaultTokenizer(use_stemmer=stem)
+    texts = cands + refs
+    assert tokenize_rouge(pl.Series(texts), stem=stem).to_list() == [tok.tokenize(t) for t in texts]
+
+
+@pytest.mark.parametrize("stem", [True, False])
+def test_scores_identical_to_rouge_score(stem: bool) -> None:
+    cands, refs = _texts()
+    ours = rouge_scores(tokenize_rouge(pl.Series(cands), stem=stem),
+                        tokenize_rouge(pl.Series(refs), stem=stem))  # fmt: skip
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=stem)
+    theirs = [scorer.score(r, c) for c, r in zip(cands, refs, strict=True)]
+    for ours_key, their_key in (
+        ("rouge_1", "rouge1"),
+        ("rouge_2", "rouge2"),
+        ("rouge_l", "rougeL"),
+    ):
+        expected = np.array([s[their_key].fmeasure for s in theirs])
+        assert np.max(np.abs(ours[ours_key] - expected)) == 0.0
+
+
+def test_evaluator_best_reference_and_missing() -> None:
+    frame = pl.DataFrame({
+        "prompt": ["a", "b", "c"],
+        "expected": [["The quick brown fox jumps over the lazy dog", "a dog"], ["x"], []],
+        "actual": ["The quick brown dog jumps on the log.", "", "y"],
+    })  # fmt: skip
+    lab = evalnb.evaluate(evalnb.load(frame), ["rouge"], progress=False)
+    wide = lab.scores.pivot(on="metric", index="case_id", values="value")
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    best = scorer.score_multi(frame["expected"][0].to_list(), frame["actual"][0])["rougeL"]
+    assert wide["rouge_l"][0] == best.fmeasure
+    assert wide["rouge_l"].to_list()[1:] == [0.0, None]
+    assert lab.metrics.filter(pl.col("primary"))["metric"].to_list() == ["rouge_l"]
