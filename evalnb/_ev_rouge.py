@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
-from evalnb._ngram import _ids, _offsets
+from evalnb._ngram import _global_bits, _ids, _offsets
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -62,7 +62,7 @@ def rouge_scores(pred: pl.Series, targets: pl.Series) -> dict[str, np.ndarray]:
     p_ids, t_ids = ids[:n_pred], ids[n_pred:]
     p_off, t_off = _offsets(pred.list.len()), _offsets(targets.list.len())
     one_ref = np.arange(len(targets) + 1, dtype=np.int64)
-    overlap, _, _ = clipped_counts(p_ids, p_off, t_ids, t_off, one_ref, 2)
+    overlap, _, _ = clipped_counts(p_ids, p_off, t_ids, t_off, one_ref, 2, _global_bits(ids, 2))
     p_len = np.diff(p_off).astype(np.float64)
     t_len = np.diff(t_off).astype(np.float64)
     out: dict[str, np.ndarray] = {}

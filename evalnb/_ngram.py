@@ -69,6 +69,12 @@ def _ids(flat: pl.Series) -> np.ndarray:
     return flat.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
 
 
+def _global_bits(ids: np.ndarray, max_order: int) -> int:
+    """Bits per id when the whole vocabulary packs into 60-bit n-gram keys, else 0."""
+    bits = max(1, int(ids.max(initial=0)).bit_length())
+    return bits if bits * max_order <= 60 else 0
+
+
 def _offsets(lengths: pl.Series) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(lengths.fill_null(0).to_numpy(), dtype=np.int64)])
 
@@ -107,6 +113,7 @@ def flat_ngram_stats(
         _offsets(ref_lists.list.len()),
         np.concatenate([[0], np.cumsum(refs_per_pair, dtype=np.int64)]),
         max_order,
+        _global_bits(ids, max_order),
     )
     if (correct[:, 0] < 0).any():
         worst = int(np.flatnonzero(correct[:, 0] < 0)[0])

@@ -31,16 +31,21 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def _keys(tokens: np.ndarray, n: int, bits: int) -> np.ndarray:
-    m = tokens.size - n + 1
-    if m <= 0:
-        return np.zeros(0, dtype=np.int64)
-    out = np.zeros(m, dtype=np.int64)
-    for i in range(m):
-        k = np.int64(0)
-        for j in range(n):
-            k = (k << bits) | tokens[i + j]
-        out[i] = k
+def _all_keys(tokens: np.ndarray, max_order: int, bits: int) -> np.ndarray:
+    """Keys of every n-gram, n = 1..max_order, with n in the low 3 bits (one sort for all)."""
+    m = tokens.size
+    count = 0
+    for n in range(1, max_order + 1):
+        count += max(m - n + 1, 0)
+    out = np.empty(count, dtype=np.int64)
+    pos = 0
+    for n in range(1, max_order + 1):
+        for i in range(m - n + 1):
+            k = np.int64(0)
+            for j in range(n):
+                k = (k << bits) | tokens[i + j]
+            out[pos] = (k << 3) | n
+            pos += 1
     return out
 
 
@@ -71,6 +76,7 @@ def clipped_counts(
     ref_off: np.ndarray,
     pair_refs: np.ndarray,
     max_order: int,
+    global_bits: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Count clipped matches and hypothesis n-grams per pair (each pairs × N).
 
@@ -78,8 +84,9 @@ def clipped_counts(
     shorter).
 
     ``refs[ref_off[j]:ref_off[j + 1]]`` is reference ``j``; pair ``i`` has references
-    ``pair_refs[i]:pair_refs[i + 1]``. A pair whose distinct tokens need more than
-    63 / N bits gets -1 in ``correct`` (the caller reports it).
+    ``pair_refs[i]:pair_refs[i + 1]``. With ``global_bits > 0`` the ids are packed as
+    they are; otherwise each pair renumbers its tokens densely. A pair whose distinct tokens
+    need more than 60 / N bits gets -1 in ``correct`` (the caller reports it).
     """
     n_pairs = hyp_off.size - 1
     correct = np.zeros((n_pairs, max_order), dtype=np.int64)
@@ -98,7 +105,10 @@ def clipped_counts(
             a, b = ref_off[j], ref_off[j + 1]
             joined[pos : pos + b - a] = refs[a:b]
             pos += b - a
-        local, bits = _local_ids(joined)
+        if global_bits > 0:  # ids already small enough to pack: no renumbering needed
+            local, bits = joined, global_bits
+        else:
+            local, bits = _local_ids(joined)
         hyp_len = h1 - h0
         best_diff, best_len = -1, 0
         for j in range(r0, r1):
@@ -107,29 +117,31 @@ def clipped_counts(
             if best_diff == -1 or diff < best_diff or (diff == best_diff and length < best_len):
                 best_diff, best_len = diff, length
         closest[i] = best_len
-        if bits * max_order > 63:
+        if bits * max_order > 60:
             correct[i, 0] = -1
             continue
-        h_local = local[:hyp_len]
         for n in range(1, max_order + 1):
-            hk, hc = _runs(_keys(h_local, n, bits))
-            total[i, n - 1] = hc.sum()
-            best = np.zeros(hk.size, dtype=np.int64)
-            start = hyp_len
-            for j in range(r0, r1):
-                length = ref_off[j + 1] - ref_off[j]
-                rk, rc = _runs(_keys(local[start : start + length], n, bits))
-                start += length
-                if rk.size == 0:
-                    continue
-                at = np.searchsorted(rk, hk)
-                for q in range(hk.size):
-                    if at[q] < rk.size and rk[at[q]] == hk[q] and rc[at[q]] > best[q]:
-                        best[q] = rc[at[q]]
-            clipped = 0
-            for q in range(hk.size):
-                clipped += min(hc[q], best[q])
-            correct[i, n - 1] = clipped
+            total[i, n - 1] = max(hyp_len - n + 1, 0)
+        hk, hc = _runs(_all_keys(local[:hyp_len], max_order, bits))
+        best = np.zeros(hk.size, dtype=np.int64)
+        start = hyp_len
+        for j in range(r0, r1):
+            length = ref_off[j + 1] - ref_off[j]
+            rk, rc = _runs(_all_keys(local[start : start + length], max_order, bits))
+            start += length
+            # Both key lists are sorted: one merge finds every shared n-gram.
+            q, r = 0, 0
+            while q < hk.size and r < rk.size:
+                if hk[q] < rk[r]:
+                    q += 1
+                elif hk[q] > rk[r]:
+                    r += 1
+                else:
+                    best[q] = max(best[q], rc[r])
+                    q += 1
+                    r += 1
+        for q in range(hk.size):
+            correct[i, (hk[q] & 7) - 1] += min(hc[q], best[q])
     return correct, total, closest
 
 

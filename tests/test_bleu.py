@@ -88,3 +88,18 @@ def test_evaluator_rows_references_and_errors() -> None:
     assert lab.metrics.filter(pl.col("primary"))["metric"].to_list() == ["bleu_1"]
     lower = evalnb.evaluate(evalnb.load(frame), ["bleu"], lowercase=True, progress=False)
     assert lower.scores["params"][0] != lab.scores["params"][0]
+
+
+def test_large_vocabulary_uses_per_pair_ids() -> None:
+    # Over 2**15 distinct tokens: n-gram keys are packed from per-pair ids instead.
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(40000)]
+    cands = [" ".join(rng.choices(words, k=20)) for _ in range(2500)]
+    refs = [" ".join(c.split()[:10] + rng.choices(words, k=8)) for c in cands]
+    hyp = tokenize_13a(pl.Series(cands))
+    stats = ngram_stats(hyp, pl.Series([[t] for t in tokenize_13a(pl.Series(refs)).to_list()]))
+    ours = sentence_bleu(stats)
+    theirs = np.array(
+        [sacrebleu.sentence_bleu(c, [r]).score / 100 for c, r in zip(cands, refs, strict=True)]
+    )
+    assert np.max(np.abs(ours - theirs)) <= 1e-9
