@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
 from evalnb._ngram import _global_bits, _ids, _offsets
@@ -38,13 +39,20 @@ def tokenize_rouge(texts: pl.Series, *, stem: bool) -> pl.Series:
     from nltk.stem import porter  # noqa: PLC0415 - only when stemming
 
     stemmer = porter.PorterStemmer()
-    unique = tokens.explode().drop_nulls().unique()
+    lengths = tokens.list.len().to_numpy()
+    flat = tokens.explode(empty_as_null=False).drop_nulls() if len(tokens) else tokens.explode()
+    unique = flat.unique()
     stems = [stemmer.stem(t) if len(t) > 3 else t for t in unique.to_list()]
-    stemmed = tokens.list.eval(
-        pl.element().replace_strict(unique, pl.Series(stems, dtype=pl.String))
-    )
+    stemmed = flat.replace_strict(unique, pl.Series(stems, dtype=pl.String))
     # rouge-score drops tokens the stemmer left outside [a-z0-9] (e.g. empty ones).
-    return stemmed.list.eval(pl.element().filter(pl.element().str.contains(r"^[a-z0-9]+$")))
+    keep = stemmed.str.contains(r"^[a-z0-9]+$").to_numpy()
+    row = np.repeat(np.arange(len(tokens)), lengths)
+    kept = np.bincount(row[keep], minlength=len(tokens))
+    offsets = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
+    values = stemmed.filter(pl.Series(keep)).to_arrow()
+    nested = pl.from_arrow(pa.LargeListArray.from_arrays(pa.array(offsets), values))
+    assert isinstance(nested, pl.Series)
+    return nested
 
 
 def _f(p: np.ndarray, r: np.ndarray) -> np.ndarray:
