@@ -12,6 +12,8 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from evalnb._encoder import TextEncoder
+
 __all__ = [
     "DOMAINS",
     "Context",
@@ -94,10 +96,16 @@ def _within(value: float, low: float | None, high: float | None) -> bool:
 
 @dataclass
 class Context:
-    """Shared services handed to evaluators (text encoder, splitter, judge come later)."""
+    """Shared services handed to evaluators: progress, the text encoder (judges come later)."""
 
     progress: object | None = None
     notes: list[str] = field(default_factory=list)
+
+    def encoder(self, model: str) -> TextEncoder:
+        """Return the process-wide encoder for ``model`` (loaded on first use)."""
+        from evalnb._encoder import get_encoder  # noqa: PLC0415 - torch loads only when needed
+
+        return get_encoder(model)
 
 
 class Evaluator(ABC):
@@ -200,6 +208,7 @@ def _load_catalog() -> None:
     # Importing the evaluator modules registers them; done lazily so `import evalnb` stays
     # light (heavy ones import their models only when they score).
     import evalnb._ev_bleu  # noqa: PLC0415
+    import evalnb._ev_embedding  # noqa: PLC0415
     import evalnb._ev_leakage  # noqa: PLC0415
     import evalnb._ev_rouge  # noqa: PLC0415
     import evalnb._ev_text_matching  # noqa: F401, PLC0415

@@ -1,8 +1,14 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Tests never reach a model hub, and keep their embedding cache out of the home folder.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("EVALNB_CACHE_DIR", tempfile.mkdtemp(prefix="evalnb-cache-"))
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "h2o"
 ROOT = Path(__file__).resolve().parents[1]

