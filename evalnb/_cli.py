@@ -14,6 +14,7 @@ import polars as pl
 from evalnb._errors import EvalnbError
 from evalnb._evaluate import evaluate, evaluators
 from evalnb._harbor_metric import harbor_metrics, read_rewards, write_json_atomic
+from evalnb._harpia_run import run_harpia
 from evalnb._lab import Lab, open_lab
 from evalnb._load import FORMATS, load
 
@@ -62,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     metric.add_argument("--ci", type=float, help="bootstrap confidence level, e.g. 0.95")
     metric.add_argument("--resamples", type=int, default=2000)
     metric.add_argument("--seed", type=int, default=0)
+    harpia = sub.add_parser("harpia", help="HarpIA: run the metrics an input JSON asks for")
+    harpia.add_argument("input", type=Path)
+    harpia.add_argument("-o", "--output", type=Path, required=True)
+    harpia.add_argument("--log", type=Path, help="JSONL log, one line per (instance, metric)")
     demo = sub.add_parser("demo", help="import the bundled demo lab and summarise it")
     demo.add_argument("--out", type=Path, default=Path("out/demo"), help="output folder")
     return parser
@@ -76,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _import(args)
         if args.command == "metric":
             return _metric(args)
+        if args.command == "harpia":
+            run_harpia(args.input, args.output, args.log)
+            return 0
         if args.command == "info":
             _print(describe(open_lab(args.store)))
             return 0
