@@ -1,0 +1,105 @@
+"""Looping detection (h2o_semantics.md §14).
+
+Repeated sentences, the longest repeated substring and the compressibility of the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+import polars as pl
+
+from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
+from evalnb._repeats import longest_repeat
+from evalnb._sentences import split_sentences
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["Looping", "looping_metrics"]
+
+
+def looping_metrics(answer: str) -> tuple[float, float, float, dict[str, object]]:
+    """(unique_sentences, longest_repeated_substring, compression_ratio, detail) of an answer.
+
+    A single-sentence answer has nothing repeated and scores 1.0 on ``unique_sentences``
+    (H2O gives 0 there, §23.6); an answer with no sentence of 10+ characters also scores 1.0.
+    """
+    sentences = split_sentences([answer], min_chars=9)[0]
+    distinct = len(set(sentences))
+    unique = distinct / len(sentences) if sentences else 1.0
+    repeat = longest_repeat(answer)
+    count = answer.count(repeat) if repeat else 0
+    longest = count * len(repeat) / len(answer) if repeat else 0.0
+    data = answer.encode("utf-8", "surrogatepass")
+    ratio = min(1.0, len(zlib.compress(data, 9)) / len(data))
+    detail: dict[str, object] = {}
+    if sentences and distinct < len(sentences):
+        top = max(set(sentences), key=sentences.count)
+        detail["most_common_sentence"] = {"text": top, "repetitions": sentences.count(top)}
+    if repeat:
+        detail["longest_repeated_substring"] = {"text": repeat, "instances": count}
+    return unique, longest, ratio, detail
+
+
+@register
+class Looping(Evaluator):
+    """Detect answers that go round in circles."""
+
+    id = "looping_detection"
+    title = "Looping detection"
+    domain = "generation"
+    description = (
+        "Share of distinct sentences, share of the answer taken by its longest repeated "
+        "substring, and zlib compression ratio."
+    )
+    requires = ("actual",)
+    metrics = (
+        MetricSpec("unique_sentences", "Unique sentences", "Distinct sentences / sentences.",
+                   threshold=0.75, primary=True),
+        MetricSpec("longest_repeated_substring", "Longest repeated substring",
+                   "Occurrences × length of the longest repeat / answer length.",
+                   higher_is_better=False, threshold=0.75),
+        MetricSpec("compression_ratio", "Compression ratio",
+                   "zlib-compressed / raw size (low: repetitive).", threshold=0.75),
+    )  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (
+        Param(
+            "metric_threshold",
+            float,
+            default=0.75,
+            low=0.0,
+            high=1.0,
+            scoring=False,
+            description="pass threshold of unique_sentences",
+        ),
+    )
+
+    def score(
+        self,
+        rows: pl.DataFrame,
+        params: Mapping[str, object],  # noqa: ARG002 - no scoring parameter
+        ctx: Context,  # noqa: ARG002 - needs no shared service
+    ) -> pl.DataFrame:
+        """Each distinct answer once; empty answers and host errors get the worst values."""
+        memo: dict[str, tuple[float, float, float, str | None]] = {}
+        values: list[tuple[float, float, float, str | None]] = []
+        for actual, error in rows.select("actual", "error").iter_rows():
+            if error is not None or not actual:
+                why = "the model host failed to answer" if error is not None else "empty answer"
+                values.append((0.0, 1.0, 0.0, json.dumps({"reason": f"{why}: worst values"})))
+                continue
+            if actual not in memo:
+                u, lr, cr, detail = looping_metrics(actual)
+                memo[actual] = (u, lr, cr, json.dumps(detail) if detail else None)
+            values.append(memo[actual])
+        table = np.array([v[:3] for v in values], dtype=np.float64).reshape(-1, 3)
+        details = pl.Series([v[3] for v in values], dtype=pl.String)
+        base = rows.select("case_id", "model", "sample")
+        return pl.concat(
+            base.with_columns(metric=pl.lit(spec.key), value=pl.Series(table[:, k]), detail=details)
+            for k, spec in enumerate(self.metrics)
+        ).select(list(RESULT_SCHEMA))

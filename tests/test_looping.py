@@ -1,0 +1,53 @@
+"""Looping detection and the longest non-overlapping repeat."""
+
+from __future__ import annotations
+
+import zlib
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evalnb
+from evalnb._ev_looping import looping_metrics
+from evalnb._repeats import longest_repeat
+
+
+def _brute(s: str) -> str:
+    """H2O's O(n²) search: for i < j extend while equal and the copies do not overlap."""
+    best, sub = 0, ""
+    for i in range(len(s)):
+        for j in range(i + 1, len(s)):
+            k = 0
+            while j + k < len(s) and s[i + k] == s[j + k] and i + k < j:
+                k += 1
+            if k > best:
+                best, sub = k, s[i : i + k]
+    return sub
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab c.é", max_size=60))
+def test_longest_repeat_equals_brute_force(text: str) -> None:
+    assert longest_repeat(text) == _brute(text)
+
+
+def test_metrics_on_a_looping_answer() -> None:
+    answer = "I can help with that. " * 6 + "Anything else?"
+    unique, longest, ratio, detail = looping_metrics(answer)
+    assert unique == 2 / 7
+    repeat = _brute(answer)
+    assert longest == answer.count(repeat) * len(repeat) / len(answer)
+    data = answer.encode()
+    assert ratio == min(1.0, len(zlib.compress(data, 9)) / len(data))
+    assert detail["most_common_sentence"] == {"text": "I can help with that.", "repetitions": 6}
+
+
+def test_single_sentence_is_not_looping_and_errors_are_worst() -> None:
+    assert looping_metrics("Paris is the capital of France.")[0] == 1.0
+    frame = pl.DataFrame({"prompt": ["a", "b"], "actual": ["", "MODEL HOST INTERNAL ERROR: x"],
+                          "error": [None, "MODEL HOST INTERNAL ERROR: x"]})  # fmt: skip
+    lab = evalnb.evaluate(evalnb.load(frame), ["looping_detection"], progress=False)
+    wide = lab.scores.pivot(on="metric", index="case_id", values="value")
+    assert wide.select("unique_sentences", "longest_repeated_substring", "compression_ratio").rows() == [
+        (0.0, 1.0, 0.0), (0.0, 1.0, 0.0)]  # fmt: skip
