@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
-from evalnb._ngram import NgramStats, flat_ngram_stats, tokenize_13a
+from evalnb._ngram import NgramStats, flat_ngram_stats, tokenize_13a, tokenize_nltk
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -100,8 +100,8 @@ class Bleu(Evaluator):
                    threshold=0.75),
     )  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (
-        Param("tokenizer", str, default="13a", choices=("13a",),
-              description="tokenizer (sacrebleu's 13a)"),
+        Param("tokenizer", str, default="13a", choices=("13a", "nltk"),
+              description="sacrebleu's 13a, or NLTK word_tokenize as H2O uses"),
         Param("lowercase", bool, default=False, description="lower-case before tokenizing"),
         Param("smooth_method", str, default="exp", choices=("exp", "floor", "add-k", "none"),
               description="smoothing of sentence BLEU (sacrebleu's methods)"),
@@ -121,10 +121,11 @@ class Bleu(Evaluator):
         if params["lowercase"]:
             actual = actual.str.to_lowercase()
             expected = expected.list.eval(pl.element().str.to_lowercase())
-        hyp = tokenize_13a(actual)
+        tokenize = tokenize_nltk if params["tokenizer"] == "nltk" else tokenize_13a
+        hyp = tokenize(actual)
         lengths = expected.list.len().fill_null(0)
         # All references as one flat column: one tokenizer pass, no nesting.
-        flat = tokenize_13a(expected.fill_null([]).explode().drop_nulls())
+        flat = tokenize(expected.fill_null([]).explode().drop_nulls())
         stats = flat_ngram_stats(hyp, flat, lengths.to_numpy(), _MAX_ORDER)
         values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
         values["bleu"] = sentence_bleu(stats, str(params["smooth_method"]))

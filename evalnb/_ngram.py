@@ -11,7 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-__all__ = ["NgramStats", "flat_ngram_stats", "ngram_stats", "tokenize_13a", "tokens_13a"]
+__all__ = [
+    "NgramStats", "flat_ngram_stats", "ngram_stats", "tokenize_13a", "tokenize_nltk", "tokens_13a",
+]  # fmt: skip
 
 # mteval-v13a as sacrebleu implements it (tokenizer_13a.py + tokenizer_re.py), one Polars
 # pass per rule. Rust regex and Python `re` agree on these patterns: no look-arounds, and
@@ -35,6 +37,29 @@ def tokenize_13a(texts: pl.Series) -> pl.Series:
     [['Hello', ',', 'world', '!', 'It', 'costs', '$', '1,000.5', '-', '2', '.']]
     """
     return pl.select(tokens_13a(pl.lit(texts.fill_null("")))).to_series()
+
+
+def tokenize_nltk(texts: pl.Series) -> pl.Series:
+    """Tokenize like NLTK's ``word_tokenize`` (Punkt sentences, then NLTK's Treebank words).
+
+    This is H2O's BLEU tokenization; it runs in Python, once per distinct text.
+
+    Examples
+    --------
+    >>> tokenize_nltk(pl.Series(["Hello world. It's 3.5 km, isn't it?"])).to_list()
+    [['Hello', 'world', '.', 'It', "'s", '3.5', 'km', ',', 'is', "n't", 'it', '?']]
+    """
+    from nltk.tokenize import NLTKWordTokenizer  # noqa: PLC0415
+
+    from evalnb._sentences import split_sentences  # noqa: PLC0415
+
+    words = NLTKWordTokenizer()
+    values = texts.fill_null("").to_list()
+    memo: dict[str, list[str]] = {}
+    unique = list(dict.fromkeys(values))
+    for text, sentences in zip(unique, split_sentences(unique), strict=True):
+        memo[text] = [w for s in sentences for w in words.tokenize(s)]
+    return pl.Series([memo[v] for v in values], dtype=pl.List(pl.String))
 
 
 def tokens_13a(text: pl.Expr) -> pl.Expr:

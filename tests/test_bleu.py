@@ -103,3 +103,30 @@ def test_large_vocabulary_uses_per_pair_ids() -> None:
         [sacrebleu.sentence_bleu(c, [r]).score / 100 for c, r in zip(cands, refs, strict=True)]
     )
     assert np.max(np.abs(ours - theirs)) <= 1e-9
+
+
+def test_nltk_tokenizer_mode_is_h2o_bleu() -> None:
+    # H2O: NLTK word_tokenize, then sentence_bleu with one-hot weights per order.
+    from nltk.tokenize import NLTKWordTokenizer
+
+    from evalnb._sentences import split_sentences
+
+    cands, refs = pairs(400, seed=9)
+    cands += ["Mr. Smith paid $3.50. He left!", ""]
+    refs += ["Mr. Smith paid 3.50 dollars. Then he left.", "x"]
+    frame = pl.DataFrame({"prompt": [str(i) for i in range(len(cands))], "actual": cands,
+                          "expected": [[r] for r in refs]})  # fmt: skip
+    lab = evalnb.evaluate(evalnb.load(frame), ["bleu"], tokenizer="nltk", progress=False)
+    words = NLTKWordTokenizer()
+
+    def tok(t: str) -> list[str]:
+        return [w for s in split_sentences([t])[0] for w in words.tokenize(s)]
+
+    for n in range(1, 5):
+        weights = tuple(1.0 if k == n - 1 else 0.0 for k in range(4))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = np.array([nltk_bleu([tok(r)], tok(c), weights=weights) if tok(c) else 0.0
+                               for c, r in zip(cands, refs, strict=True)])  # fmt: skip
+        ours = np.array(lab.scores.filter(pl.col("metric") == f"bleu_{n}")["value"].to_list())
+        assert np.max(np.abs(ours - theirs)) <= 1e-9

@@ -23,7 +23,28 @@ import evalnb
 from evalnb._hf import ModelUnavailable
 from evalnb._sentences import split_sentences
 
-_WORDS = ["the", "a", "cat", "dog", "sat", "on", "mat", "you", "are", "stupid", "idiot", "nice", "good", "bad", "answer", "is", "it", ".", ",", "!"]
+_WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "on",
+    "mat",
+    "you",
+    "are",
+    "stupid",
+    "idiot",
+    "nice",
+    "good",
+    "bad",
+    "answer",
+    "is",
+    "it",
+    ".",
+    ",",
+    "!",
+]
 
 
 def _bert(folder: Path, labels: list[str], seed: int) -> Path:
