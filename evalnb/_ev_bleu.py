@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
-from evalnb._ngram import NgramStats, flat_ngram_stats, tokenize_13a, tokenize_nltk
+from evalnb._ngram import NgramStats, flat_ngram_stats, tokenize_13a_many, tokenize_nltk
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -121,11 +121,13 @@ class Bleu(Evaluator):
         if params["lowercase"]:
             actual = actual.str.to_lowercase()
             expected = expected.list.eval(pl.element().str.to_lowercase())
-        tokenize = tokenize_nltk if params["tokenizer"] == "nltk" else tokenize_13a
-        hyp = tokenize(actual)
         lengths = expected.list.len().fill_null(0)
         # All references as one flat column: one tokenizer pass, no nesting.
-        flat = tokenize(expected.fill_null([]).explode().drop_nulls())
+        refs = expected.fill_null([]).explode().drop_nulls()
+        if params["tokenizer"] == "nltk":
+            hyp, flat = tokenize_nltk(actual), tokenize_nltk(refs)
+        else:
+            hyp, flat = tokenize_13a_many(actual, refs)
         stats = flat_ngram_stats(hyp, flat, lengths.to_numpy(), _MAX_ORDER)
         values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
         values["bleu"] = sentence_bleu(stats, str(params["smooth_method"]))

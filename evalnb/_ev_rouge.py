@@ -22,28 +22,41 @@ from evalnb._ngram import _global_bits, _ids, _offsets
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["Rouge", "rouge_scores", "tokenize_rouge"]
+__all__ = ["Rouge", "rouge_scores", "tokenize_rouge", "tokenize_rouge_many"]
 
 
 def tokenize_rouge(texts: pl.Series, *, stem: bool) -> pl.Series:
     """Tokenize like rouge-score's ``DefaultTokenizer``."""
-    tokens = (
-        texts.fill_null("")
-        .str.to_lowercase()
-        .str.replace_all(r"[^a-z0-9]+", " ")
-        .str.extract_all(r"[a-z0-9]+")
-        .fill_null([])
-    )
+    return tokenize_rouge_many(texts, stem=stem)[0]
+
+
+def tokenize_rouge_many(*columns: pl.Series, stem: bool) -> list[pl.Series]:
+    """Tokenize several columns; with ``stem``, each distinct token is stemmed once."""
+    # rouge-score lower-cases, turns every run outside [a-z0-9] into a space and splits:
+    # the tokens are exactly the [a-z0-9] runs of the lower-cased text.
+    frames = [
+        pl.LazyFrame({"t": c.fill_null("")}).select(
+            pl.col("t").str.to_lowercase().str.extract_all(r"[a-z0-9]+").fill_null([])
+        )
+        for c in columns
+    ]
+    tokens = [f.to_series() for f in pl.collect_all(frames)]
     if not stem:
         return tokens
     from nltk.stem import porter  # noqa: PLC0415 - only when stemming
 
     stemmer = porter.PorterStemmer()
+    unique = pl.concat([t.explode().drop_nulls() for t in tokens]).unique()
+    stems = pl.Series(
+        [stemmer.stem(t) if len(t) > 3 else t for t in unique.to_list()], dtype=pl.String
+    )
+    return [_stemmed(t, unique, stems) for t in tokens]
+
+
+def _stemmed(tokens: pl.Series, unique: pl.Series, stems: pl.Series) -> pl.Series:
     lengths = tokens.list.len().to_numpy()
     flat = tokens.explode(empty_as_null=False).drop_nulls() if len(tokens) else tokens.explode()
-    unique = flat.unique()
-    stems = [stemmer.stem(t) if len(t) > 3 else t for t in unique.to_list()]
-    stemmed = flat.replace_strict(unique, pl.Series(stems, dtype=pl.String))
+    stemmed = flat.replace_strict(unique, stems)
     # rouge-score drops tokens the stemmer left outside [a-z0-9] (e.g. empty ones).
     keep = stemmed.str.contains(r"^[a-z0-9]+$").to_numpy()
     row = np.repeat(np.arange(len(tokens)), lengths)
@@ -121,8 +134,10 @@ class Rouge(Evaluator):
         stem = bool(params["use_stemmer"])
         counts = rows["expected"].list.len().fill_null(0).to_numpy()
         row_of = np.repeat(np.arange(rows.height), counts)
-        targets = tokenize_rouge(rows["expected"].fill_null([]).explode().drop_nulls(), stem=stem)
-        preds = tokenize_rouge(rows["actual"], stem=stem)[row_of]
+        targets, preds = tokenize_rouge_many(
+            rows["expected"].fill_null([]).explode().drop_nulls(), rows["actual"], stem=stem
+        )
+        preds = preds[row_of]
         per_ref = rouge_scores(preds, targets) if len(row_of) else {}
         errored = rows["error"].is_not_null().to_numpy()
         detail = np.full(rows.height, None, dtype=object)

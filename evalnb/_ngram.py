@@ -12,7 +12,8 @@ import numpy as np
 import polars as pl
 
 __all__ = [
-    "NgramStats", "flat_ngram_stats", "ngram_stats", "tokenize_13a", "tokenize_nltk", "tokens_13a",
+    "NgramStats", "flat_ngram_stats", "ngram_stats", "tokenize_13a", "tokenize_13a_many",
+    "tokenize_nltk", "tokens_13a",
 ]  # fmt: skip
 
 # mteval-v13a as sacrebleu implements it (tokenizer_13a.py + tokenizer_re.py), one Polars
@@ -36,7 +37,13 @@ def tokenize_13a(texts: pl.Series) -> pl.Series:
     >>> tokenize_13a(pl.Series(["Hello, world!  It costs $1,000.5-2."])).to_list()
     [['Hello', ',', 'world', '!', 'It', 'costs', '$', '1,000.5', '-', '2', '.']]
     """
-    return pl.select(tokens_13a(pl.lit(texts.fill_null("")))).to_series()
+    return tokenize_13a_many(texts)[0]
+
+
+def tokenize_13a_many(*columns: pl.Series) -> list[pl.Series]:
+    """Tokenize several columns at once (Polars runs them side by side)."""
+    frames = [pl.LazyFrame({"t": c.fill_null("")}).select(tokens_13a(pl.col("t"))) for c in columns]
+    return [f.to_series() for f in pl.collect_all(frames)]
 
 
 def tokenize_nltk(texts: pl.Series) -> pl.Series:
