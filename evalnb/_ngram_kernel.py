@@ -19,15 +19,21 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique keys and their counts."""
     if keys.size == 0:
         return keys, np.zeros(0, dtype=np.int64)
-    s = np.sort(keys)
-    starts = np.empty(s.size, dtype=np.bool_)
-    starts[0] = True
-    starts[1:] = s[1:] != s[:-1]
-    idx = np.flatnonzero(starts)
-    counts = np.empty(idx.size, dtype=np.int64)
-    counts[:-1] = idx[1:] - idx[:-1]
-    counts[-1] = s.size - idx[-1]
-    return s[idx], counts
+    keys.sort()  # in place: the caller's array is scratch
+    u = 1
+    for i in range(1, keys.size):
+        if keys[i] != keys[i - 1]:
+            u += 1
+    uniq = np.empty(u, dtype=np.int64)
+    counts = np.zeros(u, dtype=np.int64)
+    k = 0
+    uniq[0] = keys[0]
+    for i in range(keys.size):
+        if keys[i] != uniq[k]:
+            k += 1
+            uniq[k] = keys[i]
+        counts[k] += 1
+    return uniq, counts
 
 
 @njit(cache=True)
@@ -95,19 +101,19 @@ def clipped_counts(
     for i in prange(n_pairs):
         h0, h1 = hyp_off[i], hyp_off[i + 1]
         r0, r1 = pair_refs[i], pair_refs[i + 1]
-        size = h1 - h0
-        for j in range(r0, r1):
-            size += ref_off[j + 1] - ref_off[j]
-        joined = np.empty(size, dtype=np.int64)
-        joined[: h1 - h0] = hyp[h0:h1]
-        pos = h1 - h0
-        for j in range(r0, r1):
-            a, b = ref_off[j], ref_off[j + 1]
-            joined[pos : pos + b - a] = refs[a:b]
-            pos += b - a
         if global_bits > 0:  # ids already small enough to pack: no renumbering needed
-            local, bits = joined, global_bits
+            local, bits = hyp[h0:h1], global_bits
         else:
+            size = h1 - h0
+            for j in range(r0, r1):
+                size += ref_off[j + 1] - ref_off[j]
+            joined = np.empty(size, dtype=np.int64)
+            joined[: h1 - h0] = hyp[h0:h1]
+            pos = h1 - h0
+            for j in range(r0, r1):
+                a, b = ref_off[j], ref_off[j + 1]
+                joined[pos : pos + b - a] = refs[a:b]
+                pos += b - a
             local, bits = _local_ids(joined)
         hyp_len = h1 - h0
         best_diff, best_len = -1, 0
@@ -127,7 +133,11 @@ def clipped_counts(
         start = hyp_len
         for j in range(r0, r1):
             length = ref_off[j + 1] - ref_off[j]
-            rk, rc = _runs(_all_keys(local[start : start + length], max_order, bits))
+            if global_bits > 0:
+                ref_tokens = refs[ref_off[j] : ref_off[j + 1]]
+            else:
+                ref_tokens = local[start : start + length]
+            rk, rc = _runs(_all_keys(ref_tokens, max_order, bits))
             start += length
             # Both key lists are sorted: one merge finds every shared n-gram.
             q, r = 0, 0
