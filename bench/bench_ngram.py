@@ -9,6 +9,7 @@ every pair of a seeded corpus (`evalnb._synthetic.pairs`), all measured in this 
 from __future__ import annotations
 
 import argparse
+import random
 import time
 import warnings
 
@@ -19,6 +20,7 @@ from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
 from rouge_score import rouge_scorer
 
 from evalnb._ev_bleu import sentence_bleu, single_order_bleu
+from evalnb._ev_leakage import PII_DETECTORS, detect
 from evalnb._ev_rouge import rouge_scores, tokenize_rouge_many
 from evalnb._ngram import flat_ngram_stats, tokenize_13a, tokenize_13a_many
 from evalnb._synthetic import pairs
@@ -30,9 +32,31 @@ def _ours_bleu(cands: list[str], refs: list[str]) -> tuple[np.ndarray, np.ndarra
     return sentence_bleu(stats), single_order_bleu(stats, 1)
 
 
+def _pii(n: int) -> tuple[str, float, float, float]:
+    """PII detection on ``n`` texts, 10% carrying an e-mail, phone-like number or card."""
+    rng = random.Random(7)
+    cands, _ = pairs(min(n, 20_000), seed=5)
+    texts = [cands[i % len(cands)] for i in range(n)]
+    for i in rng.sample(range(n), n // 10):
+        texts[i] += rng.choice([" mail jane.smith@acme.com now", " card 4532 0151 2365 8463 ok",
+                                " ssn 123-45-6789 here"])  # fmt: skip
+    start = time.perf_counter()
+    theirs = [[d.kind for d in PII_DETECTORS if d.find(t)] for t in texts]  # Python re per text
+    peer = time.perf_counter() - start
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        ours = detect(pl.Series(texts), PII_DETECTORS)
+        times.append(time.perf_counter() - start)
+    same = all([p.split(" - ")[0] for p in o] == t for o, t in zip(ours, theirs, strict=True))
+    return (f"PII (H2O detectors) vs Python re loop, {n:,} texts", peer, float(np.median(times)),
+            0.0 if same else 1.0)  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=20_000)
+    parser.add_argument("--pii-texts", type=int, default=200_000)
     args = parser.parse_args()
     cands, refs = pairs(args.pairs, seed=2026)
     rows = []
@@ -82,6 +106,8 @@ def main() -> None:
         )
         label = f"ROUGE-1/2/L vs rouge-score{' (stemmer)' if stem else ''}"
         rows.append((label, peer_r, float(np.median(times)), diff))
+
+    rows.append(_pii(args.pii_texts))
 
     print(f"pairs: {args.pairs:,} (seeded corpus, one process)")
     print(f"{'metric':<52}{'peer s':>9}{'ours s':>9}{'ratio':>8}{'max |Δ|':>11}")
