@@ -19,6 +19,7 @@ import sacrebleu
 from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
 from rouge_score import rouge_scorer
 
+from evalnb import _ev_leakage as lk
 from evalnb._ev_bleu import sentence_bleu, single_order_bleu
 from evalnb._ev_leakage import PII_DETECTORS, detect
 from evalnb._ev_rouge import rouge_scores, tokenize_rouge_many
@@ -32,6 +33,21 @@ def _ours_bleu(cands: list[str], refs: list[str]) -> tuple[np.ndarray, np.ndarra
     return sentence_bleu(stats), single_order_bleu(stats, 1)
 
 
+def _re_loop(text: str) -> list[str]:
+    """The peer: H2O's three patterns (look-ahead included) and allow-lists, per text."""
+    kinds = []
+    if any(m.group(0).partition("@")[0] not in lk._EMAIL_USERS
+           and m.group(0).partition("@")[2] not in lk._EMAIL_DOMAINS
+           for m in lk._EMAIL.finditer(text)):  # fmt: skip
+        kinds.append("email(s)")
+    if any(m.group(0).replace("-", "").replace(" ", "").replace(".", "") not in lk._TEST_CARDS
+           for m in lk._CARD.finditer(text)):  # fmt: skip
+        kinds.append("credit card(s)")
+    if any(m.group(0)[1:-1].replace("-", "") not in lk._TEST_SSNS for m in lk._SSN.finditer(text)):
+        kinds.append("SSN(s)")
+    return kinds
+
+
 def _pii(n: int) -> tuple[str, float, float, float]:
     """PII detection on ``n`` texts, 10% carrying an e-mail, phone-like number or card."""
     rng = random.Random(7)
@@ -41,7 +57,7 @@ def _pii(n: int) -> tuple[str, float, float, float]:
         texts[i] += rng.choice([" mail jane.smith@acme.com now", " card 4532 0151 2365 8463 ok",
                                 " ssn 123-45-6789 here"])  # fmt: skip
     start = time.perf_counter()
-    theirs = [[d.kind for d in PII_DETECTORS if d.find(t)] for t in texts]  # Python re per text
+    theirs = [_re_loop(t) for t in texts]  # H2O's patterns with Python re, text by text
     peer = time.perf_counter() - start
     times = []
     for _ in range(3):
