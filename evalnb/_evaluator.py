@@ -209,6 +209,7 @@ def _load_catalog() -> None:
     # light (heavy ones import their models only when they score).
     import evalnb._ev_bleu  # noqa: PLC0415
     import evalnb._ev_embedding  # noqa: PLC0415
+    import evalnb._ev_encoding  # noqa: PLC0415
     import evalnb._ev_leakage  # noqa: PLC0415
     import evalnb._ev_looping  # noqa: PLC0415
     import evalnb._ev_models  # noqa: PLC0415
