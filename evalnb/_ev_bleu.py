@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import polars as pl
 
-from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
+from evalnb._evaluator import (
+    RESULT_SCHEMA,
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    register,
+    threshold_param,
+)
 from evalnb._ngram import NgramStats, flat_ngram_stats, tokenize_13a_many, tokenize_nltk
 
 if TYPE_CHECKING:
@@ -105,8 +113,7 @@ class Bleu(Evaluator):
         Param("lowercase", bool, default=False, description="lower-case before tokenizing"),
         Param("smooth_method", str, default="exp", choices=("exp", "floor", "add-k", "none"),
               description="smoothing of sentence BLEU (sacrebleu's methods)"),
-        Param("metric_threshold", float, default=0.75, low=0.0, high=1.0, scoring=False,
-              description="pass threshold of bleu_1"),
+        threshold_param(0.75, "bleu_1"),
     )  # fmt: skip
 
     def score(

@@ -10,15 +10,24 @@ import json
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-import polars as pl
 
 from evalnb._encoder import DEFAULT_MODEL
-from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
+from evalnb._evaluator import (
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    register,
+    result_frame,
+    threshold_param,
+)
 from evalnb._sentences import split_sentences
 from evalnb._similarity import Segments, cross_max, reduce_rows
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+    import polars as pl
 
 __all__ = ["AnswerRelevancy", "AnswerSimilarity", "ContextMrr", "ContextRelevancy",
            "Groundedness", "SentenceSimilarity"]  # fmt: skip
@@ -28,8 +37,7 @@ _MODEL = Param("model", str, default=DEFAULT_MODEL,
 
 
 def _threshold(default: float, metric: str) -> Param:
-    return Param("metric_threshold", float, default=default, low=-1.0, high=1.0, scoring=False,
-                 description=f"pass threshold of {metric}")  # fmt: skip
+    return threshold_param(default, metric, low=-1.0)  # cosine similarities can be negative
 
 
 def _embed(ctx: Context, model: str, texts: Sequence[str]) -> np.ndarray:
@@ -50,21 +58,6 @@ def _chunk_sentences(
     flat, per_chunk = _sentences(chunks, min_chars)
     per_row = Segments(np.array([len(row or []) for row in contexts], dtype=np.int64))
     return flat, per_chunk, per_row
-
-
-def _frame(
-    rows: pl.DataFrame, values: dict[str, np.ndarray], reasons: list[str | None]
-) -> pl.DataFrame:
-    base = rows.select("case_id", "model", "sample")
-    detail = pl.Series(reasons, dtype=pl.String)
-    return pl.concat(
-        base.with_columns(
-            metric=pl.lit(key),
-            value=pl.Series(vals, dtype=pl.Float64).fill_nan(None),
-            detail=detail,
-        )
-        for key, vals in values.items()
-    ).select(list(RESULT_SCHEMA))
 
 
 def _reasons(n: int, **masks: tuple[np.ndarray, str]) -> list[str | None]:
@@ -108,7 +101,7 @@ class AnswerSimilarity(Evaluator):
         value[no_ref] = np.nan
         reasons = _reasons(rows.height, e=(empty, "empty answer: worst value"),
                            h=(errored, _HOST), r=(no_ref, "no expected answer to compare with"))  # fmt: skip
-        return _frame(rows, {"answer_similarity": value}, reasons)
+        return result_frame(rows, {"answer_similarity": value}, reasons)
 
 
 @register
@@ -149,7 +142,9 @@ class SentenceSimilarity(Evaluator):
             e=(empty, "no sentences in the answer or the expected answer: worst value"),
             h=(errored, _HOST),
         )
-        return _frame(rows, {"mean_answer_similarity": mean, "min_answer_similarity": low}, reasons)
+        return result_frame(
+            rows, {"mean_answer_similarity": mean, "min_answer_similarity": low}, reasons
+        )
 
 
 def _ref_sentences(expected: pl.Series) -> tuple[list[str], Segments]:
@@ -191,7 +186,7 @@ class AnswerRelevancy(Evaluator):
         value = np.where(errored | empty, 0.0, best)
         reasons = _reasons(rows.height, e=(empty, "no answer sentence longer than 10 characters"),
                            h=(errored, _HOST))  # fmt: skip
-        return _frame(rows, {"answer_relevancy": value}, reasons)
+        return result_frame(rows, {"answer_relevancy": value}, reasons)
 
 
 @register
@@ -230,7 +225,7 @@ class Groundedness(Evaluator):
             )
         for i in np.flatnonzero(errored):
             reasons[i] = json.dumps({"reason": _HOST})
-        return _frame(rows, {"groundedness": value}, reasons)
+        return result_frame(rows, {"groundedness": value}, reasons)
 
 
 def _sum_by_row(per_chunk: np.ndarray, per_row: Segments) -> np.ndarray:
@@ -302,7 +297,7 @@ class ContextMrr(Evaluator):
         rr[errored] = 0.0
         reasons = _reasons(rows.height, e=(per_row.counts == 0, "no retrieved context: 0.0"),
                            h=(errored, _HOST))  # fmt: skip
-        return _frame(rows, {"mean_reciprocal_rank": rr}, reasons)
+        return result_frame(rows, {"mean_reciprocal_rank": rr}, reasons)
 
 
 @register
@@ -333,4 +328,6 @@ class ContextRelevancy(Evaluator):
         reasons = _reasons(
             rows.height, e=(np.isnan(recall), "no context sentence longer than 10 characters")
         )
-        return _frame(rows, {"recall_relevancy": recall, "precision_relevancy": precision}, reasons)
+        return result_frame(
+            rows, {"recall_relevancy": recall, "precision_relevancy": precision}, reasons
+        )

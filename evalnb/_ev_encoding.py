@@ -19,7 +19,7 @@ import polars as pl
 
 from evalnb._ev_leakage import PiiLeakage
 from evalnb._ev_text_matching import TextMatching, bool_metrics
-from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, Param, register
+from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, Param, register, threshold_param
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -104,8 +104,7 @@ class EncodingGuardrail(Evaluator):
               description="also check the retrieved context"),
         Param("regex_timeout_s", float, default=1.0, low=0.001, high=60.0,
               description="time limit of one condition regexp search"),
-        Param("metric_threshold", float, default=0.5, low=0.0, high=1.0, scoring=False,
-              description="pass threshold of model_passes"),
+        threshold_param(0.5, "model_passes"),
     )  # fmt: skip
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:

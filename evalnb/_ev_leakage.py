@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar
 import polars as pl
 
 from evalnb._ev_text_matching import bool_metrics
-from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, Param, register
+from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, Param, register, threshold_param
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -159,15 +159,7 @@ class _Leakage(Evaluator):
             default=True,
             description="also scan the retrieved context (joined with spaces)",
         ),
-        Param(
-            "metric_threshold",
-            float,
-            default=0.5,
-            low=0.0,
-            high=1.0,
-            scoring=False,
-            description="pass threshold of model_passes",
-        ),
+        threshold_param(0.5, "model_passes"),
     )
 
     def score(

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import polars as pl
 
-from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
+from evalnb._evaluator import (
+    RESULT_SCHEMA,
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    register,
+    threshold_param,
+)
 from evalnb._repeats import longest_repeat
 from evalnb._sentences import split_sentences
 
@@ -66,17 +74,7 @@ class Looping(Evaluator):
         MetricSpec("compression_ratio", "Compression ratio",
                    "zlib-compressed / raw size (low: repetitive).", threshold=0.75),
     )  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (
-        Param(
-            "metric_threshold",
-            float,
-            default=0.75,
-            low=0.0,
-            high=1.0,
-            scoring=False,
-            description="pass threshold of unique_sentences",
-        ),
-    )
+    params: ClassVar[tuple[Param, ...]] = (threshold_param(0.75, "unique_sentences"),)
 
     def score(
         self,

@@ -16,7 +16,15 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
+from evalnb._evaluator import (
+    RESULT_SCHEMA,
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    register,
+    threshold_param,
+)
 from evalnb._ngram import _global_bits, _ids, _offsets
 
 if TYPE_CHECKING:
@@ -120,8 +128,7 @@ class Rouge(Evaluator):
     )  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (
         Param("use_stemmer", bool, default=True, description="Porter-stem tokens (as H2O)"),
-        Param("metric_threshold", float, default=0.75, low=0.0, high=1.0, scoring=False,
-              description="pass threshold of rouge_l"),
+        threshold_param(0.75, "rouge_l"),
     )  # fmt: skip
 
     def score(

@@ -13,7 +13,15 @@ import polars as pl
 import regex
 
 from evalnb._ev_text_matching import bool_metrics
-from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
+from evalnb._evaluator import (
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    register,
+    result_frame,
+    threshold_param,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -62,8 +70,7 @@ class JsonSchema(Evaluator):
         Param("json_schema", str, default="{}", description="the JSON Schema, as JSON text"),
         Param("regex_timeout_s", float, default=1.0, low=0.001, high=60.0,
               description="time limit of one schema `pattern` match"),
-        Param("metric_threshold", float, default=0.5, low=0.0, high=1.0, scoring=False,
-              description="pass threshold of model_passes"),
+        threshold_param(0.5, "model_passes"),
     )  # fmt: skip
 
     @classmethod
@@ -104,7 +111,11 @@ class JsonSchema(Evaluator):
         p = np.array([np.nan if v is None else v for v in passes])
         values = {"model_passes": p, "model_failures": 1 - p, "model_retrieval_failures": p * 0,
                   "model_generation_failures": 1 - p, "model_parse_failures": p * 0}  # fmt: skip
-        return _frame(rows, values, messages, detail_on="model_passes")
+        return result_frame(rows, values, _json_messages(messages), detail_on="model_passes")
+
+
+def _json_messages(messages: list[str | None]) -> list[str | None]:
+    return [None if m is None else json.dumps({"message": m}) for m in messages]
 
 
 def _check(answer: str, validator: Any) -> tuple[float | None, str | None]:  # noqa: ANN401
@@ -123,31 +134,6 @@ def _check(answer: str, validator: Any) -> tuple[float | None, str | None]:  # n
     if error is not None:
         return 0.0, f"Actual answer is not valid against given JSON Schema: {error.message}"
     return 1.0, None
-
-
-def _frame(
-    rows: pl.DataFrame,
-    values: dict[str, np.ndarray],
-    messages: list[str | None],
-    *,
-    detail_on: str,
-) -> pl.DataFrame:
-    detail = [None if m is None else json.dumps({"message": m}) for m in messages]
-    base = rows.select("case_id", "model", "sample")
-    parts = []
-    for key, vals in values.items():
-        # The explanation sits on one metric; a row left unscored explains every metric.
-        shown = (
-            detail
-            if key == detail_on
-            else [d if np.isnan(v) else None for d, v in zip(detail, vals, strict=True)]
-        )
-        parts.append(base.with_columns(
-            metric=pl.lit(key),
-            value=pl.Series(vals, dtype=pl.Float64).fill_nan(None),
-            detail=pl.Series(shown, dtype=pl.String),
-        ))  # fmt: skip
-    return pl.concat(parts).select(list(RESULT_SCHEMA))
 
 
 @register
@@ -169,17 +155,7 @@ class Classification(Evaluator):
         MetricSpec("recall", "Recall", "Per row: exact match.", threshold=0.75),
         MetricSpec("f1", "F1", "Per row: exact match.", threshold=0.75),
     )  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (
-        Param(
-            "metric_threshold",
-            float,
-            default=0.75,
-            low=0.0,
-            high=1.0,
-            scoring=False,
-            description="pass threshold of accuracy",
-        ),
-    )
+    params: ClassVar[tuple[Param, ...]] = (threshold_param(0.75, "accuracy"),)
 
     def score(
         self,
@@ -200,4 +176,4 @@ class Classification(Evaluator):
         for i in np.flatnonzero(match["none"].to_numpy()):
             messages[i] = "no expected label to compare with"
         values = {m.key: hit for m in self.metrics}
-        return _frame(rows, values, messages, detail_on="accuracy")
+        return result_frame(rows, values, _json_messages(messages), detail_on="accuracy")

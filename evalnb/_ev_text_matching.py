@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, ClassVar
 import polars as pl
 
 from evalnb._condition import ConditionError, constraints_to_condition, parse_condition
-from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, MetricSpec, Param, register
+from evalnb._evaluator import (
+    RESULT_SCHEMA,
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    register,
+    threshold_param,
+)
 from evalnb._match import MatchResult, match_conditions
 
 if TYPE_CHECKING:
@@ -84,8 +92,7 @@ class TextMatching(Evaluator):
               description="also check the retrieved context (joined with spaces)"),
         Param("regex_timeout_s", float, default=1.0, low=0.001, high=60.0,
               description="time limit of one regexp search; past it the row is not scored"),
-        Param("metric_threshold", float, default=0.5, low=0.0, high=1.0, scoring=False,
-              description="pass threshold of model_passes"),
+        threshold_param(0.5, "model_passes"),
     )  # fmt: skip
 
     def score(

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, ClassVar
 import polars as pl
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
+
+    import numpy as np
 
     from evalnb._encoder import TextEncoder
 
@@ -23,6 +25,8 @@ __all__ = [
     "catalog",
     "get_evaluator",
     "register",
+    "result_frame",
+    "threshold_param",
 ]
 
 DOMAINS = ("generation", "retrieval", "privacy", "fairness", "summarization", "classification")
@@ -90,6 +94,21 @@ class Param:
         return value
 
 
+def threshold_param(
+    default: float, metric: str, *, low: float = 0.0, high: float | None = 1.0
+) -> Param:
+    """Build the ``metric_threshold`` parameter every evaluator has (it changes no score)."""
+    return Param(
+        "metric_threshold",
+        float,
+        default=default,
+        low=low,
+        high=high,
+        scoring=False,
+        description=f"pass threshold of {metric}",
+    )
+
+
 def _within(value: float, low: float | None, high: float | None) -> bool:
     return (low is None or value >= low) and (high is None or value <= high)
 
@@ -152,6 +171,36 @@ class Evaluator(ABC):
     def primary(cls) -> MetricSpec:
         """Return the primary metric."""
         return next((m for m in cls.metrics if m.primary), cls.metrics[0])
+
+
+def result_frame(
+    rows: pl.DataFrame,
+    values: Mapping[str, Sequence[float | None] | np.ndarray],
+    details: Sequence[str | None],
+    *,
+    detail_on: str | None = None,
+) -> pl.DataFrame:
+    """Long result rows (``RESULT_SCHEMA``) from per-metric value arrays (NaN → null).
+
+    ``details`` (JSON text per row) go on every metric, or with ``detail_on`` on that
+    metric only — except that a row left unscored explains itself on every metric.
+    """
+    base = rows.select("case_id", "model", "sample")
+    parts = []
+    for metric, vals in values.items():
+        series = pl.Series(vals, dtype=pl.Float64).fill_nan(None)
+        shown = list(details)
+        if detail_on is not None and metric != detail_on:
+            nulls = series.is_null().to_list()
+            shown = [d if null else None for d, null in zip(details, nulls, strict=True)]
+        parts.append(
+            base.with_columns(
+                metric=pl.lit(metric), value=series, detail=pl.Series(shown, dtype=pl.String)
+            )
+        )
+    if not parts:
+        return pl.DataFrame(schema=RESULT_SCHEMA)
+    return pl.concat(parts).select(list(RESULT_SCHEMA))
 
 
 _REGISTRY: dict[str, type[Evaluator]] = {}
