@@ -13,12 +13,12 @@ import numpy as np
 import polars as pl
 
 from evalnb._evaluator import (
-    RESULT_SCHEMA,
     Context,
     Evaluator,
     MetricSpec,
     Param,
     register,
+    result_frame,
     threshold_param,
 )
 from evalnb._ngram import NgramStats, flat_ngram_stats, tokenize_13a_many, tokenize_nltk
@@ -143,11 +143,6 @@ class Bleu(Evaluator):
         detail = np.full(rows.height, None, dtype=object)
         detail[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
         detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
-        base = rows.select("case_id", "model", "sample")
-        parts = []
         for metric, vals in values.items():
-            vals = np.where(errored, 0.0, vals)
-            series = pl.Series(vals, dtype=pl.Float64).set(pl.Series(no_ref), None)
-            parts.append(base.with_columns(metric=pl.lit(metric), value=series,
-                                           detail=pl.Series(detail.tolist(), dtype=pl.String)))  # fmt: skip
-        return pl.concat(parts).select(list(RESULT_SCHEMA))
+            values[metric] = np.where(no_ref, np.nan, np.where(errored, 0.0, vals))
+        return result_frame(rows, values, detail.tolist())

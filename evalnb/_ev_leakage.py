@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, ClassVar
 import polars as pl
 
 from evalnb._ev_text_matching import bool_metrics
-from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, Param, register, threshold_param
+from evalnb._evaluator import (
+    Context,
+    Evaluator,
+    Param,
+    register,
+    result_frame,
+    threshold_param,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -201,17 +208,7 @@ class _Leakage(Evaluator):
             for key, v in zip(values, vals, strict=True):
                 values[key].append(v)
             details.append(details_i)
-        base = rows.select("case_id", "model", "sample")
-        return pl.concat(
-            base.with_columns(
-                metric=pl.lit(key),
-                value=pl.Series(vals_k, dtype=pl.Float64),
-                detail=pl.Series(
-                    details if key == "model_passes" else [None] * len(details), dtype=pl.String
-                ),
-            )
-            for key, vals_k in values.items()
-        ).select(list(RESULT_SCHEMA))
+        return result_frame(rows, values, details, detail_on="model_passes")
 
 
 @register

@@ -10,15 +10,14 @@ import zlib
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-import polars as pl
 
 from evalnb._evaluator import (
-    RESULT_SCHEMA,
     Context,
     Evaluator,
     MetricSpec,
     Param,
     register,
+    result_frame,
     threshold_param,
 )
 from evalnb._repeats import longest_repeat
@@ -26,6 +25,8 @@ from evalnb._sentences import split_sentences
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    import polars as pl
 
 __all__ = ["Looping", "looping_metrics"]
 
@@ -95,9 +96,5 @@ class Looping(Evaluator):
                 memo[actual] = (u, lr, cr, json.dumps(detail) if detail else None)
             values.append(memo[actual])
         table = np.array([v[:3] for v in values], dtype=np.float64).reshape(-1, 3)
-        details = pl.Series([v[3] for v in values], dtype=pl.String)
-        base = rows.select("case_id", "model", "sample")
-        return pl.concat(
-            base.with_columns(metric=pl.lit(spec.key), value=pl.Series(table[:, k]), detail=details)
-            for k, spec in enumerate(self.metrics)
-        ).select(list(RESULT_SCHEMA))
+        columns = {spec.key: table[:, k] for k, spec in enumerate(self.metrics)}
+        return result_frame(rows, columns, [v[3] for v in values])

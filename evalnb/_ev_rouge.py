@@ -17,12 +17,12 @@ import polars as pl
 import pyarrow as pa
 
 from evalnb._evaluator import (
-    RESULT_SCHEMA,
     Context,
     Evaluator,
     MetricSpec,
     Param,
     register,
+    result_frame,
     threshold_param,
 )
 from evalnb._ngram import _global_bits, _ids, _offsets
@@ -150,15 +150,11 @@ class Rouge(Evaluator):
         detail = np.full(rows.height, None, dtype=object)
         detail[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
         detail[counts == 0] = json.dumps({"reason": "no expected answer to compare with"})
-        base = rows.select("case_id", "model", "sample")
-        parts = []
+        values: dict[str, np.ndarray] = {}
         for spec in self.metrics:
             best = np.full(rows.height, np.nan)
             if len(row_of):
                 # rouge-score keeps the first reference with the highest F-measure.
                 np.fmax.at(best, row_of, per_ref[spec.key])
-            best = np.where(errored, 0.0, best)
-            values = pl.Series(best, dtype=pl.Float64).fill_nan(None)
-            parts.append(base.with_columns(metric=pl.lit(spec.key), value=values,
-                                           detail=pl.Series(detail.tolist(), dtype=pl.String)))  # fmt: skip
-        return pl.concat(parts).select(list(RESULT_SCHEMA))
+            values[spec.key] = np.where(errored, 0.0, best)
+        return result_frame(rows, values, detail.tolist())

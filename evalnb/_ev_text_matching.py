@@ -9,22 +9,22 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, ClassVar
 
-import polars as pl
-
 from evalnb._condition import ConditionError, constraints_to_condition, parse_condition
 from evalnb._evaluator import (
-    RESULT_SCHEMA,
     Context,
     Evaluator,
     MetricSpec,
     Param,
     register,
+    result_frame,
     threshold_param,
 )
 from evalnb._match import MatchResult, match_conditions
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    import polars as pl
 
 __all__ = ["BOOL_METRICS", "TextMatching", "bool_metrics"]
 
@@ -133,20 +133,8 @@ class TextMatching(Evaluator):
             for metric, v in zip(values, row_vals, strict=True):
                 values[metric].append(v)
             details.append(detail)
-        base = rows.select("case_id", "model", "sample")
-        parts = []
-        for metric, vals in values.items():
-            # Failures explain themselves once (on model_passes); nulls on every metric.
-            own = [d if v is None else None for d, v in zip(details, vals, strict=True)]
-            shown = details if metric == "model_passes" else own
-            parts.append(
-                base.with_columns(
-                    metric=pl.lit(metric),
-                    value=pl.Series(vals, dtype=pl.Float64),
-                    detail=pl.Series(shown, dtype=pl.String),
-                )
-            )
-        return pl.concat(parts).select(list(RESULT_SCHEMA))
+        # Failures explain themselves once (on model_passes); nulls on every metric.
+        return result_frame(rows, values, details, detail_on="model_passes")
 
 
 def _row(
