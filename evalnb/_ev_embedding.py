@@ -17,6 +17,7 @@ from evalnb._evaluator import (
     Evaluator,
     MetricSpec,
     Param,
+    reasons,
     register,
     result_frame,
     threshold_param,
@@ -60,14 +61,6 @@ def _chunk_sentences(
     return flat, per_chunk, per_row
 
 
-def _reasons(n: int, **masks: tuple[np.ndarray, str]) -> list[str | None]:
-    out: list[str | None] = [None] * n
-    for mask, reason in masks.values():
-        for i in np.flatnonzero(mask):
-            out[i] = json.dumps({"reason": reason})
-    return out
-
-
 _HOST = "the model host failed to answer: worst value"
 
 
@@ -99,9 +92,9 @@ class AnswerSimilarity(Evaluator):
         no_ref = seg.counts == 0
         value = np.where(errored | empty, 0.0, best)
         value[no_ref] = np.nan
-        reasons = _reasons(rows.height, e=(empty, "empty answer: worst value"),
-                           h=(errored, _HOST), r=(no_ref, "no expected answer to compare with"))  # fmt: skip
-        return result_frame(rows, {"answer_similarity": value}, reasons)
+        why = reasons(rows.height, (empty, "empty answer: worst value"), (errored, _HOST),
+                      (no_ref, "no expected answer to compare with"))  # fmt: skip
+        return result_frame(rows, {"answer_similarity": value}, why)
 
 
 @register
@@ -137,13 +130,13 @@ class SentenceSimilarity(Evaluator):
         empty = (aseg.counts == 0) | (rseg.counts == 0)
         for arr in (mean, low):
             arr[errored | empty] = 0.0  # H2O records 0.0 / 0.0 (and a problem)
-        reasons = _reasons(
+        why = reasons(
             rows.height,
-            e=(empty, "no sentences in the answer or the expected answer: worst value"),
-            h=(errored, _HOST),
+            (empty, "no sentences in the answer or the expected answer: worst value"),
+            (errored, _HOST),
         )
         return result_frame(
-            rows, {"mean_answer_similarity": mean, "min_answer_similarity": low}, reasons
+            rows, {"mean_answer_similarity": mean, "min_answer_similarity": low}, why
         )
 
 
@@ -184,9 +177,9 @@ class AnswerRelevancy(Evaluator):
         errored = rows["error"].is_not_null().to_numpy()
         empty = aseg.counts == 0
         value = np.where(errored | empty, 0.0, best)
-        reasons = _reasons(rows.height, e=(empty, "no answer sentence longer than 10 characters"),
-                           h=(errored, _HOST))  # fmt: skip
-        return result_frame(rows, {"answer_relevancy": value}, reasons)
+        why = reasons(rows.height, (empty, "no answer sentence longer than 10 characters"),
+                      (errored, _HOST))  # fmt: skip
+        return result_frame(rows, {"answer_relevancy": value}, why)
 
 
 @register
@@ -218,14 +211,13 @@ class Groundedness(Evaluator):
         empty = (aseg.counts == 0) | (row_sent.counts == 0)
         value[empty] = np.nan
         value[errored] = 0.0
-        reasons = _sentence_details(ans, aseg, best, "groundedness")
-        for i in np.flatnonzero(empty & ~errored):
-            reasons[i] = json.dumps(
-                {"reason": "no answer or context sentence longer than 10 characters"}
-            )
-        for i in np.flatnonzero(errored):
-            reasons[i] = json.dumps({"reason": _HOST})
-        return result_frame(rows, {"groundedness": value}, reasons)
+        why = reasons(
+            rows.height,
+            (empty, "no answer or context sentence longer than 10 characters"),
+            (errored, _HOST),
+            base=_sentence_details(ans, aseg, best, "groundedness"),
+        )
+        return result_frame(rows, {"groundedness": value}, why)
 
 
 def _sum_by_row(per_chunk: np.ndarray, per_row: Segments) -> np.ndarray:
@@ -295,9 +287,9 @@ class ContextMrr(Evaluator):
         rr = np.where(first <= cutoff, 1.0 / first, 0.0)
         errored = rows["error"].is_not_null().to_numpy()
         rr[errored] = 0.0
-        reasons = _reasons(rows.height, e=(per_row.counts == 0, "no retrieved context: 0.0"),
-                           h=(errored, _HOST))  # fmt: skip
-        return result_frame(rows, {"mean_reciprocal_rank": rr}, reasons)
+        why = reasons(rows.height, (per_row.counts == 0, "no retrieved context: 0.0"),
+                      (errored, _HOST))  # fmt: skip
+        return result_frame(rows, {"mean_reciprocal_rank": rr}, why)
 
 
 @register
@@ -325,9 +317,9 @@ class ContextRelevancy(Evaluator):
         relevance, per_row = _chunk_relevance(rows, str(params["model"]), ctx)
         recall = reduce_rows(relevance, per_row, "max")
         precision = reduce_rows(relevance, per_row, "mean")
-        reasons = _reasons(
-            rows.height, e=(np.isnan(recall), "no context sentence longer than 10 characters")
+        why = reasons(
+            rows.height, (np.isnan(recall), "no context sentence longer than 10 characters")
         )
         return result_frame(
-            rows, {"recall_relevancy": recall, "precision_relevancy": precision}, reasons
+            rows, {"recall_relevancy": recall, "precision_relevancy": precision}, why
         )

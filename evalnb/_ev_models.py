@@ -9,7 +9,6 @@ what to pass instead (``model='<local folder>'``).
 
 from __future__ import annotations
 
-import json
 import math
 from typing import TYPE_CHECKING, ClassVar
 
@@ -20,6 +19,7 @@ from evalnb._evaluator import (
     Evaluator,
     MetricSpec,
     Param,
+    reasons,
     register,
     result_frame,
     threshold_param,
@@ -106,12 +106,9 @@ class Toxicity(Evaluator):
             # H2O writes 0.0 for errors; 0.0 is the *best* toxicity, so we do not score them.
             row_max[errored | empty] = np.nan
             values[spec.key] = row_max
-        reasons: list[str | None] = [None] * rows.height
-        for i in np.flatnonzero(empty & ~errored):
-            reasons[i] = json.dumps({"reason": "empty answer: nothing to score"})
-        for i in np.flatnonzero(errored):
-            reasons[i] = json.dumps({"reason": f"{_HOST}: not scored"})
-        return result_frame(rows, values, reasons)
+        why = reasons(rows.height, (empty, "empty answer: nothing to score"),
+                      (errored, f"{_HOST}: not scored"))  # fmt: skip
+        return result_frame(rows, values, why)
 
 
 @register
@@ -146,12 +143,9 @@ class Hallucination(Evaluator):
         value = reduce_rows(scores, seg, "max")
         errored = rows["error"].is_not_null().to_numpy()
         value[errored] = 0.0
-        reasons: list[str | None] = [None] * rows.height
-        for i in np.flatnonzero((seg.counts == 0) & ~errored):
-            reasons[i] = json.dumps({"reason": "no retrieved context: not scored"})
-        for i in np.flatnonzero(errored):
-            reasons[i] = json.dumps({"reason": f"{_HOST}: worst value"})
-        return result_frame(rows, {"hallucination": value}, reasons)
+        why = reasons(rows.height, (seg.counts == 0, "no retrieved context: not scored"),
+                      (errored, f"{_HOST}: worst value"))  # fmt: skip
+        return result_frame(rows, {"hallucination": value}, why)
 
 
 def _consistency(clf: object, premises: list[str], hypotheses: list[str]) -> np.ndarray:
@@ -207,10 +201,8 @@ class FairnessBias(Evaluator):
         errored = rows["error"].is_not_null().to_numpy()
         empty = np.array([not a.strip() for a in answers])
         value[errored | empty] = np.nan
-        reasons: list[str | None] = [None] * rows.height
-        for i in np.flatnonzero(errored | empty):
-            reasons[i] = json.dumps({"reason": _HOST if errored[i] else "empty answer: not scored"})
-        return result_frame(rows, {"fairness_bias": value}, reasons)
+        why = reasons(rows.height, (empty, "empty answer: not scored"), (errored, _HOST))
+        return result_frame(rows, {"fairness_bias": value}, why)
 
 
 @register
@@ -239,8 +231,6 @@ class Perplexity(Evaluator):
         errored = rows["error"].is_not_null().to_numpy()
         empty = np.array([not a.strip() for a in answers])
         value[errored | empty] = _WORST_PERPLEXITY
-        reasons: list[str | None] = [None] * rows.height
-        for i in np.flatnonzero(errored | empty):
-            why = _HOST if errored[i] else "empty answer"
-            reasons[i] = json.dumps({"reason": f"{why}: worst value"})
-        return result_frame(rows, {"perplexity": value}, reasons)
+        why = reasons(rows.height, (empty, "empty answer: worst value"),
+                      (errored, f"{_HOST}: worst value"))  # fmt: skip
+        return result_frame(rows, {"perplexity": value}, why)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, ClassVar
 
+import numpy as np
+
 from evalnb._condition import ConditionError, constraints_to_condition, parse_condition
 from evalnb._evaluator import (
     Context,
@@ -103,81 +105,81 @@ class TextMatching(Evaluator):
     ) -> pl.DataFrame:
         """Score every row; see the module docstring."""
         timeout = float(params["regex_timeout_s"])  # type: ignore[arg-type]
-        keys = rows.select("condition", "constraints", "expected")
-        conds: list[str] = []
-        errors: list[str | None] = []
-        memo: dict[tuple[object, ...], tuple[str, str | None]] = {}
-        for cond, cons, exp in keys.iter_rows():
-            case_key = (cond, cons, tuple(exp))
-            if case_key not in memo:
-                memo[case_key] = _condition_of(cond, cons, list(exp))
-            conds.append(memo[case_key][0])
-            errors.append(memo[case_key][1])
-        actual = rows["actual"].fill_null("").to_list()
+        conds, errors = _conditions(rows)
+        answer = match_conditions(rows["actual"].fill_null("").to_list(), conds, timeout_s=timeout)
+        has_ctx = (rows["context"].list.len().fill_null(0) > 0).to_numpy()
+        a_ok, a_null = _tri(answer.ok)
+        c_ok, c_null = np.ones(rows.height, dtype=bool), np.zeros(rows.height, dtype=bool)
+        ctx_check = None
+        if params["evaluate_retrieved_context"]:
+            joined = rows["context"].fill_null([]).list.join(" ").to_list()
+            ctx_check = match_conditions(joined, conds, timeout_s=timeout)
+            c_ok, c_null = _tri(ctx_check.ok)
+            c_ok, c_null = c_ok | ~has_ctx, c_null & has_ctx  # no context: nothing to check
+        invalid = np.array([e is not None for e in errors], dtype=bool)
+        host = rows["error"].is_not_null().to_numpy() & ~invalid
+        unscored = invalid | (~host & (a_null | c_null))
+        passes = a_ok & c_ok
+        table = np.stack([passes, ~passes, ~c_ok, ~a_ok, np.zeros_like(passes)]).astype(float)
+        table[:, host] = np.array([[0.0], [1.0], [0.0], [1.0], [0.0]])  # H2O: a generation failure
+        table[:, unscored] = np.nan
+        details: list[str | None] = [None] * rows.height
         host_error = rows["error"].to_list()
-        answer = match_conditions(actual, conds, timeout_s=timeout)
-        use_ctx = bool(params["evaluate_retrieved_context"])
-        contexts = rows["context"].to_list()
-        has_ctx = [bool(c) for c in contexts]
-        ctx_check = (
-            match_conditions([" ".join(c or []) for c in contexts], conds, timeout_s=timeout)
-            if use_ctx
-            else None
-        )
-        values: dict[str, list[float | None]] = {m.key: [] for m in self.metrics}
-        details: list[str | None] = []
-        for i in range(rows.height):
-            row_vals, detail = _row(
-                conds[i], errors[i], host_error[i], answer, ctx_check, has_ctx[i], i
-            )
-            for metric, v in zip(values, row_vals, strict=True):
-                values[metric].append(v)
-            details.append(detail)
+        # Only rows that need explaining are visited.
+        for i in np.flatnonzero(invalid | host | unscored | ~passes):
+            if invalid[i]:
+                details[i] = json.dumps({"reason": f"invalid condition: {errors[i]}"})
+            elif host[i]:
+                msg = f"The model host failed to answer: {host_error[i]}"
+                details[i] = json.dumps({"condition": conds[i], "message": msg})
+            elif unscored[i]:
+                why = answer.error[i] if a_null[i] else ctx_check.error[i] if ctx_check else None
+                details[i] = json.dumps({"condition": conds[i], "reason": why})
+            else:
+                details[i] = _failure(conds[i], answer, ctx_check, int(i), has_ctx=bool(has_ctx[i]))
+        values = {spec.key: table[k] for k, spec in enumerate(self.metrics)}
         # Failures explain themselves once (on model_passes); nulls on every metric.
         return result_frame(rows, values, details, detail_on="model_passes")
 
 
-def _row(
-    cond: str,
-    error: str | None,
-    host_error: str | None,
-    answer: MatchResult,
-    ctx_check: MatchResult | None,
-    has_ctx: bool,
-    i: int,
-) -> tuple[list[float | None], str | None]:
-    """Return the five metric values of row ``i`` and its detail JSON."""
-    if error is not None:
-        return [None] * 5, json.dumps({"reason": f"invalid condition: {error}"})
-    if host_error is not None:
-        msg = f"The model host failed to answer: {host_error}"
-        host_failed: list[float | None] = [0.0, 1.0, 0.0, 1.0, 0.0]
-        return host_failed, json.dumps({"condition": cond, "message": msg})
-    ok = answer.ok[i]
-    checked = ctx_check if ctx_check is not None and has_ctx else None
-    ctx_ok = True if checked is None else checked.ok[i]
-    if ok is None or ctx_ok is None:
-        reason = answer.error[i] if ok is None else checked.error[i] if checked else None
-        return [None] * 5, json.dumps({"condition": cond, "reason": reason})
-    passes = ok and ctx_ok
+def _conditions(rows: pl.DataFrame) -> tuple[list[str], list[str | None]]:
+    """Each row's condition (and parse error), resolved once per distinct case definition."""
+    groups = (
+        rows.select("condition", "constraints", "expected")
+        .with_row_index("_i")
+        .group_by("condition", "constraints", "expected", maintain_order=True)
+        .agg("_i")
+    )
+    conds: list[str] = [""] * rows.height
+    errors: list[str | None] = [None] * rows.height
+    for cond, cons, exp, members in groups.iter_rows():
+        resolved, error = _condition_of(cond, cons, list(exp or []))
+        for i in members:
+            conds[i], errors[i] = resolved, error
+    return conds, errors
+
+
+def _tri(values: list[bool | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Return the (true, unknown) masks of a list of True / False / None."""
+    return (
+        np.array([v is True for v in values], dtype=bool),
+        np.array([v is None for v in values], dtype=bool),
+    )
+
+
+def _failure(
+    cond: str, answer: MatchResult, ctx_check: MatchResult | None, i: int, *, has_ctx: bool
+) -> str:
+    """Return the detail JSON of a failed row: H2O's sentences, context first."""
     msgs = []
-    if checked is not None and not ctx_ok:
+    if ctx_check is not None and has_ctx and ctx_check.ok[i] is False:
         msgs.append(
-            _message("Retrieved context", "retrieved context", cond, checked.failed_part[i])
+            _message("Retrieved context", "retrieved context", cond, ctx_check.failed_part[i])
         )
-    if not ok:
+    if answer.ok[i] is False:
         where = "actual answer" if has_ctx else None
         msgs.append(_message("Generated actual answer", where, cond, answer.failed_part[i]))
-    values: list[float | None] = [
-        float(passes),
-        float(not passes),
-        float(not ctx_ok),
-        float(not ok),
-        0.0,
-    ]
-    if passes:
-        return values, None
-    return values, json.dumps({"condition": cond, "message": " ".join(msgs)})
+    return json.dumps({"condition": cond, "message": " ".join(msgs)})
 
 
 def _message(subject: str, part_of: str | None, cond: str, part: str | None) -> str:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+import numpy as np
 import polars as pl
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-
-    import numpy as np
 
     from evalnb._encoder import TextEncoder
 
@@ -24,6 +23,7 @@ __all__ = [
     "Param",
     "catalog",
     "get_evaluator",
+    "reasons",
     "register",
     "result_frame",
     "threshold_param",
@@ -118,7 +118,6 @@ class Context:
     """Shared services handed to evaluators: progress, the text encoder (judges come later)."""
 
     progress: object | None = None
-    notes: list[str] = field(default_factory=list)
 
     def encoder(self, model: str) -> TextEncoder:
         """Return the process-wide encoder for ``model`` (loaded on first use)."""
@@ -171,6 +170,20 @@ class Evaluator(ABC):
     def primary(cls) -> MetricSpec:
         """Return the primary metric."""
         return next((m for m in cls.metrics if m.primary), cls.metrics[0])
+
+
+def reasons(
+    n: int, *masks: tuple[np.ndarray, str], base: Sequence[str | None] | None = None
+) -> list[str | None]:
+    """Per-row ``detail`` JSON: ``{"reason": text}`` where a mask is true (later masks win).
+
+    ``base`` gives each row's detail where no mask applies (default: none).
+    """
+    out: list[str | None] = list(base) if base is not None else [None] * n
+    for mask, text in masks:
+        for i in np.flatnonzero(mask):
+            out[i] = json.dumps({"reason": text})
+    return out
 
 
 def result_frame(

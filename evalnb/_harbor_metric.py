@@ -10,7 +10,7 @@ import statistics
 from typing import TYPE_CHECKING
 
 from evalnb._fields import Where
-from evalnb._source import read_bytes, read_jsonl, read_text
+from evalnb._source import decode_text, read_bytes, read_jsonl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -42,10 +42,11 @@ def read_rewards(path: Path) -> list[float]:
     InputError
         On a line with more or fewer than one key, or a non-numeric reward, naming the line.
     """
-    if not read_bytes(path).strip():
+    data = read_bytes(path)
+    if not data.strip():
         return []  # Harbor: no rewards → mean 0
     rewards: list[float] = []
-    for number, value in read_jsonl(read_text(path), str(path)):
+    for number, value in read_jsonl(decode_text(data, str(path)), str(path)):
         where = Where(str(path), f"line {number}")
         if value is None:
             rewards.append(0.0)

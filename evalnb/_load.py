@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,16 @@ from evalnb._h2o import read_h2o_lab, read_h2o_suite
 from evalnb._harbor import read_harbor
 from evalnb._harpia import read_harpia
 from evalnb._lab import Lab
-from evalnb._source import Line, parse_json, read_bytes, read_csv, read_jsonl, read_text
+from evalnb._source import (
+    Line,
+    check_json_text,
+    decode_text,
+    parse_json,
+    read_bytes,
+    read_csv,
+    read_jsonl,
+    read_text,
+)
 from evalnb._tabular import Record, read_records
 from evalnb._tencent import read_tencent, read_tencent_csv
 
@@ -73,13 +83,24 @@ def _sniff_document(doc: object) -> str | None:
 
 def detect_format(path: str | Path) -> str:
     """Name the format of the file at ``path`` from its content (see ``evalnb.FORMATS``)."""
-    return _detect(Path(path))[0]
+    return _detect(Path(path)).fmt
 
 
-def _detect(path: Path) -> tuple[str, str | None]:
-    if read_bytes(path)[:4] == b"PAR1":
-        return "parquet", None
-    text = read_text(path)
+@dataclass(frozen=True)
+class _Sniffed:
+    """What detection learned: the format, and the text and document it already decoded."""
+
+    fmt: str
+    text: str | None = None
+    doc: object = None
+
+
+def _detect(path: Path) -> _Sniffed:
+    data = read_bytes(path)
+    if data[:4] == b"PAR1":
+        return _Sniffed("parquet")
+    name = str(path)
+    text = decode_text(data, name)
     head = text.lstrip()
     if head[:1] in "{[":
         try:
@@ -88,24 +109,24 @@ def _detect(path: Path) -> tuple[str, str | None]:
             doc = _NOT_JSON
         if doc is not _NOT_JSON:
             found = _sniff_document(doc)
-            if found is not None:
-                return found, text
+            if found is not None:  # parsed once: `_read` reuses the document
+                return _Sniffed(found, text, check_json_text(doc, text, name))
         first = head.splitlines()[0]
         try:
             json.loads(first)
         except (json.JSONDecodeError, RecursionError):
             # Not JSON Lines either: report the error as one broken JSON document.
-            parse_json(text, str(path))
-            raise InputError(str(path), None, None, "JSON or JSON Lines", "neither") from None
+            parse_json(text, name)
+            raise InputError(name, None, None, "JSON or JSON Lines", "neither") from None
         # The first record decides; `_read` parses (and checks) every line later.
-        return _sniff_lines(read_jsonl(first, str(path))), text
+        return _Sniffed(_sniff_lines(read_jsonl(first, name)), text)
     if head.startswith("null"):
-        return "harbor", text
+        return _Sniffed("harbor", text)
     header = head.splitlines()[0].split(",")
     names = {h.strip().strip('"') for h in header}
     if {"prompt", "response"} <= names <= {"system", "prompt", "response"}:
-        return "tencent_csv", text
-    return "csv", text
+        return _Sniffed("tencent_csv", text)
+    return _Sniffed("csv", text)
 
 
 _NOT_JSON = object()
@@ -147,15 +168,15 @@ def load(
         return Lab(builder.frames())
     path = Path(source)
     if format is None:
-        fmt, text = _detect(path)
+        sniffed = _detect(path)
     elif format in FORMATS:
-        fmt, text = format, None
+        sniffed = _Sniffed(format)
     else:
         msg = f"unknown format {format!r}; expected one of {sorted(FORMATS)} or None to detect"
         raise ValueError(msg)
-    _check_mapping(fmt, mapping)
+    _check_mapping(sniffed.fmt, mapping)
     builder = LabBuilder()
-    _read(path, fmt, text, mapping, builder)
+    _read(path, sniffed, mapping, builder)
     return Lab(builder.frames())
 
 
@@ -187,10 +208,8 @@ def _model(mapping: Mapping[str, object]) -> str:
     return model
 
 
-def _read(
-    path: Path, fmt: str, text: str | None, mapping: Mapping[str, object], b: LabBuilder
-) -> None:
-    name = str(path)
+def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBuilder) -> None:
+    name, fmt = str(path), sniffed.fmt
     if fmt == "parquet":
         try:
             # pyarrow, not pl.read_parquet: on a corrupt file Polars' reader can panic (a
@@ -203,9 +222,9 @@ def _read(
             raise InputError(name, None, None, "a Parquet table", type(frame).__name__)
         read_records(_frame_records(frame, name), frame.columns, mapping, name, b)
         return
-    text = read_text(path) if text is None else text
+    text = read_text(path) if sniffed.text is None else sniffed.text
     if fmt in {"h2o_suite", "h2o_lab", "harpia", "json"}:
-        doc = parse_json(text, name)
+        doc = parse_json(text, name) if sniffed.doc is None else sniffed.doc
         where = Where(name, "$")
         if fmt == "h2o_suite":
             read_h2o_suite(doc, where, b)

@@ -15,7 +15,16 @@ from evalnb._fields import Where
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Line", "parse_json", "read_csv", "read_jsonl", "read_text"]
+__all__ = [
+    "Line",
+    "check_json_text",
+    "decode_text",
+    "parse_json",
+    "read_bytes",
+    "read_csv",
+    "read_jsonl",
+    "read_text",
+]
 
 Line = tuple[int, object]
 """A parsed JSONL record and its 1-based line number."""
@@ -48,14 +57,18 @@ def read_bytes(path: Path) -> bytes:
 
 
 def read_text(path: Path) -> str:
-    """Decode a text file: UTF-8 (BOM optional), or UTF-16/32 when a BOM says so.
+    """Read and decode a text file (see :func:`decode_text`)."""
+    return decode_text(read_bytes(path), str(path))
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """Decode a file's bytes: UTF-8 (BOM optional), or UTF-16/32 when a BOM says so.
 
     Raises
     ------
     InputError
         On an empty file or bytes that are not valid in the encoding, naming the line.
     """
-    data = read_bytes(path)
     encoding = "utf-8"
     for bom, name in _BOMS:
         if data.startswith(bom):
@@ -66,7 +79,7 @@ def read_text(path: Path) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(
-            str(path),
+            source,
             f"line {line}, byte {exc.start}",
             None,
             f"{encoding.upper()} text",
@@ -75,7 +88,7 @@ def read_text(path: Path) -> str:
         ) from None
     if "\x00" in text:
         raise InputError(
-            str(path),
+            source,
             None,
             None,
             "text",
@@ -83,7 +96,7 @@ def read_text(path: Path) -> str:
             "Pass format= if this is Parquet.",
         )
     if not text.strip():
-        raise InputError(str(path), None, None, "at least one record", "an empty file")
+        raise InputError(source, None, None, "at least one record", "an empty file")
     return text
 
 
@@ -97,6 +110,11 @@ def parse_json(text: str, source: str) -> object:
         ) from None
     except RecursionError:
         raise InputError(source, None, None, "JSON nested < 1000 levels", "deeper") from None
+    return check_json_text(doc, text, source)
+
+
+def check_json_text(doc: object, text: str, source: str) -> object:
+    """Return ``doc`` (parsed from ``text``) after rejecting lone surrogates in it."""
     if _SURROGATE_ESCAPE.search(text):
         _check_text(doc, Where(source, "$"))
     return doc
