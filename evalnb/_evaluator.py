@@ -272,9 +272,11 @@ def _load_catalog() -> None:
     import evalnb._ev_bleu  # noqa: PLC0415
     import evalnb._ev_embedding  # noqa: PLC0415
     import evalnb._ev_encoding  # noqa: PLC0415
+    import evalnb._ev_gptscore  # noqa: PLC0415
     import evalnb._ev_leakage  # noqa: PLC0415
     import evalnb._ev_looping  # noqa: PLC0415
     import evalnb._ev_models  # noqa: PLC0415
     import evalnb._ev_rouge  # noqa: PLC0415
     import evalnb._ev_rules  # noqa: PLC0415
+    import evalnb._ev_summarization  # noqa: PLC0415
     import evalnb._ev_text_matching  # noqa: F401, PLC0415

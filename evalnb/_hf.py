@@ -21,7 +21,15 @@ from evalnb._errors import EvalnbError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["CausalLM", "Classifier", "ModelUnavailable", "load_causal_lm", "load_classifier"]
+__all__ = [
+    "CausalLM",
+    "Classifier",
+    "ModelUnavailable",
+    "ScoringLM",
+    "load_causal_lm",
+    "load_classifier",
+    "load_scoring_lm",
+]
 
 
 class ModelUnavailable(EvalnbError):
@@ -38,18 +46,25 @@ def _load(kind: str, name: str, evaluator: str, **kwargs: Any) -> tuple[Any, Any
     import transformers  # noqa: PLC0415
 
     source = str(Path(name).expanduser()) if Path(name).expanduser().is_dir() else name
-    auto = getattr(transformers, kind)
+
+    def fetch(local: bool) -> tuple[Any, Any]:
+        config = transformers.AutoConfig.from_pretrained(source, local_files_only=local, **kwargs)
+        # kind "lm": a decoder-only or an encoder-decoder LM, whichever the model is
+        name_of_auto = kind
+        if kind == "lm":
+            seq2seq = bool(getattr(config, "is_encoder_decoder", False))
+            name_of_auto = "AutoModelForSeq2SeqLM" if seq2seq else "AutoModelForCausalLM"
+        auto = getattr(transformers, name_of_auto)
+        tok = transformers.AutoTokenizer.from_pretrained(source, local_files_only=local, **kwargs)
+        return tok, auto.from_pretrained(source, config=config, local_files_only=local, **kwargs)
+
     try:
         try:  # the local copy first: no network round trips (and retries) when it is there
-            tokenizer = transformers.AutoTokenizer.from_pretrained(
-                source, local_files_only=True, **kwargs
-            )
-            model = auto.from_pretrained(source, local_files_only=True, **kwargs)
+            tokenizer, model = fetch(local=True)
         except OSError:
             if os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
                 raise
-            tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
-            model = auto.from_pretrained(source, **kwargs)
+            tokenizer, model = fetch(local=False)
     except (OSError, ValueError) as exc:
         msg = (
             f"{evaluator}: model {name!r} is not available ({str(exc).splitlines()[0]}). "
@@ -151,3 +166,101 @@ def load_causal_lm(name: str, evaluator: str) -> CausalLM:
     """Load a causal LM once per process."""
     tokenizer, model = _load("AutoModelForCausalLM", name, evaluator)
     return CausalLM(tokenizer, model)
+
+
+@dataclass
+class ScoringLM:
+    """A causal or encoder-decoder LM giving the mean NLL of a continuation after a prefix."""
+
+    tokenizer: Any
+    model: Any
+    batch_size: int = 8
+
+    def continuation_nll(self, prefixes: Sequence[str], continuations: Sequence[str]) -> np.ndarray:
+        """Average negative log-likelihood of each continuation's tokens given its prefix.
+
+        Prefix and continuation are tokenized separately, so the scored tokens are exactly
+        the continuation's (GPTScore's convention). A causal LM reads ``prefix + continuation``
+        and the prefix is cut from the left when the pair is too long; an encoder-decoder LM
+        reads the prefix and scores the continuation as its target. NaN: empty continuation.
+        """
+        import torch  # noqa: PLC0415
+
+        seq2seq = bool(getattr(self.model.config, "is_encoder_decoder", False))
+        config = self.model.config
+        positions = getattr(config, "n_positions", None) or getattr(
+            config, "max_position_embeddings", None
+        )
+        limit = min(_max_len(self.tokenizer), positions or 1_000_000)
+        device = next(self.model.parameters()).device
+        special = {"add_special_tokens": seq2seq}  # T5 wants its </s>; GPT-2 adds nothing anyway
+        heads = [self.tokenizer(p, **special)["input_ids"] for p in prefixes]
+        tails = [self.tokenizer(c, **special)["input_ids"] for c in continuations]
+        out = np.full(len(prefixes), np.nan)
+        pad = self.tokenizer.pad_token_id
+        pad = pad if pad is not None else (self.tokenizer.eos_token_id or 0)
+        order = np.argsort([len(h) + len(t) for h, t in zip(heads, tails, strict=True)])
+        for start in range(0, len(order), self.batch_size):
+            idx = [int(i) for i in order[start : start + self.batch_size] if tails[i]]
+            if not idx:
+                continue
+            if seq2seq:
+                src = [heads[i][-limit:] for i in idx]
+                tgt = [tails[i][:limit] for i in idx]
+                enc, enc_mask = _pad(src, pad)
+                labels, lab_mask = _pad(tgt, pad)
+                with torch.inference_mode():
+                    logits = self.model(
+                        input_ids=enc.to(device),
+                        attention_mask=enc_mask.to(device),
+                        labels=labels.masked_fill(lab_mask == 0, -100).to(device),
+                    ).logits.float()
+                nll = _token_nll(logits, labels.to(device), lab_mask.to(device))
+            else:
+                seqs, scored = [], []
+                for i in idx:
+                    tail = tails[i][: limit - 1]
+                    head = heads[i][-(limit - len(tail)) :] if len(tail) < limit else []
+                    seqs.append(head + tail)
+                    scored.append([0] * len(head) + [1] * len(tail))
+                ids, mask = _pad(seqs, pad)
+                keep, _ = _pad(scored, 0)
+                with torch.inference_mode():
+                    logits = self.model(
+                        input_ids=ids.to(device), attention_mask=mask.to(device)
+                    ).logits.float()
+                # position t predicts token t + 1
+                nll = _token_nll(logits[:, :-1], ids[:, 1:].to(device), keep[:, 1:].to(device))
+            out[idx] = nll.cpu().numpy()
+        return out
+
+
+def _pad(seqs: list[list[int]], pad: int) -> tuple[Any, Any]:
+    """Right-pad token id lists into (ids, mask) tensors."""
+    import torch  # noqa: PLC0415
+
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return ids, mask
+
+
+def _token_nll(logits: Any, targets: Any, keep: Any) -> Any:  # noqa: ANN401
+    """Mean cross-entropy over the kept target positions of each row."""
+    import torch  # noqa: PLC0415
+
+    loss = torch.nn.functional.cross_entropy(
+        logits.transpose(1, 2), targets.masked_fill(keep == 0, 0), reduction="none"
+    )
+    weight = keep.float()
+    return (loss * weight).sum(dim=1) / weight.sum(dim=1).clamp(min=1)
+
+
+@lru_cache(maxsize=4)
+def load_scoring_lm(name: str, evaluator: str) -> ScoringLM:
+    """Load a causal or encoder-decoder LM (by its config) once per process."""
+    tokenizer, model = _load("lm", name, evaluator)
+    return ScoringLM(tokenizer, model)

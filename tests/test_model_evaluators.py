@@ -73,7 +73,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tok = GPT2TokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>")
     tok.save_pretrained(gpt)
     torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=64, n_embd=16, n_layer=1,
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=256, n_embd=16, n_layer=1,
                                n_head=2)).save_pretrained(gpt)  # fmt: skip
     return {
         "toxicity": _bert(root / "tox", toxic, 1),
@@ -162,3 +162,137 @@ def test_missing_model_is_a_clear_error() -> None:
         match=r"model 'unitary/toxic-bert' is not available.*model='<local folder>'",
     ):
         evalnb.evaluate(_lab(), ["toxicity"], progress=False)
+
+
+def _direct_anll(folder: Path, prefix: str, continuation: str) -> float:
+    tok = GPT2TokenizerFast.from_pretrained(folder)
+    model = GPT2LMHeadModel.from_pretrained(folder).eval()
+    head, tail = tok(prefix)["input_ids"], tok(continuation)["input_ids"]
+    ids = torch.tensor([head + tail])
+    with torch.inference_mode():
+        logp = torch.log_softmax(model(input_ids=ids).logits[0], dim=-1)
+    return -float(np.mean([logp[len(head) + k - 1, t].item() for k, t in enumerate(tail)]))
+
+
+def test_gptscore_translation_averages_both_directions(models: dict[str, Path]) -> None:
+    lab = evalnb.load(pl.DataFrame({"prompt": ["p", "q"], "expected": ["the cat sat.", "x"],
+                                    "actual": ["a cat is on the mat.", "  "]}))  # fmt: skip
+    lab = evalnb.evaluate(lab, ["gptscore_translation"], model=str(models["perplexity"]),
+                          progress=False)  # fmt: skip
+    pre = "Rewrite the following text with its core information and consistent facts: {} In other words,"
+    want = (
+        _direct_anll(models["perplexity"], pre.format("the cat sat."), " a cat is on the mat.")
+        + _direct_anll(models["perplexity"], pre.format("a cat is on the mat."), " the cat sat.")
+    ) / 2
+    got = _values(lab, "accuracy")
+    assert got[0] == pytest.approx(want, rel=1e-5)
+    assert got[1] is None  # blank answer: not scored, with a reason
+    assert {"accuracy", "fluency", "multidimensional_quality_metrics"} <= set(lab.scores["metric"])
+
+
+def test_gptscore_with_an_encoder_decoder_lm(models: dict[str, Path], tmp_path: Path) -> None:
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    tok = GPT2TokenizerFast.from_pretrained(models["perplexity"])
+    tok.save_pretrained(tmp_path)
+    torch.manual_seed(4)
+    config = BartConfig(vocab_size=len(tok), d_model=16, encoder_layers=1, decoder_layers=1,
+                        encoder_attention_heads=2, decoder_attention_heads=2,
+                        encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=128,
+                        pad_token_id=0, bos_token_id=0, eos_token_id=0, decoder_start_token_id=0)  # fmt: skip
+    BartForConditionalGeneration(config).save_pretrained(tmp_path)
+    lab = evalnb.load(pl.DataFrame({"prompt": ["the dog sat on the mat. it is good."],
+                                    "actual": ["the dog sat."]}))  # fmt: skip
+    lab = evalnb.evaluate(lab, ["gptscore_summary"], model=str(tmp_path), progress=False)
+    model = BartForConditionalGeneration.from_pretrained(tmp_path).eval()
+    src = tok("Generate a coherent summary for the following text: "
+              "the dog sat on the mat. it is good. Tl;dr", return_tensors="pt")["input_ids"]  # fmt: skip
+    tgt = tok(" the dog sat.", return_tensors="pt")["input_ids"]
+    with torch.inference_mode():
+        loss = model(input_ids=src, labels=tgt).loss.item()
+    assert _values(lab, "coherence")[0] == pytest.approx(loss, rel=1e-5)
+
+
+def test_gptscore_qa_scores_answer_yes(models: dict[str, Path]) -> None:
+    lab = evalnb.load(pl.DataFrame({"prompt": ["is the cat good?"], "actual": ["it is good."]}))
+    lab = evalnb.evaluate(lab, ["gptscore_qa"], model=str(models["perplexity"]), progress=False)
+    prefix = ("Answer the question based on the conversation between a human and AI.\n"
+              "Question: Are the responses of AI fluently written? (a) Yes. (b) No.\n"
+              "Conversation: Human: is the cat good?\nAI: it is good.\n")  # fmt: skip
+    want = _direct_anll(models["perplexity"], prefix, "Answer: Yes")
+    assert _values(lab, "fluency")[0] == pytest.approx(want, rel=1e-5)
+    assert len(set(lab.scores["metric"])) == 8
+
+
+_DOC = (
+    "The cat sat on the mat all day. The dog is a good dog indeed. It is nice and good today. "
+    "The answer is bad, you see. A dog sat on a cat mat. The mat is nice and the cat is good. "
+    "It is a bad answer, the dog said. Good cats are nice on mats."
+)
+
+
+def _nli_and_weights(models: dict[str, Path], tmp_path: Path) -> tuple[Path, Path]:
+    nli = _bert(tmp_path / "nli", ["entailment", "neutral", "contradiction"], 5)
+    torch.manual_seed(6)
+    state = {"mlp.weight": torch.randn(1, 23), "mlp.bias": torch.randn(1),
+             "layer_final.weight": torch.randn(2, 3), "layer_final.bias": torch.randn(2)}  # fmt: skip
+    torch.save(state, tmp_path / "conv.bin")
+    return nli, tmp_path / "conv.bin"
+
+
+def test_summarization_faithfulness_and_completeness(
+    models: dict[str, Path], tmp_path: Path
+) -> None:
+    nli, conv = _nli_and_weights(models, tmp_path)
+    summary = "The cat sat on the mat all day. The dog is a good dog indeed."
+    lab = evalnb.load(pl.DataFrame({"prompt": [_DOC, _DOC, "Too short.", _DOC],
+                                    "actual": [summary, _DOC, summary, "One sentence only."],
+                                    "model": ["a", "b", "a", "c"]}))  # fmt: skip
+    lab = evalnb.evaluate(lab, ["summarization"], nli_model=str(nli), conv_weights=str(conv),
+                          model="all-MiniLM-L6-v2", progress=False)  # fmt: skip
+    doc, summ = split_sentences([_DOC, summary], min_chars=10)
+    logits = _direct_logits(nli, [d for d in doc for _ in summ], [s for _ in doc for s in summ])
+    image = (np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True))[:, 0].reshape(
+        len(doc), len(summ)
+    )
+    assert _values(lab, "faithfulness_zs")[0] == pytest.approx(image.max(axis=0).mean(), abs=1e-5)
+    # SummaC-Conv by the book: np.histogram per summary sentence, linear, mean, softmax
+    state = torch.load(conv, weights_only=True)
+    bins = [0.0, 0.01, 0.02, 0.03, 0.04, 0.07, 0.13, 0.37, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95,
+            0.955, 0.96, 0.965, 0.97, 0.975, 0.98, 0.985, 0.99, 0.995, 1.0]  # fmt: skip
+    hist = np.array(
+        [np.histogram(image[:, j], bins=bins, range=(0, 1))[0] for j in range(len(summ))]
+    )
+    mean = (hist @ state["mlp.weight"].numpy()[0] + state["mlp.bias"].item()).mean()
+    logit = (
+        state["layer_final.weight"].numpy() @ np.full(3, mean) + state["layer_final.bias"].numpy()
+    )
+    want = np.exp(logit[1]) / np.exp(logit).sum()
+    assert _values(lab, "faithfulness_conv")[0] == pytest.approx(want, abs=1e-5)
+    complete = _values(lab, "completeness")
+    assert complete[1] == pytest.approx(1.0)  # the document summarises itself completely
+    assert 0.0 <= complete[0] < 1.0
+    assert complete[2:] == [None, None]
+    why = [
+        json.loads(d)["reason"]
+        for d in lab.scores.filter(pl.col("metric") == "completeness")["detail"][2:]
+    ]
+    assert why[0].startswith("document (prompt) too short")
+    assert why[1].startswith("summary too short")
+
+
+def test_summarization_without_conv_weights_says_so(
+    models: dict[str, Path], tmp_path: Path
+) -> None:
+    nli, _ = _nli_and_weights(models, tmp_path)
+    lab = evalnb.load(
+        pl.DataFrame({"prompt": [_DOC], "actual": ["The cat sat on the mat. The dog is good."]})
+    )
+    lab = evalnb.evaluate(lab, ["summarization"], nli_model=str(nli), model="all-MiniLM-L6-v2",
+                          progress=False)  # fmt: skip
+    row = lab.scores.filter(pl.col("metric") == "faithfulness_conv").row(0, named=True)
+    assert row["value"] is None
+    assert "conv_weights" in json.loads(row["detail"])["reason"]
+    with pytest.raises(ModelUnavailable, match="SummaC-Conv weights not found"):
+        evalnb.evaluate(lab, ["summarization"], nli_model=str(nli), model="all-MiniLM-L6-v2",
+                        conv_weights=str(tmp_path / "nope.bin"), progress=False)  # fmt: skip

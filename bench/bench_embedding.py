@@ -1,0 +1,94 @@
+"""Answer semantic similarity: evalnb's evaluator vs ragas ``SemanticSimilarity`` and raw encode.
+
+Usage: .venv/bin/python bench/bench_embedding.py [--pairs 5000] [--model all-MiniLM-L6-v2]
+
+All three use the same sentence-transformers model, loaded before timing. Measured:
+- ragas 0.4 ``SemanticSimilarity`` (embeddings only, no LLM) over every pair with
+  ``batch_score`` — the peer;
+- ``SentenceTransformer.encode`` of every distinct text in one call plus the cosines — the
+  floor any embedding metric has to pay;
+- ``evalnb.evaluate(lab, ["answer_similarity"])`` with a cold embedding cache (a fresh
+  cache folder), end to end: unique texts, length-sorted batches, per-row cosine.
+Prints seconds, the ratios and the largest |Δ| between ragas' and our scores. Pass
+``--device cuda`` on a GPU machine (bf16 there; sentences/s is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import polars as pl
+
+import evalnb
+from evalnb._encoder import get_encoder, resolve_model
+from evalnb._synthetic import pairs
+
+
+def main() -> None:
+    """Run the comparison and print one line per contender."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=5000)
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--skip-ragas", action="store_true", help="no ragas installed here")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    cands, refs = pairs(args.pairs, seed=11)
+    target, _ = resolve_model(args.model)
+    texts = list(dict.fromkeys(cands + refs))
+    print(f"{args.pairs} pairs, {len(texts)} distinct texts, model {args.model}")
+
+    from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+
+    raw = SentenceTransformer(target)
+    raw.encode(["warm up"])
+    start = time.perf_counter()
+    vec = raw.encode(texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True)
+    where = {t: i for i, t in enumerate(texts)}
+    raw_scores = np.einsum(
+        "ij,ij->i", vec[[where[c] for c in cands]], vec[[where[r] for r in refs]]
+    )
+    t_raw = time.perf_counter() - start
+
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["EVALNB_CACHE_DIR"] = cache
+        get_encoder(args.model).encode(["warm up"])
+        lab = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(args.pairs)],
+                                        "expected": refs, "actual": cands}))  # fmt: skip
+        start = time.perf_counter()
+        lab = evalnb.evaluate(lab, ["answer_similarity"], model=args.model, progress=False)
+        t_ours = time.perf_counter() - start
+    ours_scores = (
+        lab.scores.join(lab.cases.select("case_id", "prompt"), on="case_id")
+        .with_columns(pl.col("prompt").str.slice(1).cast(pl.Int64).alias("i"))
+        .sort("i")["value"]
+        .to_numpy()
+    )
+    print(f"raw encode + cosine       {t_raw:8.2f} s  ({len(texts) / t_raw:,.0f} texts/s)")
+    print(f"evalnb answer_similarity  {t_ours:8.2f} s  ({len(texts) / t_ours:,.0f} texts/s)"
+          f"  vs raw: {t_ours / t_raw:.2f}×   max |Δ| vs raw {np.abs(ours_scores - raw_scores).max():.2e}")  # fmt: skip
+    if args.skip_ragas:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from ragas.embeddings import HuggingFaceEmbeddings  # noqa: PLC0415
+        from ragas.metrics.collections import SemanticSimilarity  # noqa: PLC0415
+
+        metric = SemanticSimilarity(embeddings=HuggingFaceEmbeddings(model=target))
+        metric.batch_score([{"reference": "warm", "response": "up"}])
+        start = time.perf_counter()
+        results = metric.batch_score(
+            [{"reference": r, "response": c} for c, r in zip(cands, refs, strict=True)]
+        )
+        t_ragas = time.perf_counter() - start
+    theirs = np.array([r.value for r in results], dtype=np.float64)
+    print(f"ragas SemanticSimilarity  {t_ragas:8.2f} s   ratio ragas/evalnb {t_ragas / t_ours:.1f}×"
+          f"   max |Δ| {np.abs(theirs - ours_scores).max():.2e} over {len(theirs)} rows")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
