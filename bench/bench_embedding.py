@@ -34,20 +34,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=5000)
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument(
+        "--models",
+        type=int,
+        default=1,
+        help="answers per case (a lab comparing models shares its references)",
+    )
     parser.add_argument("--skip-ragas", action="store_true", help="no ragas installed here")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    cands, refs = pairs(args.pairs, seed=11)
+    per_model = max(1, args.pairs // args.models)
+    cases, refs_once = pairs(per_model, seed=11)
+    cands, refs, prompts, models = [], [], [], []
+    for k in range(args.models):
+        answers = cases if k == 0 else pairs(per_model, seed=11 + k)[0]
+        cands += answers
+        refs += refs_once
+        prompts += [f"q{i}" for i in range(per_model)]
+        models += [f"m{k}"] * per_model
     target, _ = resolve_model(args.model)
     texts = list(dict.fromkeys(cands + refs))
-    print(f"{args.pairs} pairs, {len(texts)} distinct texts, model {args.model}")
+    print(
+        f"{len(cands)} pairs ({args.models} model(s) per case), {len(texts)} distinct texts, "
+        f"model {args.model}"
+    )
 
     from sentence_transformers import SentenceTransformer  # noqa: PLC0415
 
     raw = SentenceTransformer(target)
     raw.encode(["warm up"])
     start = time.perf_counter()
-    vec = raw.encode(texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True)
+    vec = raw.encode(texts, batch_size=16, convert_to_numpy=True, normalize_embeddings=True)
     where = {t: i for i, t in enumerate(texts)}
     raw_scores = np.einsum(
         "ij,ij->i", vec[[where[c] for c in cands]], vec[[where[r] for r in refs]]
@@ -57,7 +74,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         os.environ["EVALNB_CACHE_DIR"] = cache
         get_encoder(args.model).encode(["warm up"])
-        lab = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(args.pairs)],
+        lab = evalnb.load(pl.DataFrame({"prompt": prompts, "model": models,
                                         "expected": refs, "actual": cands}))  # fmt: skip
         start = time.perf_counter()
         lab = evalnb.evaluate(lab, ["answer_similarity"], model=args.model, progress=False)
@@ -65,7 +82,7 @@ def main() -> None:
     ours_scores = (
         lab.scores.join(lab.cases.select("case_id", "prompt"), on="case_id")
         .with_columns(pl.col("prompt").str.slice(1).cast(pl.Int64).alias("i"))
-        .sort("i")["value"]
+        .sort("model", "i")["value"]
         .to_numpy()
     )
     print(f"raw encode + cosine       {t_raw:8.2f} s  ({len(texts) / t_raw:,.0f} texts/s)")

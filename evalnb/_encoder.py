@@ -97,7 +97,7 @@ class TextEncoder:
     device
         ``"cuda"`` or ``"cpu"``; default: CUDA when available.
     batch_size
-        Texts per forward pass.
+        Texts per forward pass (default: 16 on a CPU, 256 on a GPU).
     cache_dir
         Folder of the persistent embedding cache (default ``$EVALNB_CACHE_DIR`` or
         ``~/.cache/evalnb``); ``None`` keeps the cache in memory only.
@@ -108,7 +108,7 @@ class TextEncoder:
         model: str = DEFAULT_MODEL,
         *,
         device: str | None = None,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         cache_dir: Path | None = None,
     ) -> None:
         from sentence_transformers import SentenceTransformer  # noqa: PLC0415
@@ -121,7 +121,9 @@ class TextEncoder:
 
             # bf16 halves memory traffic; cosine similarities move by < 1e-2.
             self._model = self._model.to(torch.bfloat16)
-        self.batch_size = batch_size
+        # Measured on 2 CPU cores (MiniLM, ~70 tokens): 16 → 119 texts/s, 64 → 98, 256 → 51;
+        # bigger batches only pay on a GPU.
+        self.batch_size = batch_size or (256 if self.device.startswith("cuda") else 16)
         self._memo: dict[str, np.ndarray] = {}
         self._cache = _DiskCache(cache_dir, self.model_id) if cache_dir is not None else None
 
