@@ -1,0 +1,112 @@
+"""The Lab's analysis methods: thresholds, verdicts, leaderboards, problems, insights.
+
+A mixin so that ``_lab.py`` stays about storage; every method is a thin call into the pure
+table transforms (``_verdicts``, ``_leaderboard``, ``_problems``, ``_insights``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from evalnb._insights import insights, insights_json
+from evalnb._leaderboard import compare_models, leaderboard, overall_leaderboard
+from evalnb._problems import problems, problems_json
+from evalnb._schema import SCHEMAS
+from evalnb._store import write_tables
+from evalnb._verdicts import current_thresholds, verdicts
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from evalnb._lab import Lab
+
+__all__ = ["Analysis"]
+
+
+class Analysis:
+    """Methods mixed into :class:`evalnb.Lab`."""
+
+    def set_threshold(self: Lab, evaluator: str, metric: str, value: float, *,  # type: ignore[misc]
+                      source: str = "user") -> Lab:  # fmt: skip
+        """Set the pass threshold of one metric (a new version; older ones are kept).
+
+        Everything derived (verdicts, problems, insights, charts, report) follows at once;
+        no score is recomputed. Written through to the lab's store when it has one.
+        """
+        known = self.metrics.filter(
+            (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+        )
+        if known.is_empty():
+            pairs = sorted(set(self.metrics.select("evaluator", "metric").iter_rows()))
+            msg = f"no metric {metric!r} of evaluator {evaluator!r} in this lab; known: {pairs}"
+            raise KeyError(msg)
+        row = pl.DataFrame([{"evaluator": evaluator, "metric": metric, "threshold": float(value),
+                             "source": source, "created_at": dt.datetime.now(dt.UTC)}],
+                           schema=SCHEMAS["thresholds"])  # fmt: skip
+        thresholds = pl.concat([self.thresholds, row])
+        if self.path is not None:
+            write_tables(self.path, {"thresholds": thresholds})
+        self._tables["thresholds"] = thresholds
+        return self
+
+    def current_thresholds(self: Lab) -> pl.DataFrame:  # type: ignore[misc]
+        """Return the threshold in force for every metric, with its source (default/user/calibrated)."""
+        return current_thresholds(self.metrics, self.thresholds)
+
+    def verdicts(self: Lab) -> pl.DataFrame:  # type: ignore[misc]
+        """Every score with its threshold and ``passed`` (null where the value is)."""
+        return verdicts(self.scores, self.metrics, self.thresholds)
+
+    def leaderboard(self: Lab, *, overall: bool = False, n_boot: int = 1000,  # type: ignore[misc]
+                    seed: int = 0) -> pl.DataFrame:  # fmt: skip
+        """Per (evaluator, metric, model): mean with a bootstrap 95 % CI, pass rate, rank.
+
+        ``overall=True``: one row per model over the evaluators' primary metrics.
+        """
+        board = leaderboard(self.verdicts(), n_boot=n_boot, seed=seed)
+        return overall_leaderboard(board) if overall else board
+
+    def compare(self: Lab, evaluator: str, metric: str | None = None, *,  # type: ignore[misc]
+                seed: int = 0) -> pl.DataFrame:  # fmt: skip
+        """Paired comparison of every two models: difference, 95 % CI, p-value, who wins."""
+        if metric is None:
+            prim = self.metrics.filter((pl.col("evaluator") == evaluator) & pl.col("primary"))
+            if prim.is_empty():
+                msg = (
+                    f"evaluator {evaluator!r} has no scores in this lab; run evalnb.evaluate first"
+                )
+                raise KeyError(msg)
+            metric = str(prim["metric"][0])
+        return compare_models(self.verdicts(), evaluator, metric, seed=seed)
+
+    def problems(self: Lab, *, seed: int = 0) -> pl.DataFrame:  # type: ignore[misc]
+        """Problems, most severe first: thresholds failed, perturbation flips, data issues."""
+        v = self.verdicts()
+        return problems(self, v, leaderboard(v, seed=seed))
+
+    def insights(self: Lab, *, seed: int = 0) -> pl.DataFrame:  # type: ignore[misc]
+        """Insights: significant best/worst models, hardest prompts, speed and cost."""
+        v = self.verdicts()
+        return insights(self, v, leaderboard(v, seed=seed), seed=seed)
+
+    def problems_json(self: Lab, path: str | Path | None = None) -> str:  # type: ignore[misc]
+        """H2O's ``problems_and_actions.json`` text (written to ``path`` when given)."""
+        keys = dict(self.model_table.select("model", "key").drop_nulls().iter_rows())
+        text = problems_json(self.problems(), keys)
+        if path is not None:
+            from pathlib import Path as _Path  # noqa: PLC0415
+
+            _Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def insights_json(self: Lab, path: str | Path | None = None) -> str:  # type: ignore[misc]
+        """H2O's ``insights_and_actions.json`` text (written to ``path`` when given)."""
+        text = insights_json(self.insights())
+        if path is not None:
+            from pathlib import Path as _Path  # noqa: PLC0415
+
+            _Path(path).write_text(text, encoding="utf-8")
+        return text

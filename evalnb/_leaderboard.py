@@ -1,0 +1,163 @@
+"""Leaderboards with bootstrap confidence intervals and paired model comparisons.
+
+Statistics are over **cases**: a model's several samples of one case are averaged first, so
+a case weighs the same whatever its sample count. Intervals resample cases with
+replacement; one set of resampled indices serves every model, which makes the comparison
+of two models *paired* (both see the same cases in each replicate). Above
+``_CLT_ROWS`` cases a normal interval replaces the bootstrap (memory; the two agree there).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+
+__all__ = ["case_matrix", "compare_models", "leaderboard", "overall_leaderboard"]
+
+_CLT_ROWS = 50_000
+_Z = 1.959963984540054  # two-sided 95 %
+
+
+def case_matrix(
+    verdicts: pl.DataFrame, evaluator: str, metric: str
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(models, values, passed) as (cases × models) arrays; NaN where a model lacks the case."""
+    one = (
+        verdicts.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
+        .group_by("case_id", "model")
+        .agg(pl.col("value").mean(), pl.col("passed").cast(pl.Float64).mean())
+    )
+    models = sorted(one["model"].unique().to_list())
+    cases = one["case_id"].unique().sort()
+    case_idx = {c: i for i, c in enumerate(cases.to_list())}
+    values = np.full((len(cases), len(models)), np.nan)
+    passed = np.full((len(cases), len(models)), np.nan)
+    rows = np.array([case_idx[c] for c in one["case_id"].to_list()], dtype=np.int64)
+    model_idx = {m: i for i, m in enumerate(models)}
+    cols = np.array([model_idx[m] for m in one["model"].to_list()], dtype=np.int64)
+    values[rows, cols] = one["value"].fill_null(np.nan).to_numpy()
+    passed[rows, cols] = one["passed"].fill_null(np.nan).to_numpy()
+    return models, values, passed
+
+
+def _replicate_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot × models) means of case-resampled columns (NaNs ignored)."""
+    rng = np.random.default_rng(seed)
+    n = values.shape[0]
+    ok = ~np.isnan(values)
+    filled = np.where(ok, values, 0.0)
+    out = np.empty((n_boot, values.shape[1]))
+    for start in range(0, n_boot, 64):  # chunks bound memory at 64 × n indices
+        idx = rng.integers(0, n, size=(min(64, n_boot - start), n))
+        sums = filled[idx].sum(axis=1)
+        counts = ok[idx].sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start : start + len(idx)] = sums / counts
+    return out
+
+
+def _interval(values: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    if values.shape[0] > _CLT_ROWS or values.shape[0] < 2:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.nanmean(values, axis=0) if values.size else np.full(values.shape[1], np.nan)
+            n = (~np.isnan(values)).sum(axis=0)
+            half = (
+                _Z * np.nanstd(values, axis=0, ddof=1) / np.sqrt(n)
+                if values.shape[0] > 1
+                else np.full(values.shape[1], np.nan)
+            )
+        return mean - half, mean + half
+    reps = _replicate_means(values, n_boot, seed)
+    with np.errstate(invalid="ignore"):
+        return np.nanpercentile(reps, 2.5, axis=0), np.nanpercentile(reps, 97.5, axis=0)
+
+
+def leaderboard(verdicts: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
+    """Per (evaluator, metric, model): cases, mean, 95 % CI, pass rate, rank (1 = best)."""
+    parts = []
+    keys = verdicts.select(
+        "evaluator", "metric", "higher_is_better", "threshold", "primary"
+    ).unique(["evaluator", "metric"], maintain_order=True)
+    for ev, metric, hib, thr, primary in keys.iter_rows():
+        models, values, passed = case_matrix(verdicts, ev, metric)
+        low, high = _interval(values, n_boot, seed)
+        with np.errstate(invalid="ignore"):
+            mean = np.nanmean(values, axis=0) if len(values) else np.full(len(models), np.nan)
+            rate = np.nanmean(passed, axis=0) if len(passed) else np.full(len(models), np.nan)
+        parts.append(pl.DataFrame({
+            "evaluator": ev, "metric": metric, "model": models,
+            "n_cases": (~np.isnan(values)).sum(axis=0).astype(np.int64),
+            "mean": mean, "ci_low": low, "ci_high": high, "pass_rate": rate,
+            "threshold": thr, "higher_is_better": hib, "primary": primary,
+        }, strict=False))  # fmt: skip
+    if not parts:
+        return pl.DataFrame(schema={"evaluator": pl.String, "metric": pl.String, "model": pl.String,
+                                    "n_cases": pl.Int64, "mean": pl.Float64, "ci_low": pl.Float64,
+                                    "ci_high": pl.Float64, "pass_rate": pl.Float64,
+                                    "threshold": pl.Float64, "higher_is_better": pl.Boolean,
+                                    "primary": pl.Boolean, "rank": pl.UInt32})  # fmt: skip
+    board = pl.concat(parts).with_columns(pl.col(pl.Float64).fill_nan(None))
+    score = pl.when(pl.col("higher_is_better")).then(pl.col("mean")).otherwise(-pl.col("mean"))
+    return board.with_columns(
+        rank=score.rank("min", descending=True).over("evaluator", "metric")
+    ).sort("evaluator", "metric", "rank")
+
+
+def compare_models(
+    verdicts: pl.DataFrame, evaluator: str, metric: str, *, n_boot: int = 2000, seed: int = 0
+) -> pl.DataFrame:
+    """Every pair of models on the cases both answered: mean difference, its CI and a p-value.
+
+    ``diff`` is ``mean(a) − mean(b)`` oriented so that positive means *a is better*; the
+    p-value is the two-sided paired bootstrap one (how often a replicate's difference
+    lands on the other side of zero, doubled). ``a_beats_b`` holds only when the whole
+    95 % interval is above zero.
+    """
+    models, values, _ = case_matrix(verdicts, evaluator, metric)
+    hib = bool(verdicts.filter(pl.col("metric") == metric)["higher_is_better"].first())
+    sign = 1.0 if hib else -1.0
+    rows: list[tuple[object, ...]] = []
+    rng_seed = seed
+    for (i, a), (j, b) in itertools.combinations(enumerate(models), 2):
+        both = ~np.isnan(values[:, i]) & ~np.isnan(values[:, j])
+        d = sign * (values[both, i] - values[both, j])
+        if len(d) < 2:
+            rows.append(
+                (a, b, len(d), float(d.mean()) if len(d) else None, None, None, None, False)
+            )
+            continue
+        if len(d) > _CLT_ROWS:
+            half = _Z * d.std(ddof=1) / np.sqrt(len(d))
+            low, high = d.mean() - half, d.mean() + half
+            se = d.std(ddof=1) / np.sqrt(len(d))
+            from math import erfc, sqrt  # noqa: PLC0415
+
+            p = erfc(abs(d.mean()) / se / sqrt(2)) if se > 0 else 0.0
+        else:
+            reps = _replicate_means(d[:, None], n_boot, rng_seed)[:, 0]
+            low, high = np.percentile(reps, [2.5, 97.5])
+            p = min(1.0, 2 * min((reps <= 0).mean(), (reps >= 0).mean()))
+        rows.append(
+            (a, b, len(d), float(d.mean()), float(low), float(high), float(p), bool(low > 0))
+        )
+    return pl.DataFrame(rows, schema={"a": pl.String, "b": pl.String, "n_cases": pl.Int64,
+                                      "diff": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
+                                      "p_value": pl.Float64, "a_beats_b": pl.Boolean}, orient="row")  # fmt: skip
+
+
+def overall_leaderboard(board: pl.DataFrame) -> pl.DataFrame:
+    """Per model over the evaluators' primary metrics: mean pass rate and mean rank."""
+    primary = board.filter(pl.col("primary"))
+    return (
+        primary.group_by("model")
+        .agg(
+            evaluators=pl.len(),
+            pass_rate=pl.col("pass_rate").mean(),
+            mean_rank=pl.col("rank").cast(pl.Float64).mean(),
+            wins=(pl.col("rank") == 1).sum(),
+        )
+        .sort(["pass_rate", "mean_rank"], descending=[True, False], nulls_last=True)
+        .with_columns(rank=pl.int_range(1, pl.len() + 1).cast(pl.UInt32))
+    )

@@ -1,0 +1,163 @@
+"""Thresholds, verdicts, leaderboards, problems and insights on labs with known outcomes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+import evalnb
+from evalnb._leaderboard import leaderboard
+
+
+def _lab(n: int = 40) -> evalnb.Lab:
+    """Model 'good' answers every case exactly; 'bad' fails the first 30; 'mid' the first 10."""
+    prompts = [f"question {i}" for i in range(n)]
+    expected = [f"the answer is number {i}" for i in range(n)]
+    rows = []
+    for model, wrong in (("good", 0), ("mid", 10), ("bad", 30)):
+        for i in range(n):
+            actual = "completely unrelated words here" if i < wrong else expected[i]
+            rows.append({"prompt": prompts[i], "expected": expected[i], "actual": actual,
+                         "model": model, "duration_s": {"good": 2.0, "mid": 1.0, "bad": 3.0}[model],
+                         "cost": {"good": 0.5, "mid": 0.1, "bad": 0.2}[model]})  # fmt: skip
+    lab = evalnb.load(pl.DataFrame(rows))
+    return evalnb.evaluate(lab, ["rouge"], progress=False)
+
+
+def test_threshold_problems_name_exactly_the_failing_models() -> None:
+    lab = _lab()
+    probs = lab.problems()
+    rouge_l = probs.filter(pl.col("metric") == "rouge_l")
+    assert rouge_l["model"].to_list() == ["bad"]  # mean 0.25 < 0.75; mid has 0.75 (passes)
+    row = rouge_l.row(0, named=True)
+    assert row["severity"] == "HIGH"  # 0.25 <= 0.75 / 2
+    assert row["score"] == pytest.approx(0.25)
+    assert row["avid_code"] == "P0200"
+    assert len(row["case_ids"]) == 30
+    assert "failed to satisfy the threshold 0.75 for metric 'ROUGE-L'" in row["description"]
+
+
+def test_changing_a_threshold_recomputes_without_rescoring(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    lab = _lab()
+    lab.save(tmp_path / "lab.duckdb")  # type: ignore[operator]
+    scores_before = lab.scores
+    lab.set_threshold("rouge", "rouge_l", 0.8)
+    assert lab.problems().filter(pl.col("metric") == "rouge_l")["model"].sort().to_list() == [
+        "bad",
+        "mid",
+    ]
+    assert lab.scores.equals(scores_before)
+    reopened = evalnb.open(tmp_path / "lab.duckdb")  # type: ignore[operator]
+    cur = reopened.current_thresholds().filter(pl.col("metric") == "rouge_l").row(0, named=True)
+    assert (cur["threshold"], cur["source"]) == (0.8, "user")
+    with pytest.raises(KeyError, match="no metric 'nope'"):
+        lab.set_threshold("rouge", "nope", 0.1)
+
+
+def test_leaderboard_pass_rates_and_ranks() -> None:
+    board = _lab().leaderboard().filter(pl.col("metric") == "rouge_l")
+    got = {r["model"]: r for r in board.iter_rows(named=True)}
+    assert got["good"]["pass_rate"] == 1.0 and got["good"]["rank"] == 1
+    assert got["mid"]["pass_rate"] == pytest.approx(0.75)
+    assert got["bad"]["pass_rate"] == pytest.approx(0.25) and got["bad"]["rank"] == 3
+    assert got["good"]["ci_low"] == got["good"]["ci_high"] == 1.0  # no variance
+    assert got["bad"]["ci_low"] < 0.25 < got["bad"]["ci_high"]
+
+
+def test_bootstrap_interval_covers_the_true_mean_at_about_95_percent() -> None:
+    """Coverage of a known distribution: Bernoulli(0.3), 60 cases, 300 repetitions."""
+    rng = np.random.default_rng(1)
+    hits = 0
+    reps = 300
+    for r in range(reps):
+        values = (rng.random(60) < 0.3).astype(float)
+        v = pl.DataFrame({"case_id": [f"c{i}" for i in range(60)], "model": "m", "evaluator": "e",
+                          "metric": "x", "value": values, "passed": values > 0.5,
+                          "higher_is_better": True, "threshold": 0.5, "primary": True})  # fmt: skip
+        row = leaderboard(v, n_boot=400, seed=r).row(0, named=True)
+        hits += row["ci_low"] <= 0.3 <= row["ci_high"]
+    assert 0.90 <= hits / reps <= 0.99
+
+
+def test_paired_comparison_and_significant_best_model() -> None:
+    lab = _lab()
+    pairs = lab.compare("rouge")
+    assert pairs.select("a", "b").rows() == [("bad", "good"), ("bad", "mid"), ("good", "mid")]
+    assert pairs["a_beats_b"].to_list() == [False, False, True]
+    assert pairs["ci_high"][0] < 0 and pairs["p_value"][0] < 0.01
+    assert pairs["diff"].to_list() == pytest.approx([-0.75, -0.5, 0.25])
+    ins = lab.insights()
+    best = ins.filter(pl.col("description").str.contains("most accurate"))
+    assert best["model"].to_list() == ["good"]
+    worst = ins.filter(pl.col("description").str.contains("least accurate"))
+    assert worst["model"].to_list() == ["bad"]
+    assert "fastest" in ins.filter(pl.col("model") == "mid")["description"].str.join(" ")[0]
+    assert "cheapest" in ins.filter(pl.col("model") == "mid")["description"].str.join(" ")[0]
+
+
+def test_no_best_model_when_intervals_overlap() -> None:
+    rows = [{"prompt": f"q{i}", "expected": "a b c d", "model": m,
+             "actual": "a b c d" if (i + k) % 2 else "x y"}
+            for i in range(8) for k, m in enumerate(["m1", "m2"])]  # fmt: skip
+    lab = evalnb.evaluate(evalnb.load(pl.DataFrame(rows)), ["rouge"], progress=False)
+    text = " ".join(lab.insights()["description"].to_list())
+    assert "No single best model for rouge" in text
+    assert "most accurate" not in text
+
+
+def test_most_difficult_prompts() -> None:
+    ins = _lab().insights().filter(pl.col("description").str.contains("most difficult"))
+    assert ins.height == 5  # shown: five of the ten cases every model but 'good' failed
+    assert all(v == 2.0 for v in ins["value"].to_list())
+
+
+def test_perturbation_flips_are_problems() -> None:
+    cases = pl.DataFrame({"prompt": ["what is 2+2?", "what is 2+2 ?", "capital?", "capital ?"],
+                          "expected": ["it is four", "it is four", "paris", "paris"],
+                          "actual": ["it is four", "it is five", "london", "paris"]})  # fmt: skip
+    lab = evalnb.load(cases)
+    ids = lab.cases["case_id"].to_list()
+    by_prompt = dict(zip(lab.cases["prompt"], ids, strict=True))
+    lab._tables["cases"] = lab.cases.with_columns(
+        perturbation_of=pl.col("prompt").replace_strict(
+            {"what is 2+2 ?": by_prompt["what is 2+2?"], "capital ?": by_prompt["capital?"]},
+            default=None),
+        perturbation=pl.when(pl.col("prompt").str.ends_with(" ?")).then(pl.lit("comma")),
+    )  # fmt: skip
+    lab = evalnb.evaluate(lab, ["rouge"], progress=False)
+    flips = lab.problems().filter(pl.col("problem_type") == "robustness")
+    # rouge_1/2/l: 'four'→'five' passes→fails on rouge_1 (0.67) and rouge_l; rouge_2 0.5 fails
+    # too; london→paris fails→passes on rouge_1 and rouge_l (one word has no bigram: rouge_2
+    # stays 0 and fails both times)
+    texts = flips["description"].to_list()
+    assert sum("from passed to failed" in t for t in texts) == 3
+    assert sum("from failed to passed" in t for t in texts) == 2
+    assert all(s == "HIGH" for s in flips["severity"])
+    assert set(flips["case_ids"].list.first()) == {
+        by_prompt["what is 2+2 ?"],
+        by_prompt["capital ?"],
+    }
+
+
+def test_dataset_problems_and_json_shape() -> None:
+    lab = evalnb.load(pl.DataFrame({"prompt": ["a", "b"], "expected": ["x", None],
+                                    "actual": ["x", "y"], "context": [["c"], []]}))  # fmt: skip
+    lab = evalnb.evaluate(lab, ["rouge"], progress=False)
+    probs = lab.problems()
+    assert "dataset" in probs["problem_type"].to_list()
+    assert "retrieval" in probs["problem_type"].to_list()
+    items = json.loads(lab.problems_json())
+    assert {
+        "description",
+        "severity",
+        "problem_type",
+        "problem_attrs",
+        "actions_description",
+    } <= set(items[0])
+    assert items[0]["problem_attrs"]["avid_problem_code"].startswith(("P", "E"))
+    assert isinstance(json.loads(lab.insights_json()), list)
