@@ -110,3 +110,25 @@ class Analysis:
 
             _Path(path).write_text(text, encoding="utf-8")
         return text
+
+    def perturb(self: Lab, perturbators: str | list[str], *, intensity: str = "medium",  # type: ignore[misc]
+                seed: int = 0, field: str = "prompt") -> Lab:  # fmt: skip
+        """Add a perturbed copy of every original case per perturbator (H2O lineage).
+
+        Each new case keeps its original's fields but ``field`` (default the prompt), links
+        back through ``perturbation_of`` and carries H2O's ``perturbed_by:<name>:<intensity>``
+        category. Models have not answered the new cases yet: run them (or import their
+        answers), then evaluate; :meth:`problems` reports verdicts that flip. Deterministic
+        for a seed; written through to the lab's store when it has one.
+        """
+        from evalnb._perturb_lab import perturbed_cases  # noqa: PLC0415
+
+        names = [perturbators] if isinstance(perturbators, str) else list(perturbators)
+        added = perturbed_cases(self.cases, names, intensity, seed, field)
+        cases = pl.concat(
+            [self.cases, added.filter(~pl.col("case_id").is_in(self.cases["case_id"].implode()))]
+        )
+        if self.path is not None:
+            write_tables(self.path, {"cases": cases})
+        self._tables["cases"] = cases
+        return self
