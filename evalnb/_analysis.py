@@ -132,3 +132,26 @@ class Analysis:
             write_tables(self.path, {"cases": cases})
         self._tables["cases"] = cases
         return self
+
+    def report(self: Lab, path: str | Path | None = None, *, title: str | None = None,  # type: ignore[misc]
+               seed: int = 0) -> str:  # fmt: skip
+        """Render the self-contained HTML report; also write it to ``path`` when given.
+
+        One file with no network access and no script: summary with a severity semaphore,
+        problems, insights, one section per evaluator (metrics, chart, weakest cases,
+        problems, parameters), the dataset, models and thresholds in force.
+        """
+        from evalnb._report import render_report  # noqa: PLC0415
+
+        text = render_report(self, title=title, seed=seed)
+        if path is not None:
+            from pathlib import Path as _Path  # noqa: PLC0415
+
+            _Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def archive(self: Lab, path: str | Path, *, seed: int = 0) -> Path:  # type: ignore[misc]
+        """Write a ZIP archive in H2O's layout; ``evalnb.load(path)`` reads it back."""
+        from evalnb._archive import write_archive  # noqa: PLC0415
+
+        return write_archive(self, path, seed=seed)

@@ -143,7 +143,15 @@ def _demo(out: Path) -> int:
     # JSON answers or class labels); scores are written to the store.
     lab = evaluate(lab, list(DEMO_EVALUATORS), model="all-MiniLM-L6-v2",
                    progress=sys.stderr.isatty())  # fmt: skip
-    _print(f"demo lab {source} → {store}\n{describe(lab)}")
+    report = out / "demo_report.html"
+    lab.report(report, title="evalnb demo: RAG question answering")
+    archive = lab.archive(out / "demo_archive.zip")
+    problems = lab.problems()
+    _print(
+        f"demo lab {source} → {store}\n{describe(lab)}\n"
+        f"{problems.height} problem(s) ({(problems['severity'] == 'HIGH').sum()} HIGH), "
+        f"{lab.insights().height} insight(s)\nreport:  {report}\narchive: {archive}"
+    )
     return 0
 
 

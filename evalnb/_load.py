@@ -49,6 +49,7 @@ FORMATS: dict[str, str] = {
     "jsonl": "generic JSON Lines, one record object per line",
     "json": "generic JSON list of record objects",
     "parquet": "generic Parquet table",
+    "evalnb_archive": "evalnb evaluation archive ZIP (Lab.archive)",
 }
 _MAPPED = {"csv", "jsonl", "json", "parquet", "frame"}
 _MODEL_ONLY = {"harpia", "harbor"}
@@ -99,6 +100,8 @@ def _detect(path: Path) -> _Sniffed:
     data = read_bytes(path)
     if data[:4] == b"PAR1":
         return _Sniffed("parquet")
+    if data[:4] == b"PK\x03\x04":
+        return _Sniffed("evalnb_archive")
     name = str(path)
     text = decode_text(data, name)
     head = text.lstrip()
@@ -175,6 +178,10 @@ def load(
         msg = f"unknown format {format!r}; expected one of {sorted(FORMATS)} or None to detect"
         raise ValueError(msg)
     _check_mapping(sniffed.fmt, mapping)
+    if sniffed.fmt == "evalnb_archive":
+        from evalnb._archive import read_archive  # noqa: PLC0415
+
+        return read_archive(path)
     builder = LabBuilder()
     _read(path, sniffed, mapping, builder)
     return Lab(builder.frames())

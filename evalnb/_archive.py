@@ -1,0 +1,132 @@
+"""ZIP archive of an evaluation in H2O's layout, and reading one back into a Lab.
+
+Layout: ``interpretation.html`` (the report), ``interpretation.json`` (summary, thresholds,
+problems, insights and the lab's cases/outputs/metrics/thresholds/models/info tables),
+``problems_and_actions.json``, ``insights_and_actions.json``, and one directory per
+evaluator holding ``results.json`` (its score rows, the source of scores on re-import)
+and ``results.csv``. The archive is written to a temporary file and renamed, so a failure
+leaves no half-written archive.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from evalnb._errors import InputError
+from evalnb._schema import SCHEMAS
+
+if TYPE_CHECKING:
+    from evalnb._lab import Lab
+
+__all__ = ["read_archive", "write_archive"]
+
+_LAB_TABLES = ("cases", "outputs", "metrics", "thresholds", "labels", "models", "info")
+
+
+def _records(frame: pl.DataFrame) -> list[dict[str, object]]:
+    out = frame.to_dicts()
+    for row in out:
+        for key, value in row.items():
+            if isinstance(value, dt.datetime):
+                row[key] = value.isoformat()
+            elif isinstance(value, float) and value in (float("inf"), float("-inf")):
+                row[key] = "inf" if value > 0 else "-inf"
+    return out
+
+
+def _frame(records: list[dict[str, object]], table: str, where: str) -> pl.DataFrame:
+    schema = SCHEMAS[table]
+    text_schema = {
+        k: (pl.String() if v in (pl.Datetime("us", "UTC"), pl.Float64()) else v)
+        for k, v in schema.items()
+    }
+    try:
+        frame = pl.DataFrame(
+            [{k: (None if r.get(k) is None else str(r[k]) if text_schema[k] == pl.String() and schema[k] != pl.String() else r.get(k))
+              for k in schema} for r in records],
+            schema=text_schema,
+        )  # fmt: skip
+        casts = []
+        for k, v in schema.items():
+            if v == pl.Datetime("us", "UTC"):
+                casts.append(pl.col(k).str.to_datetime(time_zone="UTC", time_unit="us"))
+            elif v == pl.Float64():
+                casts.append(pl.col(k).cast(pl.Float64))
+        return frame.with_columns(casts) if casts else frame
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+        raise InputError(where, None, table, f"records with the columns of evalnb.SCHEMAS[{table!r}]",
+                         str(exc).splitlines()[0][:200]) from None  # fmt: skip
+
+
+def write_archive(lab: Lab, path: str | Path, *, seed: int = 0) -> Path:
+    """Write the archive of ``lab`` to ``path`` (a ``.zip``)."""
+    from evalnb._report import render_report  # noqa: PLC0415
+
+    target = Path(path)
+    problems, insights = lab.problems(seed=seed), lab.insights(seed=seed)
+    interpretation = {
+        "name": lab.info.get("name"),
+        "created": dt.datetime.now(dt.UTC).isoformat(),
+        "evaluators": sorted(set(lab.scores["evaluator"].to_list())),
+        "models": lab.models,
+        "thresholds": _records(lab.current_thresholds()),
+        "leaderboard": _records(lab.leaderboard(seed=seed)),
+        "problems": _records(problems),
+        "insights": _records(insights),
+        "lab": {t: _records(lab.table(t)) for t in _LAB_TABLES},
+    }
+    files: dict[str, bytes] = {
+        "interpretation.html": render_report(lab, seed=seed).encode(),
+        "interpretation.json": json.dumps(interpretation, indent=1, default=str).encode(),
+        "problems_and_actions.json": lab.problems_json().encode(),
+        "insights_and_actions.json": lab.insights_json().encode(),
+    }
+    for evaluator, part in lab.scores.partition_by("evaluator", as_dict=True).items():
+        name = str(evaluator[0])
+        files[f"{name}/results.json"] = json.dumps(_records(part), indent=1).encode()
+        buf = io.BytesIO()
+        part.join(lab.cases.select("case_id", "prompt"), on="case_id", how="left").write_csv(buf)
+        files[f"{name}/results.csv"] = buf.getvalue()
+    fd, tmp = tempfile.mkstemp(
+        dir=target.parent if target.parent.exists() else None, suffix=".zip.tmp"
+    )
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for name, data in files.items():
+                zf.writestr(name, data)
+        Path(tmp).replace(target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return target
+
+
+def read_archive(path: str | Path) -> Lab:
+    """Rebuild the Lab an archive was written from (scores from each ``results.json``)."""
+    from evalnb._lab import Lab  # noqa: PLC0415
+
+    name = str(path)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            interpretation = json.loads(zf.read("interpretation.json"))
+            results = [n for n in zf.namelist() if n.endswith("/results.json")]
+            scores = [
+                _frame(json.loads(zf.read(n)), "scores", f"{name}:{n}") for n in sorted(results)
+            ]
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(name, None, "interpretation.json",
+                         "an evalnb archive (interpretation.json and <evaluator>/results.json)",
+                         str(exc)[:200]) from None  # fmt: skip
+    tables = {t: _frame(interpretation.get("lab", {}).get(t, []), t, f"{name}:interpretation.json")
+              for t in _LAB_TABLES}  # fmt: skip
+    tables["scores"] = pl.concat(scores) if scores else pl.DataFrame(schema=SCHEMAS["scores"])
+    return Lab(tables)

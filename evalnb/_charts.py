@@ -1,0 +1,94 @@
+"""Leaderboard charts (Altair): bar with CIs (≤ 3 metrics), radar (several), heatmap.
+
+Charts carry their data inline (``alt.Data(values=...)``), so JupyterLab renders them with
+no network, and :func:`to_svg` turns one into inline SVG for the HTML report (vl-convert,
+offline).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import cast
+
+import altair as alt
+import polars as pl
+
+__all__ = ["bar_chart", "heatmap", "leaderboard_chart", "radar_chart", "to_svg"]
+
+
+def _data(frame: pl.DataFrame) -> alt.Data:
+    # inf/NaN are not JSON; a missing mean is simply not drawn
+    clean = frame.with_columns(pl.col(pl.Float64).map_elements(
+        lambda v: v if v is not None and math.isfinite(v) else None, return_dtype=pl.Float64))  # fmt: skip
+    return alt.Data(values=clean.to_dicts())  # type: ignore[no-untyped-call]
+
+
+def bar_chart(board: pl.DataFrame, evaluator: str) -> alt.FacetChart:
+    """Mean per model with its 95 % interval, one panel per metric, threshold as a rule."""
+    part = board.filter(pl.col("evaluator") == evaluator)
+    base = alt.Chart(_data(part))
+    bars = base.mark_bar().encode(
+        x=alt.X("model:N", title=None), y=alt.Y("mean:Q", title="mean"),
+        color=alt.Color("model:N", legend=None),
+        tooltip=["model:N", "metric:N", alt.Tooltip("mean:Q", format=".4f"),
+                 alt.Tooltip("ci_low:Q", format=".4f"), alt.Tooltip("ci_high:Q", format=".4f"),
+                 alt.Tooltip("pass_rate:Q", format=".1%"), "n_cases:Q"],
+    )  # fmt: skip
+    err = base.mark_rule(color="black").encode(x="model:N", y="ci_low:Q", y2="ci_high:Q")
+    rule = base.mark_rule(color="red", strokeDash=[4, 3]).encode(y="mean(threshold):Q")
+    layered = (bars + err + rule).properties(width=160, height=160)
+    return cast("alt.FacetChart", layered.facet(column=alt.Column("metric:N", title=None)))
+
+
+def radar_chart(board: pl.DataFrame, evaluator: str) -> alt.LayerChart:
+    """Several metrics of one evaluator: one closed polygon per model (means scaled 0–1)."""
+    part = board.filter(pl.col("evaluator") == evaluator).with_columns(
+        pl.col("mean").fill_null(0.0).clip(0.0, 1.0).alias("r")
+    )
+    metrics = part["metric"].unique(maintain_order=True).to_list()
+    angle = {m: 2 * math.pi * i / len(metrics) for i, m in enumerate(metrics)}
+    pts = part.with_columns(
+        order=pl.col("metric").replace_strict({m: i for i, m in enumerate(metrics)}, return_dtype=pl.Int64),
+        x=pl.col("r") * pl.col("metric").replace_strict({m: math.sin(a) for m, a in angle.items()}, return_dtype=pl.Float64),
+        y=pl.col("r") * pl.col("metric").replace_strict({m: math.cos(a) for m, a in angle.items()}, return_dtype=pl.Float64),
+    )  # fmt: skip
+    closed = pl.concat(
+        [pts, pts.filter(pl.col("order") == 0).with_columns(order=pl.lit(len(metrics), pl.Int64))]
+    )
+    axes = pl.DataFrame({"metric": metrics, "x": [math.sin(angle[m]) * 1.1 for m in metrics],
+                         "y": [math.cos(angle[m]) * 1.1 for m in metrics]})  # fmt: skip
+    scale = alt.Scale(domain=[-1.25, 1.25])
+    lines = alt.Chart(_data(closed)).mark_line(point=True).encode(
+        x=alt.X("x:Q", scale=scale, axis=None), y=alt.Y("y:Q", scale=scale, axis=None),
+        order="order:Q", color="model:N",
+        tooltip=["model:N", "metric:N", alt.Tooltip("mean:Q", format=".4f")],
+    )  # fmt: skip
+    labels = alt.Chart(_data(axes)).mark_text().encode(x="x:Q", y="y:Q", text="metric:N")
+    return cast("alt.LayerChart", (lines + labels).properties(width=260, height=260))
+
+
+def heatmap(board: pl.DataFrame) -> alt.LayerChart:
+    """Model × (evaluator/metric) cells coloured by mean, labelled with the value."""
+    part = board.with_columns(key=pl.col("evaluator") + "/" + pl.col("metric"))
+    base = alt.Chart(_data(part)).encode(
+        x=alt.X("key:N", title=None), y=alt.Y("model:N", title=None)
+    )
+    cells = base.mark_rect().encode(
+        color=alt.Color("mean:Q", scale=alt.Scale(scheme="redyellowgreen")),
+        tooltip=["model:N", "key:N", alt.Tooltip("mean:Q", format=".4f"), alt.Tooltip("pass_rate:Q", format=".1%")],
+    )  # fmt: skip
+    text = base.mark_text(fontSize=9).encode(text=alt.Text("mean:Q", format=".2f"))
+    return cast("alt.LayerChart", cells + text)
+
+
+def leaderboard_chart(board: pl.DataFrame, evaluator: str) -> alt.TopLevelMixin:
+    """Pick the chart H2O would show: bar for ≤ 3 metrics, radar for more."""
+    n = board.filter(pl.col("evaluator") == evaluator)["metric"].n_unique()
+    return bar_chart(board, evaluator) if n <= 3 else radar_chart(board, evaluator)
+
+
+def to_svg(chart: alt.TopLevelMixin) -> str:
+    """Render a chart to standalone SVG text, offline."""
+    import vl_convert  # noqa: PLC0415
+
+    return str(vl_convert.vegalite_to_svg(chart.to_json()))

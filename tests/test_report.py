@@ -1,0 +1,84 @@
+"""The HTML report (escaping, no network, no script) and the ZIP archive round trip."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import evalnb
+
+_EVIL = [
+    "<script>window.__pwned = 1</script>",
+    '<img src=x onerror="window.__pwned = 2">',
+    "fine answer about paris",
+]
+
+
+def _lab() -> evalnb.Lab:
+    rows = [{"prompt": f"q{i} <b>bold</b>", "expected": "paris is the capital", "model": m,
+             "actual": _EVIL[(i + k) % 3], "context": ["<iframe src='http://example.com'></iframe>"]}
+            for i in range(6) for k, m in enumerate(["m<script>", "plain"])]  # fmt: skip
+    return evalnb.evaluate(
+        evalnb.load(pl.DataFrame(rows)), ["rouge", "pii_leakage"], progress=False
+    )
+
+
+def test_report_escapes_every_model_text(tmp_path: Path) -> None:
+    html = _lab().report(tmp_path / "r.html")
+    assert "<script>" not in html and "<img" not in html and "<iframe" not in html
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
+    assert "Content-Security-Policy" in html
+    for section in ("Summary", "Problems", "Insights", "Dataset", "Configuration", "Weakest cases"):
+        assert section in html
+
+
+@pytest.mark.browser
+def test_report_in_chromium_makes_no_request_and_runs_nothing(tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian chromium is not installed (EVALNB_BROWSER=1 bash scripts/install)")
+    path = _lab().report(tmp_path / "r.html") and tmp_path / "r.html"
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                           "--disable-component-update", "--disable-sync", "--no-first-run"])  # fmt: skip
+        page = browser.new_page()
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(path.as_uri())
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator("svg").count() >= 2  # charts rendered inline
+        assert (
+            page.locator("text=<script>window.__pwned = 1</script>").count() >= 1
+        )  # shown as text
+        browser.close()
+    assert requests == [path.as_uri()]
+
+
+def test_archive_round_trip(tmp_path: Path) -> None:
+    lab = _lab()
+    lab.set_threshold("rouge", "rouge_l", 0.3)
+    target = lab.archive(tmp_path / "a.zip")
+    with zipfile.ZipFile(target) as zf:
+        names = set(zf.namelist())
+    assert {"interpretation.html", "interpretation.json", "problems_and_actions.json",
+            "insights_and_actions.json", "rouge/results.json", "pii_leakage/results.csv"} <= names  # fmt: skip
+    back = evalnb.load(target)
+    key = ["case_id", "model", "sample", "evaluator", "metric"]
+    assert back.scores.sort(key).equals(lab.scores.sort(key))
+    assert back.cases.sort("case_id").equals(lab.cases.sort("case_id"))
+    assert back.outputs.sort("case_id", "model").equals(lab.outputs.sort("case_id", "model"))
+    assert back.current_thresholds().equals(lab.current_thresholds())
+    assert back.problems().equals(lab.problems())
+
+
+def test_bad_archive_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "x.zip"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("other.txt", "hi")
+    with pytest.raises(evalnb.InputError, match=r"x\.zip.*interpretation\.json"):
+        evalnb.load(bad)
