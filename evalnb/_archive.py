@@ -104,6 +104,9 @@ def write_archive(lab: Lab, path: str | Path, *, seed: int = 0) -> Path:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             for name, data in files.items():
                 zf.writestr(name, data)
+        umask = os.umask(0)
+        os.umask(umask)
+        Path(tmp).chmod(0o666 & ~umask)  # mkstemp makes it private; an archive is meant to share
         Path(tmp).replace(target)
     finally:
         Path(tmp).unlink(missing_ok=True)

@@ -78,7 +78,11 @@ def heatmap(board: pl.DataFrame) -> alt.LayerChart:
         tooltip=["model:N", "key:N", alt.Tooltip("mean:Q", format=".4f"), alt.Tooltip("pass_rate:Q", format=".1%")],
     )  # fmt: skip
     text = base.mark_text(fontSize=9).encode(text=alt.Text("mean:Q", format=".2f"))
-    return cast("alt.LayerChart", cells + text)
+    size = {
+        "width": 34 * max(1, part["key"].n_unique()),
+        "height": 22 * max(1, part["model"].n_unique()),
+    }
+    return cast("alt.LayerChart", (cells + text).properties(**size))
 
 
 def leaderboard_chart(board: pl.DataFrame, evaluator: str) -> alt.TopLevelMixin:

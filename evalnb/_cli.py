@@ -72,7 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     harpia.add_argument("input", type=Path)
     harpia.add_argument("-o", "--output", type=Path, required=True)
     harpia.add_argument("--log", type=Path, help="JSONL log, one line per (instance, metric)")
-    demo = sub.add_parser("demo", help="import the bundled demo lab and summarise it")
+    demo = sub.add_parser(
+        "demo", help="evaluate the bundled demo lab; write its store, HTML report and archive"
+    )
     demo.add_argument("--out", type=Path, default=Path("out/demo"), help="output folder")
     return parser
 

@@ -53,12 +53,30 @@ def _table(frame: pl.DataFrame, text_columns: tuple[str, ...] = ()) -> str:
         for col, value in zip(frame.columns, row, strict=True):
             if isinstance(value, list):
                 value = ", ".join(map(str, value))
+            if col == "severity":
+                cells.append(f'<td><span class="sev {_e(value)}">{_e(value)}</span></td>')
+                continue
             css = (
                 "text" if col in text_columns else ("num" if isinstance(value, float | int) else "")
             )
             cells.append(f'<td class="{css}">{_num(value)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _problems_html(probs: pl.DataFrame) -> str:
+    """Problems by type; the many per-case robustness flips fold into a details element."""
+    if probs.is_empty():
+        return "<p>No problems found.</p>"
+    cols = ("severity", "problem_type", "evaluator", "model", "description", "actions_description")
+    out = []
+    for kind, part in probs.partition_by("problem_type", as_dict=True, maintain_order=True).items():
+        table = _table(part.select(cols), ("description", "actions_description"))
+        label = f"{_e(kind[0])}: {part.height} problem(s)"
+        out.append(
+            f"<details{' open' if part.height <= 20 else ''}><summary>{label}</summary>{table}</details>"
+        )
+    return "".join(out)
 
 
 def _semaphore(problems: pl.DataFrame) -> str:
@@ -173,7 +191,7 @@ def render_report(lab: Lab, *, title: str | None = None, seed: int = 0) -> str:
         f"<h3>Overall leaderboard</h3>{_table(overall_leaderboard(board))}"
         + (f"<figure>{to_svg(heatmap(board.filter(pl.col('primary'))))}</figure>" if board.height else "")
         + f"<h3>Evaluators</h3><ul>{toc}</ul>"
-        f"<h2>Problems</h2>{_table(probs.select('severity', 'problem_type', 'evaluator', 'model', 'description', 'actions_description'), ('description', 'actions_description')) if probs.height else '<p>No problems found.</p>'}"
+        f"<h2>Problems</h2>{_problems_html(probs)}"
         f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
         + "".join(_evaluator_section(lab, verdicts, board, probs, e) for e in evaluators)
         + _eda(lab)
