@@ -67,6 +67,16 @@ def _frame(records: list[dict[str, object]], table: str, where: str) -> pl.DataF
                          str(exc).splitlines()[0][:200]) from None  # fmt: skip
 
 
+def _markdown(frame: pl.DataFrame) -> str:
+    cols = ["model", "metric", "n_cases", "mean", "ci_low", "ci_high", "pass_rate", "rank"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines.extend(
+        "| " + " | ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in r) + " |"
+        for r in frame.select(cols).iter_rows()
+    )
+    return "\n".join(lines) + "\n"
+
+
 def write_archive(lab: Lab, path: str | Path, *, seed: int = 0) -> Path:
     """Write the archive of ``lab`` to ``path`` (a ``.zip``)."""
     from evalnb._report import render_report  # noqa: PLC0415
@@ -90,12 +100,27 @@ def write_archive(lab: Lab, path: str | Path, *, seed: int = 0) -> Path:
         "problems_and_actions.json": lab.problems_json().encode(),
         "insights_and_actions.json": lab.insights_json().encode(),
     }
+    board = lab.leaderboard(seed=seed)
     for evaluator, part in lab.scores.partition_by("evaluator", as_dict=True).items():
         name = str(evaluator[0])
         files[f"{name}/results.json"] = json.dumps(_records(part), indent=1).encode()
+        mine = board.filter(pl.col("evaluator") == name)
+        files[f"{name}/leaderboard.json"] = json.dumps(_records(mine), indent=1).encode()
+        files[f"{name}/leaderboard.md"] = _markdown(mine).encode()
+        files[f"{name}/problems.json"] = json.dumps(
+            _records(problems.filter(pl.col("evaluator") == name)), indent=1
+        ).encode()
+        files[f"{name}/insights.json"] = json.dumps(
+            _records(insights.filter(pl.col("evaluator") == name)), indent=1
+        ).encode()
         buf = io.BytesIO()
         part.join(lab.cases.select("case_id", "prompt"), on="case_id", how="left").write_csv(buf)
         files[f"{name}/results.csv"] = buf.getvalue()
+    files["log.txt"] = "\n".join(
+        [f"{dt.datetime.now(dt.UTC).isoformat()} evalnb archive of {lab.path or 'an in-memory lab'}",
+         f"{lab.cases.height} cases, {lab.outputs.height} answers, {lab.scores.height} scores",
+         f"{problems.height} problems, {insights.height} insights", *sorted(files)]
+    ).encode()  # fmt: skip
     fd, tmp = tempfile.mkstemp(
         dir=target.parent if target.parent.exists() else None, suffix=".zip.tmp"
     )

@@ -53,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     info = sub.add_parser("info", help="describe a lab store")
     info.add_argument("store", type=Path)
+    rep = sub.add_parser(
+        "report", help="write the HTML report (and the ZIP archive) of a lab store"
+    )
+    rep.add_argument("store", type=Path)
+    rep.add_argument("-o", "--output", type=Path, required=True, help="HTML file to write")
+    rep.add_argument("--zip", type=Path, default=None, help="also write the archive here")
     metric = sub.add_parser(
         "metric", help="Harbor metric: aggregate a rewards JSONL into a JSON of numbers"
     )
@@ -90,6 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _metric(args)
         if args.command == "harpia":
             run_harpia(args.input, args.output, args.log)
+            return 0
+        if args.command == "report":
+            lab = open_lab(args.store)
+            lab.report(args.output)
+            written = [str(args.output)] + ([str(lab.archive(args.zip))] if args.zip else [])
+            _print("wrote " + ", ".join(written))
             return 0
         if args.command == "info":
             _print(describe(open_lab(args.store)))

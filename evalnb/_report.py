@@ -118,8 +118,9 @@ def _case_rows(lab: Lab, verdicts: pl.DataFrame, evaluator: str, metric: str, hi
 
 
 def _evaluator_section(
-    lab: Lab, verdicts: pl.DataFrame, board: pl.DataFrame, problems: pl.DataFrame, evaluator: str
-) -> str:
+    lab: Lab, verdicts: pl.DataFrame, board: pl.DataFrame, problems: pl.DataFrame,
+    insights: pl.DataFrame, evaluator: str,
+) -> str:  # fmt: skip
     spec = lab.metrics.filter(pl.col("evaluator") == evaluator)
     prim = spec.filter(pl.col("primary"))
     prim_row = (prim if prim.height else spec).row(0, named=True)
@@ -142,8 +143,20 @@ def _evaluator_section(
         f"<figure>{to_svg(leaderboard_chart(board, evaluator))}</figure>"
         f"<h3>Weakest cases ({_e(prim_row['metric'])})</h3>"
         f"{_case_rows(lab, verdicts, evaluator, prim_row['metric'], bool(prim_row['higher_is_better']))}"
+        f"<h3>Most difficult cases</h3>{_difficult_html(insights, evaluator)}"
         f"<h3>Problems</h3>{_table(mine, ('description',)) if mine.height else '<p>None.</p>'}"
         f"<h3>Parameters</h3><pre>{_e(json.dumps([json.loads(p) for p in params], indent=1))}</pre>"
+    )
+
+
+def _difficult_html(insights: pl.DataFrame, evaluator: str) -> str:
+    hard = insights.filter(
+        (pl.col("evaluator") == evaluator) & pl.col("description").str.contains("most difficult")
+    )
+    return (
+        f"<ul>{''.join(f'<li>{_e(d)}</li>' for d in hard['description'])}</ul>"
+        if hard.height
+        else "<p>None failed.</p>"
     )
 
 
@@ -193,7 +206,7 @@ def render_report(lab: Lab, *, title: str | None = None, seed: int = 0) -> str:
         + f"<h3>Evaluators</h3><ul>{toc}</ul>"
         f"<h2>Problems</h2>{_problems_html(probs)}"
         f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
-        + "".join(_evaluator_section(lab, verdicts, board, probs, e) for e in evaluators)
+        + "".join(_evaluator_section(lab, verdicts, board, probs, ins, e) for e in evaluators)
         + _eda(lab)
         + f"<h2>Configuration</h2>{_table(lab.current_thresholds().select('evaluator', 'metric', 'threshold', 'source', 'higher_is_better'))}"
     )  # fmt: skip

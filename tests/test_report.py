@@ -66,7 +66,8 @@ def test_archive_round_trip(tmp_path: Path) -> None:
     with zipfile.ZipFile(target) as zf:
         names = set(zf.namelist())
     assert {"interpretation.html", "interpretation.json", "problems_and_actions.json",
-            "insights_and_actions.json", "rouge/results.json", "pii_leakage/results.csv"} <= names  # fmt: skip
+            "insights_and_actions.json", "rouge/results.json", "pii_leakage/results.csv",
+            "rouge/leaderboard.json", "rouge/leaderboard.md", "rouge/problems.json", "log.txt"} <= names  # fmt: skip
     back = evalnb.load(target)
     key = ["case_id", "model", "sample", "evaluator", "metric"]
     assert back.scores.sort(key).equals(lab.scores.sort(key))
@@ -82,3 +83,13 @@ def test_bad_archive_is_a_clear_error(tmp_path: Path) -> None:
         zf.writestr("other.txt", "hi")
     with pytest.raises(evalnb.InputError, match=r"x\.zip.*interpretation\.json"):
         evalnb.load(bad)
+
+
+def test_report_command(tmp_path: Path) -> None:
+    from evalnb._cli import main
+
+    _lab().save(tmp_path / "lab.duckdb")
+    assert main(["report", str(tmp_path / "lab.duckdb"), "-o", str(tmp_path / "r.html"),
+                 "--zip", str(tmp_path / "r.zip")]) == 0  # fmt: skip
+    assert "Most difficult cases" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert evalnb.load(tmp_path / "r.zip").scores.height == _lab().scores.height
