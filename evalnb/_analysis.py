@@ -7,6 +7,8 @@ table transforms (``_verdicts``, ``_leaderboard``, ``_problems``, ``_insights``)
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -19,11 +21,37 @@ from evalnb._store import write_tables
 from evalnb._verdicts import current_thresholds, verdicts
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from evalnb._lab import Lab
 
-__all__ = ["Analysis"]
+__all__ = ["Analysed", "Analysis", "analyse"]
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """Everything derived from a lab's scores and thresholds, computed once."""
+
+    verdicts: pl.DataFrame
+    board: pl.DataFrame
+    problems: pl.DataFrame
+    insights: pl.DataFrame
+
+
+def analyse(lab: Lab, seed: int = 0) -> Analysed:
+    """Verdicts, leaderboard, problems and insights of ``lab`` in one pass (report, archive)."""
+    v = verdicts(lab.scores, lab.metrics, lab.thresholds)
+    board = leaderboard(v, seed=seed)
+    return Analysed(v, board, problems(lab, v, board), insights(lab, v, board, seed=seed))
+
+
+def model_keys(lab: Lab) -> dict[str, str]:
+    """Model name → the source's model key (H2O's ``dataset_row_keys`` need them)."""
+    return dict(lab.model_table.select("model", "key").drop_nulls().iter_rows())
+
+
+def _write(path: str | Path | None, text: str) -> str:
+    if path is not None:
+        Path(path).write_text(text, encoding="utf-8")
+    return text
 
 
 class Analysis:
@@ -94,22 +122,11 @@ class Analysis:
 
     def problems_json(self: Lab, path: str | Path | None = None) -> str:  # type: ignore[misc]
         """H2O's ``problems_and_actions.json`` text (written to ``path`` when given)."""
-        keys = dict(self.model_table.select("model", "key").drop_nulls().iter_rows())
-        text = problems_json(self.problems(), keys)
-        if path is not None:
-            from pathlib import Path as _Path  # noqa: PLC0415
-
-            _Path(path).write_text(text, encoding="utf-8")
-        return text
+        return _write(path, problems_json(self.problems(), model_keys(self)))
 
     def insights_json(self: Lab, path: str | Path | None = None) -> str:  # type: ignore[misc]
         """H2O's ``insights_and_actions.json`` text (written to ``path`` when given)."""
-        text = insights_json(self.insights())
-        if path is not None:
-            from pathlib import Path as _Path  # noqa: PLC0415
-
-            _Path(path).write_text(text, encoding="utf-8")
-        return text
+        return _write(path, insights_json(self.insights()))
 
     def perturb(self: Lab, perturbators: str | list[str], *, intensity: str = "medium",  # type: ignore[misc]
                 seed: int = 0, field: str = "prompt") -> Lab:  # fmt: skip
@@ -143,12 +160,7 @@ class Analysis:
         """
         from evalnb._report import render_report  # noqa: PLC0415
 
-        text = render_report(self, title=title, seed=seed)
-        if path is not None:
-            from pathlib import Path as _Path  # noqa: PLC0415
-
-            _Path(path).write_text(text, encoding="utf-8")
-        return text
+        return _write(path, render_report(self, title=title, seed=seed))
 
     def archive(self: Lab, path: str | Path, *, seed: int = 0) -> Path:  # type: ignore[misc]
         """Write a ZIP archive in H2O's layout; ``evalnb.load(path)`` reads it back."""

@@ -79,28 +79,31 @@ def _markdown(frame: pl.DataFrame) -> str:
 
 def write_archive(lab: Lab, path: str | Path, *, seed: int = 0) -> Path:
     """Write the archive of ``lab`` to ``path`` (a ``.zip``)."""
+    from evalnb._analysis import analyse, model_keys  # noqa: PLC0415
+    from evalnb._insights import insights_json  # noqa: PLC0415
+    from evalnb._problems import problems_json  # noqa: PLC0415
     from evalnb._report import render_report  # noqa: PLC0415
 
     target = Path(path)
-    problems, insights = lab.problems(seed=seed), lab.insights(seed=seed)
+    done = analyse(lab, seed)  # once: the report, JSON files and per-evaluator files share it
+    problems, insights, board = done.problems, done.insights, done.board
     interpretation = {
         "name": lab.info.get("name"),
         "created": dt.datetime.now(dt.UTC).isoformat(),
         "evaluators": sorted(set(lab.scores["evaluator"].to_list())),
         "models": lab.models,
         "thresholds": _records(lab.current_thresholds()),
-        "leaderboard": _records(lab.leaderboard(seed=seed)),
+        "leaderboard": _records(board),
         "problems": _records(problems),
         "insights": _records(insights),
         "lab": {t: _records(lab.table(t)) for t in _LAB_TABLES},
     }
     files: dict[str, bytes] = {
-        "interpretation.html": render_report(lab, seed=seed).encode(),
+        "interpretation.html": render_report(lab, seed=seed, analysed=done).encode(),
         "interpretation.json": json.dumps(interpretation, indent=1, default=str).encode(),
-        "problems_and_actions.json": lab.problems_json().encode(),
-        "insights_and_actions.json": lab.insights_json().encode(),
+        "problems_and_actions.json": problems_json(problems, model_keys(lab)).encode(),
+        "insights_and_actions.json": insights_json(insights).encode(),
     }
-    board = lab.leaderboard(seed=seed)
     for evaluator, part in lab.scores.partition_by("evaluator", as_dict=True).items():
         name = str(evaluator[0])
         files[f"{name}/results.json"] = json.dumps(_records(part), indent=1).encode()

@@ -72,6 +72,12 @@ class _GPTScore(Evaluator):
         threshold_param(math.inf, "the primary aspect", high=None),
     )  # fmt: skip
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """Derive the required fields and the metric specs (first aspect primary)."""
+        super().__init_subclass__(**kwargs)
+        cls.requires = cls.fields
+        cls.metrics = tuple(_metric(a, i == 0) for i, a in enumerate(cls.aspects))
+
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:  # noqa: ARG002
         """Score each aspect on the distinct (a, b) pairs; several references: the best (lowest)."""
         lm = load_scoring_lm(str(params["model"]), self.id)
@@ -129,7 +135,6 @@ class TranslationGPTScore(_GPTScore):
     description = (
         "ANLL of the text after 'In other words,' (expected ↔ actual, averaged). Lower is better."
     )
-    requires = ("expected", "actual")
     fields = ("expected", "actual")
     swap = True
     aspects = (
@@ -141,7 +146,6 @@ class TranslationGPTScore(_GPTScore):
                  "How is the overall quality of the generated text?",
                  "Rewrite the following text into high-quality text with its core information:"),
     )  # fmt: skip
-    metrics = tuple(_metric(a, i == 0) for i, a in enumerate(aspects))
 
 
 def _dialogue(key: str, title: str, question: str) -> _Aspect:
@@ -163,7 +167,6 @@ class QuestionAnsweringGPTScore(_GPTScore):
     description = (
         "ANLL of 'Answer: Yes' after a yes/no question on the conversation. Lower is better."
     )
-    requires = ("prompt", "actual")
     fields = ("prompt", "actual")
     aspects = (
         _dialogue("interest", "Interest", "interesting?"),
@@ -175,7 +178,6 @@ class QuestionAnsweringGPTScore(_GPTScore):
         _dialogue("semantically_appropriate", "Semantically appropriate", "semantically appropriate?"),
         _dialogue("fluency", "Fluency", "fluently written?"),
     )  # fmt: skip
-    metrics = tuple(_metric(a, i == 0) for i, a in enumerate(aspects))
 
 
 @register
@@ -188,7 +190,6 @@ class SummaryRefGPTScore(_GPTScore):
     description = (
         "ANLL of the text after 'In other words,' (reference ↔ summary, averaged). Lower is better."
     )
-    requires = ("expected", "actual")
     fields = ("expected", "actual")
     swap = True
     aspects = (
@@ -206,7 +207,6 @@ class SummaryRefGPTScore(_GPTScore):
         _rewrite("fluency", "Fluency", "Is the generated text well-written and grammatical?",
                  "Rewrite the following text into a fluent and grammatical text."),
     )  # fmt: skip
-    metrics = tuple(_metric(a, i == 0) for i, a in enumerate(aspects))
 
 
 def _tldr(key: str, title: str, question: str, instruction: str) -> _Aspect:
@@ -221,7 +221,6 @@ class SummaryGPTScore(_GPTScore):
     title = "Summarization without reference (GPTScore)"
     domain = "summarization"
     description = "ANLL of the summary after 'Tl;dr' following the source text. Lower is better."
-    requires = ("prompt", "actual")
     fields = ("prompt", "actual")
     aspects = (
         _tldr("semantic_coverage", "Semantic coverage", "How many semantic content units of the source are covered?",
@@ -239,4 +238,3 @@ class SummaryGPTScore(_GPTScore):
         _tldr("fluency", "Fluency", "Is the generated text well-written and grammatical?",
               "Generate a fluent and grammatical summary for the following text:"),
     )  # fmt: skip
-    metrics = tuple(_metric(a, i == 0) for i, a in enumerate(aspects))

@@ -83,18 +83,23 @@ class Summarization(Evaluator):
         ok = ~(errored | short_doc | short_sum)
         weights = load_conv_weights(str(params["conv_weights"])) if params["conv_weights"] else None
         images = self._images(load_classifier(str(params["nli_model"]), self.id), docs, sums, ok)
-        encoder = ctx.encoder(str(params["model"]))
+        scored = [int(i) for i in np.flatnonzero(ok)]
+        # every sentence to embed, in one call (distinct texts are encoded once, batched)
+        flat = [t for i in scored for t in (*docs[i], *sums[i])]
+        vectors = ctx.encoder(str(params["model"])).encode(flat)
         n = rows.height
         values = {m.key: np.full(n, np.nan) for m in self.metrics}
         failed = np.zeros(n, dtype=bool)
-        for i in map(int, np.flatnonzero(ok)):
+        at = 0
+        for i in scored:
+            n_doc, n_sum = len(docs[i]), len(sums[i])
+            doc_vec, sum_vec = vectors[at : at + n_doc], vectors[at + n_doc : at + n_doc + n_sum]
+            at += n_doc + n_sum
             values["faithfulness_zs"][i] = zs_score(images[i])
             if weights is not None:
                 values["faithfulness_conv"][i] = conv_score(images[i], weights)
             try:  # a fit on a handful of points can fail; that row alone goes unscored
-                values["completeness"][i] = completeness(
-                    encoder.encode(docs[i]), encoder.encode(sums[i])
-                )
+                values["completeness"][i] = completeness(doc_vec, sum_vec)
             except (ValueError, TypeError, np.linalg.LinAlgError):
                 failed[i] = True
         why = reasons(

@@ -10,6 +10,7 @@ of two models *paired* (both see the same cases in each replicate). Above
 from __future__ import annotations
 
 import itertools
+from math import erfc, sqrt
 
 import numpy as np
 import polars as pl
@@ -119,7 +120,6 @@ def compare_models(
     hib = bool(verdicts.filter(pl.col("metric") == metric)["higher_is_better"].first())
     sign = 1.0 if hib else -1.0
     rows: list[tuple[object, ...]] = []
-    rng_seed = seed
     for (i, a), (j, b) in itertools.combinations(enumerate(models), 2):
         both = ~np.isnan(values[:, i]) & ~np.isnan(values[:, j])
         d = sign * (values[both, i] - values[both, j])
@@ -132,11 +132,9 @@ def compare_models(
             half = _Z * d.std(ddof=1) / np.sqrt(len(d))
             low, high = d.mean() - half, d.mean() + half
             se = d.std(ddof=1) / np.sqrt(len(d))
-            from math import erfc, sqrt  # noqa: PLC0415
-
             p = erfc(abs(d.mean()) / se / sqrt(2)) if se > 0 else 0.0
         else:
-            reps = _replicate_means(d[:, None], n_boot, rng_seed)[:, 0]
+            reps = _replicate_means(d[:, None], n_boot, seed)[:, 0]
             low, high = np.percentile(reps, [2.5, 97.5])
             p = min(1.0, 2 * min((reps <= 0).mean(), (reps >= 0).mean()))
         rows.append(

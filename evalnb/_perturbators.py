@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from evalnb._errors import EvalnbError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
 
 __all__ = ["INTENSITIES", "PERTURBATORS", "char_level", "perturb_text"]
 
@@ -32,7 +32,7 @@ _EXCLUDED_END = tuple(".,?!:;'\" ([{")
 _RANDOM_CHARS = string.ascii_letters + string.digits + "\n" + string.punctuation
 _RETRIES = 15
 _QWERTY_ROWS = ("1234567890-", "qwertyuiop[", "asdfghjkl;'", "zxcvbnm,./")
-_OCR = {
+_OCR: dict[str, Sequence[str]] = {
     "o": "0θØø", "0": "oOØθ", "m": ["rn", "nn", "vv"], "l": "1i|!", "1": "li|!", "i": "l1!|",
     "O": "0cdq", "e": "c", "a": "o", "s": "5$", "5": "sS", "b": "6h", "g": "9q", "9": "gq",
     "B": "8", "8": "B", "S": "5$", "z": "2", "Z": "2", "2": "zZ", "u": "v", "v": "u", "n": ["ri"],
@@ -91,7 +91,7 @@ def _delete(text: str, intensity: str, rng: random.Random) -> str:
 
 
 def _alnum_edit(
-    text: str, intensity: str, rng: random.Random, table: dict[str, object], name: str
+    text: str, intensity: str, rng: random.Random, table: Mapping[str, Sequence[str]], name: str
 ) -> str:
     chars = list(text)
     where = [
@@ -104,17 +104,17 @@ def _alnum_edit(
     for i in rng.sample(where, n):
         ch = chars[i]
         options = table.get(ch) or table.get(ch.lower()) or ch
-        pick = rng.choice(list(options))  # type: ignore[call-overload]
+        pick = rng.choice(list(options))
         chars[i] = pick.upper() if name == "keyboard_typos" and rng.random() < 0.5 else pick
     return "".join(chars)
 
 
 def _typos(text: str, intensity: str, rng: random.Random) -> str:
-    return _alnum_edit(text, intensity, rng, dict(_KEYBOARD), "keyboard_typos")
+    return _alnum_edit(text, intensity, rng, _KEYBOARD, "keyboard_typos")
 
 
 def _ocr(text: str, intensity: str, rng: random.Random) -> str:
-    return _alnum_edit(text, intensity, rng, dict(_OCR), "ocr")
+    return _alnum_edit(text, intensity, rng, _OCR, "ocr")
 
 
 def _step(name: str, intensity: str) -> int:

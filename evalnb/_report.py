@@ -18,6 +18,7 @@ import polars as pl
 from evalnb._charts import heatmap, leaderboard_chart, to_svg
 
 if TYPE_CHECKING:
+    from evalnb._analysis import Analysed
     from evalnb._lab import Lab
 
 __all__ = ["render_report"]
@@ -184,17 +185,16 @@ def _eda(lab: Lab) -> str:
     )
 
 
-def render_report(lab: Lab, *, title: str | None = None, seed: int = 0) -> str:
+def render_report(
+    lab: Lab, *, title: str | None = None, seed: int = 0, analysed: Analysed | None = None
+) -> str:
     """Render the report as HTML text."""
     from evalnb import __version__  # noqa: PLC0415
-    from evalnb._insights import insights  # noqa: PLC0415
-    from evalnb._leaderboard import leaderboard, overall_leaderboard  # noqa: PLC0415
-    from evalnb._problems import problems  # noqa: PLC0415
+    from evalnb._analysis import analyse  # noqa: PLC0415
+    from evalnb._leaderboard import overall_leaderboard  # noqa: PLC0415
 
-    verdicts = lab.verdicts()
-    board = leaderboard(verdicts, seed=seed)
-    probs = problems(lab, verdicts, board)
-    ins = insights(lab, verdicts, board, seed=seed)
+    done = analysed or analyse(lab, seed)
+    verdicts, board, probs, ins = done.verdicts, done.board, done.problems, done.insights
     evaluators = board["evaluator"].unique(maintain_order=True).to_list()
     name = title or str(lab.info.get("name") or "evalnb evaluation")
     toc = "".join(f"<li><a href='#ev-{_e(e)}'>{_e(e)}</a></li>" for e in evaluators)
