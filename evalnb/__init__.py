@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from evalnb import transforms
 from evalnb._condition import ConditionError
 from evalnb._errors import EvalnbError, InputError, StoreError
 from evalnb._evaluate import evaluate, evaluators
+from evalnb._eye import Eye, eye
 from evalnb._lab import Lab
 from evalnb._lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb._load import FORMATS, detect_format, load
@@ -23,6 +25,7 @@ __all__ = [
     "TABLES",
     "ConditionError",
     "EvalnbError",
+    "Eye",
     "InputError",
     "Lab",
     "StoreError",
@@ -30,6 +33,8 @@ __all__ = [
     "detect_format",
     "evaluate",
     "evaluators",
+    "eye",
     "load",
     "open",
+    "transforms",
 ]

@@ -21,6 +21,7 @@ from evalnb._store import write_tables
 from evalnb._verdicts import current_thresholds, verdicts
 
 if TYPE_CHECKING:
+    from evalnb._eye import Eye
     from evalnb._lab import Lab
 
 __all__ = ["Analysed", "Analysis", "analyse"]
@@ -78,6 +79,7 @@ class Analysis:
         if self.path is not None:
             write_tables(self.path, {"thresholds": thresholds})
         self._tables["thresholds"] = thresholds
+        self._changed()
         return self
 
     def current_thresholds(self: Lab) -> pl.DataFrame:  # type: ignore[misc]
@@ -148,6 +150,7 @@ class Analysis:
         if self.path is not None:
             write_tables(self.path, {"cases": cases})
         self._tables["cases"] = cases
+        self._changed()
         return self
 
     def report(self: Lab, path: str | Path | None = None, *, title: str | None = None,  # type: ignore[misc]
@@ -161,6 +164,12 @@ class Analysis:
         from evalnb._report import render_report  # noqa: PLC0415
 
         return _write(path, render_report(self, title=title, seed=seed))
+
+    def eye(self: Lab, *, max_dots: int = 2000, seed: int = 0) -> Eye:  # type: ignore[misc]
+        """Open the eval eye on this lab (:class:`evalnb.Eye`): domains → cases drill-down."""
+        from evalnb._eye import Eye  # noqa: PLC0415
+
+        return Eye(self, max_dots=max_dots, seed=seed)
 
     def archive(self: Lab, path: str | Path, *, seed: int = 0) -> Path:  # type: ignore[misc]
         """Write a ZIP archive in H2O's layout; ``evalnb.load(path)`` reads it back."""

@@ -151,6 +151,10 @@ def _demo(out: Path) -> int:
 
         source = build_demo_lab().export(out / "demo_lab.json")
     lab = load(source)
+    # The demo's store is its own output: rebuilt from scratch on every run, so a store left
+    # by an older evalnb (or an earlier demo's scores) never blocks or leaks into this one.
+    for old in (out / "demo_lab.duckdb", out / "demo_lab.duckdb.wal"):
+        old.unlink(missing_ok=True)
     store = lab.save(out / "demo_lab.duckdb")
     # The judge-free evaluators that fit a RAG question-answering lab and run offline with
     # what evalnb installs (the model-backed ones need models from the hub, the demo has no

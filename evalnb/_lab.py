@@ -14,7 +14,8 @@ from evalnb._schema import TABLES, conform, empty
 from evalnb._store import read_tables, write_tables
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    import weakref
+    from collections.abc import Callable, Mapping
 
     import pandas as pd
 
@@ -61,6 +62,20 @@ class Lab(Analysis):
         }
         self.path = path
         """The DuckDB store this lab was opened from or last saved to, if any."""
+        # Open widgets redraw when this lab changes in place (a threshold set, labels added);
+        # held weakly so a closed widget is not kept alive by its lab.
+        self._watchers: list[weakref.WeakMethod[Callable[[], None]]] = []
+
+    def _watch(self, callback: weakref.WeakMethod[Callable[[], None]]) -> None:
+        self._watchers.append(callback)
+
+    def _changed(self) -> None:
+        """Tell the live widgets on this lab that its tables changed."""
+        alive = [(ref, ref()) for ref in self._watchers]
+        self._watchers = [ref for ref, fn in alive if fn is not None]
+        for _, fn in alive:
+            if fn is not None:
+                fn()
 
     @property
     def cases(self) -> pl.DataFrame:

@@ -1,0 +1,39 @@
+"""What every evalnb widget shares: its bundled front end and a strict constructor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anywidget
+
+__all__ = ["EvalWidget", "static_file"]
+
+_STATIC = Path(__file__).parent / "static"
+
+
+def static_file(name: str) -> Path:
+    """Path of a bundled front-end file, with a clear error when the bundle was not built."""
+    path = _STATIC / name
+    if not path.is_file():
+        msg = (
+            f"the widget bundle {path} is missing: evalnb was installed without building its "
+            "front end; reinstall with `pip install -e .` (needs node and npm) or run "
+            "`npm run build` in widgets/"
+        )
+        raise FileNotFoundError(msg)
+    return path
+
+
+class EvalWidget(anywidget.AnyWidget):
+    """Base widget: refuses unknown keyword arguments instead of ignoring them."""
+
+    def __init__(self, **kwargs: object) -> None:
+        public = sorted(n for n in self.trait_names(sync=True) if not n.startswith("_"))
+        unknown = sorted(k for k in kwargs if k not in self.trait_names())
+        if unknown:
+            msg = f"{type(self).__name__} got unknown argument(s) {unknown}; valid: {public}"
+            raise TypeError(msg)
+        super().__init__(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"

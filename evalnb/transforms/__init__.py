@@ -1,0 +1,45 @@
+"""Pure table transforms behind the widgets: no browser, no widget, only Polars in and out.
+
+Each widget level is cut from an index built once per lab, so an interaction costs a filter
+of small aggregate tables (and, at the model level, of one (metric, model) partition).
+"""
+
+from __future__ import annotations
+
+from evalnb.transforms._cases import (
+    BIN_SCHEMA,
+    DOT_SCHEMA,
+    case_detail,
+    compare_dots,
+    eye_dots,
+    score_bins,
+)
+from evalnb.transforms._eye import (
+    BAR_SCHEMA,
+    LEVELS,
+    NODE_SCHEMA,
+    EyeIndex,
+    check_path,
+    eye_bars,
+    eye_index,
+    eye_nodes,
+    path_titles,
+)
+
+__all__ = [
+    "BAR_SCHEMA",
+    "BIN_SCHEMA",
+    "DOT_SCHEMA",
+    "LEVELS",
+    "NODE_SCHEMA",
+    "EyeIndex",
+    "case_detail",
+    "check_path",
+    "compare_dots",
+    "eye_bars",
+    "eye_dots",
+    "eye_index",
+    "eye_nodes",
+    "path_titles",
+    "score_bins",
+]

@@ -1,0 +1,113 @@
+// @ts-check
+/**
+ * Pure layout and colour maths of the eval eye (no DOM): tested with `node --test`.
+ */
+
+/**
+ * Stack dots into columns one diameter wide, bottom up (a dot plot: x is the score, the
+ * height of a stack is how many cases share that score).
+ * @param {number[]} xs pixel x of every dot, in any order
+ * @param {number} radius dot radius in pixels
+ * @param {number} height plot height available for the tallest stack
+ * @returns {{x: number[], y: number[], step: number}} centre of every dot (y from the
+ *   bottom) and the vertical step used (smaller than a diameter when stacks are too tall)
+ */
+export function dotLayout(xs, radius, height) {
+  const width = 2 * radius;
+  /** @type {Map<number, number>} */
+  const seen = new Map();
+  const level = xs.map((x) => {
+    const col = Math.round(x / width);
+    const k = seen.get(col) ?? 0;
+    seen.set(col, k + 1);
+    return k;
+  });
+  const tallest = Math.max(1, ...seen.values());
+  const step = Math.min(width, height / tallest);
+  return {
+    x: xs.map((x) => Math.round(x / width) * width),
+    y: level.map((k) => (k + 0.5) * step),
+    step,
+  };
+}
+
+/**
+ * Red → yellow → green for a score's position in [0, 1] (1 = best).
+ * @param {number | null | undefined} t
+ * @returns {string} CSS colour
+ */
+export function goodness(t) {
+  if (t === null || t === undefined || Number.isNaN(t)) return "#9e9e9e";
+  const u = Math.min(1, Math.max(0, t));
+  /** @type {[number, number, number][]} */
+  const stops = [
+    [215, 48, 39],
+    [254, 224, 139],
+    [26, 152, 80],
+  ];
+  const seg = u < 0.5 ? 0 : 1;
+  const f = u < 0.5 ? u / 0.5 : (u - 0.5) / 0.5;
+  const a = stops[seg];
+  const b = stops[seg + 1];
+  const mix = a.map((v, i) => Math.round(v + (b[i] - v) * f));
+  return `rgb(${mix[0]}, ${mix[1]}, ${mix[2]})`;
+}
+
+/**
+ * Where a score sits between a metric's worst and best values (1 = best).
+ * @param {number | null} value
+ * @param {number} low
+ * @param {number} high
+ * @param {boolean} higherIsBetter
+ * @returns {number | null}
+ */
+export function position(value, low, high, higherIsBetter) {
+  if (value === null || !Number.isFinite(value)) return null;
+  const span = high - low || 1;
+  const t = (value - low) / span;
+  return higherIsBetter ? t : 1 - t;
+}
+
+/**
+ * Shorten a label to `max` characters with an ellipsis.
+ * @param {string} label
+ * @param {number} max
+ * @returns {string}
+ */
+export function truncate(label, max) {
+  if (max < 2) return "";
+  return label.length <= max ? label : `${label.slice(0, max - 1)}…`;
+}
+
+/**
+ * Cut an answer into plain and scored pieces, in order, so every character is shown once:
+ * each scored sentence is found after the previous one; text between them stays plain.
+ * @param {string} answer
+ * @param {{text: string, score: number | null}[]} sentences
+ * @returns {{text: string, score: number | null, scored: boolean}[]}
+ */
+export function sentencePieces(answer, sentences) {
+  /** @type {{text: string, score: number | null, scored: boolean}[]} */
+  const out = [];
+  let at = 0;
+  for (const s of sentences) {
+    const i = s.text ? answer.indexOf(s.text, at) : -1;
+    if (i < 0) continue;
+    if (i > at) out.push({ text: answer.slice(at, i), score: null, scored: false });
+    out.push({ text: s.text, score: s.score, scored: true });
+    at = i + s.text.length;
+  }
+  if (at < answer.length) out.push({ text: answer.slice(at), score: null, scored: false });
+  return out;
+}
+
+/**
+ * Format a score for display ("–" when missing).
+ * @param {number | null | undefined} value
+ * @returns {string}
+ */
+export function fmt(value) {
+  if (value === null || value === undefined || !Number.isFinite(value)) return "–";
+  const a = Math.abs(value);
+  return a !== 0 && (a < 0.001 || a >= 1e5) ? value.toExponential(2) : value.toFixed(3);
+}

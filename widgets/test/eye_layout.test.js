@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { dotLayout, fmt, goodness, position, sentencePieces, truncate } from "../src/eye_layout.js";
+
+test("dots with the same score stack; others sit on the floor", () => {
+  const { x, y, step } = dotLayout([10, 10, 10, 50], 4, 100);
+  assert.deepEqual(x, [8, 8, 8, 48]);
+  assert.deepEqual(y, [4, 12, 20, 4]);
+  assert.equal(step, 8);
+});
+
+test("tall stacks are squeezed to the height", () => {
+  const { y, step } = dotLayout(Array(50).fill(0), 4, 100);
+  assert.equal(step, 2);
+  assert.equal(y[49], 99);
+});
+
+test("goodness runs red to green and greys out missing scores", () => {
+  assert.equal(goodness(0), "rgb(215, 48, 39)");
+  assert.equal(goodness(1), "rgb(26, 152, 80)");
+  assert.equal(goodness(null), "#9e9e9e");
+  assert.equal(goodness(7), goodness(1));
+});
+
+test("position flips for lower-is-better metrics", () => {
+  assert.equal(position(0.25, 0, 1, true), 0.25);
+  assert.equal(position(0.25, 0, 1, false), 0.75);
+  assert.equal(position(null, 0, 1, true), null);
+});
+
+test("sentence pieces keep every character exactly once", () => {
+  const answer = "Paris is big.  It is old! ok";
+  const pieces = sentencePieces(answer, [
+    { text: "Paris is big.", score: 0.9 },
+    { text: "missing", score: 0.1 },
+    { text: "It is old!", score: 0.2 },
+  ]);
+  assert.equal(pieces.map((p) => p.text).join(""), answer);
+  assert.deepEqual(
+    pieces.map((p) => p.scored),
+    [true, false, true, false],
+  );
+});
+
+test("labels and numbers format compactly", () => {
+  assert.equal(truncate("groundedness", 6), "groun…");
+  assert.equal(truncate("ok", 6), "ok");
+  assert.equal(fmt(0.123456), "0.123");
+  assert.equal(fmt(null), "–");
+  assert.equal(fmt(1234567), "1.23e+6");
+});
