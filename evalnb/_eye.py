@@ -89,7 +89,8 @@ class Eye(EvalWidget):
         self._seed = seed
         self._max_dots = max_dots
         self._index: EyeIndex = eye_index(lab, seed=seed)
-        super().__init__(_esm=static_file("eye.js"), _css=static_file("eye.css"), **kwargs)
+        super().__init__(_esm=static_file("eye.js").read_text(encoding="utf-8"),
+                         _css=static_file("eye.css").read_text(encoding="utf-8"), **kwargs)  # fmt: skip
         self.observe(self._on_path, names=["path"])
         self.observe(self._on_case, names=["selected_case"])
         self.observe(self._on_compare, names=["compare"])

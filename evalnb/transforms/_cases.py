@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from evalnb.transforms._eye import catalog_titles
+
 if TYPE_CHECKING:
     from evalnb._lab import Lab
     from evalnb.transforms._eye import EyeIndex
@@ -132,8 +134,10 @@ def case_detail(
     if focus is not None:
         first = (pl.col("evaluator") == focus[0]) & (pl.col("metric") == focus[1])
         rows = rows.sort(~first, pl.col("evaluator") != focus[0], "evaluator", "metric")
+    evaluator_titles = catalog_titles()
     metrics = [
-        {"evaluator": r["evaluator"], "metric": r["metric"], "title": r["title"] or r["metric"],
+        {"evaluator": r["evaluator"], "evaluator_title": evaluator_titles.get(r["evaluator"], r["evaluator"]),
+         "metric": r["metric"], "title": r["title"] or r["metric"],
          "description": r["description"] or "", "value": _finite(r["value"]),
          "threshold": _finite(r["threshold"]), "passed": r["passed"],
          "higher_is_better": r["higher_is_better"], "reason": _reason(r["detail"])}

@@ -218,12 +218,12 @@ def eye_nodes(index: EyeIndex, path: list[str]) -> pl.DataFrame:
 
 def _evaluator_titles(index: EyeIndex) -> dict[str, str]:
     """Look up evaluator titles in the catalog (the metric table holds metric titles only)."""
-    titles = _catalog_titles()
+    titles = catalog_titles()
     return {e: titles.get(e, e) for e in index.board["evaluator"].unique()}
 
 
 @functools.cache
-def _catalog_titles() -> dict[str, str]:
+def catalog_titles() -> dict[str, str]:
     return dict(catalog().select("id", "title").iter_rows())
 
 
@@ -242,7 +242,7 @@ def path_titles(index: EyeIndex, path: list[str]) -> list[str]:
         if level == "domain":
             titles.append(_DOMAIN_TITLES.get(step, step))
         elif level == "evaluator":
-            titles.append(_catalog_titles().get(step, step))
+            titles.append(catalog_titles().get(step, step))
         elif level == "metric":
             titles.append(_titles(index).get((path[1], step), (step, ""))[0])
         else:

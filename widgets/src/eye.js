@@ -10,7 +10,15 @@ import { partition, stratify } from "d3-hierarchy";
 import { scaleBand, scaleLinear } from "d3-scale";
 import { arc } from "d3-shape";
 import { bytesOf, text } from "./common.js";
-import { dotLayout, fmt, goodness, position, sentencePieces, truncate } from "./eye_layout.js";
+import {
+  dotLayout,
+  fmt,
+  goodness,
+  labelPlacement,
+  sentencePieces,
+  thresholdPosition,
+  truncate,
+} from "./eye_layout.js";
 
 /**
  * @typedef {object} Model
@@ -110,6 +118,14 @@ function render({ model, el }) {
     chart.appendChild(bars);
   };
   const drawPanel = () => casePanel(panel, model);
+  const markSelected = () => {
+    const sel = model.get("selected_case");
+    for (const dot of chart.querySelectorAll("circle.ee-dot")) {
+      const el = /** @type {SVGElement} */ (dot);
+      const on = !!sel && el.dataset.case === sel.case_id && el.dataset.sample === String(sel.sample);
+      el.classList.toggle("selected", on);
+    }
+  };
   const onKey = (/** @type {KeyboardEvent} */ e) => {
     if (e.key === "Escape" && model.get("selected_case")) {
       model.set("selected_case", null);
@@ -121,11 +137,13 @@ function render({ model, el }) {
   const events = ["change:_nodes", "change:_bars", "change:_dots", "change:_level", "change:path"];
   for (const ev of events) model.on(ev, draw);
   model.on("change:_case", drawPanel);
+  model.on("change:selected_case", markSelected);
   draw();
   drawPanel();
   return () => {
     for (const ev of events) model.off(ev, draw);
     model.off("change:_case", drawPanel);
+    model.off("change:selected_case", markSelected);
     root.removeEventListener("keydown", onKey);
   };
 }
@@ -220,7 +238,9 @@ function segment(model, path, n) {
     .startAngle(n.x0)
     .endAngle(n.x1)
     .padAngle(0.006);
-  const problem = d.n_problems > 0;
+  // H2O's rule: a segment is problematic when a metric under it fails at model level (the
+  // model's mean is on the wrong side of the threshold); the badge counts every problem.
+  const problem = d.passed === false;
   const grp = svg("g", {
     class: `ee-seg ${problem ? "problem" : "ok"}${d.selected ? " selected" : ""}`,
     "data-ring": d.ring,
@@ -232,13 +252,17 @@ function segment(model, path, n) {
   const fill = scored ? (d.passed ? "#66bb6a" : "#ef5350") : problem ? "#bdbdbd" : "#f2c94c";
   grp.appendChild(svg("path", { d: shape(/** @type {any} */ (null)) || "", fill }));
   const [cx, cy] = shape.centroid(/** @type {any} */ (null));
-  const room = ((n.x1 - n.x0) * (inner + outer)) / 2 / 6.2;
-  const label = svg("text", { x: cx, y: cy + 4, class: "ee-label" });
-  label.textContent = truncate(String(d.label), Math.floor(Math.max(room, outer - inner) / 6.2));
+  const { angle, room } = labelPlacement(n.x0, n.x1, inner, outer);
+  const label = svg("text", {
+    transform: `translate(${cx},${cy}) rotate(${angle})`,
+    y: 3.5,
+    class: "ee-label",
+  });
+  label.textContent = truncate(String(d.label), Math.floor(room / 6.2));
   grp.appendChild(label);
   const state = problem ? `${d.n_problems} problem(s), worst ${d.severity}` : "OK";
   tooltip(grp, `${d.label}\n${d.title}\nmean ${fmt(d.value)} · ${state}`);
-  if (problem) {
+  if (d.n_problems > 0) {
     const mid = (n.x0 + n.x1) / 2;
     const r = outer - 12;
     const bx = Math.sin(mid) * r;
@@ -359,8 +383,14 @@ function dotChart(model, path, level) {
   const left = 44;
   const bottom = H - 40;
   const vals = dots.map((d) => d.value).filter((v) => Number.isFinite(v));
-  const lo = Math.min(level.min ?? Math.min(...vals), ...vals);
-  const hi = Math.max(level.max ?? Math.max(...vals), ...vals);
+  const thr = Number.isFinite(level.threshold) ? [level.threshold] : [];
+  // The data's extent (with the threshold), not the metric's full range: cosine metrics
+  // span [-1, 1] but answers rarely go below 0, and half an empty chart hides the shape.
+  const lo0 = Math.min(...vals, ...thr);
+  const hi0 = Math.max(...vals, ...thr);
+  const pad = (hi0 - lo0) * 0.04 || 0.5;
+  const lo = level.min !== null && level.min !== undefined ? Math.max(level.min, lo0 - pad) : lo0 - pad;
+  const hi = level.max !== null && level.max !== undefined ? Math.min(level.max, hi0 + pad) : hi0 + pad;
   const x = scaleLinear()
     .domain([lo, hi > lo ? hi : lo + 1])
     .range([left, W - 16]);
@@ -376,7 +406,8 @@ function dotChart(model, path, level) {
   xLabel.textContent = String(level.metric_title || path[2]);
   out.append(svg("line", { x1: left, x2: W - 16, y1: bottom, y2: bottom, class: "ee-base" }), xLabel);
   const hib = level.higher_is_better !== false;
-  const colour = (/** @type {number} */ v) => goodness(position(v, lo, hi, hib));
+  const colour = (/** @type {number} */ v) =>
+    goodness(thresholdPosition(v, lo, hi, level.threshold ?? null, hib));
   if (level.n_shown < level.n_total && !comparing) {
     const top = Math.max(1, ...bins.map((b) => b.n));
     for (const b of bins) {
@@ -418,6 +449,9 @@ function dotChart(model, path, level) {
       bottom - 20,
     );
   }
+  const picked = model.get("selected_case");
+  const isSelected = (/** @type {Record<string, any>} */ d) =>
+    !!picked && picked.case_id === d.case_id && picked.sample === d.sample;
   dots.forEach((d, i) => {
     const cx = comparing ? x(d.value) : /** @type {any} */ (ys).x[i];
     const cy = comparing ? yOf(d.other) : bottom - /** @type {any} */ (ys).y[i];
@@ -427,7 +461,7 @@ function dotChart(model, path, level) {
       cy,
       r: radius,
       fill: colour(d.value),
-      class: `ee-dot ${d.passed === false ? "fail" : "pass"}`,
+      class: `ee-dot ${d.passed === false ? "fail" : "pass"}${isSelected(d) ? " selected" : ""}`,
       "data-case": d.case_id,
       "data-sample": d.sample,
       role: "button",
@@ -449,6 +483,30 @@ function dotChart(model, path, level) {
   }
   wrap.appendChild(out);
   return wrap;
+}
+
+/**
+ * Score cards of one evaluator's metrics; the description shows on hover.
+ * @param {any[]} items
+ * @returns {HTMLElement}
+ */
+function metricCards(items) {
+  const cards = document.createElement("div");
+  cards.className = "ee-cards";
+  for (const m of items) {
+    const card = document.createElement("div");
+    const verdict = m.passed === null ? "unscored" : m.passed ? "pass" : "fail";
+    card.className = `ee-card ${verdict}`;
+    card.dataset.metric = `${m.evaluator}/${m.metric}`;
+    card.title = `${m.description}${m.reason ? `\n${m.reason}` : ""}`;
+    card.append(
+      text("span", m.title, "ee-card-title"),
+      text("span", fmt(m.value), "ee-card-value"),
+      text("span", verdict, "ee-card-verdict"),
+    );
+    cards.appendChild(card);
+  }
+  return cards;
 }
 
 /**
@@ -481,22 +539,29 @@ function casePanel(panel, model) {
     panel.appendChild(box);
   };
   field("Model", String(c.model), "model");
-  const cards = document.createElement("div");
-  cards.className = "ee-cards";
+  // One group of cards per evaluator (several evaluators share metric names such as
+  // "Model passes"); the focused evaluator first and open, the others folded.
+  const metrics = document.createElement("div");
+  /** @type {Map<string, {title: string, items: any[]}>} */
+  const groups = new Map();
   for (const m of c.metrics) {
-    const card = document.createElement("div");
-    const verdict = m.passed === null ? "unscored" : m.passed ? "pass" : "fail";
-    card.className = `ee-card ${verdict}`;
-    card.dataset.metric = `${m.evaluator}/${m.metric}`;
-    card.title = `${m.description}${m.reason ? `\n${m.reason}` : ""}`;
-    card.append(
-      text("span", m.title, "ee-card-title"),
-      text("span", fmt(m.value), "ee-card-value"),
-      text("span", verdict, "ee-card-verdict"),
-    );
-    cards.appendChild(card);
+    if (!groups.has(m.evaluator)) groups.set(m.evaluator, { title: m.evaluator_title, items: [] });
+    groups.get(m.evaluator)?.items.push(m);
   }
-  field("Metrics", cards, "metrics");
+  const folded = document.createElement("details");
+  folded.className = "ee-more";
+  folded.appendChild(text("summary", `Other evaluators (${Math.max(0, groups.size - 1)})`));
+  [...groups.entries()].forEach(([evaluator, group], i) => {
+    const box = document.createElement("div");
+    box.className = "ee-group";
+    box.dataset.evaluator = evaluator;
+    box.appendChild(text("div", group.title, "ee-group-title"));
+    box.appendChild(metricCards(group.items));
+    (i === 0 ? metrics : folded).appendChild(box);
+  });
+  if (groups.size > 1) metrics.appendChild(folded);
+  field("Metrics", metrics, "metrics");
+
   field("Prompt", String(c.prompt ?? ""), "prompt");
   field("Expected answer", (c.expected || []).join("\n— or —\n"), "expected");
   const answer = document.createElement("div");

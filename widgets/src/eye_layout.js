@@ -111,3 +111,47 @@ export function fmt(value) {
   const a = Math.abs(value);
   return a !== 0 && (a < 0.001 || a >= 1e5) ? value.toExponential(2) : value.toFixed(3);
 }
+
+/**
+ * Colour position of a score with the threshold as the pass/fail boundary: failing scores
+ * fall in [0, 0.4] (red → orange), passing ones in [0.6, 1] (light → deep green), deeper
+ * the further from the threshold. Without a threshold, the plain position in the range.
+ * @param {number | null} value
+ * @param {number} low
+ * @param {number} high
+ * @param {number | null} threshold
+ * @param {boolean} higherIsBetter
+ * @returns {number | null}
+ */
+export function thresholdPosition(value, low, high, threshold, higherIsBetter) {
+  if (threshold === null || !Number.isFinite(threshold)) {
+    return position(value, low, high, higherIsBetter);
+  }
+  if (value === null || !Number.isFinite(value)) return null;
+  const good = higherIsBetter ? value >= threshold : value <= threshold;
+  const far = good ? (higherIsBetter ? high : low) : higherIsBetter ? low : high;
+  const span = Math.abs(far - threshold) || 1;
+  const depth = Math.min(1, Math.abs(value - threshold) / span);
+  return good ? 0.6 + 0.4 * depth : 0.4 - 0.4 * depth;
+}
+
+/**
+ * How to write a label on an arc: along it (tangential) when the arc is long enough,
+ * else across the ring (radial); always upright.
+ * @param {number} x0 start angle (radians, clockwise from 12 o'clock)
+ * @param {number} x1 end angle
+ * @param {number} inner inner radius
+ * @param {number} outer outer radius
+ * @returns {{angle: number, room: number}} rotation in degrees and room in pixels
+ */
+export function labelPlacement(x0, x1, inner, outer) {
+  const mid = (((x0 + x1) / 2) * 180) / Math.PI;
+  const along = (x1 - x0) * ((inner + outer) / 2);
+  const across = outer - inner - 8;
+  if (along >= across || along >= 60) {
+    const angle = mid <= 90 ? mid : mid < 270 ? mid - 180 : mid - 360;
+    return { angle, room: along - 6 };
+  }
+  const angle = mid < 180 ? mid - 90 : mid - 270;
+  return { angle, room: across };
+}

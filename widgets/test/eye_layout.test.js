@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { dotLayout, fmt, goodness, position, sentencePieces, truncate } from "../src/eye_layout.js";
+import {
+  dotLayout,
+  fmt,
+  goodness,
+  labelPlacement,
+  position,
+  sentencePieces,
+  thresholdPosition,
+  truncate,
+} from "../src/eye_layout.js";
 
 test("dots with the same score stack; others sit on the floor", () => {
   const { x, y, step } = dotLayout([10, 10, 10, 50], 4, 100);
@@ -48,4 +57,24 @@ test("labels and numbers format compactly", () => {
   assert.equal(fmt(0.123456), "0.123");
   assert.equal(fmt(null), "–");
   assert.equal(fmt(1234567), "1.23e+6");
+});
+
+test("threshold splits colours into failing reds and passing greens", () => {
+  assert.equal(thresholdPosition(0.75, 0, 1, 0.75, true), 0.6);
+  assert.equal(thresholdPosition(0, 0, 1, 0.75, true), 0);
+  assert.equal(thresholdPosition(1, 0, 1, 0.75, true), 1);
+  assert.ok(thresholdPosition(0.7, 0, 1, 0.75, true) < 0.4);
+  assert.ok(thresholdPosition(0.1, 0, 1, 0.2, false) > 0.6);
+  assert.equal(thresholdPosition(0.5, 0, 1, null, true), 0.5);
+});
+
+test("labels run along wide arcs and across narrow ones, never upside down", () => {
+  const top = labelPlacement(-0.5, 0.5, 100, 172);
+  assert.equal(top.angle, 0);
+  assert.ok(top.room > 100);
+  const bottom = labelPlacement(Math.PI - 0.5, Math.PI + 0.5, 100, 172);
+  assert.equal(bottom.angle, 0);
+  const narrow = labelPlacement(Math.PI / 2 - 0.05, Math.PI / 2 + 0.05, 100, 172);
+  assert.equal(narrow.angle, 0);
+  assert.equal(narrow.room, 64);
 });
