@@ -89,17 +89,17 @@ def eye_index(lab: Lab, *, seed: int = 0) -> EyeIndex:
     )
     counts = found.filter(pl.col("evaluator").is_not_null()).select(
         "evaluator", "metric", "model",
-        rank=pl.col("severity").replace_strict(_SEVERITY_RANK, default=0, return_dtype=pl.Int8),
+        worst=pl.col("severity").replace_strict(_SEVERITY_RANK, default=0, return_dtype=pl.Int8),
     )  # fmt: skip
     per_model = counts.group_by("evaluator", "metric", "model").agg(
-        n_problems=pl.len().cast(pl.Int32), rank=pl.col("rank").max()
+        n_problems=pl.len().cast(pl.Int32), worst=pl.col("worst").max()
     )
     agg = (
         board.join(specs.select("evaluator", "metric", "domain"), on=["evaluator", "metric"])
         .join(per_model, on=["evaluator", "metric", "model"], how="left")
         .with_columns(
             pl.col("n_problems").fill_null(0),
-            pl.col("rank").fill_null(0),
+            pl.col("worst").fill_null(0),
             passed=pl.when(pl.col("mean").is_null())
             .then(None)
             .when(pl.col("higher_is_better"))
@@ -147,7 +147,7 @@ def _rollup(rows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
         rows.group_by(by, maintain_order=True)
         .agg(
             n_problems=pl.col("n_problems").sum().cast(pl.Int32),
-            rank=pl.col("rank").max(),
+            worst=pl.col("worst").max(),
             value=pl.col("mean").mean(),
             passed=pl.col("passed").all(),
             primary=pl.col("primary").first(),
@@ -231,7 +231,7 @@ def _node(id_: str, parent: str | None, ring: int, kind: str, keys: list[str], l
           title: str, r: dict[str, object], selected: bool) -> dict[str, object]:  # fmt: skip
     return {"id": id_, "parent": parent, "ring": ring, "kind": kind, "keys": keys,
             "label": label, "title": title, "n_problems": r["n_problems"],
-            "severity": _SEVERITY_NAME.get(cast("int", r["rank"]) or 0), "value": r["value"], "passed": r["passed"],
+            "severity": _SEVERITY_NAME.get(cast("int", r["worst"]) or 0), "value": r["value"], "passed": r["passed"],
             "selected": selected}  # fmt: skip
 
 
