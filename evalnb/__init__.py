@@ -12,6 +12,7 @@ from evalnb._eye import Eye, eye
 from evalnb._lab import Lab
 from evalnb._lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb._load import FORMATS, detect_format, load
+from evalnb._richtable import RichTable, table
 from evalnb._schema import SCHEMAS, TABLES
 
 try:
@@ -28,6 +29,7 @@ __all__ = [
     "Eye",
     "InputError",
     "Lab",
+    "RichTable",
     "StoreError",
     "__version__",
     "detect_format",
@@ -36,5 +38,6 @@ __all__ = [
     "eye",
     "load",
     "open",
+    "table",
     "transforms",
 ]

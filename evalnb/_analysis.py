@@ -16,11 +16,14 @@ import polars as pl
 from evalnb._insights import insights, insights_json
 from evalnb._leaderboard import compare_models, leaderboard, overall_leaderboard
 from evalnb._problems import problems, problems_json
+from evalnb._richtable import RichTable, table
 from evalnb._schema import SCHEMAS
 from evalnb._store import write_tables
 from evalnb._verdicts import current_thresholds, verdicts
 
 if TYPE_CHECKING:
+    import altair as alt
+
     from evalnb._eye import Eye
     from evalnb._lab import Lab
 
@@ -121,6 +124,47 @@ class Analysis:
         """Insights: significant best/worst models, hardest prompts, speed and cost."""
         v = self.verdicts()
         return insights(self, v, leaderboard(v, seed=seed), seed=seed)
+
+    def problems_table(self: Lab, *, max_rows: int = 50) -> RichTable:  # type: ignore[misc]
+        """Show :meth:`problems` as an HTML table (severity badges); ``.frame`` holds the rows."""
+        cols = ["severity", "problem_type", "evaluator", "metric", "model", "score", "threshold",
+                "description", "actions_description", "case_ids"]  # fmt: skip
+        return table(self.problems().select(cols), title="Problems", max_rows=max_rows)
+
+    def insights_table(self: Lab, *, max_rows: int = 50) -> RichTable:  # type: ignore[misc]
+        """Show :meth:`insights` as an HTML table; ``.frame`` holds the rows."""
+        return table(self.insights(), title="Insights", max_rows=max_rows)
+
+    def leaderboard_chart(self: Lab, evaluator: str | None = None, *,  # type: ignore[misc]
+                          kind: str = "auto", seed: int = 0) -> alt.TopLevelMixin:  # fmt: skip
+        """Chart the leaderboard as a bar chart, a radar or a heatmap (Altair, offline).
+
+        ``bar``: means with 95 % CIs and the threshold; ``radar``: several metrics of one
+        evaluator; ``heatmap``: model × metric (primary metrics of every evaluator when
+        ``evaluator`` is None). ``auto`` picks what H2O shows: a heatmap for the whole lab, a bar chart for an
+        evaluator with up to three metrics, a radar for more.
+        """
+        from evalnb._charts import bar_chart, heatmap, leaderboard_chart, radar_chart  # noqa: PLC0415
+
+        board = self.leaderboard(seed=seed)
+        kinds = {"auto", "bar", "radar", "heatmap"}
+        if kind not in kinds:
+            msg = f"kind must be one of {sorted(kinds)}; got {kind!r}"
+            raise ValueError(msg)
+        if evaluator is not None and evaluator not in set(board["evaluator"]):
+            msg = f"no scores of evaluator {evaluator!r}; scored: {sorted(set(board['evaluator']))}"
+            raise KeyError(msg)
+        if kind == "heatmap" or (kind == "auto" and evaluator is None):
+            part = board if evaluator is None else board.filter(pl.col("evaluator") == evaluator)
+            return heatmap(part if evaluator is not None else part.filter(pl.col("primary")))
+        if evaluator is None:
+            msg = f"a {kind} chart shows one evaluator: pass evaluator=..."
+            raise ValueError(msg)
+        if kind == "bar":
+            return bar_chart(board, evaluator)
+        if kind == "radar":
+            return radar_chart(board, evaluator)
+        return leaderboard_chart(board, evaluator)
 
     def problems_json(self: Lab, path: str | Path | None = None) -> str:  # type: ignore[misc]
         """H2O's ``problems_and_actions.json`` text (written to ``path`` when given)."""

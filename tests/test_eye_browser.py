@@ -11,12 +11,12 @@ from typing import Any
 
 import polars as pl
 import pytest
-from jupyter_harness import ARTIFACTS, JupyterLab, launch, notebook, require_browser
 
 import evalnb
 from evalnb._cli import DEMO_EVALUATORS
 from evalnb._demo import build_demo_lab
 from evalnb.transforms import eye_bars, eye_dots, eye_index, eye_nodes
+from tests.jupyter_harness import ARTIFACTS, JupyterLab, launch, notebook, require_browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
