@@ -11,6 +11,7 @@ from evalnb._evaluate import evaluate, evaluators
 from evalnb._eye import Eye, eye
 from evalnb._lab import Lab
 from evalnb._lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
+from evalnb._labeler import Labeler, labeler
 from evalnb._load import FORMATS, detect_format, load
 from evalnb._richtable import RichTable, table
 from evalnb._schema import SCHEMAS, TABLES
@@ -29,6 +30,7 @@ __all__ = [
     "Eye",
     "InputError",
     "Lab",
+    "Labeler",
     "RichTable",
     "StoreError",
     "__version__",
@@ -36,6 +38,7 @@ __all__ = [
     "evaluate",
     "evaluators",
     "eye",
+    "labeler",
     "load",
     "open",
     "table",

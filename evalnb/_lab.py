@@ -10,6 +10,7 @@ import polars as pl
 
 from evalnb._analysis import Analysis
 from evalnb._errors import EvalnbError
+from evalnb._labelling import Labelling
 from evalnb._schema import TABLES, conform, empty
 from evalnb._store import read_tables, write_tables
 
@@ -35,7 +36,7 @@ _KEYS = {
 _FIRST_WINS = {"models", "info"}
 
 
-class Lab(Analysis):
+class Lab(Analysis, Labelling):
     """A test lab: cases, model outputs, scores, metric specs, human labels and thresholds.
 
     Build one with :func:`evalnb.load` (from a file or frame) or :func:`evalnb.open` (from a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,9 +13,9 @@ from evalnb._errors import StoreError
 from evalnb._schema import SCHEMAS, TABLES, conform
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
-__all__ = ["read_tables", "write_tables"]
+__all__ = ["append_rows", "read_tables", "write_tables"]
 
 # Bumped whenever a table's columns change; a store of another version is refused with a
 # message instead of being misread.
@@ -51,6 +52,26 @@ def _ddl(table: str) -> str:
     return f'CREATE TABLE IF NOT EXISTS "{table}" ({cols})'
 
 
+@contextlib.contextmanager
+def _transaction(path: str | Path, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One committed transaction on the store: everything inside lands, or nothing does."""
+    con = _connect(path, read_only=False)
+    try:
+        _run(con, "BEGIN TRANSACTION")
+        try:
+            _ensure_schema(con, path)
+            yield con
+            _run(con, "COMMIT")
+        except BaseException:
+            _run(con, "ROLLBACK")
+            raise
+    except duckdb.Error as exc:
+        msg = f"{path}: could not {what}: {exc}"
+        raise StoreError(msg) from exc
+    finally:
+        con.close()
+
+
 def write_tables(path: str | Path, tables: Mapping[str, pl.DataFrame]) -> None:
     """Replace the content of the store at ``path`` with ``tables``, atomically.
 
@@ -64,24 +85,22 @@ def write_tables(path: str | Path, tables: Mapping[str, pl.DataFrame]) -> None:
         schema version.
     """
     frames = {name: conform(frame, name) for name, frame in tables.items()}
-    con = _connect(path, read_only=False)
-    try:
-        _run(con, "BEGIN TRANSACTION")
-        try:
-            _ensure_schema(con, path)
-            for name, frame in frames.items():
-                _run(con, f'DELETE FROM "{name}"')
-                if frame.height:
-                    _insert(con, name, frame)
-            _run(con, "COMMIT")
-        except BaseException:
-            _run(con, "ROLLBACK")
-            raise
-    except duckdb.Error as exc:
-        msg = f"{path}: could not write the lab store: {exc}"
-        raise StoreError(msg) from exc
-    finally:
-        con.close()
+    with _transaction(path, "write the lab store") as con:
+        for name, frame in frames.items():
+            _run(con, f'DELETE FROM "{name}"')
+            if frame.height:
+                _insert(con, name, frame)
+
+
+def append_rows(path: str | Path, table: str, rows: pl.DataFrame) -> None:
+    """Append ``rows`` to ``table`` of the store at ``path`` in one committed transaction.
+
+    For append-only tables (human labels): when this returns, the rows are in the file and
+    survive the process being killed; if it raises, none of them is.
+    """
+    frame = conform(rows, table)
+    with _transaction(path, f"append to {table!r}") as con:
+        _insert(con, table, frame)
 
 
 def _insert(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> None:

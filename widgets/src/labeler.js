@@ -1,0 +1,254 @@
+// @ts-check
+/**
+ * The human-calibration labeler: one item at a time, keyboard first. Decisions go to the
+ * kernel as messages and are stored there before the view moves on; this file only shows
+ * what the kernel sends (item, progress, calibration result) as text.
+ */
+import { tableFromIPC } from "@uwdata/flechette";
+import { scaleLinear } from "d3-scale";
+import { bytesOf, text } from "./common.js";
+import { fmt } from "./eye_layout.js";
+
+/**
+ * @typedef {object} Model
+ * @property {(name: string) => any} get
+ * @property {(name: string, value: any) => void} set
+ * @property {() => void} save_changes
+ * @property {(content: any) => void} send
+ * @property {(event: string, cb: () => void) => void} on
+ * @property {(event: string, cb: () => void) => void} off
+ *
+ * Traits: position (int), reviewer (string), mode ("pass_fail" | "agree"), _item, _progress,
+ * _result (objects), _points, _bins (Arrow IPC bytes), _error (string).
+ */
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/**
+ * @param {string} tag
+ * @param {Record<string, string | number>} [attrs]
+ */
+function svg(tag, attrs = {}) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  return el;
+}
+
+/**
+ * @param {Model} model
+ * @param {string} name
+ * @returns {Record<string, any>[]}
+ */
+function rows(model, name) {
+  const value = model.get(name);
+  if (!value || value.byteLength === 0) return [];
+  return tableFromIPC(bytesOf(value), { useProxy: false }).toArray();
+}
+
+/** @param {{ model: Model, el: HTMLElement }} ctx */
+function render({ model, el }) {
+  const root = document.createElement("div");
+  root.className = "evalnb-labeler";
+  root.tabIndex = 0;
+  const head = document.createElement("div");
+  head.className = "lb-head";
+  const bar = document.createElement("progress");
+  bar.className = "lb-bar";
+  const count = text("span", "", "lb-progress");
+  head.append(bar, count);
+  const card = document.createElement("div");
+  card.className = "lb-card";
+  const actions = document.createElement("div");
+  actions.className = "lb-actions";
+  const note = /** @type {HTMLTextAreaElement} */ (document.createElement("textarea"));
+  note.className = "lb-note";
+  note.placeholder = "note (n to write, Enter to keep, Esc to leave)";
+  note.rows = 2;
+  const error = text("div", "", "lb-error");
+  const result = document.createElement("div");
+  result.className = "lb-result";
+  root.append(head, card, actions, note, error, result);
+  el.appendChild(root);
+
+  /** @param {Record<string, any>} msg */
+  const send = (msg) => model.send(msg);
+  /** @param {string} verdict */
+  const decide = (verdict) => {
+    send({ action: "label", verdict, note: note.value || null });
+    note.value = "";
+  };
+  const buttons = () => {
+    actions.replaceChildren();
+    const agree = model.get("mode") === "agree";
+    /** @type {[string, string, () => void][]} */
+    const spec = [
+      ["← prev", "←", () => send({ action: "move", by: -1 })],
+      agree ? ["agree", "a", () => decide("agree")] : ["pass", "p", () => decide("pass")],
+      agree ? ["disagree", "d", () => decide("disagree")] : ["fail", "f", () => decide("fail")],
+      ["next →", "→", () => send({ action: "move", by: 1 })],
+      ["undo", "u", () => send({ action: "undo" })],
+      ["note", "n", () => note.focus()],
+    ];
+    for (const [label, key, fn] of spec) {
+      const b = text("button", `${label} (${key})`, `lb-btn lb-${label.replace(/\W/g, "")}`);
+      b.setAttribute("type", "button");
+      b.addEventListener("click", fn);
+      actions.appendChild(b);
+    }
+  };
+
+  const onKey = (/** @type {KeyboardEvent} */ e) => {
+    if (e.target === note) {
+      if (e.key === "Escape" || (e.key === "Enter" && !e.shiftKey)) {
+        e.preventDefault();
+        root.focus();
+      }
+      return;
+    }
+    const agree = model.get("mode") === "agree";
+    /** @type {Record<string, () => void>} */
+    const keys = {
+      ArrowLeft: () => send({ action: "move", by: -1 }),
+      ArrowRight: () => send({ action: "move", by: 1 }),
+      u: () => send({ action: "undo" }),
+      n: () => note.focus(),
+      b: () => send({ action: "next_batch" }),
+    };
+    if (agree) {
+      keys.a = () => decide("agree");
+      keys.d = () => decide("disagree");
+    } else {
+      keys.p = () => decide("pass");
+      keys.f = () => decide("fail");
+    }
+    const fn = keys[e.key];
+    if (fn && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      e.preventDefault();
+      e.stopPropagation(); // JupyterLab must not treat the key as a notebook command
+      fn();
+    }
+  };
+  root.addEventListener("keydown", onKey);
+
+  const draw = () => {
+    const p = model.get("_progress") || {};
+    bar.max = p.total || 1;
+    bar.value = p.done || 0;
+    count.textContent = `${p.done ?? 0} / ${p.total ?? 0} labelled · ${p.evaluator}/${p.metric} · reviewer ${model.get("reviewer")}`;
+    drawItem(card, model.get("_item"), model.get("position"));
+    error.textContent = model.get("_error") || "";
+    drawResult(result, model);
+    buttons();
+  };
+  const events = ["change:_item", "change:_progress", "change:_result", "change:_error", "change:mode"];
+  for (const ev of events) model.on(ev, draw);
+  draw();
+  root.focus();
+  return () => {
+    for (const ev of events) model.off(ev, draw);
+    root.removeEventListener("keydown", onKey);
+  };
+}
+
+/**
+ * @param {HTMLElement} card
+ * @param {Record<string, any> | null} item
+ * @param {number} position
+ */
+function drawItem(card, item, position) {
+  card.replaceChildren();
+  if (!item) {
+    card.appendChild(text("p", "Nothing to label: every scored row of this metric has a label."));
+    return;
+  }
+  const verdict = item.passed === null ? "unscored" : item.passed ? "pass" : "fail";
+  const top = document.createElement("div");
+  top.className = "lb-top";
+  top.append(
+    text("span", `#${position + 1}`, "lb-pos"),
+    text("span", `${item.model}`, "lb-model"),
+    text("span", `${item.metric_title} ${fmt(item.value)} (threshold ${fmt(item.threshold)})`, "lb-score"),
+    text("span", `metric says ${verdict}`, `lb-verdict ${verdict}`),
+    text("span", item.human ? `you said ${item.human}` : "not labelled yet", `lb-human ${item.human || "none"}`),
+  );
+  card.appendChild(top);
+  /** @param {string} name @param {string} value @param {string} cls */
+  const field = (name, value, cls) => {
+    const box = document.createElement("section");
+    box.className = `lb-field ${cls}`;
+    box.append(text("h4", name), text("div", value, "lb-text"));
+    card.appendChild(box);
+  };
+  field("Prompt", String(item.prompt ?? ""), "lb-prompt");
+  field("Expected answer", (item.expected || []).join("\n— or —\n"), "lb-expected");
+  field("Actual answer", String(item.actual ?? ""), "lb-actual");
+  const ctx = document.createElement("details");
+  ctx.className = "lb-context";
+  ctx.appendChild(text("summary", `Retrieved context (${(item.context || []).length} chunks)`));
+  for (const chunk of item.context || []) ctx.appendChild(text("div", String(chunk), "lb-text lb-chunk"));
+  card.appendChild(ctx);
+  if (item.note) field("Your note", String(item.note), "lb-saved-note");
+}
+
+/**
+ * Score distribution (all rows, grey), human verdicts (dots), old and new thresholds.
+ * @param {HTMLElement} box
+ * @param {Model} model
+ */
+function drawResult(box, model) {
+  box.replaceChildren();
+  const r = model.get("_result");
+  if (!r) return;
+  if (r.message) {
+    box.appendChild(text("p", r.message, "lb-message"));
+    return;
+  }
+  const points = rows(model, "_points");
+  const bins = rows(model, "_bins");
+  const W = 520;
+  const H = 170;
+  const base = H - 30;
+  const lows = bins.map((b) => b.low);
+  const highs = bins.map((b) => b.high);
+  const all = [...lows, ...highs, ...points.map((p) => p.value), r.threshold, r.old_threshold, ...r.ci];
+  const finite = all.filter((v) => Number.isFinite(v));
+  const x = scaleLinear()
+    .domain([Math.min(...finite), Math.max(...finite)])
+    .range([20, W - 20]);
+  const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "lb-chart" });
+  const top = Math.max(1, ...bins.map((b) => b.n));
+  for (const b of bins) {
+    const h = ((base - 60) * b.n) / top;
+    chart.appendChild(svg("rect", { x: x(b.low), y: base - h, width: Math.max(0, x(b.high) - x(b.low) - 1), height: h, class: "lb-bin" }));
+  }
+  if (Number.isFinite(r.ci[0]) && Number.isFinite(r.ci[1])) {
+    chart.appendChild(svg("rect", { x: x(r.ci[0]), y: 8, width: Math.max(1, x(r.ci[1]) - x(r.ci[0])), height: base - 8, class: "lb-ci" }));
+  }
+  points.forEach((p, i) => {
+    const jitter = ((i * 37) % 23) - 11;
+    chart.appendChild(svg("circle", { cx: x(p.value), cy: 30 + jitter, r: 3.5, class: p.human_pass ? "lb-dot pass" : "lb-dot fail" }));
+  });
+  for (const [t, cls, label] of [[r.old_threshold, "lb-old", "old"], [r.threshold, "lb-new", "new"]]) {
+    if (!Number.isFinite(t)) continue;
+    chart.appendChild(svg("line", { x1: x(t), x2: x(t), y1: 6, y2: base, class: String(cls) }));
+    const tl = svg("text", { x: x(t) + 3, y: base + 14, class: "lb-axis" });
+    tl.textContent = `${label} ${fmt(Number(t))}`;
+    chart.appendChild(tl);
+  }
+  box.appendChild(chart);
+  const lines = [
+    `threshold ${fmt(r.old_threshold)} → ${fmt(r.threshold)} (95 % CI ${fmt(r.ci[0])}–${fmt(r.ci[1])}) from ${r.n_labels} labels`,
+    `${r.criterion.replace("_", " ")} ${fmt(r.agreement)} (CI ${fmt(r.agreement_ci[0])}–${fmt(r.agreement_ci[1])}); Cohen's κ ${fmt(r.kappa_before)} → ${fmt(r.kappa_after)}`,
+    r.more_labels > 0 ? `about ${r.more_labels} more labels would narrow the CI to ${fmt(r.target_width)}` : "CI as narrow as asked",
+  ];
+  for (const line of lines) box.appendChild(text("div", line, "lb-stat"));
+  const next = text("button", "next batch (b)", "lb-btn lb-next");
+  next.setAttribute("type", "button");
+  next.addEventListener("click", () => model.send({ action: "next_batch" }));
+  const apply = text("button", `apply threshold ${fmt(r.threshold)}`, "lb-btn lb-apply");
+  apply.setAttribute("type", "button");
+  apply.addEventListener("click", () => model.send({ action: "apply" }));
+  box.append(next, apply);
+}
+
+export default { render };
