@@ -78,6 +78,19 @@ def _parser() -> argparse.ArgumentParser:
     harpia.add_argument("input", type=Path)
     harpia.add_argument("-o", "--output", type=Path, required=True)
     harpia.add_argument("--log", type=Path, help="JSONL log, one line per (instance, metric)")
+    cal = sub.add_parser("calibrate", help="human calibration: export its results")
+    cal_sub = cal.add_subparsers(dest="calibrate_command", required=True)
+    export = cal_sub.add_parser(
+        "export", help="write the guardrail configuration and the corpus patch of a lab store"
+    )
+    export.add_argument("store", type=Path)
+    export.add_argument("--guardrail", type=Path, help="guardrail configuration JSON to write")
+    export.add_argument("--corpus-patch", type=Path, help="corpus patch Markdown to write")
+    export.add_argument("--corpus-patch-json", type=Path, help="corpus patch JSON to write")
+    export.add_argument(
+        "--all-thresholds", action="store_true",
+        help="guardrail: include thresholds that were not calibrated (user or default)",
+    )  # fmt: skip
     demo = sub.add_parser(
         "demo", help="evaluate the bundled demo lab; write its store, HTML report and archive"
     )
@@ -103,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             written = [str(args.output)] + ([str(lab.archive(args.zip))] if args.zip else [])
             _print("wrote " + ", ".join(written))
             return 0
+        if args.command == "calibrate":
+            return _calibrate_export(args)
         if args.command == "info":
             _print(describe(open_lab(args.store)))
             return 0
@@ -110,6 +125,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (EvalnbError, TypeError, ValueError) as exc:
         print(f"evalnb: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _calibrate_export(args: argparse.Namespace) -> int:
+    if not (args.guardrail or args.corpus_patch or args.corpus_patch_json):
+        msg = "nothing to export: pass --guardrail FILE and/or --corpus-patch FILE"
+        raise ValueError(msg)
+    lab = open_lab(args.store)
+    written = []
+    if args.guardrail:
+        config = lab.guardrail_config(args.guardrail, include_uncalibrated=args.all_thresholds)
+        n = sum(len(m) for m in config["calibrated_thresholds"].values())
+        written.append(f"{args.guardrail} ({n} threshold(s))")
+    if args.corpus_patch or args.corpus_patch_json:
+        patch = lab.corpus_patch(args.corpus_patch, args.corpus_patch_json)
+        written += [
+            f"{p} ({patch.height} answer(s))"
+            for p in (args.corpus_patch, args.corpus_patch_json)
+            if p
+        ]
+    _print("wrote " + ", ".join(written))
+    return 0
 
 
 def _import(args: argparse.Namespace) -> int:

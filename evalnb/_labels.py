@@ -111,9 +111,10 @@ def reviewer_agreement(labels: pl.DataFrame, evaluator: str, metric: str) -> pl.
             both = votes.filter(pl.col("reviewer") == ra).join(
                 votes.filter(pl.col("reviewer") == rb), on=ITEM
             )
+            a, b = both["passed"].to_numpy(), both["passed_right"].to_numpy()
             rows.append({"reviewer_a": ra, "reviewer_b": rb, "n_items": both.height,
-                         "agreement": float(np.mean(both["passed"] == both["passed_right"])) if both.height else None,
-                         "kappa": cohen_kappa(both["passed"].to_numpy(), both["passed_right"].to_numpy()) if both.height else None})  # fmt: skip
+                         "agreement": float(np.mean(a == b)) if a.size else None,
+                         "kappa": cohen_kappa(a, b) if a.size else None})  # fmt: skip
     return pl.DataFrame(
         rows,
         schema={"reviewer_a": pl.String, "reviewer_b": pl.String, "n_items": pl.Int64,
