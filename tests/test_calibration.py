@@ -51,12 +51,12 @@ def _label_batches(lab, values, strategy, *, seed, noise=0.05, batches=6, size=1
 def test_active_labels_recover_the_threshold_and_beat_random() -> None:
     widths: dict[str, list[float]] = {"active": [], "random": []}
     for seed in range(4):
-        for strategy in widths:
+        for strategy, runs in widths.items():
             lab, values = synthetic_lab(seed=seed)
             _label_batches(lab, values, strategy, seed=seed)
             assert lab.labels.height == 60
             cal = lab.recalibrate("ev", "score", apply=False, seed=seed)
-            widths[strategy].append(cal.width)
+            runs.append(cal.width)
             if strategy == "active":
                 assert abs(cal.threshold - T_STAR) <= 0.03, cal.summary()
                 assert cal.ci[0] <= T_STAR <= cal.ci[1], cal.summary()
