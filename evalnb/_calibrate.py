@@ -103,7 +103,7 @@ def fit_threshold(
         lo, hi = cuts[run[0]], cuts[run[-1]]
         # The cuts beyond every labelled score stand for "all pass"/"all fail": keep the
         # estimate within the labelled range.
-        lo, hi = max(lo, s.min()), min(hi, s.max())
+        lo, hi = (float(np.clip(c, s.min(), s.max())) for c in (lo, hi))
         cut, q = (lo + hi) / 2, float(quality[run[0]])
     return (float(cut) if higher_is_better else -float(cut)), q
 

@@ -130,18 +130,20 @@ class JupyterLab:
         A cell that raised fails the test, unless ``expect_error``: then the error's
         ``name: value`` is returned (and a cell that did not raise fails the test).
         """
-        before = page.evaluate(
+        # Clear the count first: a restarted kernel counts from 1 again, so "the count
+        # changed" would not tell that this run finished.
+        page.evaluate(
             """(i) => { const nb = window.__nb.content;
-                        nb.activeCellIndex = i; return nb.widgets[i].model.executionCount; }""",
+                        nb.activeCellIndex = i; nb.widgets[i].model.executionCount = null; }""",
             index,
         )
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell')")
         page.wait_for_function(
-            """([i, before]) => { const w = window.__nb;
+            """(i) => { const w = window.__nb;
                 const c = w.content.widgets[i].model;
-                return c.executionCount !== null && c.executionCount !== before
+                return c.executionCount !== null
                        && w.sessionContext.session.kernel.status === 'idle'; }""",
-            arg=[index, before],
+            arg=index,
             timeout=timeout_ms,
         )
         outputs = page.evaluate(

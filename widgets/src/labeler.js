@@ -50,6 +50,9 @@ function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "evalnb-labeler";
   root.tabIndex = 0;
+  // Lumino skips its keyboard shortcuts for events from inside such an element, so the
+  // notebook's command-mode keys (a: insert cell, d d: delete cell…) never fire here.
+  root.dataset.lmSuppressShortcuts = "true";
   const head = document.createElement("div");
   head.className = "lb-head";
   const bar = document.createElement("progress");
@@ -90,7 +93,7 @@ function render({ model, el }) {
       ["note", "n", () => note.focus()],
     ];
     for (const [label, key, fn] of spec) {
-      const b = text("button", `${label} (${key})`, `lb-btn lb-${label.replace(/\W/g, "")}`);
+      const b = text("button", `${label} (${key})`, `lb-btn lb-key-${label.replace(/\W/g, "")}`);
       b.setAttribute("type", "button");
       b.addEventListener("click", fn);
       actions.appendChild(b);
