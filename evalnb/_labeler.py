@@ -220,6 +220,16 @@ class Labeler(EvalWidget):
         self._show()
 
     @property
+    def item(self) -> dict[str, Any] | None:
+        """The item on screen: prompt, expected, answer, context, score, verdicts, note."""
+        return None if self._item is None else dict(self._item)
+
+    @property
+    def remaining(self) -> int:
+        """How many items of the current batch this reviewer has not labelled yet."""
+        return int(self._progress["total"] - self._progress["done"])
+
+    @property
     def batch(self) -> pl.DataFrame:
         """The current batch's items with this reviewer's verdicts so far."""
         mine = current_labels(self._lab.labels, self._evaluator, self._metric).filter(
