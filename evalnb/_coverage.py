@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 
+from evalnb._reduce import fit_transform, umap_model
+
 __all__ = ["completeness", "three_segment_length"]
 
 
@@ -32,19 +34,10 @@ def three_segment_length(points: np.ndarray) -> float:
 
 def completeness(doc: np.ndarray, summary: np.ndarray, seed: int = 42) -> float:
     """Coverage in [0, 1] of the document embeddings by the summary embeddings."""
+    reducer = umap_model(len(doc), n_neighbors=10, n_components=5, min_dist=0.0, seed=seed)
+    doc_pts = fit_transform(reducer, doc)
     with warnings.catch_warnings():
-        # umap warns at import that TensorFlow (for ParametricUMAP, unused here) is missing
-        warnings.simplefilter("ignore", ImportWarning)
-        import umap  # noqa: PLC0415 - slow import (numba), only for this evaluator
-
-    n_components = max(min(5, len(doc) - 2), 2)
-    reducer = umap.UMAP(n_neighbors=min(10, len(doc) - 1), n_components=n_components,
-                        min_dist=0.0, metric="cosine", random_state=seed,
-                        init="random" if len(doc) <= n_components + 1 else "spectral")  # fmt: skip
-    with warnings.catch_warnings():
-        # UMAP warns that a seed forces one thread, and about tiny graphs; both expected here
-        warnings.simplefilter("ignore")
-        doc_pts = reducer.fit_transform(doc)
+        warnings.simplefilter("ignore")  # as in fit_transform: seeded UMAP, tiny graphs
         sum_pts = reducer.transform(summary)
     nearest = np.linalg.norm(sum_pts[:, None, :] - doc_pts[None, :, :], axis=-1).argmin(axis=1)
     whole = three_segment_length(doc_pts)
