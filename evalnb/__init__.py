@@ -9,12 +9,15 @@ from evalnb._condition import ConditionError
 from evalnb._errors import EvalnbError, InputError, StoreError
 from evalnb._evaluate import evaluate, evaluators
 from evalnb._eye import Eye, eye
+from evalnb._failures import FailureClusters
 from evalnb._lab import Lab
 from evalnb._lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb._labeler import Labeler, labeler
 from evalnb._load import FORMATS, detect_format, load
 from evalnb._richtable import RichTable, table
 from evalnb._schema import SCHEMAS, TABLES
+from evalnb._topics import TopicModel, topics
+from evalnb._weakness import Weakness, weakness
 
 try:
     __version__ = version("evalnb")
@@ -28,11 +31,14 @@ __all__ = [
     "ConditionError",
     "EvalnbError",
     "Eye",
+    "FailureClusters",
     "InputError",
     "Lab",
     "Labeler",
     "RichTable",
     "StoreError",
+    "TopicModel",
+    "Weakness",
     "__version__",
     "detect_format",
     "evaluate",
@@ -42,5 +48,7 @@ __all__ = [
     "load",
     "open",
     "table",
+    "topics",
     "transforms",
+    "weakness",
 ]

@@ -22,10 +22,14 @@ from evalnb._store import write_tables
 from evalnb._verdicts import current_thresholds, verdicts
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import altair as alt
 
     from evalnb._eye import Eye
+    from evalnb._failures import FailureClusters
     from evalnb._lab import Lab
+    from evalnb._weakness import Weakness
 
 __all__ = ["Analysed", "Analysis", "analyse"]
 
@@ -214,6 +218,30 @@ class Analysis:
         from evalnb._eye import Eye  # noqa: PLC0415
 
         return Eye(self, max_dots=max_dots, seed=seed)
+
+    def weakness(self: Lab, evaluator: str, metric: str, *, min_n: int = 5) -> Weakness:  # type: ignore[misc]
+        """Open the weakness grid (topic × question type) for one metric."""
+        from evalnb._weakness import Weakness  # noqa: PLC0415
+
+        return Weakness(self, evaluator, metric, min_n=min_n)
+
+    def set_question_types(self: Lab, types: Mapping[str, str] | pl.DataFrame | None = None,  # type: ignore[misc]
+                           *, overwrite: bool = False) -> pl.DataFrame:  # fmt: skip
+        """Fill ``cases.question_type`` by rules (or from ``types``); returns who set what.
+
+        Without ``types``, cases lacking a type get the rule-based one (``overwrite``: all
+        cases); the returned frame names the rule that decided each.
+        """
+        from evalnb._question_types import set_question_types  # noqa: PLC0415
+
+        return set_question_types(self, types, overwrite=overwrite)
+
+    def failure_clusters(self: Lab, evaluator: str | None = None, metric: str | None = None,  # type: ignore[misc]
+                         *, min_failures: int = 10, seed: int = 0) -> FailureClusters:  # fmt: skip
+        """Cluster the failed rows so a human can name each weakness (see ``FailureClusters``)."""
+        from evalnb._failures import failure_clusters  # noqa: PLC0415
+
+        return failure_clusters(self, evaluator, metric, min_failures=min_failures, seed=seed)
 
     def archive(self: Lab, path: str | Path, *, seed: int = 0) -> Path:  # type: ignore[misc]
         """Write a ZIP archive in H2O's layout; ``evalnb.load(path)`` reads it back."""

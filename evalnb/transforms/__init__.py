@@ -25,6 +25,14 @@ from evalnb.transforms._eye import (
     eye_nodes,
     path_titles,
 )
+from evalnb.transforms._weakness import (
+    WeaknessIndex,
+    cell_dots,
+    grid_cells,
+    univariate,
+    weakness_index,
+    weaknesses,
+)
 
 __all__ = [
     "BAR_SCHEMA",
@@ -33,13 +41,19 @@ __all__ = [
     "LEVELS",
     "NODE_SCHEMA",
     "EyeIndex",
+    "WeaknessIndex",
     "case_detail",
+    "cell_dots",
     "check_path",
     "compare_dots",
     "eye_bars",
     "eye_dots",
     "eye_index",
     "eye_nodes",
+    "grid_cells",
     "path_titles",
     "score_bins",
+    "univariate",
+    "weakness_index",
+    "weaknesses",
 ]
