@@ -219,11 +219,12 @@ class Analysis:
 
         return Eye(self, max_dots=max_dots, seed=seed)
 
-    def weakness(self: Lab, evaluator: str, metric: str, *, min_n: int = 5) -> Weakness:  # type: ignore[misc]
-        """Open the weakness grid (topic × question type) for one metric."""
+    def weakness(self: Lab, evaluator: str, metric: str, *, min_n: int = 5,  # type: ignore[misc]
+                 models: list[str] | None = None) -> Weakness:  # fmt: skip
+        """Open the weakness grid (topic × question type) for one metric (``models``: a subset)."""
         from evalnb._weakness import Weakness  # noqa: PLC0415
 
-        return Weakness(self, evaluator, metric, min_n=min_n)
+        return Weakness(self, evaluator, metric, min_n=min_n, models=models)
 
     def set_question_types(self: Lab, types: Mapping[str, str] | pl.DataFrame | None = None,  # type: ignore[misc]
                            *, overwrite: bool = False) -> pl.DataFrame:  # fmt: skip
