@@ -32,8 +32,12 @@ def build(n_cases: int, n_models: int, seed: int = 0) -> evalnb.Lab:
     rng = np.random.default_rng(seed)
     case_ids = [f"case-{i:07d}" for i in range(n_cases)]
     models = [f"model-{k}" for k in range(n_models)]
+    topics = np.array(["loans", "cards", "travel", "security", "mortgages", "accounts"])
+    qtypes = np.array(["factoid", "yes_no", "procedural", "comparison", "definition"])
     cases = pl.DataFrame({"case_id": case_ids, "prompt": [f"question {i}?" for i in range(n_cases)],
-                          "expected": [[f"answer {i}."] for i in range(n_cases)]})  # fmt: skip
+                          "expected": [[f"answer {i}."] for i in range(n_cases)],
+                          "topic": topics[rng.integers(0, topics.size, n_cases)],
+                          "question_type": qtypes[rng.integers(0, qtypes.size, n_cases)]})  # fmt: skip
     outputs = pl.DataFrame({
         "case_id": case_ids * n_models, "model": np.repeat(models, n_cases),
         "sample": np.zeros(n_cases * n_models, dtype=np.int64),

@@ -12,8 +12,16 @@ import polars as pl
 import traitlets
 
 from evalnb._arrow import to_ipc
+from evalnb._verdicts import is_finite
 from evalnb._widget import EvalWidget, static_file
-from evalnb.transforms import cell_dots, grid_cells, univariate, weakness_index, weaknesses
+from evalnb.transforms import (
+    cell_dots,
+    grid_cells,
+    restrict,
+    univariate,
+    weakness_index,
+    weaknesses,
+)
 
 if TYPE_CHECKING:
     from evalnb._lab import Lab
@@ -84,17 +92,21 @@ class Weakness(EvalWidget):
         return cell
 
     def refresh(self, lab: Lab | None = None) -> None:
-        """Recompute every table (new scores, thresholds or topics); ``lab`` replaces the lab."""
-        if lab is not None:
-            self._lab = lab
-        self._index = weakness_index(self._lab, self._evaluator, self._metric,
-                                     models=list(self.models) or None, min_n=self._min_n)  # fmt: skip
-        self._grid = grid_cells(self._index)
+        """Recompute every table (new thresholds, or new scores/topics with ``lab``)."""
+        if lab is not None or not hasattr(self, "_base"):
+            self._lab = lab or self._lab
+            # The join of scores to topics is the costly step: done once per lab, then
+            # model filters and thresholds are cut from it.
+            self._base = weakness_index(self._lab, self._evaluator, self._metric, min_n=self._min_n)
         spec = (
             self._lab.current_thresholds()
             .filter((pl.col("evaluator") == self._evaluator) & (pl.col("metric") == self._metric))
             .row(0, named=True)
         )
+        thr = spec["threshold"]
+        self._index = restrict(self._base, models=list(self.models) or None,
+                               threshold=thr if is_finite(thr) else None)  # fmt: skip
+        self._grid = grid_cells(self._index)
         with self.hold_sync():
             self._cells = to_ipc(self._grid)
             self._topics = to_ipc(univariate(self._index, "topic"))

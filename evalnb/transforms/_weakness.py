@@ -8,7 +8,7 @@ up to millions of rows can afford; cells under ``min_n`` cases are flagged, not 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,7 +19,8 @@ from evalnb._verdicts import verdicts
 if TYPE_CHECKING:
     from evalnb._lab import Lab
 
-__all__ = ["WeaknessIndex", "cell_dots", "grid_cells", "univariate", "weakness_index", "weaknesses"]
+__all__ = ["WeaknessIndex", "cell_dots", "grid_cells", "restrict", "univariate", "weakness_index",
+           "weaknesses"]  # fmt: skip
 
 _Z = 1.959963984540054
 NO_VALUE = "(none)"
@@ -53,9 +54,12 @@ def weakness_index(lab: Lab, evaluator: str, metric: str, *, models: list[str] |
         v.drop_nulls("value")
         .join(lab.cases.select("case_id", "topic", "question_type"), on="case_id", how="left")
         .select(
-            "case_id", "model", "sample", "value", "passed",
-            topic=pl.col("topic").fill_null(NO_VALUE),
-            question_type=pl.col("question_type").fill_null(NO_VALUE),
+            "case_id", "model", "sample", "value",
+            # Categorical: grouping a million rows by two small vocabularies is much faster.
+            topic=pl.col("topic").fill_null(NO_VALUE).cast(pl.Categorical),
+            question_type=pl.col("question_type").fill_null(NO_VALUE).cast(pl.Categorical),
+            # Hashed once here, so sampling dots on every redraw is a cheap filter.
+            row_hash=pl.concat_str("case_id", "model", pl.col("sample").cast(pl.String)).hash(0),
         )
     )  # fmt: skip
     thr = v["threshold"][0]
@@ -63,18 +67,37 @@ def weakness_index(lab: Lab, evaluator: str, metric: str, *, models: list[str] |
                          bool(v["higher_is_better"][0]), min_n)  # fmt: skip
 
 
-def _stats(rows: pl.DataFrame, by: list[str], idx: WeaknessIndex) -> pl.DataFrame:
+def restrict(idx: WeaknessIndex, *, models: list[str] | None = None,
+             threshold: float | None = None) -> WeaknessIndex:  # fmt: skip
+    """Return the index for a subset of models and/or another threshold (no re-join)."""
+    rows = idx.rows.filter(pl.col("model").is_in(models)) if models else idx.rows
+    return replace(idx, rows=rows, threshold=idx.threshold if threshold is None else threshold)
+
+
+def _passed(idx: WeaknessIndex) -> pl.Expr:
+    if idx.threshold is None:
+        return pl.lit(True)
+    return (
+        pl.col("value") >= idx.threshold
+        if idx.higher_is_better
+        else pl.col("value") <= idx.threshold
+    )
+
+
+def _stats(rows: pl.DataFrame, by: list[str], idx: WeaknessIndex, *, spread: bool) -> pl.DataFrame:
     sd = pl.col("value").std().fill_null(0.0)
     half = _Z * sd / pl.len().sqrt()
-    out = rows.group_by(by).agg(
-        n=pl.len().cast(pl.Int32),
-        mean=pl.col("value").mean(),
-        ci_low=pl.col("value").mean() - half,
-        ci_high=pl.col("value").mean() + half,
-        pass_rate=pl.col("passed").cast(pl.Float64).mean(),
-        q10=pl.col("value").quantile(0.1), median=pl.col("value").median(),
-        q90=pl.col("value").quantile(0.9),
-    ).with_columns(few=pl.col("n") < idx.min_n)  # fmt: skip
+    aggs = [pl.len().cast(pl.Int32).alias("n"), pl.col("value").mean().alias("mean"),
+            (pl.col("value").mean() - half).alias("ci_low"), (pl.col("value").mean() + half).alias("ci_high"),
+            _passed(idx).cast(pl.Float64).mean().alias("pass_rate")]  # fmt: skip
+    if spread:  # quantiles are the costly part: only the univariate charts draw them
+        aggs += [pl.col("value").quantile(0.1).alias("q10"), pl.col("value").median().alias("median"),
+                 pl.col("value").quantile(0.9).alias("q90")]  # fmt: skip
+    out = (
+        rows.group_by(by).agg(aggs)
+        .with_columns(pl.col(c).cast(pl.String) for c in by)
+        .with_columns(few=pl.col("n") < idx.min_n)
+    )  # fmt: skip
     if idx.threshold is None:
         return out.with_columns(weak=pl.lit(False))
     beyond = (
@@ -91,7 +114,7 @@ def univariate(idx: WeaknessIndex, by: str) -> pl.DataFrame:
         msg = f"by must be 'topic' or 'question_type'; got {by!r}"
         raise ValueError(msg)
     return (
-        _stats(idx.rows, [by], idx)
+        _stats(idx.rows, [by], idx, spread=True)
         .sort("mean", descending=not idx.higher_is_better)
         .rename({by: "group"})
     )
@@ -99,7 +122,9 @@ def univariate(idx: WeaknessIndex, by: str) -> pl.DataFrame:
 
 def grid_cells(idx: WeaknessIndex) -> pl.DataFrame:
     """One row per (topic, question type): n, mean, CI, pass rate, ``few``, ``weak``."""
-    return _stats(idx.rows, ["topic", "question_type"], idx).sort("topic", "question_type")
+    return _stats(idx.rows, ["topic", "question_type"], idx, spread=False).sort(
+        "topic", "question_type"
+    )
 
 
 def weaknesses(idx: WeaknessIndex, top: int = 5) -> pl.DataFrame:
@@ -117,19 +142,17 @@ def weaknesses(idx: WeaknessIndex, top: int = 5) -> pl.DataFrame:
 def cell_dots(idx: WeaknessIndex, *, max_dots: int = 3000, seed: int = 0) -> pl.DataFrame:
     """Return the cases drawn as the grid's dots.
 
-    All of them, or a sample of about ``max_dots`` stratified by cell (every cell keeps at
-    least one dot).
+    All of them, or about ``max_dots`` chosen by a seeded hash of the row key (so the dots
+    spread like the data), plus the first row of every cell so that none is drawn empty.
     """
     rows = idx.rows
     if rows.height > max_dots:
-        share = max_dots / rows.height
-        rows = (
-            rows.with_columns(
-                _r=pl.int_range(pl.len()).shuffle(seed=seed).over("topic", "question_type"),
-                _n=pl.len().over("topic", "question_type"),
-            )
-            .filter(pl.col("_r") < (pl.col("_n") * share).ceil().clip(lower_bound=1))
-            .drop("_r", "_n")
+        kept = rows.filter(
+            (pl.col("row_hash") + seed) % 1_000_003 < int(1_000_003 * max_dots / rows.height)
         )
-    return rows.select("topic", "question_type", "case_id", "model", pl.col("sample").cast(pl.Int32),
-                       "value", "passed")  # fmt: skip
+        firsts = rows.group_by("topic", "question_type").first().select(kept.columns)
+        rows = pl.concat([kept, firsts]).unique(["case_id", "model", "sample"], maintain_order=True)
+    return rows.select(
+        pl.col("topic").cast(pl.String), pl.col("question_type").cast(pl.String), "case_id",
+        "model", pl.col("sample").cast(pl.Int32), "value", passed=_passed(idx),
+    )  # fmt: skip
