@@ -10,9 +10,12 @@ from evalnb._errors import EvalnbError, InputError, StoreError
 from evalnb._evaluate import evaluate, evaluators
 from evalnb._eye import Eye, eye
 from evalnb._failures import FailureClusters
+from evalnb._hosts import run_suite
+from evalnb._judge_tools import pairwise
 from evalnb._lab import Lab
 from evalnb._lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb._labeler import Labeler, labeler
+from evalnb._llm import ChatResult, LLMClient
 from evalnb._load import FORMATS, detect_format, load
 from evalnb._richtable import RichTable, table
 from evalnb._schema import SCHEMAS, TABLES
@@ -28,11 +31,13 @@ __all__ = [
     "FORMATS",
     "SCHEMAS",
     "TABLES",
+    "ChatResult",
     "ConditionError",
     "EvalnbError",
     "Eye",
     "FailureClusters",
     "InputError",
+    "LLMClient",
     "Lab",
     "Labeler",
     "RichTable",
@@ -47,6 +52,8 @@ __all__ = [
     "labeler",
     "load",
     "open",
+    "pairwise",
+    "run_suite",
     "table",
     "topics",
     "transforms",

@@ -16,6 +16,8 @@ from evalnb._store import write_tables
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from evalnb._llm import LLMClient
+
 __all__ = ["evaluate", "evaluators"]
 
 _KEY = ["case_id", "model", "sample"]
@@ -68,6 +70,7 @@ def evaluate(
     names: Sequence[str],
     *,
     progress: bool = True,
+    judge: LLMClient | None = None,
     **params: object,
 ) -> Lab:
     """Run evaluators over every output of ``lab`` and return the lab with their scores.
@@ -81,6 +84,9 @@ def evaluate(
         Evaluator ids (see :func:`evaluators`).
     progress
         Show a ``tqdm`` progress bar.
+    judge
+        The :class:`evalnb.LLMClient` the judge evaluators call (its model is part of their
+        scoring parameters: another judge rescores).
     **params
         Parameters by name (given to every selected evaluator that has them), or a dict per
         evaluator id, e.g. ``text_matching={"evaluate_retrieved_context": True}``.
@@ -93,6 +99,9 @@ def evaluate(
     """
     classes = [get_evaluator(n) for n in dict.fromkeys(names)]
     routed = _split_params(classes, params)
+    for cls in classes:
+        if cls.judge and judge is not None:
+            routed[cls.id].setdefault("judge_model", f"{judge.model}@{judge.base_url}")
     resolved = {c.id: c.resolve(routed[c.id]) for c in classes}
     rows = lab.rows()
     scores, metrics, thresholds = lab.scores, lab.metrics, lab.thresholds
@@ -105,7 +114,7 @@ def evaluate(
             bar.set_postfix_str(cls.id)
             bar.update(rows.height - todo.height)
             if todo.height:
-                new = cls().score(todo, resolved[cls.id], Context(progress=bar))
+                new = cls().score(todo, resolved[cls.id], Context(progress=bar, judge=judge))
                 scores = _merge_scores(scores, new, cls.id, key)
             bar.update(todo.height)
             metrics = _merge_metrics(metrics, cls)

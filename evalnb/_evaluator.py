@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from evalnb._encoder import TextEncoder
+    from evalnb._llm import LLMClient
 
 __all__ = [
     "DOMAINS",
@@ -115,9 +116,10 @@ def _within(value: float, low: float | None, high: float | None) -> bool:
 
 @dataclass
 class Context:
-    """Shared services handed to evaluators: progress, the text encoder (judges come later)."""
+    """Shared services handed to evaluators: progress, the text encoder, the LLM judge."""
 
     progress: object | None = None
+    judge: LLMClient | None = None
 
     def encoder(self, model: str) -> TextEncoder:
         """Return the process-wide encoder for ``model`` (loaded on first use)."""
@@ -273,6 +275,7 @@ def _load_catalog() -> None:
     import evalnb._ev_embedding  # noqa: PLC0415
     import evalnb._ev_encoding  # noqa: PLC0415
     import evalnb._ev_gptscore  # noqa: PLC0415
+    import evalnb._ev_judges  # noqa: PLC0415
     import evalnb._ev_leakage  # noqa: PLC0415
     import evalnb._ev_looping  # noqa: PLC0415
     import evalnb._ev_models  # noqa: PLC0415

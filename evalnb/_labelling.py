@@ -104,6 +104,18 @@ class Labelling:
         """Items the reviewers disagree on, with each verdict and note."""
         return disagreements(self.labels, evaluator, metric)
 
+    def judge_report(self: Lab) -> pl.DataFrame:  # type: ignore[misc]
+        """Per judge evaluator and model: parse failures, failed calls, tokens, cost."""
+        from evalnb._judge_tools import judge_report  # noqa: PLC0415
+
+        return judge_report(self)
+
+    def judge_agreement(self: Lab, evaluator: str, metric: str) -> dict[str, float | int]:  # type: ignore[misc]
+        """Cohen's κ between a judge metric's verdicts and the humans' labels of it."""
+        from evalnb._judge_tools import judge_agreement  # noqa: PLC0415
+
+        return judge_agreement(self, evaluator, metric)
+
     def guardrail_config(self: Lab, path: str | Path | None = None, *,  # type: ignore[misc]
                          include_uncalibrated: bool = False) -> dict[str, Any]:  # fmt: skip
         """Return the guardrail configuration (calibrated thresholds); write it to ``path``."""

@@ -1,0 +1,159 @@
+"""Judge prompt builders and reply parsers (seed 004), with parse failures kept as such.
+
+Builders fill binary, comparative, correctness and custom templates; custom templates may
+name any field of the row, including a source's user-defined fields (Tencent rows keep
+them in ``extra``). Parsers return a :class:`Parsed` carrying the raw reply and whether it
+could be read: an unreadable reply is a parse failure with no value — never a silent
+default score, as the seed's parsers have (0, the minimum, or -1 sentinels).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["BINARY_PROMPT", "COMPARATIVE_PROMPT", "CORRECTNESS_PROMPT", "Parsed", "build_binary",
+           "build_comparative", "build_correctness", "fill", "parse_binary", "parse_comparative",
+           "parse_json", "parse_score", "parse_words"]  # fmt: skip
+
+BINARY_PROMPT = (
+    "You are grading an answer to a question against the reference answer.\n\n"
+    "[Question]\n{question}\n\n[Reference answer]\n{answer}\n\n[Answer to grade]\n{prediction}\n\n"
+    "Is the answer to grade correct and consistent with the reference? Reply with a single "
+    "token: {positive} if it is, {negative} if it is not."
+)
+COMPARATIVE_PROMPT = (
+    "You compare two assistants' answers to the same question.\n\n{context_section}"
+    "[Question]\n{question}\n\n[Answer 1]\n{response1}\n\n[Answer 2]\n{response2}\n\n"
+    "{instruction}\nOn the first line write only the two scores separated by a space (answer 1 "
+    "first); then explain briefly."
+)
+CORRECTNESS_PROMPT = (
+    "Decide whether the solution reaches the same final result as the correct answer, "
+    "ignoring formatting and wording.\n\n[Question]\n{question}\n\n[Correct answer]\n{answer}\n\n"
+    "[Solution]\n{prediction}\n\nReply with {positive} or {negative} only."
+)
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A judge reply read into a value; ``ok`` False means a parse failure (``value`` None)."""
+
+    value: Any
+    ok: bool
+    raw: str
+    note: str = ""
+
+
+def _symbols(output_format: str) -> tuple[str, str]:
+    return ("1", "0") if output_format in ("0/1", "1/0") else ("Yes", "No")
+
+
+def fill(template: str, fields: dict[str, Any]) -> str:
+    """Fill ``{name}`` placeholders from ``fields``; a missing one is an error naming the rest.
+
+    Values are inserted as text once (a brace inside an answer is not a placeholder).
+    """
+    names = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+    missing = sorted(names - set(fields))
+    if missing:
+        msg = (
+            f"the prompt template uses {missing}, which this row does not have; available "
+            f"fields: {sorted(fields)}"
+        )
+        raise KeyError(msg)
+    return template.format_map({k: "" if v is None else v for k, v in fields.items()})
+
+
+def build_binary(question: str, answer: str, prediction: str, *, output_format: str = "0/1",
+                 custom_prompt: str | None = None, **fields: Any) -> str:  # noqa: ANN401  # fmt: skip
+    """Build a correct/incorrect grading prompt (default template, or ``custom_prompt``)."""
+    pos, neg = _symbols(output_format)
+    values = {"question": question, "answer": answer, "prediction": prediction, "pred": prediction,
+              "positive": pos, "negative": neg, **fields}  # fmt: skip
+    return fill(custom_prompt or BINARY_PROMPT, values)
+
+
+def build_comparative(question: str, response1: str, response2: str, *, context: str | None = None,
+                      score_range: tuple[int, int] = (1, 10), custom_prompt: str | None = None,
+                      instruction: str | None = None, **fields: Any) -> str:  # noqa: ANN401  # fmt: skip
+    """Build a prompt asking for one score per answer on the first line."""
+    lo, hi = score_range
+    values = {"question": question, "response1": response1, "response2": response2,
+              "context": context or "", "context_section": f"[Context]\n{context}\n\n" if context else "",
+              "instruction": instruction or f"Score each answer from {lo} to {hi} (higher is better).",
+              **fields}  # fmt: skip
+    return fill(custom_prompt or COMPARATIVE_PROMPT, values)
+
+
+def build_correctness(question: str, answer: str, prediction: str, *,
+                      output_format: str = "yes/no") -> str:  # fmt: skip
+    """Build a same-final-result prompt (mathematical or semantic), formatting ignored."""
+    pos, neg = ("Yes", "No") if output_format == "yes/no" else ("1", "0")
+    return fill(CORRECTNESS_PROMPT, {"question": question, "answer": answer, "prediction": prediction,
+                                     "positive": pos, "negative": neg})  # fmt: skip
+
+
+def parse_words(text: str | None, classes: dict[str, Any]) -> Parsed:
+    """Exactly one distinct class word must occur (whole words, any case), else a failure."""
+    raw = text or ""
+    found = {w for w in re.findall(r"[a-z]+", raw.lower()) if w in classes}
+    if len(found) != 1:
+        note = "no class word" if not found else f"several class words {sorted(found)}"
+        return Parsed(None, False, raw, note)
+    word = found.pop()
+    return Parsed(classes[word], True, raw)
+
+
+def parse_binary(text: str | None, output_format: str = "0/1") -> Parsed:
+    """Read 0/1 (also "[1]", "score: 1") or yes/no; anything else is a parse failure."""
+    raw = (text or "").strip()
+    low = raw.lower()
+    if output_format in ("0/1", "1/0"):
+        digits = set(re.findall(r"(?<![\d.])[01](?![\d.])", low))
+        if len(digits) == 1:
+            return Parsed(int(digits.pop()), True, raw)
+        return Parsed(None, False, raw, "no single 0/1")
+    return parse_words(raw, {"yes": True, "no": False})
+
+
+def parse_score(text: str | None, score_range: tuple[float, float] | None = None) -> Parsed:
+    """Read the first number, clamped into ``score_range`` (noted). No number: a parse failure."""
+    raw = text or ""
+    numbers = _NUMBER.findall(raw)
+    if not numbers:
+        return Parsed(None, False, raw, "no number")
+    value = float(numbers[0])
+    if score_range is not None and not score_range[0] <= value <= score_range[1]:
+        clamped = min(max(value, score_range[0]), score_range[1])
+        return Parsed(clamped, True, raw, f"clamped {value} into {score_range}")
+    return Parsed(value, True, raw)
+
+
+def parse_comparative(text: str | None) -> Parsed:
+    """Two scores from the first line ("8 7", "8.5, 7", "9; 6"); else a parse failure."""
+    raw = text or ""
+    first = raw.strip().splitlines()[0] if raw.strip() else ""
+    numbers = _NUMBER.findall(first.replace(",", " ").replace(";", " "))
+    if len(numbers) < 2:
+        return Parsed(None, False, raw, "fewer than two scores on the first line")
+    return Parsed((float(numbers[0]), float(numbers[1])), True, raw)
+
+
+def parse_json(text: str | None) -> Parsed:
+    """Read the outermost ``{...}`` object of the reply (fenced or not); invalid JSON fails."""
+    raw = text or ""
+    start, end = raw.find("{"), raw.rfind("}")
+    if start < 0 or end <= start:
+        return Parsed(None, False, raw, "no JSON object")
+    try:
+        value = json.loads(raw[start : end + 1])
+    except json.JSONDecodeError as exc:
+        return Parsed(None, False, raw, f"invalid JSON: {exc.msg}")
+    if not isinstance(value, dict):
+        return Parsed(None, False, raw, "JSON is not an object")
+    return Parsed(value, True, raw)

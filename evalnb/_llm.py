@@ -1,0 +1,341 @@
+"""One client for OpenAI-compatible chat endpoints (OpenAI, Azure, vLLM, Ollama, llama.cpp).
+
+Bounded concurrency, an optional request rate, retries with exponential backoff and jitter
+on 429 / 5xx / timeouts / dropped connections (honouring ``Retry-After``), a per-call
+timeout, token and cost accounting, and a response cache in DuckDB keyed by (endpoint,
+model, messages, parameters): each completed call is stored the moment it completes, so an
+interrupted run resumes without repeating one. Failed calls are returned as errors and not
+cached, so the next run retries them. The API key is read from the environment (or given)
+and never written anywhere: not to the cache, logs, reports or ``repr``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime as dt
+import hashlib
+import json
+import logging
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import duckdb
+    import httpx
+
+__all__ = ["ChatResult", "LLMClient"]
+
+_log = logging.getLogger(__name__)
+_log.addHandler(logging.NullHandler())
+_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One chat call: the reply text or the error, with accounting."""
+
+    content: str | None
+    error: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost: float | None = None
+    duration_s: float | None = None
+    cached: bool = False
+    attempts: int = 0
+
+
+@dataclass
+class _Stats:
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(vars(self))
+
+
+def _key(
+    endpoint: str, model: str, messages: Sequence[dict[str, Any]], params: dict[str, Any]
+) -> str:
+    text = json.dumps([endpoint, model, list(messages), params], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class _Cache:
+    """Completed calls in a DuckDB table; each insert is its own committed transaction."""
+
+    def __init__(self, path: Path) -> None:
+        import duckdb  # noqa: PLC0415
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.con: duckdb.DuckDBPyConnection = duckdb.connect(str(path))
+        self.con.execute(
+            "CREATE TABLE IF NOT EXISTS llm_cache (key VARCHAR PRIMARY KEY, endpoint VARCHAR, "
+            "model VARCHAR, request VARCHAR, content VARCHAR, prompt_tokens BIGINT, "
+            "completion_tokens BIGINT, cost DOUBLE, duration_s DOUBLE, created_at TIMESTAMPTZ)"
+        )
+
+    def get(self, keys: list[str]) -> dict[str, ChatResult]:
+        if not keys:
+            return {}
+        rows = self.con.execute(
+            "SELECT key, content, prompt_tokens, completion_tokens, cost, duration_s "
+            "FROM llm_cache WHERE key IN (SELECT unnest(?))", [keys],
+        ).fetchall()  # fmt: skip
+        return {r[0]: ChatResult(r[1], None, r[2], r[3], r[4], r[5], cached=True) for r in rows}
+
+    def put(self, key: str, endpoint: str, model: str, request: str, r: ChatResult) -> None:
+        self.con.execute(
+            "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [key, endpoint, model, request, r.content, r.prompt_tokens, r.completion_tokens,
+             r.cost, r.duration_s, dt.datetime.now(dt.UTC)],
+        )  # fmt: skip
+
+    def close(self) -> None:
+        self.con.close()
+
+
+@dataclass
+class LLMClient:
+    """A chat client for one OpenAI-compatible endpoint and model.
+
+    Parameters
+    ----------
+    base_url
+        The API root, e.g. ``https://api.openai.com/v1`` or ``http://localhost:8000/v1``
+        (default: ``$OPENAI_BASE_URL``).
+    model
+        The model name sent with each request.
+    api_key
+        The key; default ``$<api_key_env>``. Kept in memory only.
+    concurrency
+        Calls in flight at once.
+    requests_per_second
+        Optional cap on the rate of new calls.
+    max_retries, timeout_s
+        Retries of a failed call (429, 5xx, timeouts, dropped connections) and the timeout
+        of one attempt.
+    cache
+        DuckDB file of completed calls (default ``$EVALNB_CACHE_DIR/llm_cache.duckdb``);
+        ``False`` disables it.
+    prices
+        US dollars per million (prompt, completion) tokens, for cost accounting.
+    params
+        Request parameters sent with every call unless a call overrides them
+        (default ``temperature=0``).
+
+    Examples
+    --------
+    >>> client = LLMClient("http://127.0.0.1:9/v1", "judge", api_key="sk-secret", cache=False)
+    >>> "sk-secret" in repr(client)
+    False
+    """
+
+    base_url: str | None = None
+    model: str = "gpt-4o-mini"
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 16
+    requests_per_second: float | None = None
+    max_retries: int = 6
+    timeout_s: float = 60.0
+    cache: str | Path | bool | None = None
+    prices: tuple[float, float] | None = None
+    params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0})
+    backoff_s: float = 0.5
+    stats: _Stats = field(default_factory=_Stats, init=False)
+
+    def __post_init__(self) -> None:
+        self.base_url = (self.base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
+        if not self.base_url:
+            msg = (
+                "LLMClient needs base_url (e.g. 'http://localhost:8000/v1' or "
+                "'https://api.openai.com/v1') or $OPENAI_BASE_URL"
+            )
+            raise ValueError(msg)
+        if self.concurrency < 1:
+            msg = f"concurrency must be at least 1; got {self.concurrency}"
+            raise ValueError(msg)
+
+    @property
+    def endpoint(self) -> str:
+        """The chat-completions URL (without the key)."""
+        return f"{self.base_url}/chat/completions"
+
+    def _cache_path(self) -> Path | None:
+        if self.cache is False:
+            return None
+        if self.cache in (None, True):
+            root = Path(os.environ.get("EVALNB_CACHE_DIR", Path.home() / ".cache" / "evalnb"))
+            return root / "llm_cache.duckdb"
+        return Path(str(self.cache))
+
+    def chat(self, messages: Sequence[dict[str, Any]], **params: Any) -> ChatResult:  # noqa: ANN401
+        """Send one chat (see :meth:`chat_many`)."""
+        return self.chat_many([list(messages)], params=params, progress=False)[0]
+
+    def chat_many(
+        self, conversations: Sequence[Sequence[dict[str, Any]]], *,
+        params: dict[str, Any] | None = None, progress: bool = True,
+    ) -> list[ChatResult]:  # fmt: skip
+        """Send many chats concurrently; results come back in the same order.
+
+        Safe to call from a notebook: when an event loop is already running (Jupyter), the
+        calls run on their own loop in a worker thread, so nothing deadlocks.
+        """
+        coro_args = ([list(c) for c in conversations], dict(params or {}), progress)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self._run(*coro_args))
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, self._run(*coro_args)).result()
+
+    async def _run(self, conversations: list[list[dict[str, Any]]], params: dict[str, Any],
+                   progress: bool) -> list[ChatResult]:  # fmt: skip
+        import httpx  # noqa: PLC0415
+        from tqdm.auto import tqdm  # noqa: PLC0415
+
+        body_params = {**self.params, **params}
+        keys = [_key(self.endpoint, self.model, c, body_params) for c in conversations]
+        path = self._cache_path()
+        cache = _Cache(path) if path is not None else None
+        try:
+            done = cache.get(sorted(set(keys))) if cache else {}
+            results: list[ChatResult | None] = [done.get(k) for k in keys]
+            self.stats.cache_hits += sum(r is not None for r in results)
+            todo: dict[str, list[int]] = {}
+            for i, k in enumerate(keys):
+                if results[i] is None:
+                    todo.setdefault(k, []).append(i)  # identical calls are sent once
+            bar = tqdm(total=len(keys), initial=len(keys) - sum(map(len, todo.values())),
+                       disable=not progress, desc=f"chat {self.model}")  # fmt: skip
+            gate = asyncio.Semaphore(self.concurrency)
+            pacing = _Pacer(self.requests_per_second)
+            headers = {"Content-Type": "application/json"}
+            key = self.api_key or os.environ.get(self.api_key_env)
+            if key:
+                headers["Authorization"] = f"Bearer {key}"
+            limits = httpx.Limits(max_connections=self.concurrency,
+                                  max_keepalive_connections=self.concurrency)  # fmt: skip
+            async with httpx.AsyncClient(
+                headers=headers, timeout=self.timeout_s, limits=limits
+            ) as http:
+
+                async def one(k: str, idx: list[int]) -> None:
+                    async with gate:
+                        request = {
+                            "model": self.model,
+                            "messages": conversations[idx[0]],
+                            **body_params,
+                        }
+                        result = await self._call(http, request, pacing)
+                    if result.error is None and cache is not None:
+                        cache.put(
+                            k,
+                            self.endpoint,
+                            self.model,
+                            json.dumps(request, ensure_ascii=False),
+                            result,
+                        )
+                    for i in idx:
+                        results[i] = result
+                    bar.update(len(idx))
+
+                await asyncio.gather(*(one(k, idx) for k, idx in todo.items()))
+            bar.close()
+        finally:
+            if cache is not None:
+                cache.close()
+        return [r if r is not None else ChatResult(None, "not sent") for r in results]
+
+    async def _call(
+        self, http: httpx.AsyncClient, request: dict[str, Any], pacing: _Pacer
+    ) -> ChatResult:
+        import httpx  # noqa: PLC0415
+
+        error = "not sent"
+        for attempt in range(self.max_retries + 1):
+            await pacing.wait()
+            start = time.perf_counter()
+            wait = None
+            try:
+                self.stats.calls += 1
+                reply = await http.post(self.endpoint, json=request)
+                if reply.status_code == 200:
+                    return self._parse(reply.text, time.perf_counter() - start, attempt + 1)
+                error = f"HTTP {reply.status_code}: {reply.text[:200]}"
+                if reply.status_code not in _RETRY_STATUS:
+                    break  # 400/401/404…: retrying cannot help
+                wait = _retry_after(reply.headers.get("retry-after"))
+            except _BadReply as exc:
+                error = str(exc)
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            if attempt < self.max_retries:
+                self.stats.retries += 1
+                base = self.backoff_s * 2**attempt
+                await asyncio.sleep(
+                    min(wait if wait is not None else base + random.uniform(0, base), 30.0)
+                )
+        self.stats.failures += 1
+        _log.warning("chat call failed after %d attempt(s): %s", attempt + 1, error)
+        return ChatResult(None, error, attempts=attempt + 1)
+
+    def _parse(self, text: str, duration: float, attempts: int) -> ChatResult:
+        try:
+            body = json.loads(text)
+            content = body["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            msg = f"malformed reply body ({type(exc).__name__}): {text[:120]!r}"
+            raise _BadReply(msg) from None
+        usage = body.get("usage") or {}
+        pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        cost = None
+        if self.prices is not None and pt is not None and ct is not None:
+            cost = (pt * self.prices[0] + ct * self.prices[1]) / 1e6
+        self.stats.prompt_tokens += pt or 0
+        self.stats.completion_tokens += ct or 0
+        self.stats.cost += cost or 0.0
+        return ChatResult(str(content) if content is not None else "", None, pt, ct, cost,
+                          duration, attempts=attempts)  # fmt: skip
+
+
+class _BadReply(Exception):
+    """A 200 reply whose body is not a chat completion (retried like a dropped connection)."""
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+class _Pacer:
+    """At most ``rate`` call starts per second (None: no limit)."""
+
+    def __init__(self, rate: float | None) -> None:
+        self.interval = 1.0 / rate if rate else 0.0
+        self.next = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            if self.next > now:
+                await asyncio.sleep(self.next - now)
+            self.next = max(now, self.next) + self.interval

@@ -1,0 +1,110 @@
+"""A scripted OpenAI-compatible chat server on loopback, for tests, benchmarks and notebooks.
+
+It is a real HTTP server (``ThreadingHTTPServer``) that answers ``POST /v1/chat/completions``.
+Markers in the last user message script trouble: ``[[429x2]]`` (the first two calls get
+429), ``[[500x1]]``, ``[[dropx1]]`` (connection closed without a reply), ``[[badbodyx1]]``
+(200 with a body that is not JSON), ``[[slow:0.5]]`` (delay), ``[[fail]]`` (always 500).
+Otherwise the reply comes from ``responder(prompt) -> str``. Every call is counted per
+prompt, so tests can check that a resumed run repeats nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_MARK = re.compile(r"\[\[(429|500|drop|badbody)x(\d+)\]\]")
+
+
+class LoopbackLLM:
+    """Start with ``with LoopbackLLM(responder) as server: server.base_url``."""
+
+    def __init__(
+        self, responder: Callable[[str], str] | None = None, *, latency_s: float = 0.0
+    ) -> None:
+        self.responder = responder or (lambda _prompt: "1")
+        self.latency_s = latency_s
+        self.calls: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.server.request_queue_size = 256
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    @property
+    def total_calls(self) -> int:
+        return sum(self.calls.values())
+
+    def __enter__(self) -> LoopbackLLM:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length))
+                prompt = body["messages"][-1]["content"]
+                with owner.lock:
+                    owner.calls[prompt] += 1
+                    n = owner.calls[prompt]
+                if owner.latency_s:
+                    time.sleep(owner.latency_s)
+                slow = re.search(r"\[\[slow:([\d.]+)\]\]", prompt)
+                if slow:
+                    time.sleep(float(slow.group(1)))
+                for kind, times in _MARK.findall(prompt):
+                    if n <= int(times):
+                        return self._trouble(kind)
+                if "[[fail]]" in prompt:
+                    return self._trouble("500")
+                reply = owner.responder(prompt)
+                payload = {
+                    "id": f"cmpl-{n}", "object": "chat.completion", "model": body.get("model"),
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
+                                 "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(reply.split()),
+                              "total_tokens": len(prompt.split()) + len(reply.split())},
+                }  # fmt: skip
+                self._send(200, json.dumps(payload).encode())
+                return None
+
+            def _trouble(self, kind: str) -> None:
+                if kind == "drop":
+                    self.close_connection = True
+                    self.connection.close()
+                elif kind == "badbody":
+                    self._send(200, b'{"choices": [oops')
+                else:
+                    self._send(int(kind), b'{"error": "scripted"}', retry_after="0")
+
+            def _send(self, status: int, data: bytes, retry_after: str | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                if retry_after is not None:
+                    self.send_header("Retry-After", retry_after)
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
