@@ -65,17 +65,21 @@ def pairwise(lab: Lab, model_a: str, model_b: str, judge: LLMClient, *,
                      "winner": "a" if sa > sb else "b" if sb > sa else "tie",
                      "winner_a_first": w1, "winner_b_first": w2, "consistent": w1 == w2,
                      "parse_failed": False, "raw": raw})  # fmt: skip
-    schema = {"case_id": pl.String, "sample": pl.Int64, "score_a": pl.Float64, "score_b": pl.Float64,
-              "winner": pl.String, "winner_a_first": pl.String, "winner_b_first": pl.String,
-              "consistent": pl.Boolean, "parse_failed": pl.Boolean, "raw": pl.List(pl.String)}  # fmt: skip
+    schema = pl.Schema(dict[str, pl.DataType]({
+        "case_id": pl.String(), "sample": pl.Int64(), "score_a": pl.Float64(), "score_b": pl.Float64(),
+        "winner": pl.String(), "winner_a_first": pl.String(), "winner_b_first": pl.String(),
+        "consistent": pl.Boolean(), "parse_failed": pl.Boolean(), "raw": pl.List(pl.String()),
+    }))  # fmt: skip
     return pl.DataFrame(rows, schema=schema).with_columns(
         model_a=pl.lit(model_a), model_b=pl.lit(model_b)
     )
 
 
 def judge_report(lab: Lab) -> pl.DataFrame:
-    """Per judge evaluator and model: rows, parse failures (and rate), failed judge calls,
-    tokens and cost — read from the ``detail`` the judges store with each score.
+    """Summarise the judges per evaluator and model.
+
+    Rows, parse failures (and their rate), failed judge calls, tokens and cost, read from
+    the ``detail`` the judges store with each score.
     """
     from evalnb._evaluator import catalog  # noqa: PLC0415
 
