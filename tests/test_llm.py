@@ -1,0 +1,295 @@
+"""The LLM client and the judges against a real loopback HTTP server (scripted replies)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+import evalnb
+from evalnb._judge import parse_binary, parse_comparative, parse_json, parse_score, parse_words
+from tests.llm_server import LoopbackLLM
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _client(server: LoopbackLLM, tmp_path: Path, **kw: object) -> evalnb.LLMClient:
+    opts = {"cache": tmp_path / "llm.duckdb", "backoff_s": 0.01, "max_retries": 3, **kw}
+    return evalnb.LLMClient(server.base_url, "judge", **opts)  # type: ignore[arg-type]
+
+
+def _ask(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": text}]
+
+
+def test_retries_recover_and_hard_failures_are_recorded(tmp_path: Path) -> None:
+    with LoopbackLLM(lambda p: f"ok {p[:2]}") as server:
+        client = _client(server, tmp_path, timeout_s=0.5)
+        prompts = ["a [[429x2]]", "b [[500x1]]", "c [[dropx1]]", "d [[badbodyx1]]", "e", "f [[fail]]",
+                   "g [[slow:2]]"]  # fmt: skip
+        got = client.chat_many([_ask(p) for p in prompts], progress=False)
+        assert [r.error is None for r in got] == [True] * 5 + [False, False]
+        assert got[0].attempts == 3 and got[4].attempts == 1
+        assert got[5].error.startswith("HTTP 500") and got[5].attempts == 4
+        assert "Timeout" in got[6].error
+        assert client.stats.failures == 2 and client.stats.retries >= 2 + 1 + 1 + 1 + 3 + 3
+        calls = server.total_calls
+        again = client.chat_many([_ask(p) for p in prompts], progress=False)
+        assert [r.cached for r in again] == [True] * 5 + [False, False]  # failures are retried
+        assert server.total_calls - calls == 2 * 4  # only the two failed prompts went out again
+
+
+def test_cost_and_tokens_are_counted_and_the_key_is_never_stored(tmp_path: Path) -> None:
+    with LoopbackLLM(lambda p: "one two three") as server:
+        client = _client(server, tmp_path, api_key="sk-SECRET-123", prices=(2.0, 10.0))
+        r = client.chat(_ask("four words in here"))
+        assert (r.prompt_tokens, r.completion_tokens) == (4, 3)
+        assert r.cost == pytest.approx((4 * 2.0 + 3 * 10.0) / 1e6)
+        assert client.stats.cost == pytest.approx(r.cost)
+        assert "sk-SECRET" not in repr(client)
+    blob = (tmp_path / "llm.duckdb").read_bytes()
+    assert b"sk-SECRET" not in blob
+
+
+def test_works_inside_a_running_event_loop(tmp_path: Path) -> None:
+    """Jupyter runs the kernel in an event loop: chat_many must not deadlock there."""
+    with LoopbackLLM() as server:
+        client = _client(server, tmp_path)
+
+        async def in_notebook() -> list[evalnb.ChatResult]:
+            return client.chat_many([_ask("x"), _ask("y")], progress=False)
+
+        assert [r.content for r in asyncio.run(in_notebook())] == ["1", "1"]
+
+
+RUNNER = """
+import sys, evalnb
+client = evalnb.LLMClient(sys.argv[1], "judge", cache=sys.argv[2], concurrency=4, backoff_s=0.01)
+client.chat_many([[{"role": "user", "content": f"q{i}"}] for i in range(int(sys.argv[3]))], progress=False)
+"""
+
+
+def test_an_interrupted_run_resumes_without_repeating_completed_calls(tmp_path: Path) -> None:
+    n = 300
+    cache = tmp_path / "llm.duckdb"
+    with LoopbackLLM(latency_s=0.02) as server:
+        proc = subprocess.Popen([sys.executable, "-c", RUNNER, server.base_url, str(cache), str(n)],
+                                env={**os.environ}, cwd=ROOT)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while server.total_calls < n // 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with duckdb.connect(str(cache), read_only=True) as con:
+            done = {
+                json.loads(req)["messages"][-1]["content"]
+                for (req,) in con.execute("SELECT request FROM llm_cache").fetchall()
+            }
+        assert 0 < len(done) < n, "kill the run mid-way"
+        before = dict(server.calls)
+        client = evalnb.LLMClient(server.base_url, "judge", cache=cache, backoff_s=0.01)
+        got = client.chat_many([_ask(f"q{i}") for i in range(n)], progress=False)
+        assert all(r.error is None for r in got)
+        repeated = [p for p in done if server.calls[p] > before.get(p, 0)]
+        assert repeated == [], f"{len(repeated)} completed call(s) sent again"
+        assert client.stats.cache_hits == len(done)
+
+
+def test_parsers_keep_failures_as_failures() -> None:
+    assert parse_binary("[1]").value == 1 and parse_binary("score: 0").value == 0
+    assert not parse_binary("maybe").ok and not parse_binary("1 or 0").ok
+    assert parse_binary("Yes, correct", "yes/no").value is True
+    assert parse_score("Score: 8.5", (1, 10)).value == 8.5
+    clamped = parse_score("12", (1, 10))
+    assert clamped.value == 10 and clamped.ok and "clamped" in clamped.note
+    failed = parse_score("no valid score", (1, 10))
+    assert not failed.ok and failed.value is None and failed.raw == "no valid score"
+    assert parse_comparative("8 7\nbecause").value == (8.0, 7.0)
+    assert parse_comparative("Score: 9; Score: 6").value == (9.0, 6.0)
+    assert not parse_comparative("Invalid").ok
+    assert parse_json('text {"a": 1} more').value == {"a": 1}
+    assert not parse_json('{"a": 1').ok and not parse_json("[1]").ok
+    assert parse_words("They are DIFFERENT.", {"same": True, "different": False}).value is False
+    assert not parse_words("same or different", {"same": True, "different": False}).ok
+
+
+def _responder(prompt: str) -> str:
+    if "[[garbled]]" in prompt:
+        return "I would rather not say."
+    if "same or different" in prompt:
+        return "different" if "Bonjour" in prompt else "same"
+    if "present or absent" in prompt:
+        return "present" if "@" in prompt else "absent"
+    if "sexist language" in prompt:
+        return "false"
+    if "stereotyping" in prompt:
+        return "12" if "[[outofrange]]" in prompt else "1"
+    if "good or bad" in prompt:
+        return "good"
+    if '"claims"' in prompt:
+        return json.dumps(
+            {"claims": [{"claim": "a", "supported": True}, {"claim": "b", "supported": False}]}
+        )
+    if '"questions"' in prompt:
+        return json.dumps(
+            {"questions": ["What is the capital of France?"] * 3, "noncommittal": False}
+        )
+    if '"verdicts"' in prompt:
+        return json.dumps({"verdicts": [0, 1]})
+    if '"attributed"' in prompt:
+        return json.dumps({"attributed": [1]})
+    if '"relevant_sentences"' in prompt:
+        return json.dumps({"relevant_sentences": ["Paris is the capital of France."]})
+    if '"TP"' in prompt:
+        return json.dumps({"TP": ["x"], "FP": [], "FN": ["y"]})
+    return "true"
+
+
+def _rag_lab() -> evalnb.Lab:
+    return evalnb.load(pl.DataFrame({
+        "prompt": ["What is the capital of France?", "Bonjour, quelle est la capitale?"],
+        "expected": ["Paris is the capital of France.", "Paris."],
+        "actual": ["Paris is the capital of France.", "Write to paris@mairie.fr"],
+        "context": [["Lyon is a city.", "Paris is the capital of France. It is big."]] * 2,
+    }))  # fmt: skip
+
+
+def test_judge_evaluators_end_to_end(tmp_path: Path) -> None:
+    lab = _rag_lab()
+    ids = ["language_mismatch", "contact_information", "sexism", "stereotypes", "summarization_judge",
+           "faithfulness", "answer_relevancy", "context_precision", "context_recall",
+           "context_relevancy_judge", "answer_correctness", "ragas"]  # fmt: skip
+    with LoopbackLLM(_responder) as server:
+        judge = _client(server, tmp_path)
+        out = evalnb.evaluate(lab, ids, judge=judge, model="all-MiniLM-L6-v2", progress=False)
+        out = evalnb.evaluate(out, ["byop"], judge=judge, progress=False,
+                              prompt_template="Is {ACTUAL_OUTPUT} polite? true or false")  # fmt: skip
+    s = out.scores.join(out.cases.select("case_id", "prompt"), on="case_id")
+
+    def value(ev: str, metric: str, first: bool = True) -> float:
+        part = s.filter((pl.col("evaluator") == ev) & (pl.col("metric") == metric)).sort(
+            "prompt", descending=True
+        )
+        return part["value"][0 if first else 1]
+
+    assert value("language_mismatch", "model_passes") == 1.0
+    assert value("language_mismatch", "model_passes", first=False) == 0.0  # French question
+    assert value("contact_information", "model_passes", first=False) == 0.0  # an e-mail address
+    assert value("stereotypes", "model_passes") == 1.0 and value("byop", "model_passes") == 1.0
+    assert value("faithfulness", "faithfulness") == 0.5
+    assert value("context_precision", "context_precision") == 0.5  # the useful chunk ranked second
+    assert value("context_recall", "context_recall") == 1.0
+    assert value("context_relevancy_judge", "context_relevancy") == pytest.approx(1 / 3)
+    assert value("answer_relevancy", "answer_relevancy") == pytest.approx(1.0, abs=1e-5)
+    sim = value("answer_correctness", "answer_correctness") - 0.75 * (1 / (1 + 0.5))
+    assert 0.0 < sim <= 0.25
+    ragas = value("ragas", "ragas")
+    assert ragas == pytest.approx(4 / (1 / 0.5 + 1 / 1.0 + 1 / 0.5 + 1 / 1.0), abs=1e-5)
+    detail = json.loads(s.filter(pl.col("evaluator") == "faithfulness")["detail"][0])
+    assert detail["raw"] and detail["parse_failed"] is False
+
+
+def test_thousand_calls_with_injected_failures_then_a_run_with_no_calls(tmp_path: Path) -> None:
+    """10 % trouble: transient HTTP errors (retried), garbled replies (parse failures) and
+    hard failures; every row ends scored or flagged, and a second run calls nothing."""
+    n = 1000
+    prompts = []
+    for i in range(n):
+        mark = {
+            0: " [[500x1]]",
+            1: " [[dropx1]]",
+            2: " [[429x1]]",
+            3: " [[garbled]]",
+            4: " [[fail]]",
+        }
+        prompts.append(f"question {i}{mark.get(i % 50, '') if i % 10 == 0 else ''}")
+    lab = evalnb.load(
+        pl.DataFrame({"prompt": prompts, "actual": [f"answer {i}" for i in range(n)]})
+    )
+    with LoopbackLLM(_responder) as server:
+        judge = _client(server, tmp_path, max_retries=2, concurrency=32, prices=(1.0, 1.0))
+        out = evalnb.evaluate(lab, ["language_mismatch"], judge=judge, progress=False)
+        passes = out.scores.filter(pl.col("metric") == "model_passes")
+        details = (
+            passes["detail"]
+            .str.json_decode(pl.Struct({"parse_failed": pl.Boolean, "judge_error": pl.Boolean}))
+            .struct.unnest()
+        )
+        scored = passes["value"].is_not_null()
+        flagged = details["parse_failed"].fill_null(value=False) | details["judge_error"].fill_null(
+            value=False
+        )
+        assert (scored | flagged).all() and passes.height == n
+        report = out.judge_report().row(0, named=True)
+        garbled = sum("[[garbled]]" in p for p in prompts)
+        hard = sum("[[fail]]" in p for p in prompts)
+        assert report["parse_failures"] == garbled and report["judge_errors"] == hard
+        assert report["parse_failure_rate"] == pytest.approx(garbled / n)
+        assert report["cost"] == pytest.approx(
+            (report["prompt_tokens"] + report["completion_tokens"]) / 1e6
+        )
+        calls = server.total_calls
+        evalnb.evaluate(out, ["language_mismatch"], judge=judge, progress=False)
+        assert server.total_calls == calls  # everything was scored or flagged: nothing to ask
+
+
+def test_run_suite_fills_outputs_and_records_failures(tmp_path: Path) -> None:
+    suite = evalnb.load(
+        pl.DataFrame({"prompt": ["hello", "boom [[fail]]"], "expected": ["hi", "x"]})
+    )
+    suite = evalnb.Lab({**{n: suite.table(n) for n in ("cases", "metrics")}})
+    with LoopbackLLM(lambda p: f"echo {p}") as server:
+        host = _client(server, tmp_path, max_retries=1)
+        lab = evalnb.run_suite(suite, host, ["m1", "m2"], progress=False)
+        again = evalnb.run_suite(lab, host, ["m1", "m2"], progress=False)
+        assert again.outputs.height == 4  # already answered: nothing asked twice
+    out = lab.outputs.sort("model", "case_id")
+    assert out.height == 4 and set(out["model"]) == {"m1", "m2"}
+    ok = out.filter(pl.col("error").is_null())
+    assert ok["actual"].to_list() == ["echo hello"] * 2 and ok["duration_s"].min() > 0
+    assert (
+        out.filter(pl.col("error").is_not_null()).height == 2
+        and lab.models == ["model", "m1", "m2"]
+        or set(lab.models) >= {"m1", "m2"}
+    )
+
+
+def test_pairwise_position_swap_measures_stability(tmp_path: Path) -> None:
+    lab = evalnb.load(pl.DataFrame({
+        "prompt": ["q1", "q2", "q1", "q2"], "model": ["a", "a", "b", "b"],
+        "actual": ["good answer", "good answer", "weak", "weak"],
+    }))  # fmt: skip
+
+    def fair(prompt: str) -> str:  # prefers the good answer wherever it is shown
+        first = prompt.split("[Answer 1]")[1].split("[Answer 2]")[0]
+        return "9 3" if "good" in first else "3 9"
+
+    with LoopbackLLM(fair) as server:
+        fair_result = evalnb.pairwise(lab, "a", "b", _client(server, tmp_path / "1"))
+    assert fair_result["winner"].to_list() == ["a", "a"] and fair_result["consistent"].all()
+    with LoopbackLLM(lambda p: "8 6") as server:  # always prefers the first position
+        biased = evalnb.pairwise(lab, "a", "b", _client(server, tmp_path / "2"))
+    assert not biased["consistent"].any() and biased["winner"].to_list() == ["tie", "tie"]
+
+
+def test_judge_human_agreement_uses_calibration_labels(tmp_path: Path) -> None:
+    lab = _rag_lab()
+    with LoopbackLLM(_responder) as server:
+        lab = evalnb.evaluate(
+            lab, ["contact_information"], judge=_client(server, tmp_path), progress=False
+        )
+    for cid, model in lab.outputs.select("case_id", "model").iter_rows():
+        actual = lab.outputs.filter(pl.col("case_id") == cid)["actual"][0]
+        lab.add_label(cid, model, "contact_information", "model_passes",
+                      "fail" if "@" in actual else "pass", reviewer="ann")  # fmt: skip
+    agreement = lab.judge_agreement("contact_information", "model_passes")
+    assert agreement["n_labels"] == 2 and agreement["kappa"] == 1.0
