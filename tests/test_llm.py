@@ -256,11 +256,8 @@ def test_run_suite_fills_outputs_and_records_failures(tmp_path: Path) -> None:
     assert out.height == 4 and set(out["model"]) == {"m1", "m2"}
     ok = out.filter(pl.col("error").is_null())
     assert ok["actual"].to_list() == ["echo hello"] * 2 and ok["duration_s"].min() > 0
-    assert (
-        out.filter(pl.col("error").is_not_null()).height == 2
-        and lab.models == ["model", "m1", "m2"]
-        or set(lab.models) >= {"m1", "m2"}
-    )
+    assert out.filter(pl.col("error").is_not_null()).height == 2
+    assert {"m1", "m2"} <= set(lab.models)
 
 
 def test_pairwise_position_swap_measures_stability(tmp_path: Path) -> None:
@@ -270,7 +267,7 @@ def test_pairwise_position_swap_measures_stability(tmp_path: Path) -> None:
     }))  # fmt: skip
 
     def fair(prompt: str) -> str:  # prefers the good answer wherever it is shown
-        first = prompt.split("[Answer 1]")[1].split("[Answer 2]")[0]
+        first = prompt.split("[Answer 1]", 1)[1].split("[Answer 2]", 1)[0]
         return "9 3" if "good" in first else "3 9"
 
     with LoopbackLLM(fair) as server:
