@@ -229,6 +229,10 @@ class LLMClient:
                 headers["Authorization"] = f"Bearer {key}"
             limits = httpx.Limits(max_connections=self.concurrency,
                                   max_keepalive_connections=self.concurrency)  # fmt: skip
+            loop = asyncio.get_running_loop()
+            # One writer thread: each completed call is committed as soon as it completes,
+            # without blocking the event loop (a DuckDB insert would stall every call).
+            writer = concurrent.futures.ThreadPoolExecutor(1)
             async with httpx.AsyncClient(
                 headers=headers, timeout=self.timeout_s, limits=limits
             ) as http:
@@ -242,18 +246,18 @@ class LLMClient:
                         }
                         result = await self._call(http, request, pacing)
                     if result.error is None and cache is not None:
-                        cache.put(
-                            k,
-                            self.endpoint,
-                            self.model,
-                            json.dumps(request, ensure_ascii=False),
-                            result,
+                        text = json.dumps(request, ensure_ascii=False)
+                        await loop.run_in_executor(
+                            writer, cache.put, k, self.endpoint, self.model, text, result
                         )
                     for i in idx:
                         results[i] = result
                     bar.update(len(idx))
 
-                await asyncio.gather(*(one(k, idx) for k, idx in todo.items()))
+                try:
+                    await asyncio.gather(*(one(k, idx) for k, idx in todo.items()))
+                finally:
+                    writer.shutdown(wait=True)
             bar.close()
         finally:
             if cache is not None:
