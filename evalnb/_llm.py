@@ -134,6 +134,10 @@ class LLMClient:
     params
         Request parameters sent with every call unless a call overrides them
         (default ``temperature=0``).
+    auth_header, query
+        For endpoints that authenticate differently. Azure OpenAI:
+        ``base_url="https://<resource>.openai.azure.com/openai/deployments/<deployment>"``,
+        ``auth_header="api-key"``, ``query={"api-version": "2024-06-01"}``.
 
     Examples
     --------
@@ -154,6 +158,8 @@ class LLMClient:
     prices: tuple[float, float] | None = None
     params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0})
     backoff_s: float = 0.5
+    auth_header: str = "Authorization"
+    query: dict[str, str] = field(default_factory=dict)
     stats: _Stats = field(default_factory=_Stats, init=False)
 
     def __post_init__(self) -> None:
@@ -226,7 +232,8 @@ class LLMClient:
             headers = {"Content-Type": "application/json"}
             key = self.api_key or os.environ.get(self.api_key_env)
             if key:
-                headers["Authorization"] = f"Bearer {key}"
+                bearer = self.auth_header.lower() == "authorization"
+                headers[self.auth_header] = f"Bearer {key}" if bearer else key
             limits = httpx.Limits(max_connections=self.concurrency,
                                   max_keepalive_connections=self.concurrency)  # fmt: skip
             loop = asyncio.get_running_loop()
@@ -234,7 +241,7 @@ class LLMClient:
             # without blocking the event loop (a DuckDB insert would stall every call).
             writer = concurrent.futures.ThreadPoolExecutor(1)
             async with httpx.AsyncClient(
-                headers=headers, timeout=self.timeout_s, limits=limits
+                headers=headers, timeout=self.timeout_s, limits=limits, params=self.query
             ) as http:
 
                 async def one(k: str, idx: list[int]) -> None:

@@ -290,3 +290,23 @@ def test_judge_human_agreement_uses_calibration_labels(tmp_path: Path) -> None:
                       "fail" if "@" in actual else "pass", reviewer="ann")  # fmt: skip
     agreement = lab.judge_agreement("contact_information", "model_passes")
     assert agreement["n_labels"] == 2 and agreement["kappa"] == 1.0
+
+
+def test_azure_style_auth_header_and_query(tmp_path: Path) -> None:
+    seen: dict[str, str] = {}
+    with LoopbackLLM() as server:
+        handler = server.server.RequestHandlerClass
+        original = handler.do_POST
+
+        def spy(self) -> None:  # type: ignore[no-untyped-def]
+            seen["path"] = self.path
+            seen["api-key"] = self.headers.get("api-key", "")
+            seen["authorization"] = self.headers.get("Authorization", "")
+            original(self)
+
+        handler.do_POST = spy  # type: ignore[method-assign]
+        client = _client(server, tmp_path, api_key="k-1", auth_header="api-key",
+                         query={"api-version": "2024-06-01"})  # fmt: skip
+        assert client.chat(_ask("hi")).content == "1"
+    assert seen == {"path": "/v1/chat/completions?api-version=2024-06-01", "api-key": "k-1",
+                    "authorization": ""}  # fmt: skip
