@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from evalnb._lab import Lab
     from evalnb._weakness import Weakness
 
-__all__ = ["Analysed", "Analysis", "analyse"]
+__all__ = ["Analysed", "Analysis", "analyse", "lab_leaderboard"]
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,17 @@ class Analysed:
 def analyse(lab: Lab, seed: int = 0) -> Analysed:
     """Verdicts, leaderboard, problems and insights of ``lab`` in one pass (report, archive)."""
     v = verdicts(lab.scores, lab.metrics, lab.thresholds)
-    board = leaderboard(v, seed=seed)
+    board = lab_leaderboard(lab, v, seed=seed)
     return Analysed(v, board, problems(lab, v, board), insights(lab, v, board, seed=seed))
+
+
+def lab_leaderboard(
+    lab: Lab, v: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0
+) -> pl.DataFrame:
+    """Return the leaderboard of ``lab``: per-row means, macro scores for classification."""
+    from evalnb._classification import with_macro  # noqa: PLC0415
+
+    return with_macro(leaderboard(v, n_boot=n_boot, seed=seed), lab, seed=seed)
 
 
 def model_keys(lab: Lab) -> dict[str, str]:
@@ -103,7 +112,7 @@ class Analysis:
 
         ``overall=True``: one row per model over the evaluators' primary metrics.
         """
-        board = leaderboard(self.verdicts(), n_boot=n_boot, seed=seed)
+        board = lab_leaderboard(self, self.verdicts(), n_boot=n_boot, seed=seed)
         return overall_leaderboard(board) if overall else board
 
     def compare(self: Lab, evaluator: str, metric: str | None = None, *,  # type: ignore[misc]
@@ -122,12 +131,12 @@ class Analysis:
     def problems(self: Lab, *, seed: int = 0) -> pl.DataFrame:  # type: ignore[misc]
         """Problems, most severe first: thresholds failed, perturbation flips, data issues."""
         v = self.verdicts()
-        return problems(self, v, leaderboard(v, seed=seed))
+        return problems(self, v, lab_leaderboard(self, v, seed=seed))
 
     def insights(self: Lab, *, seed: int = 0) -> pl.DataFrame:  # type: ignore[misc]
         """Insights: significant best/worst models, hardest prompts, speed and cost."""
         v = self.verdicts()
-        return insights(self, v, leaderboard(v, seed=seed), seed=seed)
+        return insights(self, v, lab_leaderboard(self, v, seed=seed), seed=seed)
 
     def problems_table(self: Lab, *, max_rows: int = 50) -> RichTable:  # type: ignore[misc]
         """Show :meth:`problems` as an HTML table (severity badges); ``.frame`` holds the rows."""

@@ -151,9 +151,9 @@ class Classification(Evaluator):
     metrics = (
         MetricSpec("accuracy", "Accuracy", "Exact match of answer and label.", threshold=0.75,
                    primary=True),
-        MetricSpec("precision", "Precision", "Per row: exact match.", threshold=0.75),
-        MetricSpec("recall", "Recall", "Per row: exact match.", threshold=0.75),
-        MetricSpec("f1", "F1", "Per row: exact match.", threshold=0.75),
+        MetricSpec("precision", "Precision", "Macro precision of the model (leaderboard); per row: exact match.", threshold=0.75),
+        MetricSpec("recall", "Recall", "Macro recall of the model (leaderboard); per row: exact match.", threshold=0.75),
+        MetricSpec("f1", "F1", "Macro F1 of the model (leaderboard); per row: exact match.", threshold=0.75),
     )  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.75, "accuracy"),)
 

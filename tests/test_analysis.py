@@ -161,3 +161,20 @@ def test_dataset_problems_and_json_shape() -> None:
     } <= set(items[0])
     assert items[0]["problem_attrs"]["avid_problem_code"].startswith(("P", "E"))
     assert isinstance(json.loads(lab.insights_json()), list)
+
+
+def test_classification_precision_recall_f1_are_macro_model_values() -> None:
+    from sklearn.metrics import precision_recall_fscore_support
+
+    truth = ["A", "A", "B", "B", "C", "C", "A", "B"]
+    pred = ["A", "B", "B", "B", "C", "A", "A", "C"]
+    lab = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(8)], "expected": truth,
+                                    "actual": pred}))  # fmt: skip
+    lab = evalnb.evaluate(lab, ["classification"], progress=False)
+    board = lab.leaderboard().filter(pl.col("evaluator") == "classification")
+    p, r, f, _ = precision_recall_fscore_support(truth, pred, average="macro", zero_division=0)
+    got = dict(board.select("metric", "mean").iter_rows())
+    assert got["accuracy"] == pytest.approx(5 / 8)
+    assert (got["precision"], got["recall"], got["f1"]) == pytest.approx((p, r, f))
+    macro = board.filter(pl.col("metric") == "f1").row(0, named=True)
+    assert macro["pass_rate"] is None and macro["ci_low"] <= f <= macro["ci_high"]

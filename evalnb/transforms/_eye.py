@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, cast
 import polars as pl
 
 from evalnb._evaluator import DOMAINS, catalog
-from evalnb._leaderboard import leaderboard
 from evalnb._problems import problems
 from evalnb._verdicts import current_thresholds, verdicts
 
@@ -81,8 +80,10 @@ def eye_index(lab: Lab, *, seed: int = 0) -> EyeIndex:
     >>> idx.board.select("evaluator", "metric", "mean").sort("metric").row(0)
     ('rouge', 'rouge_1', 0.5)
     """
+    from evalnb._analysis import lab_leaderboard  # noqa: PLC0415 - _analysis imports the Lab
+
     v = verdicts(lab.scores, lab.metrics, lab.thresholds)
-    board = leaderboard(v, n_boot=200, seed=seed)
+    board = lab_leaderboard(lab, v, n_boot=200, seed=seed)
     found = problems(lab, v, board)
     specs = current_thresholds(lab.metrics, lab.thresholds).join(
         v.select("evaluator", "metric").unique(), on=["evaluator", "metric"], how="semi"
