@@ -419,7 +419,8 @@ def _relevancy_value(
         return 0.0  # an evasive answer is not relevant, whatever questions it suggests
     emb = ctx.encoder(model).encode([row.get("prompt") or "", *questions])
     emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
-    return float(np.mean(emb[1:] @ emb[0]))
+    # float32 rounding can put the cosine of identical texts a hair above 1
+    return float(np.mean(np.clip(emb[1:] @ emb[0], -1.0, 1.0)))
 
 
 def _numeric(key: str, title: str, description: str) -> tuple[MetricSpec, ...]:
@@ -609,7 +610,8 @@ class AnswerCorrectness(JudgeEvaluator):
         emb = ctx.encoder(str(params["model"])).encode([row["actual"], row["expected"][0]])
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
         w = float(str(params["factuality_weight"]))
-        return {"answer_correctness": w * f1 + (1 - w) * float(emb[0] @ emb[1])}
+        similarity = float(np.clip(emb[0] @ emb[1], -1.0, 1.0))
+        return {"answer_correctness": w * f1 + (1 - w) * similarity}
 
 
 @register
