@@ -201,7 +201,7 @@ function sunburst(model, path, level, bars) {
   const titles = level.titles || [];
   const heading = path.length ? titles[path.length - 1] || path[path.length - 1] : "Evaluation";
   const label = svg("text", { y: -8, class: "ee-centre-title" });
-  label.textContent = truncate(String(heading), 22);
+  label.textContent = truncate(String(heading), 18);
   tooltip(label, String(heading));
   const hint = svg("text", { y: 14, class: "ee-centre-hint" });
   hint.textContent = "hover: metric × model chart";
