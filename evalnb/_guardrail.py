@@ -14,7 +14,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import polars as pl
 
 from evalnb._errors import InputError
@@ -62,12 +61,16 @@ def guardrail_config(lab: Lab, *, include_uncalibrated: bool = False) -> dict[st
     ):
         table.setdefault(ev, {})[metric] = float(thr)
     config = {"calibrated_thresholds": table, "evaluator_ids": sorted(table)}
+    import jsonschema  # noqa: PLC0415 - its import costs about a second; only exports need it
+
     jsonschema.validate(config, GUARDRAIL_SCHEMA)
     return config
 
 
 def read_guardrail(path: str | Path) -> dict[str, Any]:
     """Read and validate a guardrail configuration file."""
+    import jsonschema  # noqa: PLC0415 - slow import, see guardrail_config
+
     text = Path(path).read_text(encoding="utf-8")
     try:
         config = json.loads(text)
