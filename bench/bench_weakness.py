@@ -13,25 +13,14 @@ from __future__ import annotations
 
 import argparse
 import resource
-import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_eye import build
+from bench_eye import build, timed
 
 import evalnb
-
-
-def timed(step: object, reset: object, repeat: int = 5) -> tuple[float, float]:
-    runs = []
-    for _ in range(repeat):
-        reset()  # type: ignore[operator]
-        start = time.perf_counter()
-        step()  # type: ignore[operator]
-        runs.append((time.perf_counter() - start) * 1000)
-    return statistics.median(runs), max(runs)
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -18,7 +18,6 @@ from evalnb._leaderboard import compare_models, leaderboard, overall_leaderboard
 from evalnb._problems import problems, problems_json
 from evalnb._richtable import RichTable, table
 from evalnb._schema import SCHEMAS
-from evalnb._store import write_tables
 from evalnb._verdicts import current_thresholds, verdicts
 
 if TYPE_CHECKING:
@@ -81,26 +80,27 @@ class Analysis:
         Everything derived (verdicts, problems, insights, charts, report) follows at once;
         no score is recomputed. Written through to the lab's store when it has one.
         """
-        known = self.metrics.filter(
-            (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
-        )
-        if known.is_empty():
-            pairs = sorted(set(self.metrics.select("evaluator", "metric").iter_rows()))
-            msg = f"no metric {metric!r} of evaluator {evaluator!r} in this lab; known: {pairs}"
-            raise KeyError(msg)
+        self.metric_spec(evaluator, metric)  # a KeyError naming the known metrics
         row = pl.DataFrame([{"evaluator": evaluator, "metric": metric, "threshold": float(value),
                              "source": source, "created_at": dt.datetime.now(dt.UTC)}],
                            schema=SCHEMAS["thresholds"])  # fmt: skip
-        thresholds = pl.concat([self.thresholds, row])
-        if self.path is not None:
-            write_tables(self.path, {"thresholds": thresholds})
-        self._tables["thresholds"] = thresholds
-        self._changed()
+        self._append("thresholds", row)
         return self
 
     def current_thresholds(self: Lab) -> pl.DataFrame:  # type: ignore[misc]
         """Return the threshold in force for every metric, with its source (default/user/calibrated)."""
         return current_thresholds(self.metrics, self.thresholds)
+
+    def metric_spec(self: Lab, evaluator: str, metric: str) -> dict[str, Any]:  # type: ignore[misc]
+        """One metric's spec and the threshold in force (a ``current_thresholds`` row)."""
+        row = self.current_thresholds().filter(
+            (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+        )
+        if row.is_empty():
+            pairs = sorted(set(self.metrics.select("evaluator", "metric").iter_rows()))
+            msg = f"no metric {metric!r} of evaluator {evaluator!r} in this lab (evaluate it first); known: {pairs}"
+            raise KeyError(msg)
+        return row.row(0, named=True)
 
     def verdicts(self: Lab) -> pl.DataFrame:  # type: ignore[misc]
         """Every score with its threshold and ``passed`` (null where the value is)."""
@@ -204,10 +204,7 @@ class Analysis:
         cases = pl.concat(
             [self.cases, added.filter(~pl.col("case_id").is_in(self.cases["case_id"].implode()))]
         )
-        if self.path is not None:
-            write_tables(self.path, {"cases": cases})
-        self._tables["cases"] = cases
-        self._changed()
+        self._update({"cases": cases})
         return self
 
     def report(self: Lab, path: str | Path | None = None, *, title: str | None = None,  # type: ignore[misc]

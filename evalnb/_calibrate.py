@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from evalnb._labels import ITEM, cohen_kappa, human_verdicts
+from evalnb._verdicts import finite_or_none
 
 if TYPE_CHECKING:
     from evalnb._lab import Lab
@@ -156,10 +157,7 @@ class Calibration:
 
     def to_dict(self) -> dict[str, object]:
         """Return the numbers as JSON-able values (for widgets and exports)."""
-
-        def clean(x: float | None) -> float | None:
-            return None if x is None or not math.isfinite(x) else float(x)
-
+        clean = finite_or_none
         return {"evaluator": self.evaluator, "metric": self.metric, "criterion": self.criterion,
                 "n_labels": self.n_labels, "old_threshold": clean(self.old_threshold),
                 "threshold": clean(self.threshold), "ci": [clean(c) for c in self.ci],
@@ -182,14 +180,9 @@ def calibrate(
     n_boot: int = 1000, seed: int = 0, target_width: float = 0.05,
 ) -> Calibration:  # fmt: skip
     """Fit the threshold of one metric to the humans' verdicts (see the module docstring)."""
-    spec = lab.current_thresholds().filter(
-        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
-    )
-    if spec.is_empty():
-        msg = f"no metric {metric!r} of evaluator {evaluator!r} in this lab; evaluate it first"
-        raise KeyError(msg)
-    old = spec["threshold"][0]
-    higher = bool(spec["higher_is_better"][0])
+    spec = lab.metric_spec(evaluator, metric)
+    old = spec["threshold"]
+    higher = bool(spec["higher_is_better"])
     points = labelled_points(lab, evaluator, metric)
     v = points["value"].to_numpy()
     y = points["human_pass"].to_numpy().astype(bool)
@@ -283,10 +276,7 @@ def _boundary(lab: Lab, evaluator: str, metric: str) -> float | None:
     y = points["human_pass"].to_numpy().astype(bool)
     if points.height < 2 or y.all() or (~y).all():
         return None
-    spec = lab.current_thresholds().filter(
-        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
-    )
-    higher = bool(spec["higher_is_better"][0]) if spec.height else True
+    higher = bool(lab.metric_spec(evaluator, metric)["higher_is_better"])
     t, _ = fit_threshold(points["value"].to_numpy(), y, higher_is_better=higher,
                          criterion="logistic")  # fmt: skip
     return t

@@ -1,4 +1,7 @@
-"""The 13 LLM-judge evaluators of evaluators.md §6.3, on the shared :class:`LLMClient`.
+"""LLM-judge evaluators: the shared base, and the one-word verdict judges (BOOL5).
+
+The RAGAs-style numeric judges are in ``_ev_ragas``; together they are the 13 judge
+evaluators of evaluators.md §6.3, on the shared :class:`LLMClient`.
 
 Every row's prompt(s) go out in one concurrent batch through the judge client (cached and
 resumable); each reply is parsed, and the row's ``detail`` keeps the raw reply, whether it
@@ -11,15 +14,14 @@ from __future__ import annotations
 
 import json
 import re
+from abc import abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from evalnb._ev_embedding import _MODEL
 from evalnb._ev_text_matching import bool_metrics
-from evalnb._evaluator import Evaluator, MetricSpec, Param, register, result_frame, threshold_param
+from evalnb._evaluator import Evaluator, Param, register, result_frame, threshold_param
 from evalnb._judge import Parsed, fill, parse_json, parse_words
-from evalnb._sentences import split_sentences
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -68,14 +70,14 @@ class JudgeEvaluator(Evaluator):
     judge = True
     params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL,)
 
+    @abstractmethod
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
-        """Conversations to send for one row (empty: the row cannot be judged)."""
-        raise NotImplementedError
+        """Return the conversations to send for one row (empty: the row cannot be judged)."""
 
+    @abstractmethod
     def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
              ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
-        """Metric values from the parsed replies, or the reason the row has none."""
-        raise NotImplementedError
+        """Return the metric values from the parsed replies, or why the row has none."""
 
     def parse(self, text: str | None) -> Parsed:
         """Read one reply (JSON by default)."""
@@ -291,369 +293,3 @@ class Byop(_BoolJudge):
             msg = "byop needs prompt_template with at least one placeholder, e.g. '{ACTUAL_OUTPUT}'"
             raise ValueError(msg)
         return [_ask(fill(template, _fields(row)))]
-
-
-# -- RAGAs-style numeric judges ---------------------------------------------------------------
-
-_FAITHFULNESS = (
-    "List every factual claim of the answer and decide for each whether it can be inferred "
-    "from the context.\n[CONTEXT]\n{CONTEXT}\n[ANSWER]\n{ACTUAL_OUTPUT}\n"
-    'Reply with JSON only: {{"claims": [{{"claim": "...", "supported": true}}]}}'
-)
-_RELEVANCY = (
-    "Write {n} different questions that the answer below would be a direct answer to.\n"
-    "[ANSWER]\n{ACTUAL_OUTPUT}\n"
-    'Reply with JSON only: {{"questions": ["...", "..."], "noncommittal": false}} '
-    '(noncommittal: true when the answer evades, e.g. "I don\'t know").'
-)
-_PRECISION = (
-    "For each numbered context chunk, decide whether it was useful to arrive at the expected "
-    "answer to the question.\n[QUESTION]\n{INPUT}\n[EXPECTED ANSWER]\n{EXPECTED_OUTPUT}\n"
-    "[CHUNKS]\n{chunks}\n"
-    'Reply with JSON only: {{"verdicts": [1, 0, ...]}} with one 1/0 per chunk, in order.'
-)
-_RECALL = (
-    "For each sentence of the expected answer, decide whether it can be attributed to the "
-    "context.\n[CONTEXT]\n{CONTEXT}\n[EXPECTED ANSWER SENTENCES]\n{sentences}\n"
-    'Reply with JSON only: {{"attributed": [1, 0, ...]}} with one 1/0 per sentence, in order.'
-)
-_CONTEXT_RELEVANCY = (
-    "Copy, word for word, the sentences of the context that are relevant to answering the "
-    "question.\n[QUESTION]\n{INPUT}\n[CONTEXT]\n{CONTEXT}\n"
-    'Reply with JSON only: {{"relevant_sentences": ["...", "..."]}}'
-)
-_CORRECTNESS = (
-    "Split the answer and the reference answer into statements. Classify them: TP — in the "
-    "answer and supported by the reference; FP — in the answer but not in the reference; FN — "
-    "in the reference but missing from the answer.\n[QUESTION]\n{INPUT}\n[ANSWER]\n"
-    "{ACTUAL_OUTPUT}\n[REFERENCE]\n{EXPECTED_OUTPUT}\n"
-    'Reply with JSON only: {{"TP": ["..."], "FP": ["..."], "FN": ["..."]}}'
-)
-
-
-def _flags(value: object) -> list[int] | None:
-    if not isinstance(value, list) or not all(
-        isinstance(v, bool | int) and v in (0, 1) for v in value
-    ):
-        return None
-    return [int(v) for v in value]
-
-
-def _faithfulness(js: dict[str, Any]) -> float | str:
-    claims = js.get("claims")
-    if not isinstance(claims, list) or not all(
-        isinstance(c, dict) and "supported" in c for c in claims
-    ):
-        return "claims missing or malformed"
-    return sum(bool(c["supported"]) for c in claims) / len(claims) if claims else 0.0
-
-
-def _context_precision(js: dict[str, Any], n_chunks: int) -> float | str:
-    v = _flags(js.get("verdicts"))
-    if v is None or len(v) != n_chunks:
-        return f"expected {n_chunks} chunk verdicts"
-    relevant = sum(v)
-    if relevant == 0:
-        return 0.0
-    hits, total = 0, 0.0
-    for k, flag in enumerate(v, start=1):
-        hits += flag
-        total += flag * hits / k  # precision@k counted where a relevant chunk sits
-    return total / relevant
-
-
-def _context_recall(js: dict[str, Any], n_sentences: int) -> float | str:
-    v = _flags(js.get("attributed"))
-    if v is None or len(v) != n_sentences:
-        return f"expected {n_sentences} sentence verdicts"
-    return sum(v) / n_sentences
-
-
-class _RagasPart:
-    """Prompt and reading of one RAGAs component, shared by the single and composite judges."""
-
-    @staticmethod
-    def faithfulness(row: dict[str, Any]) -> Messages | None:
-        return (
-            _ask(fill(_FAITHFULNESS, _fields(row)))
-            if row.get("context") and row.get("actual")
-            else None
-        )
-
-    @staticmethod
-    def relevancy(row: dict[str, Any], n: int) -> Messages | None:
-        return _ask(fill(_RELEVANCY, {**_fields(row), "n": n})) if row.get("actual") else None
-
-    @staticmethod
-    def precision(row: dict[str, Any]) -> Messages | None:
-        chunks = row.get("context") or []
-        if not chunks or not row.get("expected"):
-            return None
-        listing = "\n".join(f"{i + 1}. {c}" for i, c in enumerate(chunks))
-        return _ask(fill(_PRECISION, {**_fields(row), "chunks": listing}))
-
-    @staticmethod
-    def recall(row: dict[str, Any]) -> Messages | None:
-        sentences = _expected_sentences(row)
-        if not sentences or not row.get("context"):
-            return None
-        listing = "\n".join(f"{i + 1}. {s}" for i, s in enumerate(sentences))
-        return _ask(fill(_RECALL, {**_fields(row), "sentences": listing}))
-
-
-def _expected_sentences(row: dict[str, Any]) -> list[str]:
-    return split_sentences(["\n".join(row.get("expected") or [])])[0]
-
-
-def _relevancy_value(
-    js: dict[str, Any], row: dict[str, Any], model: str, ctx: Context
-) -> float | str:
-    questions = js.get("questions")
-    if (
-        not isinstance(questions, list)
-        or not questions
-        or not all(isinstance(q, str) for q in questions)
-    ):
-        return "questions missing"
-    if js.get("noncommittal") is True:
-        return 0.0  # an evasive answer is not relevant, whatever questions it suggests
-    emb = ctx.encoder(model).encode([row.get("prompt") or "", *questions])
-    emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
-    # float32 rounding can put the cosine of identical texts a hair above 1
-    return float(np.mean(np.clip(emb[1:] @ emb[0], -1.0, 1.0)))
-
-
-def _numeric(key: str, title: str, description: str) -> tuple[MetricSpec, ...]:
-    return (MetricSpec(key, title, description, threshold=0.75, primary=True),)
-
-
-@register
-class Faithfulness(JudgeEvaluator):
-    """Share of the answer's claims the retrieved context supports."""
-
-    id = "faithfulness"
-    title = "Faithfulness (judge)"
-    domain = "generation"
-    description = (
-        "Claims in the answer that can be inferred from the retrieved context / all claims."
-    )
-    requires = ("context", "actual")
-    metrics = _numeric(
-        "faithfulness", "Faithfulness", "Share of the answer's claims supported by the context."
-    )
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, threshold_param(0.75, "faithfulness"))
-
-    def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
-        """One claim-checking conversation."""
-        ask = _RagasPart.faithfulness(row)
-        return [ask] if ask else []
-
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
-        """Supported claims / claims."""
-        v = _faithfulness(replies[0].value)
-        return v if isinstance(v, str) else {"faithfulness": v}
-
-
-@register
-class AnswerRelevancyJudge(JudgeEvaluator):
-    """Mean similarity of the question to questions the judge writes for the answer."""
-
-    id = "answer_relevancy"
-    title = "Answer relevancy (judge)"
-    domain = "generation"
-    description = (
-        "The judge writes n questions the answer answers; mean cosine similarity to the question."
-    )
-    requires = ("prompt", "actual")
-    metrics = _numeric(
-        "answer_relevancy",
-        "Answer relevancy",
-        "Mean similarity of generated questions to the question.",
-    )
-    params: ClassVar[tuple[Param, ...]] = (
-        _JUDGE_MODEL, _MODEL, Param("n_questions", int, default=3, description="questions to generate", low=1),
-        threshold_param(0.75, "answer_relevancy"),
-    )  # fmt: skip
-
-    def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
-        """One question-writing conversation."""
-        ask = _RagasPart.relevancy(row, int(str(params["n_questions"])))
-        return [ask] if ask else []
-
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
-        """Cosine similarity through the shared encoder."""
-        v = _relevancy_value(replies[0].value, row, str(params["model"]), ctx)
-        return v if isinstance(v, str) else {"answer_relevancy": v}
-
-
-@register
-class ContextPrecision(JudgeEvaluator):
-    """Whether the chunks useful for the expected answer sit at the top of the context."""
-
-    id = "context_precision"
-    title = "Context precision (judge)"
-    domain = "retrieval"
-    description = "Mean precision@k over the ranks of the chunks the judge finds useful."
-    requires = ("prompt", "expected", "context")
-    metrics = _numeric("context_precision", "Context precision", "Useful chunks ranked first.")
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, threshold_param(0.75, "context_precision"))
-
-    def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
-        """One chunk-verdict conversation."""
-        ask = _RagasPart.precision(row)
-        return [ask] if ask else []
-
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
-        """Average precision of the verdicts."""
-        v = _context_precision(replies[0].value, len(row["context"]))
-        return v if isinstance(v, str) else {"context_precision": v}
-
-
-@register
-class ContextRecall(JudgeEvaluator):
-    """Share of expected-answer sentences attributable to the context."""
-
-    id = "context_recall"
-    title = "Context recall (judge)"
-    domain = "retrieval"
-    description = "Expected-answer sentences the judge attributes to the context / all of them."
-    requires = ("expected", "context")
-    metrics = _numeric(
-        "context_recall", "Context recall", "Expected-answer sentences found in the context."
-    )
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, threshold_param(0.75, "context_recall"))
-
-    def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
-        """One attribution conversation."""
-        ask = _RagasPart.recall(row)
-        return [ask] if ask else []
-
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
-        """Attributed sentences / sentences."""
-        v = _context_recall(replies[0].value, len(_expected_sentences(row)))
-        return v if isinstance(v, str) else {"context_recall": v}
-
-
-@register
-class ContextRelevancyJudge(JudgeEvaluator):
-    """Share of context sentences relevant to the question."""
-
-    id = "context_relevancy_judge"
-    title = "Context relevancy (judge)"
-    domain = "retrieval"
-    description = "Context sentences the judge quotes as relevant / all context sentences (sentence splitter)."
-    requires = ("prompt", "context")
-    metrics = _numeric(
-        "context_relevancy", "Context relevancy", "Relevant share of the context sentences."
-    )
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, threshold_param(0.75, "context_relevancy"))
-
-    def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
-        """One extraction conversation."""
-        return [_ask(fill(_CONTEXT_RELEVANCY, _fields(row)))] if row.get("context") else []
-
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
-        """Quoted sentences found in the context, over the context's sentence count."""
-        quoted = (replies[0].value).get("relevant_sentences")
-        if not isinstance(quoted, list) or not all(isinstance(q, str) for q in quoted):
-            return "relevant_sentences missing"
-        sentences = [s for chunk in split_sentences(list(row["context"])) for s in chunk]
-        if not sentences:
-            return "the context has no sentence"
-        text = " ".join(sentences)
-        found = sum(1 for q in dict.fromkeys(quoted) if q.strip() and q.strip() in text)
-        return {"context_relevancy": min(1.0, found / len(sentences))}
-
-
-@register
-class AnswerCorrectness(JudgeEvaluator):
-    """Factuality F1 of the judge's statement classification, blended with similarity."""
-
-    id = "answer_correctness"
-    title = "Answer correctness (judge)"
-    domain = "generation"
-    description = (
-        "0.75 × statement F1 (TP / (TP + ½(FP + FN))) + 0.25 × answer semantic similarity."
-    )
-    requires = ("prompt", "expected", "actual")
-    metrics = _numeric(
-        "answer_correctness", "Answer correctness", "Weighted factuality and similarity."
-    )
-    params: ClassVar[tuple[Param, ...]] = (
-        _JUDGE_MODEL, _MODEL,
-        Param("factuality_weight", float, default=0.75, description="weight of the F1", low=0.0, high=1.0),
-        threshold_param(0.75, "answer_correctness"),
-    )  # fmt: skip
-
-    def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
-        """One statement-classification conversation."""
-        return (
-            [_ask(fill(_CORRECTNESS, _fields(row)))]
-            if row.get("expected") and row.get("actual")
-            else []
-        )
-
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
-        """F1 from the classified statements, similarity from the shared encoder."""
-        js = replies[0].value
-        counts = [js.get(k) for k in ("TP", "FP", "FN")]
-        if not all(isinstance(c, list) for c in counts):
-            return "TP/FP/FN lists missing"
-        tp, fp, fn = (len(c) for c in counts)
-        f1 = tp / (tp + 0.5 * (fp + fn)) if tp + fp + fn else 0.0
-        emb = ctx.encoder(str(params["model"])).encode([row["actual"], row["expected"][0]])
-        emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
-        w = float(str(params["factuality_weight"]))
-        similarity = float(np.clip(emb[0] @ emb[1], -1.0, 1.0))
-        return {"answer_correctness": w * f1 + (1 - w) * similarity}
-
-
-@register
-class Ragas(JudgeEvaluator):
-    """Harmonic mean of faithfulness, answer relevancy, context precision and recall."""
-
-    id = "ragas"
-    title = "Ragas (judge)"
-    domain = "generation"
-    description = "4 / (1/F + 1/AR + 1/CP + 1/CR) of the four RAGAs components."
-    requires = ("prompt", "expected", "context", "actual")
-    metrics = (
-        MetricSpec("ragas", "RAGAS", "Harmonic mean of the four components.", threshold=0.75, primary=True),
-        MetricSpec("faithfulness", "Faithfulness", "Claims supported by the context.", threshold=0.75),
-        MetricSpec("answer_relevancy", "Answer relevancy", "Generated questions vs the question.", threshold=0.75),
-        MetricSpec("context_precision", "Context precision", "Useful chunks ranked first.", threshold=0.75),
-        MetricSpec("context_recall", "Context recall", "Expected sentences found in the context.", threshold=0.75),
-    )  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (
-        _JUDGE_MODEL, _MODEL, Param("n_questions", int, default=3, description="questions to generate", low=1),
-        threshold_param(0.75, "ragas"),
-    )  # fmt: skip
-
-    def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
-        """Ask the four component questions (the same text as the single judges: cached once)."""
-        asks = [_RagasPart.faithfulness(row), _RagasPart.relevancy(row, int(str(params["n_questions"]))),
-                _RagasPart.precision(row), _RagasPart.recall(row)]  # fmt: skip
-        return [a for a in asks if a is not None] if all(asks) else []
-
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
-        """Each component, then their harmonic mean (0 when any component is 0)."""
-        js = [r.value for r in replies]
-        parts = {
-            "faithfulness": _faithfulness(js[0]),
-            "answer_relevancy": _relevancy_value(js[1], row, str(params["model"]), ctx),
-            "context_precision": _context_precision(js[2], len(row["context"])),
-            "context_recall": _context_recall(js[3], len(_expected_sentences(row))),
-        }
-        bad = [f"{k}: {v}" for k, v in parts.items() if isinstance(v, str)]
-        if bad:
-            return "; ".join(bad)
-        values = [float(v) for v in parts.values()]
-        ragas = 0.0 if min(values) <= 0 else 4 / sum(1 / v for v in values)
-        return {"ragas": ragas, **{k: float(v) for k, v in parts.items()}}

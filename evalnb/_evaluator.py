@@ -279,6 +279,7 @@ def _load_catalog() -> None:
     import evalnb._ev_leakage  # noqa: PLC0415
     import evalnb._ev_looping  # noqa: PLC0415
     import evalnb._ev_models  # noqa: PLC0415
+    import evalnb._ev_ragas  # noqa: PLC0415
     import evalnb._ev_rouge  # noqa: PLC0415
     import evalnb._ev_rules  # noqa: PLC0415
     import evalnb._ev_summarization  # noqa: PLC0415

@@ -14,8 +14,8 @@ import polars as pl
 import traitlets
 
 from evalnb._arrow import to_ipc
-from evalnb._verdicts import is_finite
-from evalnb._widget import EvalWidget, static_file
+from evalnb._verdicts import finite_or_none
+from evalnb._widget import EvalWidget
 from evalnb.transforms import (
     LEVELS,
     case_detail,
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from evalnb.transforms import EyeIndex
 
 __all__ = ["Eye", "eye"]
+
+# The tables the eye draws from: a new label or labelling batch must not rebuild its index.
+_SHOWN = ("cases", "outputs", "scores", "metrics", "thresholds")
 
 
 class Eye(EvalWidget):
@@ -66,8 +69,7 @@ class Eye(EvalWidget):
     ['rouge_l']
     """
 
-    _esm = traitlets.Any().tag(sync=True)
-    _css = traitlets.Any().tag(sync=True)
+    _bundle = "eye"
     path = traitlets.List(traitlets.Unicode()).tag(sync=True)
     """The drill path ``[domain, evaluator, metric, model]`` (any prefix)."""
     selected_case = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
@@ -89,14 +91,13 @@ class Eye(EvalWidget):
         self._seed = seed
         self._max_dots = max_dots
         self._index: EyeIndex = eye_index(lab, seed=seed)
-        super().__init__(_esm=static_file("eye.js").read_text(encoding="utf-8"),
-                         _css=static_file("eye.css").read_text(encoding="utf-8"), **kwargs)  # fmt: skip
+        super().__init__(**kwargs)
         self.observe(self._on_path, names=["path"])
         self.observe(self._on_case, names=["selected_case"])
         self.observe(self._on_compare, names=["compare"])
         self._show_level()
         self._show_case()
-        lab._watch(weakref.WeakMethod(self.refresh))
+        lab._watch(_SHOWN, weakref.WeakMethod(self.refresh))
 
     @traitlets.validate("path")
     def _valid_path(self, proposal: dict[str, Any]) -> list[str]:
@@ -140,7 +141,7 @@ class Eye(EvalWidget):
         """
         if lab is not None and lab is not self._lab:
             self._lab = lab
-            lab._watch(weakref.WeakMethod(self.refresh))
+            lab._watch(_SHOWN, weakref.WeakMethod(self.refresh))
         self._index = eye_index(self._lab, seed=self._seed)
         keep: list[str] = []
         for step in self.path:
@@ -182,8 +183,8 @@ class Eye(EvalWidget):
             ).row(0, named=True)
             level.update(
                 metric_title=row["title"] or path[2], description=row["description"] or "",
-                threshold=_finite(row["threshold"]), higher_is_better=row["higher_is_better"],
-                min=_finite(row["min"]), max=_finite(row["max"]),
+                threshold=finite_or_none(row["threshold"]), higher_is_better=row["higher_is_better"],
+                min=finite_or_none(row["min"]), max=finite_or_none(row["max"]),
             )  # fmt: skip
         with self.hold_sync():
             self._nodes = to_ipc(eye_nodes(self._index, path))
@@ -245,10 +246,6 @@ class Eye(EvalWidget):
         return rows.join(cases, on="case_id", how="left").join(
             outputs, on=["case_id", "model", "sample"], how="left"
         )
-
-
-def _finite(x: float | None) -> float | None:
-    return x if is_finite(x) else None
 
 
 def eye(lab: Lab, *, max_dots: int = 2000, seed: int = 0, **traits: object) -> Eye:

@@ -111,11 +111,7 @@ def judge_agreement(lab: Lab, evaluator: str, metric: str) -> dict[str, float | 
     from evalnb._calibrate import labelled_points  # noqa: PLC0415
 
     points = labelled_points(lab, evaluator, metric)
-    spec = (
-        lab.current_thresholds()
-        .filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
-        .row(0, named=True)
-    )
+    spec = lab.metric_spec(evaluator, metric)
     v = points["value"].to_numpy()
     judge_pass = v >= spec["threshold"] if spec["higher_is_better"] else v <= spec["threshold"]
     human = points["human_pass"].to_numpy().astype(bool)

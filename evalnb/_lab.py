@@ -12,11 +12,11 @@ from evalnb._analysis import Analysis
 from evalnb._errors import EvalnbError
 from evalnb._labelling import Labelling
 from evalnb._schema import TABLES, conform, empty
-from evalnb._store import read_tables, write_tables
+from evalnb._store import append_rows, read_tables, write_tables
 
 if TYPE_CHECKING:
     import weakref
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     import pandas as pd
 
@@ -63,20 +63,37 @@ class Lab(Analysis, Labelling):
         }
         self.path = path
         """The DuckDB store this lab was opened from or last saved to, if any."""
-        # Open widgets redraw when this lab changes in place (a threshold set, labels added);
-        # held weakly so a closed widget is not kept alive by its lab.
-        self._watchers: list[weakref.WeakMethod[Callable[[], None]]] = []
+        # Open widgets redraw when tables they show change in place (a threshold set, topics
+        # written); held weakly so a closed widget is not kept alive by its lab.
+        self._watchers: list[tuple[frozenset[str], weakref.WeakMethod[Callable[[], None]]]] = []
 
-    def _watch(self, callback: weakref.WeakMethod[Callable[[], None]]) -> None:
-        self._watchers.append(callback)
+    def _watch(
+        self, tables: Iterable[str], callback: weakref.WeakMethod[Callable[[], None]]
+    ) -> None:
+        """Call ``callback`` after any of ``tables`` changes in place."""
+        self._watchers.append((frozenset(tables), callback))
 
-    def _changed(self) -> None:
-        """Tell the live widgets on this lab that its tables changed."""
-        alive = [(ref, ref()) for ref in self._watchers]
-        self._watchers = [ref for ref, fn in alive if fn is not None]
-        for _, fn in alive:
-            if fn is not None:
+    def _changed(self, tables: Iterable[str]) -> None:
+        changed = set(tables)
+        alive = [(names, ref, ref()) for names, ref in self._watchers]
+        self._watchers = [(names, ref) for names, ref, fn in alive if fn is not None]
+        for names, _, fn in alive:
+            if fn is not None and names & changed:
                 fn()
+
+    def _update(self, tables: Mapping[str, pl.DataFrame]) -> None:
+        """Replace tables in place: the store first (one transaction), then memory, then widgets."""
+        if self.path is not None:
+            write_tables(self.path, tables)
+        self._tables.update({name: conform(frame, name) for name, frame in tables.items()})
+        self._changed(tables)
+
+    def _append(self, table: str, rows: pl.DataFrame) -> None:
+        """Append rows to an append-only table (labels, thresholds), committed before returning."""
+        if self.path is not None:
+            append_rows(self.path, table, rows)
+        self._tables[table] = pl.concat([self._tables[table], conform(rows, table)])
+        self._changed([table])
 
     @property
     def cases(self) -> pl.DataFrame:

@@ -20,9 +20,8 @@ from evalnb._arrow import to_ipc
 from evalnb._calibrate import STRATEGIES
 from evalnb._labelling import new_batch_id
 from evalnb._labels import current_labels
-from evalnb._store import write_tables
-from evalnb._verdicts import is_finite
-from evalnb._widget import EvalWidget, static_file
+from evalnb._verdicts import finite_or_none, is_finite
+from evalnb._widget import EvalWidget
 
 if TYPE_CHECKING:
     from evalnb._lab import Lab
@@ -63,8 +62,7 @@ class Labeler(EvalWidget):
     ['pass']
     """
 
-    _esm = traitlets.Any().tag(sync=True)
-    _css = traitlets.Any().tag(sync=True)
+    _bundle = "labeler"
     position = traitlets.Int(0).tag(sync=True)
     """Index of the item on screen in the current batch."""
     reviewer = traitlets.Unicode("").tag(sync=True)
@@ -87,17 +85,10 @@ class Labeler(EvalWidget):
         if strategy not in STRATEGIES:
             msg = f"strategy must be one of {STRATEGIES}; got {strategy!r}"
             raise ValueError(msg)
-        spec = lab.current_thresholds().filter(
-            (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
-        )
-        if spec.is_empty():
-            msg = f"no metric {metric!r} of evaluator {evaluator!r} in this lab; evaluate it first"
-            raise KeyError(msg)
+        lab.metric_spec(evaluator, metric)  # a KeyError naming the known metrics
         self._lab, self._evaluator, self._metric = lab, evaluator, metric
         self._n, self._strategy, self._seed = n, strategy, seed
-        super().__init__(_esm=static_file("labeler.js").read_text(encoding="utf-8"),
-                         _css=static_file("labeler.css").read_text(encoding="utf-8"),
-                         reviewer=reviewer, mode=mode)  # fmt: skip
+        super().__init__(reviewer=reviewer, mode=mode)
         self._batch_id, self._items = self._resume(batch_id)
         self.on_msg(self._on_msg)
         self.observe(lambda _c: self._show(), names=["position", "mode"])
@@ -138,9 +129,7 @@ class Labeler(EvalWidget):
             self._lab.table("info"),
             pl.DataFrame({"key": [_BATCH_KEY + batch_id], "value": [json.dumps(record)]}),
         ])  # fmt: skip
-        if self._lab.path is not None:  # the batch survives a restart like the labels do
-            write_tables(self._lab.path, {"info": info})
-        self._lab._tables["info"] = info
+        self._lab._update({"info": info})  # the batch survives a restart like the labels do
         return batch_id, _items(record)
 
     def _labelled_mask(self, items: pl.DataFrame) -> np.ndarray:
@@ -269,11 +258,7 @@ class Labeler(EvalWidget):
     def _detail(self, batch: pl.DataFrame) -> dict[str, Any]:
         row = batch.row(self.position, named=True)
         key = (pl.col("case_id") == row["case_id"]) & (pl.col("model") == row["model"])
-        spec = (
-            self._lab.current_thresholds()
-            .filter((pl.col("evaluator") == self._evaluator) & (pl.col("metric") == self._metric))
-            .row(0, named=True)
-        )
+        spec = self._lab.metric_spec(self._evaluator, self._metric)
         score = self._lab.scores.filter(key & (pl.col("sample") == row["sample"])
                                         & (pl.col("evaluator") == self._evaluator)
                                         & (pl.col("metric") == self._metric))  # fmt: skip
@@ -286,8 +271,8 @@ class Labeler(EvalWidget):
         return {"case_id": row["case_id"], "model": row["model"], "sample": row["sample"],
                 "prompt": case["prompt"], "expected": case["expected"] or [],
                 "actual": out["actual"], "context": out["context"] or [],
-                "value": value if value is None or np.isfinite(value) else None,
-                "threshold": thr if is_finite(thr) else None, "passed": passed,
+                "value": finite_or_none(value),
+                "threshold": finite_or_none(thr), "passed": passed,
                 "metric_title": spec["title"] or self._metric,
                 "human": row["verdict"], "note": row["note"]}  # fmt: skip
 

@@ -19,7 +19,6 @@ from evalnb._calibrate import Calibration, calibrate, sample_rows
 from evalnb._guardrail import corpus_patch, corpus_patch_markdown, guardrail_config
 from evalnb._labels import disagreements, label_row, reviewer_agreement
 from evalnb._schema import SCHEMAS
-from evalnb._store import append_rows
 
 if TYPE_CHECKING:
     from evalnb._lab import Lab
@@ -41,10 +40,7 @@ class Labelling:
         item = {"case_id": case_id, "model": model, "sample": sample, "evaluator": evaluator,
                 "metric": metric}  # fmt: skip
         row = label_row(item, verdict, reviewer=reviewer, note=note, batch_id=batch_id)
-        if self.path is not None:
-            append_rows(self.path, "labels", row)
-        self._tables["labels"] = pl.concat([self.labels, row])
-        self._changed()
+        self._append("labels", row)
         return row
 
     def calibration_sample(self: Lab, evaluator: str, metric: str, *, n: int = 20,  # type: ignore[misc]
@@ -57,10 +53,8 @@ class Labelling:
         expected answer, the model's answer and retrieved context.
         """
         rows = sample_rows(self, evaluator, metric, n, strategy, seed)
-        spec = self.current_thresholds().filter(
-            (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
-        )
-        thr, higher = spec["threshold"][0], bool(spec["higher_is_better"][0])
+        spec = self.metric_spec(evaluator, metric)
+        thr, higher = spec["threshold"], bool(spec["higher_is_better"])
         keys = ["case_id", "model", "sample"]
         return (
             rows.with_columns(
@@ -90,10 +84,7 @@ class Labelling:
                   "created_at": dt.datetime.now(dt.UTC)}],
                 schema=SCHEMAS["thresholds"],
             )  # fmt: skip
-            if self.path is not None:
-                append_rows(self.path, "thresholds", row)
-            self._tables["thresholds"] = pl.concat([self.thresholds, row])
-            self._changed()
+            self._append("thresholds", row)
         return result
 
     def reviewer_agreement(self: Lab, evaluator: str, metric: str) -> pl.DataFrame:  # type: ignore[misc]

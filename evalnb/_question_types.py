@@ -56,8 +56,6 @@ def set_question_types(lab: Lab, types: Mapping[str, str] | pl.DataFrame | None 
     those cases; without it, cases lacking a type (all of them with ``overwrite``) get the
     rule-based type. Written through to the lab's store.
     """
-    from evalnb._store import write_tables  # noqa: PLC0415
-
     cases = lab.cases
     if types is not None:
         frame = (
@@ -68,21 +66,17 @@ def set_question_types(lab: Lab, types: Mapping[str, str] | pl.DataFrame | None 
         if unknown:
             msg = f"no case(s) {sorted(unknown)[:5]} in this lab; question types name existing case_ids"
             raise KeyError(msg)
-        new = cases.join(frame.select("case_id", set="question_type"), on="case_id", how="left")
-        cases = new.with_columns(question_type=pl.coalesce("set", "question_type")).drop("set")
-        why = pl.when(pl.col("case_id").is_in(frame["case_id"].implode())).then(pl.lit("user"))
-        shown = cases.with_columns(rule=why.otherwise(pl.lit("kept")))
+        new = cases.join(frame.select("case_id", new="question_type"), on="case_id", how="left",
+                         maintain_order="left")["new"]  # fmt: skip
+        rule, take = pl.repeat("user", cases.height, eager=True), new.is_not_null()
     else:
         guess = classify_questions(cases["prompt"].to_list())
-        fill = pl.lit(True) if overwrite else pl.col("question_type").is_null()
-        cases = cases.with_columns(_g=guess["question_type"], _r=guess["rule"], _f=fill)
-        shown = cases.with_columns(rule=pl.when("_f").then("_r").otherwise(pl.lit("kept")))
-        cases = cases.with_columns(
-            question_type=pl.when("_f").then("_g").otherwise("question_type")
-        ).drop("_g", "_r", "_f")
-        shown = shown.with_columns(question_type=cases["question_type"]).drop("_g", "_r", "_f")
-    if lab.path is not None:
-        write_tables(lab.path, {"cases": cases})
-    lab._tables["cases"] = cases
-    lab._changed()
-    return shown.select("case_id", "prompt", "question_type", "rule")
+        new, rule = guess["question_type"], guess["rule"]
+        take = cases["question_type"].is_null() | overwrite
+    shown = cases.select(
+        "case_id", "prompt",
+        question_type=pl.when(take).then(new).otherwise(pl.col("question_type")),
+        rule=pl.when(take).then(rule).otherwise(pl.lit("kept")),
+    )  # fmt: skip
+    lab._update({"cases": cases.with_columns(question_type=shown["question_type"])})
+    return shown

@@ -169,18 +169,12 @@ class TopicModel:
         Fitted on the cases' prompts: each case keeps its own topic (outliers get none).
         Fitted on other texts (corpus chunks): each prompt gets the nearest topic.
         """
-        from evalnb._store import write_tables  # noqa: PLC0415
-
         prompts = lab.cases["prompt"].fill_null("").to_list()
         if prompts == self.assignments["text"].to_list():
             topic = self.assignments["topic"]
         else:
             topic = pl.Series("topic", self.assign(prompts, encoder_model), dtype=pl.String)
-        cases = lab.cases.with_columns(topic=topic)
-        if lab.path is not None:
-            write_tables(lab.path, {"cases": cases})
-        lab._tables["cases"] = cases
-        lab._changed()
+        lab._update({"cases": lab.cases.with_columns(topic=topic)})
         return lab
 
 

@@ -15,7 +15,7 @@ import polars as pl
 _SPEC_COLUMNS = ["evaluator", "metric", "title", "description", "domain", "primary",
                  "higher_is_better", "default_threshold", "min", "max"]  # fmt: skip
 
-__all__ = ["current_thresholds", "is_finite", "passes", "verdicts"]
+__all__ = ["current_thresholds", "finite_or_none", "is_finite", "passes", "verdicts"]
 
 
 def current_thresholds(metrics: pl.DataFrame, thresholds: pl.DataFrame) -> pl.DataFrame:
@@ -70,6 +70,11 @@ def verdicts(scores: pl.DataFrame, metrics: pl.DataFrame, thresholds: pl.DataFra
     return scores.join(current, on=["evaluator", "metric"], how="left").with_columns(
         passed=passes(pl.col("value"), pl.col("threshold"), pl.col("higher_is_better"))
     )
+
+
+def finite_or_none(x: float | None) -> float | None:
+    """``x`` as a float when finite, else None (JSON and the widgets have no inf/NaN)."""
+    return float(x) if x is not None and is_finite(x) else None
 
 
 def is_finite(threshold: float | None) -> bool:

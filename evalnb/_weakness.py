@@ -12,8 +12,8 @@ import polars as pl
 import traitlets
 
 from evalnb._arrow import to_ipc
-from evalnb._verdicts import is_finite
-from evalnb._widget import EvalWidget, static_file
+from evalnb._verdicts import finite_or_none
+from evalnb._widget import EvalWidget
 from evalnb.transforms import (
     cell_dots,
     grid_cells,
@@ -57,8 +57,7 @@ class Weakness(EvalWidget):
     2
     """
 
-    _esm = traitlets.Any().tag(sync=True)
-    _css = traitlets.Any().tag(sync=True)
+    _bundle = "weakness"
     selected_cell = traitlets.List(traitlets.Unicode()).tag(sync=True)
     """``[topic, question_type]`` of the selected cell (empty: none)."""
     models = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -74,9 +73,7 @@ class Weakness(EvalWidget):
                  max_dots: int = 3000, models: list[str] | None = None) -> None:  # fmt: skip
         self._lab, self._evaluator, self._metric = lab, evaluator, metric
         self._min_n, self._max_dots = min_n, max_dots
-        super().__init__(_esm=static_file("weakness.js").read_text(encoding="utf-8"),
-                         _css=static_file("weakness.css").read_text(encoding="utf-8"),
-                         models=list(models or []))  # fmt: skip
+        super().__init__(models=list(models or []))
         self.observe(lambda _c: self.refresh(), names=["models"])
         self.refresh()
 
@@ -98,14 +95,10 @@ class Weakness(EvalWidget):
             # The join of scores to topics is the costly step: done once per lab, then
             # model filters and thresholds are cut from it.
             self._base = weakness_index(self._lab, self._evaluator, self._metric, min_n=self._min_n)
-        spec = (
-            self._lab.current_thresholds()
-            .filter((pl.col("evaluator") == self._evaluator) & (pl.col("metric") == self._metric))
-            .row(0, named=True)
-        )
+        spec = self._lab.metric_spec(self._evaluator, self._metric)
         thr = spec["threshold"]
         self._index = restrict(self._base, models=list(self.models) or None,
-                               threshold=thr if is_finite(thr) else None)  # fmt: skip
+                               threshold=finite_or_none(thr))  # fmt: skip
         self._grid = grid_cells(self._index)
         with self.hold_sync():
             self._cells = to_ipc(self._grid)

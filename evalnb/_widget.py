@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import anywidget
+import traitlets
 
 __all__ = ["EvalWidget", "static_file"]
 
@@ -25,7 +27,14 @@ def static_file(name: str) -> Path:
 
 
 class EvalWidget(anywidget.AnyWidget):
-    """Base widget: refuses unknown keyword arguments instead of ignoring them."""
+    """Base widget: loads its bundle, refuses unknown keyword arguments instead of ignoring them.
+
+    A subclass names its bundle in ``_bundle`` (``evalnb/static/<_bundle>.js`` and ``.css``).
+    """
+
+    _bundle: ClassVar[str]
+    _esm = traitlets.Any().tag(sync=True)
+    _css = traitlets.Any().tag(sync=True)
 
     def __init__(self, **kwargs: object) -> None:
         public = sorted(n for n in self.trait_names(sync=True) if not n.startswith("_"))
@@ -33,7 +42,11 @@ class EvalWidget(anywidget.AnyWidget):
         if unknown:
             msg = f"{type(self).__name__} got unknown argument(s) {unknown}; valid: {public}"
             raise TypeError(msg)
-        super().__init__(**kwargs)
+        super().__init__(
+            _esm=static_file(f"{self._bundle}.js").read_text(encoding="utf-8"),
+            _css=static_file(f"{self._bundle}.css").read_text(encoding="utf-8"),
+            **kwargs,
+        )
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"

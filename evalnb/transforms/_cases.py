@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from evalnb._verdicts import finite_or_none
 from evalnb.transforms._eye import catalog_titles
 
 if TYPE_CHECKING:
@@ -138,22 +139,17 @@ def case_detail(
     metrics = [
         {"evaluator": r["evaluator"], "evaluator_title": evaluator_titles.get(r["evaluator"], r["evaluator"]),
          "metric": r["metric"], "title": r["title"] or r["metric"],
-         "description": r["description"] or "", "value": _finite(r["value"]),
-         "threshold": _finite(r["threshold"]), "passed": r["passed"],
+         "description": r["description"] or "", "value": finite_or_none(r["value"]),
+         "threshold": finite_or_none(r["threshold"]), "passed": r["passed"],
          "higher_is_better": r["higher_is_better"], "reason": _reason(r["detail"])}
         for r in rows.iter_rows(named=True)
     ]  # fmt: skip
     return {
         "case_id": case_id, "model": model, "sample": sample, "prompt": case["prompt"],
         "expected": case["expected"] or [], "actual": o["actual"], "context": o["context"] or [],
-        "cost": _finite(o["cost"]), "duration_s": _finite(o["duration_s"]), "error": o["error"],
+        "cost": finite_or_none(o["cost"]), "duration_s": finite_or_none(o["duration_s"]), "error": o["error"],
         "metrics": metrics, "sentences": _sentences(rows),
     }  # fmt: skip
-
-
-def _finite(x: float | None) -> float | None:
-    # JSON has no inf/NaN; the panel shows "–" for them
-    return x if x is not None and np.isfinite(x) else None
 
 
 def _reason(detail: str | None) -> str | None:
@@ -178,6 +174,6 @@ def _sentences(rows: pl.DataFrame) -> dict[str, Any] | None:
             continue
         return {
             "evaluator": ev, "metric": metric, "key": key,
-            "items": [{"text": i["text"], "score": _finite(i.get(key))} for i in items],
+            "items": [{"text": i["text"], "score": finite_or_none(i.get(key))} for i in items],
         }  # fmt: skip
     return None

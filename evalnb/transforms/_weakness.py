@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
-from evalnb._verdicts import verdicts
+from evalnb._verdicts import finite_or_none, verdicts
 
 if TYPE_CHECKING:
     from evalnb._lab import Lab
@@ -63,7 +62,7 @@ def weakness_index(lab: Lab, evaluator: str, metric: str, *, models: list[str] |
         )
     )  # fmt: skip
     thr = v["threshold"][0]
-    return WeaknessIndex(rows, evaluator, metric, thr if thr is not None and np.isfinite(thr) else None,
+    return WeaknessIndex(rows, evaluator, metric, finite_or_none(thr),
                          bool(v["higher_is_better"][0]), min_n)  # fmt: skip
 
 

@@ -4,9 +4,9 @@
  * kernel as messages and are stored there before the view moves on; this file only shows
  * what the kernel sends (item, progress, calibration result) as text.
  */
-import { tableFromIPC } from "@uwdata/flechette";
 import { scaleLinear } from "d3-scale";
-import { bytesOf, text } from "./common.js";
+import { text } from "./common.js";
+import { rows, svg } from "./dom.js";
 import { fmt } from "./eye_layout.js";
 
 /**
@@ -21,29 +21,6 @@ import { fmt } from "./eye_layout.js";
  * Traits: position (int), reviewer (string), mode ("pass_fail" | "agree"), _item, _progress,
  * _result (objects), _points, _bins (Arrow IPC bytes), _error (string).
  */
-
-const SVG = "http://www.w3.org/2000/svg";
-
-/**
- * @param {string} tag
- * @param {Record<string, string | number>} [attrs]
- */
-function svg(tag, attrs = {}) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  return el;
-}
-
-/**
- * @param {Model} model
- * @param {string} name
- * @returns {Record<string, any>[]}
- */
-function rows(model, name) {
-  const value = model.get(name);
-  if (!value || value.byteLength === 0) return [];
-  return tableFromIPC(bytesOf(value), { useProxy: false }).toArray();
-}
 
 /** @param {{ model: Model, el: HTMLElement }} ctx */
 function render({ model, el }) {

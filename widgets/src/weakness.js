@@ -4,9 +4,9 @@
  * grid. Tables arrive from the kernel as Arrow IPC; the clicked cell goes back as
  * `selected_cell`. Lab text reaches the DOM only through textContent.
  */
-import { tableFromIPC } from "@uwdata/flechette";
 import { scaleLinear } from "d3-scale";
-import { bytesOf, text } from "./common.js";
+import { text } from "./common.js";
+import { rows, svg } from "./dom.js";
 import { fmt, goodness, thresholdPosition, truncate } from "./eye_layout.js";
 
 /**
@@ -20,29 +20,6 @@ import { fmt, goodness, thresholdPosition, truncate } from "./eye_layout.js";
  * Traits: selected_cell (string[]), models (string[]), _cells, _topics, _qtypes, _dots,
  * _weak (Arrow IPC bytes), _meta (object).
  */
-
-const SVG = "http://www.w3.org/2000/svg";
-
-/**
- * @param {string} tag
- * @param {Record<string, string | number>} [attrs]
- */
-function svg(tag, attrs = {}) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  return el;
-}
-
-/**
- * @param {Model} model
- * @param {string} name
- * @returns {Record<string, any>[]}
- */
-function rows(model, name) {
-  const value = model.get(name);
-  if (!value || value.byteLength === 0) return [];
-  return tableFromIPC(bytesOf(value), { useProxy: false }).toArray();
-}
 
 /** A stable pseudo-random number in [0, 1) from a string (dot jitter inside a cell). */
 function jitter(/** @type {string} */ key) {

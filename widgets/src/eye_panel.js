@@ -1,0 +1,116 @@
+// @ts-check
+/**
+ * The eval eye's case panel: model, metric cards grouped by evaluator, prompt, expected
+ * answer, the answer with scored sentences coloured, retrieved chunks, cost and duration.
+ */
+import { text } from "./common.js";
+import { fmt, goodness, sentencePieces, truncate } from "./eye_layout.js";
+
+/** @typedef {import("./eye.js").Model} Model */
+
+/**
+ * Score cards of one evaluator's metrics; the description shows on hover.
+ * @param {any[]} items
+ * @returns {HTMLElement}
+ */
+function metricCards(items) {
+  const cards = document.createElement("div");
+  cards.className = "ee-cards";
+  for (const m of items) {
+    const card = document.createElement("div");
+    const verdict = m.passed === null ? "unscored" : m.passed ? "pass" : "fail";
+    card.className = `ee-card ${verdict}`;
+    card.dataset.metric = `${m.evaluator}/${m.metric}`;
+    card.title = `${m.description}${m.reason ? `\n${m.reason}` : ""}`;
+    card.append(
+      text("span", m.title, "ee-card-title"),
+      text("span", fmt(m.value), "ee-card-value"),
+      text("span", verdict, "ee-card-verdict"),
+    );
+    cards.appendChild(card);
+  }
+  return cards;
+}
+
+/**
+ * The right-side panel with one test case.
+ * @param {HTMLElement} panel
+ * @param {Model} model
+ */
+export function casePanel(panel, model) {
+  const c = model.get("_case");
+  panel.replaceChildren();
+  panel.hidden = !c;
+  if (!c) return;
+  const head = document.createElement("div");
+  head.className = "ee-panel-head";
+  const close = text("button", "×", "ee-panel-close");
+  close.setAttribute("type", "button");
+  close.setAttribute("aria-label", "close");
+  close.addEventListener("click", () => {
+    model.set("selected_case", null);
+    model.save_changes();
+  });
+  head.append(text("h3", "Test case"), close);
+  panel.appendChild(head);
+  /** @param {string} name @param {Node | string} content @param {string} key */
+  const field = (name, content, key) => {
+    const box = document.createElement("section");
+    box.className = `ee-field ee-${key}`;
+    box.appendChild(text("h4", name));
+    box.appendChild(typeof content === "string" ? text("div", content, "ee-text") : content);
+    panel.appendChild(box);
+  };
+  field("Model", String(c.model), "model");
+  // One group of cards per evaluator (several evaluators share metric names such as
+  // "Model passes"); the focused evaluator first and open, the others folded.
+  const metrics = document.createElement("div");
+  /** @type {Map<string, {title: string, items: any[]}>} */
+  const groups = new Map();
+  for (const m of c.metrics) {
+    if (!groups.has(m.evaluator)) groups.set(m.evaluator, { title: m.evaluator_title, items: [] });
+    groups.get(m.evaluator)?.items.push(m);
+  }
+  const folded = document.createElement("details");
+  folded.className = "ee-more";
+  folded.appendChild(text("summary", `Other evaluators (${Math.max(0, groups.size - 1)})`));
+  [...groups.entries()].forEach(([evaluator, group], i) => {
+    const box = document.createElement("div");
+    box.className = "ee-group";
+    box.dataset.evaluator = evaluator;
+    box.appendChild(text("div", group.title, "ee-group-title"));
+    box.appendChild(metricCards(group.items));
+    (i === 0 ? metrics : folded).appendChild(box);
+  });
+  if (groups.size > 1) metrics.appendChild(folded);
+  field("Metrics", metrics, "metrics");
+
+  field("Prompt", String(c.prompt ?? ""), "prompt");
+  field("Expected answer", (c.expected || []).join("\n— or —\n"), "expected");
+  const answer = document.createElement("div");
+  answer.className = "ee-text";
+  const actual = String(c.actual ?? "");
+  const pieces = c.sentences ? sentencePieces(actual, c.sentences.items) : [];
+  if (pieces.length === 0) answer.textContent = actual;
+  for (const p of pieces) {
+    const span = text("span", p.text, p.scored ? "ee-sentence" : "");
+    if (p.scored) {
+      span.style.background = goodness(p.score);
+      span.title = `${c.sentences.key}: ${fmt(p.score)}`;
+    }
+    answer.appendChild(span);
+  }
+  field("Actual answer", answer, "actual");
+  if (c.error) field("Error", String(c.error), "error");
+  const ctx = document.createElement("div");
+  (c.context || []).forEach((/** @type {string} */ chunk, /** @type {number} */ i) => {
+    const det = document.createElement("details");
+    det.appendChild(text("summary", `#${i + 1} ${truncate(String(chunk), 60)}`));
+    det.appendChild(text("div", String(chunk), "ee-text"));
+    ctx.appendChild(det);
+  });
+  if (!c.context || c.context.length === 0) ctx.textContent = "no retrieved context";
+  field("Context", ctx, "context");
+  field("Cost", c.cost === null ? "–" : `$${c.cost}`, "cost");
+  field("Duration", c.duration_s === null ? "–" : `${c.duration_s} s`, "duration");
+}
