@@ -21,7 +21,7 @@ from evalnb._evaluator import (
     result_frame,
     threshold_param,
 )
-from evalnb._ngram import NgramStats, flat_ngram_stats, tokenize_13a_many, tokenize_nltk
+from evalnb._ngram import NgramStats, flat_ngram_stats, id_ngram_stats, ids_13a, tokenize_nltk
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -133,9 +133,9 @@ class Bleu(Evaluator):
         refs = expected.fill_null([]).explode().drop_nulls()
         if params["tokenizer"] == "nltk":
             hyp, flat = tokenize_nltk(actual), tokenize_nltk(refs)
+            stats = flat_ngram_stats(hyp, flat, lengths.to_numpy(), _MAX_ORDER)
         else:
-            hyp, flat = tokenize_13a_many(actual, refs)
-        stats = flat_ngram_stats(hyp, flat, lengths.to_numpy(), _MAX_ORDER)
+            stats = id_ngram_stats(ids_13a(actual, refs), lengths.to_numpy(), _MAX_ORDER)
         values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
         values["bleu"] = sentence_bleu(stats, str(params["smooth_method"]))
         no_ref = (lengths == 0).to_numpy()

@@ -1,8 +1,9 @@
 """ROUGE-1/2/L (h2o_semantics.md §9), rouge-score compatible, over whole columns.
 
 rouge-score's tokenizer (lower-case, ``[a-z0-9]`` runs, Porter stems of tokens longer than
-three characters) runs as Polars passes plus one stemming call per distinct token; n-gram
-overlaps come from the same compiled kernel as BLEU and LCS from a compiled DP. With several
+three characters) runs as Polars passes, a compiled split to token ids and one stemming call
+per distinct token; n-gram overlaps come from the same compiled kernel as BLEU and LCS from
+a compiled DP. With several
 expected answers each metric keeps the reference with the best F-measure, as
 ``RougeScorer.score_multi`` does.
 """
@@ -25,55 +26,48 @@ from evalnb._evaluator import (
     result_frame,
     threshold_param,
 )
-from evalnb._ngram import _global_bits, _ids, _offsets
+from evalnb._ngram import TokenIds, _ids, _offsets
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["Rouge", "rouge_scores", "tokenize_rouge", "tokenize_rouge_many"]
+__all__ = ["Rouge", "id_rouge_scores", "ids_rouge", "rouge_scores", "tokenize_rouge"]
 
 
 def tokenize_rouge(texts: pl.Series, *, stem: bool) -> pl.Series:
     """Tokenize like rouge-score's ``DefaultTokenizer``."""
-    return tokenize_rouge_many(texts, stem=stem)[0]
+    return pl.Series(ids_rouge(texts, stem=stem).lists(0), dtype=pl.List(pl.String))
 
 
-def tokenize_rouge_many(*columns: pl.Series, stem: bool) -> list[pl.Series]:
-    """Tokenize several columns; with ``stem``, each distinct token is stemmed once."""
-    # rouge-score lower-cases, turns every run outside [a-z0-9] into a space and splits:
-    # the tokens are exactly the [a-z0-9] runs of the lower-cased text.
+def ids_rouge(*columns: pl.Series, stem: bool) -> TokenIds:
+    """Tokenize several columns to shared ids; with ``stem``, each distinct token is stemmed once."""
+    # rouge-score lower-cases, turns every run outside [a-z0-9] into a space and splits.
     frames = [
-        pl.LazyFrame({"t": c.fill_null("")}).select(
-            pl.col("t").str.to_lowercase().str.extract_all(r"[a-z0-9]+").fill_null([])
+        pl.LazyFrame({"t": c}).select(
+            pl.col("t").fill_null("").str.to_lowercase().str.replace_all("[^a-z0-9]+", " ")
         )
         for c in columns
     ]
-    tokens = [f.to_series() for f in pl.collect_all(frames)]
-    if not stem:
+    tokens = TokenIds.split([f.to_series() for f in pl.collect_all(frames)])
+    if not stem or tokens.vocab is None:
         return tokens
     from nltk.stem import porter  # noqa: PLC0415 - only when stemming
 
     stemmer = porter.PorterStemmer()
-    unique = pl.concat([t.explode().drop_nulls() for t in tokens]).unique()
     stems = pl.Series(
-        [stemmer.stem(t) if len(t) > 3 else t for t in unique.to_list()], dtype=pl.String
+        [stemmer.stem(t) if len(t) > 3 else t for t in tokens.vocab.to_pylist()], dtype=pl.String
     )
-    return [_stemmed(t, unique, stems) for t in tokens]
-
-
-def _stemmed(tokens: pl.Series, unique: pl.Series, stems: pl.Series) -> pl.Series:
-    lengths = tokens.list.len().to_numpy()
-    flat = tokens.explode(empty_as_null=False).drop_nulls() if len(tokens) else tokens.explode()
-    stemmed = flat.replace_strict(unique, stems)
-    # rouge-score drops tokens the stemmer left outside [a-z0-9] (e.g. empty ones).
-    keep = stemmed.str.contains(r"^[a-z0-9]+$").to_numpy()
-    row = np.repeat(np.arange(len(tokens)), lengths)
-    kept = np.bincount(row[keep], minlength=len(tokens))
-    offsets = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
-    values = stemmed.filter(pl.Series(keep)).to_arrow()
-    nested = pl.from_arrow(pa.LargeListArray.from_arrays(pa.array(offsets), values))
-    assert isinstance(nested, pl.Series)
-    return nested
+    # Equal stems, equal ids; rouge-score drops tokens the stemmer left outside [a-z0-9].
+    code = (stems.rank("dense").cast(pl.Int64) - 1).to_numpy()
+    valid = stems.str.contains("^[a-z0-9]+$").to_numpy()
+    keep = valid[tokens.ids]
+    kept = np.concatenate([[0], np.cumsum(keep)])
+    return TokenIds(
+        code[tokens.ids[keep]],
+        tuple(kept[off] for off in tokens.offsets),
+        len(stems.unique()),
+        stems.unique().sort().to_arrow().cast(pa.large_string()),
+    )
 
 
 def _f(p: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -83,24 +77,30 @@ def _f(p: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 def rouge_scores(pred: pl.Series, targets: pl.Series) -> dict[str, np.ndarray]:
     """F-measures of ROUGE-1, -2 and -L for token lists ``pred[i]`` vs ``targets[i]``."""
+    ids = _ids(pl.concat([pred.explode().drop_nulls(), targets.explode().drop_nulls()]))
+    p_off = _offsets(pred.list.len())
+    t_off = _offsets(targets.list.len()) + p_off[-1]
+    tokens = TokenIds(ids, (p_off, t_off), int(ids.max(initial=-1)) + 1)
+    return id_rouge_scores(tokens, p_off[:-1], p_off[1:], t_off[:-1], t_off[1:])
+
+
+def id_rouge_scores(
+    tokens: TokenIds, p_lo: np.ndarray, p_hi: np.ndarray, t_lo: np.ndarray, t_hi: np.ndarray
+) -> dict[str, np.ndarray]:
+    """F-measures of ROUGE-1, -2 and -L of ``ids[p_lo[i]:p_hi[i]]`` vs the ``t`` span."""
     from evalnb._ngram_kernel import clipped_counts, lcs_lengths  # noqa: PLC0415
 
-    both = pl.concat([pred.explode().drop_nulls(), targets.explode().drop_nulls()])
-    ids = _ids(both)
-    n_pred = int(pred.list.len().sum())
-    p_ids, t_ids = ids[:n_pred], ids[n_pred:]
-    p_off, t_off = _offsets(pred.list.len()), _offsets(targets.list.len())
-    one_ref = np.arange(len(targets) + 1, dtype=np.int64)
-    overlap, _, _ = clipped_counts(p_ids, p_off, t_ids, t_off, one_ref, 2, _global_bits(ids, 2))
-    p_len = np.diff(p_off).astype(np.float64)
-    t_len = np.diff(t_off).astype(np.float64)
+    one_ref = np.arange(p_lo.size + 1, dtype=np.int64)
+    overlap, _, _ = clipped_counts(tokens.ids, p_lo, p_hi, t_lo, t_hi, one_ref, 2)
+    p_len = (p_hi - p_lo).astype(np.float64)
+    t_len = (t_hi - t_lo).astype(np.float64)
     out: dict[str, np.ndarray] = {}
     for n in (1, 2):
         inter = overlap[:, n - 1].astype(np.float64)
         precision = inter / np.maximum(p_len - n + 1, 1)
         recall = inter / np.maximum(t_len - n + 1, 1)
         out[f"rouge_{n}"] = _f(precision, recall)
-    lcs = lcs_lengths(p_ids, p_off, t_ids, t_off).astype(np.float64)
+    lcs = lcs_lengths(tokens.ids, p_lo, p_hi, t_lo, t_hi).astype(np.float64)
     empty = (p_len == 0) | (t_len == 0)
     out["rouge_l"] = np.where(
         empty, 0.0, _f(lcs / np.maximum(p_len, 1), lcs / np.maximum(t_len, 1))
@@ -141,11 +141,15 @@ class Rouge(Evaluator):
         stem = bool(params["use_stemmer"])
         counts = rows["expected"].list.len().fill_null(0).to_numpy()
         row_of = np.repeat(np.arange(rows.height), counts)
-        targets, preds = tokenize_rouge_many(
-            rows["expected"].fill_null([]).explode().drop_nulls(), rows["actual"], stem=stem
+        tokens = ids_rouge(
+            rows["actual"], rows["expected"].fill_null([]).explode().drop_nulls(), stem=stem
         )
-        preds = preds[row_of]
-        per_ref = rouge_scores(preds, targets) if len(row_of) else {}
+        p_off, t_off = tokens.offsets
+        per_ref = (
+            id_rouge_scores(tokens, p_off[:-1][row_of], p_off[1:][row_of], t_off[:-1], t_off[1:])
+            if len(row_of)
+            else {}
+        )
         errored = rows["error"].is_not_null().to_numpy()
         detail = np.full(rows.height, None, dtype=object)
         detail[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})

@@ -191,7 +191,7 @@ def reasons(
 def result_frame(
     rows: pl.DataFrame,
     values: Mapping[str, Sequence[float | None] | np.ndarray],
-    details: Sequence[str | None],
+    details: Sequence[str | None] | np.ndarray,
     *,
     detail_on: str | None = None,
 ) -> pl.DataFrame:
@@ -201,17 +201,15 @@ def result_frame(
     metric only — except that a row left unscored explains itself on every metric.
     """
     base = rows.select("case_id", "model", "sample")
+    detail = pl.Series("detail", details, dtype=pl.String)
     parts = []
     for metric, vals in values.items():
-        series = pl.Series(vals, dtype=pl.Float64).fill_nan(None)
-        shown = list(details)
+        series = pl.Series("value", vals, dtype=pl.Float64).fill_nan(None)
+        shown = detail
         if detail_on is not None and metric != detail_on:
-            nulls = series.is_null().to_list()
-            shown = [d if null else None for d, null in zip(details, nulls, strict=True)]
+            shown = pl.select(pl.when(series.is_null()).then(detail)).to_series()
         parts.append(
-            base.with_columns(
-                metric=pl.lit(metric), value=series, detail=pl.Series(shown, dtype=pl.String)
-            )
+            base.with_columns(pl.lit(metric).alias("metric"), series, shown.alias("detail"))
         )
     if not parts:
         return pl.DataFrame(schema=RESULT_SCHEMA)

@@ -14,7 +14,7 @@ from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 import evalnb
 from evalnb._ev_bleu import sentence_bleu, single_order_bleu
-from evalnb._ngram import ngram_stats, tokenize_13a
+from evalnb._ngram import id_ngram_stats, ids_13a, ngram_stats, tokenize_13a
 from evalnb._synthetic import ADVERSARIAL, pairs
 
 
@@ -36,6 +36,32 @@ def test_tokenizer_is_sacrebleu_13a() -> None:
     texts = cands + refs + list(ADVERSARIAL)
     tok = Tokenizer13a()
     assert tokenize_13a(pl.Series(texts)).to_list() == [tok(t.rstrip()).split() for t in texts]
+
+
+def test_token_ids_are_13a_tokens() -> None:
+    # The hot path (13a rules, then a compiled split and interning) against sacrebleu, for a
+    # column needing the character replacements and a plain one that skips them.
+    cands, refs = pairs(3000, seed=1)
+    tok = Tokenizer13a()
+    mixed = [*cands, *ADVERSARIAL, "\u00a0nbsp\u2003em\u3000ideo\x1cfs", "", None]
+    tokens = ids_13a(pl.Series(mixed), pl.Series(refs))
+    assert tokens.lists(0) == [tok((t or "").rstrip()).split() for t in mixed]
+    assert tokens.lists(1) == [tok(t.rstrip()).split() for t in refs]
+    words = tokens.vocab.to_pylist() if tokens.vocab is not None else []
+    assert len(set(words)) == len(words) == tokens.n_vocab  # one id per distinct token
+
+
+def test_id_statistics_equal_list_statistics() -> None:
+    cands, multi = _corpus()
+    flat = [r for refs in multi for r in refs]
+    counts = np.array([len(r) for r in multi])
+    by_ids = id_ngram_stats(ids_13a(pl.Series(cands), pl.Series(flat)), counts)
+    by_lists = ngram_stats(
+        tokenize_13a(pl.Series(cands)),
+        pl.Series([tokenize_13a(pl.Series(r)).to_list() for r in multi]),
+    )
+    for field in ("hyp_len", "ref_len", "correct", "total"):
+        assert np.array_equal(getattr(by_ids, field), getattr(by_lists, field)), field
 
 
 @pytest.mark.parametrize("smooth", ["exp", "floor", "add-k", "none"])
