@@ -50,6 +50,8 @@ class LabBuilder:
     info: dict[str, object] = field(default_factory=dict)
     _case_at: dict[str, Where] = field(default_factory=dict)
     _output_at: dict[tuple[str, str, int], Where] = field(default_factory=dict)
+    # Tables a columnar importer built whole (evalnb._columnar); they replace the rest.
+    prebuilt: dict[str, pl.DataFrame] | None = None
 
     def add_case(self, case: dict[str, Any], where: Where, *, id_field: str) -> str:
         """Add a case (``case_id`` filled from content when empty) and return its id.
@@ -103,6 +105,8 @@ class LabBuilder:
 
     def frames(self) -> dict[str, pl.DataFrame]:
         """Build the lab tables (only those this builder has content for are non-empty)."""
+        if self.prebuilt is not None:
+            return self.prebuilt
         out = {
             "cases": _frame(list(self.cases.values()), "cases"),
             "outputs": _frame(self.outputs, "outputs"),

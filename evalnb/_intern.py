@@ -125,7 +125,8 @@ def _split_intern(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Token ids, token offsets per text, and each id's first (start, end) in ``data``."""
     n = offsets.size - 1
-    ids = np.empty(data.size // 2 + 1, dtype=np.int64)  # a token and a space: 2 bytes at least
+    # A text of L bytes holds at most ceil(L / 2) tokens (one byte, one space, ...).
+    ids = np.empty(data.size // 2 + n + 1, dtype=np.int64)
     text_off = np.zeros(n + 1, dtype=np.int64)
     cap = 1 << 12
     slots = np.full(cap, -1, dtype=np.int64)

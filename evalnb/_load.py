@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from evalnb._builder import LabBuilder
+from evalnb._columnar import frame_tables
 from evalnb._errors import InputError
 from evalnb._fields import Where
 from evalnb._h2o import read_h2o_lab, read_h2o_suite
@@ -166,6 +167,9 @@ def load(
     """
     if not isinstance(source, str | Path):  # a Polars or pandas frame
         frame = source if isinstance(source, pl.DataFrame) else _from_pandas(source)
+        tables = frame_tables(frame, mapping, "<frame>")
+        if tables is not None:
+            return Lab(tables)
         builder = LabBuilder()
         read_records(_frame_records(frame, "<frame>"), frame.columns, mapping, "<frame>", builder)
         return Lab(builder.frames())
@@ -227,6 +231,10 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
             raise InputError(name, None, None, "a Parquet file", str(exc)[:200]) from None
         if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table is a frame
             raise InputError(name, None, None, "a Parquet table", type(frame).__name__)
+        tables = frame_tables(frame, mapping, name)
+        if tables is not None:
+            b.prebuilt = tables
+            return
         read_records(_frame_records(frame, name), frame.columns, mapping, name, b)
         return
     text = read_text(path) if sniffed.text is None else sniffed.text

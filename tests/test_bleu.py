@@ -9,12 +9,14 @@ import numpy as np
 import polars as pl
 import pytest
 import sacrebleu
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 import evalnb
 from evalnb._ev_bleu import sentence_bleu, single_order_bleu
-from evalnb._ngram import id_ngram_stats, ids_13a, ngram_stats, tokenize_13a
+from evalnb._ngram import TokenIds, id_ngram_stats, ids_13a, ngram_stats, tokenize_13a
 from evalnb._synthetic import ADVERSARIAL, pairs
 
 
@@ -156,3 +158,21 @@ def test_nltk_tokenizer_mode_is_h2o_bleu() -> None:
                                for c, r in zip(cands, refs, strict=True)])  # fmt: skip
         ours = np.array(lab.scores.filter(pl.col("metric") == f"bleu_{n}")["value"].to_list())
         assert np.max(np.abs(ours - theirs)) <= 1e-9
+
+
+def test_token_ids_worst_case_density() -> None:
+    # One-byte texts hold the most tokens per byte the id buffer must fit.
+    texts = ["a"] * 2000 + ["b c d e"] * 10 + ["é", "", " "] * 300
+    assert ids_13a(pl.Series(texts)).lists(0) == [t.split() for t in texts]
+
+
+_SPACES = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(_SPACES) | st.characters(), max_size=12)))
+def test_split_agrees_with_python_split(texts: list[str]) -> None:
+    # The compiled splitter's white space is Python's str.split's, Unicode included.
+    assert TokenIds.split([pl.Series(texts, dtype=pl.String)]).lists(0) == [
+        t.split() for t in texts
+    ]

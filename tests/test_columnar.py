@@ -1,0 +1,112 @@
+"""The columnar frame importer builds exactly what the record importer builds, or steps aside."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import evalnb
+from evalnb._builder import LabBuilder
+from evalnb._columnar import frame_tables
+from evalnb._errors import InputError
+from evalnb._load import _frame_records
+from evalnb._tabular import read_records
+
+_ODD = 'quote " back \\ tab\t nl\n ctl\x01 del\x7f é 漢 \u2028'
+
+
+def _by_records(frame: pl.DataFrame, **mapping: object) -> dict[str, pl.DataFrame]:
+    builder = LabBuilder()
+    read_records(_frame_records(frame, "<frame>"), frame.columns, mapping, "<frame>", builder)
+    return builder.frames()
+
+
+def _same(frame: pl.DataFrame, **mapping: object) -> None:
+    fast = frame_tables(frame, mapping, "<frame>")
+    assert fast is not None, "the columnar path stepped aside"
+    slow = _by_records(frame, **mapping)
+    assert set(fast) == set(slow)
+    for name, table in slow.items():
+        assert_frame_equal(fast[name], table)
+
+
+def test_long_table_with_every_field_kind() -> None:
+    _same(
+        pl.DataFrame(
+            {
+                "case_id": ["a", "a", "b", "c", "d"],
+                "question": ["q1", "q1", "", None, "q4"],
+                "expected": [["x"], ["x"], [], None, ["y", "z"]],
+                "answer": ["ans", "other", "", None, _ODD],
+                "model": ["m1", "m2", "", None, "m1"],
+                "contexts": [["c"], None, [], ["d", "e"], None],
+                "latency": [0.5, None, 2.0, 1.0, 3.25],
+                "cost": [1, 2, None, 4, 5],
+                "error": [None, "", "boom", None, None],
+                # unmapped: part of the case (its `extra`), so equal on the two rows of case a
+                "note": [_ODD, _ODD, "n", "", None],
+                "rank": [1, 1, None, 4, 5],
+                "flag": [True, True, None, True, False],
+            }
+        ),
+        prompt="question",
+    )
+
+
+def test_content_ids_and_repeated_cases() -> None:
+    _same(
+        pl.DataFrame(
+            {
+                "prompt": ["p", "p", "q", "r"],
+                "expected": ["e", "e", "", None],
+                "condition": ['"e"', '"e"', None, ""],
+                "actual": ["1", "2", "3", "4"],
+                "model": ["a", "b", "a", "a"],
+                "category": ["k", "k", None, "j"],
+                "sample": [0, 0, 1, None],
+            }
+        )
+    )
+
+
+def test_wide_table() -> None:
+    _same(
+        pl.DataFrame(
+            {
+                "id": [1, 2, 3],
+                "prompt": ["p1", "p2", "p3"],
+                "gpt": ["g1", None, "g3"],
+                "llama": ["l1", "l2", ""],
+            }
+        ),
+        actual={"gpt": "gpt", "llama": "llama"},
+    )
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        # an expected answer given as JSON text of a list: parsed record by record
+        pl.DataFrame({"prompt": ["p"], "expected": ['["a", "b"]'], "actual": ["x"]}),
+        # a float column left unmapped: Python and Polars print floats differently
+        pl.DataFrame({"prompt": ["p"], "actual": ["x"], "score": [0.1]}),
+        # a string duration: converted record by record
+        pl.DataFrame({"prompt": ["p"], "actual": ["x"], "duration": ["1.5"]}),
+    ],
+)
+def test_steps_aside_and_the_record_path_imports(frame: pl.DataFrame) -> None:
+    assert frame_tables(frame, {}, "<frame>") is None
+    assert evalnb.load(frame).outputs.height == 1
+
+
+def test_errors_come_from_the_record_path() -> None:
+    clash = pl.DataFrame({"case_id": ["a", "a"], "prompt": ["p", "q"], "actual": ["x", "y"]})
+    with pytest.raises(InputError, match="record 1"):
+        evalnb.load(clash)
+    twice = pl.DataFrame({"case_id": ["a", "a"], "prompt": ["p", "p"], "actual": ["x", "y"]})
+    with pytest.raises(InputError, match="one answer per"):
+        evalnb.load(twice)
+    negative = pl.DataFrame({"prompt": ["p"], "actual": ["x"], "sample": [-1]})
+    with pytest.raises(InputError, match="non-negative"):
+        evalnb.load(negative)
