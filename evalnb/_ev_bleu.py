@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from evalnb._evaluator import (
+    BLOCK_ROWS,
     Context,
     Evaluator,
     MetricSpec,
@@ -98,6 +99,7 @@ class Bleu(Evaluator):
         "(13a tokens, effective order, smoothing) and H2O's per-order bleu_1..bleu_4."
     )
     requires = ("actual", "expected")
+    block_rows = BLOCK_ROWS
     metrics = (
         MetricSpec("bleu_1", "BLEU-1", "Unigram precision × brevity penalty (H2O).",
                    threshold=0.75, primary=True),

@@ -20,6 +20,7 @@ import polars as pl
 
 from evalnb._ev_text_matching import bool_metrics
 from evalnb._evaluator import (
+    BLOCK_ROWS,
     Context,
     Evaluator,
     Param,
@@ -169,6 +170,7 @@ class _Leakage(Evaluator):
 
     domain = "privacy"
     requires = ("actual",)
+    block_rows = BLOCK_ROWS
     detectors: ClassVar[tuple[Detector, ...]]
     params: ClassVar[tuple[Param, ...]] = (
         Param(

@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 
 from evalnb._evaluator import (
+    BLOCK_ROWS,
     Context,
     Evaluator,
     MetricSpec,
@@ -120,6 +121,7 @@ class Rouge(Evaluator):
         "(rouge-score compatible; the best reference counts)."
     )
     requires = ("actual", "expected")
+    block_rows = BLOCK_ROWS
     metrics = (
         MetricSpec("rouge_1", "ROUGE-1", "Unigram overlap F-measure.", threshold=0.75),
         MetricSpec("rouge_2", "ROUGE-2", "Bigram overlap F-measure.", threshold=0.75),

@@ -7,12 +7,14 @@ answer.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from evalnb._condition import ConditionError, constraints_to_condition, parse_condition
 from evalnb._evaluator import (
+    BLOCK_ROWS,
     Context,
     Evaluator,
     MetricSpec,
@@ -76,6 +78,14 @@ def _condition_of(
     return "", None
 
 
+@lru_cache(maxsize=65536)
+def _resolved(
+    condition: str | None, constraints: str | None, expected: tuple[str, ...]
+) -> tuple[str, str | None]:
+    # Labs repeat case definitions across models and scoring blocks: resolve each once.
+    return _condition_of(condition, constraints, list(expected))
+
+
 @register
 class TextMatching(Evaluator):
     """Check that the answer (and optionally the retrieved context) satisfies the condition."""
@@ -88,6 +98,7 @@ class TextMatching(Evaluator):
         "joined by AND, OR, NOT (or the constraints, or the expected answer verbatim)."
     )
     requires = ("actual",)
+    block_rows = BLOCK_ROWS
     metrics = bool_metrics("the condition")
     params: ClassVar[tuple[Param, ...]] = (
         Param("evaluate_retrieved_context", bool, default=False,
@@ -153,7 +164,7 @@ def _conditions(rows: pl.DataFrame) -> tuple[list[str], list[str | None]]:
     conds: list[str] = [""] * rows.height
     errors: list[str | None] = [None] * rows.height
     for cond, cons, exp, members in groups.iter_rows():
-        resolved, error = _condition_of(cond, cons, list(exp or []))
+        resolved, error = _resolved(cond, cons, tuple(exp or ()))
         for i in members:
             conds[i], errors[i] = resolved, error
     return conds, errors

@@ -114,9 +114,9 @@ def evaluate(
             bar.set_postfix_str(cls.id)
             bar.update(rows.height - todo.height)
             if todo.height:
-                new = cls().score(todo, resolved[cls.id], Context(progress=bar, judge=judge))
+                ctx = Context(progress=bar, judge=judge)
+                new = _score_blocks(cls, todo, resolved[cls.id], ctx, bar)
                 scores = _merge_scores(scores, new, cls.id, key)
-            bar.update(todo.height)
             metrics = _merge_metrics(metrics, cls)
             thresholds = _user_threshold(thresholds, cls, routed[cls.id])
     finally:
@@ -135,6 +135,23 @@ def evaluate(
     return out
 
 
+def _score_blocks(
+    cls: type[Evaluator],
+    rows: pl.DataFrame,
+    params: Mapping[str, object],
+    ctx: Context,
+    bar: tqdm[object],
+) -> pl.DataFrame:
+    """Score ``rows`` in blocks of ``cls.block_rows`` (all at once when None)."""
+    block = cls.block_rows or max(rows.height, 1)
+    parts = []
+    for start in range(0, rows.height, block):
+        part = rows.slice(start, block)
+        parts.append(cls().score(part, params, ctx))
+        bar.update(part.height)
+    return pl.concat(parts)
+
+
 def _done(scores: pl.DataFrame, key: str) -> pl.DataFrame:
     """Output rows already scored with these scoring parameters."""
     return scores.filter(pl.col("params") == key).select(_KEY).unique()
@@ -146,8 +163,10 @@ def _merge_scores(
     new = new.select(list(RESULT_SCHEMA)).with_columns(
         evaluator=pl.lit(evaluator), params=pl.lit(key)
     )
-    # Scores of this evaluator under other parameters are replaced, not kept beside.
-    kept = scores.filter((pl.col("evaluator") != evaluator) | (pl.col("params") == key))
+    # Scores of this evaluator under other parameters are replaced, not kept beside. The
+    # filter copies the whole table, so it runs only when there is something to drop.
+    stale = (pl.col("evaluator") == evaluator) & (pl.col("params") != key)
+    kept = scores.filter(~stale) if scores.select(stale.any()).item() else scores
     return pl.concat([kept, new.select(list(SCHEMAS["scores"]))])
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from evalnb._llm import LLMClient
 
 __all__ = [
+    "BLOCK_ROWS",
     "DOMAINS",
     "Context",
     "Evaluator",
@@ -128,6 +129,11 @@ class Context:
         return get_encoder(model)
 
 
+# Rows per scoring call of the row-local evaluators (n-grams, regexes): large enough that
+# per-call costs vanish, small enough that their working memory stays a few hundred MB.
+BLOCK_ROWS = 100_000
+
+
 class Evaluator(ABC):
     """Base class: declare the class variables and implement :meth:`score`.
 
@@ -144,6 +150,10 @@ class Evaluator(ABC):
     metrics: ClassVar[tuple[MetricSpec, ...]]
     params: ClassVar[tuple[Param, ...]] = ()
     judge: ClassVar[bool] = False
+    # Rows per ``score`` call. Row-local evaluators set it so their working memory stays
+    # bounded on large labs; None gives all rows at once (to share work across rows, such
+    # as encoding each distinct text once).
+    block_rows: ClassVar[int | None] = None
 
     @abstractmethod
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:

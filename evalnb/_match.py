@@ -37,6 +37,18 @@ def _parse(condition: str) -> Node:
     return parse_condition(condition)
 
 
+@lru_cache(maxsize=65536)
+def _shaped(condition: str) -> tuple[str, tuple[Text | Regexp, ...]]:
+    """Return the shape of a condition and its leaves (per distinct condition, not per row)."""
+    leaves: list[Text | Regexp] = []
+    return _shape(_parse(condition), leaves), tuple(leaves)
+
+
+@lru_cache(maxsize=65536)
+def _needle(text: Text) -> str:
+    return literal(text)
+
+
 def _shape(node: Node, leaves: list[Text | Regexp]) -> str:
     if isinstance(node, Text | Regexp):
         leaves.append(node)
@@ -83,12 +95,12 @@ class _Search:
 
 
 def _leaf_truth(
-    texts: pl.Series, leaves: list[list[Text | Regexp]], index: int, search: _Search
+    texts: pl.Series, leaves: list[tuple[Text | Regexp, ...]], index: int, search: _Search
 ) -> tuple[np.ndarray, np.ndarray]:
     """(truth, timed_out) of leaf ``index`` for every row of a shape group."""
     first = leaves[0][index]
     if isinstance(first, Text):
-        needles = pl.Series([literal(row[index]) for row in leaves], dtype=pl.String)  # type: ignore[arg-type]
+        needles = pl.Series([_needle(row[index]) for row in leaves], dtype=pl.String)
         frame = pl.DataFrame({"t": texts, "n": needles})
         found = frame.select(pl.col("t").str.contains(pl.col("n"), literal=True)).to_series()
         return found.fill_null(value=False).to_numpy(), np.zeros(len(texts), dtype=bool)
@@ -166,10 +178,10 @@ def match_conditions(
     error: list[str | None] = [None] * n
     search = _Search(timeout_s)
     groups: dict[str, list[int]] = {}
-    leaves_of: list[list[Text | Regexp]] = []
+    leaves_of: list[tuple[Text | Regexp, ...]] = []
     for i, cond in enumerate(conditions):
-        leaves: list[Text | Regexp] = []
-        groups.setdefault(_shape(_parse(cond), leaves), []).append(i)
+        shape, leaves = _shaped(cond)
+        groups.setdefault(shape, []).append(i)
         leaves_of.append(leaves)
     for shape, rows in groups.items():
         if shape == "E":
