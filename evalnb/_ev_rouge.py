@@ -11,7 +11,8 @@ expected answers each metric keeps the reference with the best F-measure, as
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, ClassVar
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import polars as pl
@@ -40,6 +41,21 @@ def tokenize_rouge(texts: pl.Series, *, stem: bool) -> pl.Series:
     return pl.Series(ids_rouge(texts, stem=stem).lists(0), dtype=pl.List(pl.String))
 
 
+@lru_cache(maxsize=1 << 20)
+def _stem(token: str) -> str:
+    """Porter-stem a token longer than three characters, as rouge-score does (memoised)."""
+    if len(token) <= 3:
+        return token
+    return str(_porter().stem(token))
+
+
+@lru_cache(maxsize=1)
+def _porter() -> Any:  # noqa: ANN401 - NLTK ships no type information
+    from nltk.stem import porter  # noqa: PLC0415 - NLTK takes a second to import
+
+    return porter.PorterStemmer()
+
+
 def ids_rouge(*columns: pl.Series, stem: bool) -> TokenIds:
     """Tokenize several columns to shared ids; with ``stem``, each distinct token is stemmed once."""
     # rouge-score lower-cases, turns every run outside [a-z0-9] into a space and splits.
@@ -52,12 +68,7 @@ def ids_rouge(*columns: pl.Series, stem: bool) -> TokenIds:
     tokens = TokenIds.split([f.to_series() for f in pl.collect_all(frames)])
     if not stem or tokens.vocab is None:
         return tokens
-    from nltk.stem import porter  # noqa: PLC0415 - only when stemming
-
-    stemmer = porter.PorterStemmer()
-    stems = pl.Series(
-        [stemmer.stem(t) if len(t) > 3 else t for t in tokens.vocab.to_pylist()], dtype=pl.String
-    )
+    stems = pl.Series([_stem(t) for t in tokens.vocab.to_pylist()], dtype=pl.String)
     # Equal stems, equal ids; rouge-score drops tokens the stemmer left outside [a-z0-9].
     code = (stems.rank("dense").cast(pl.Int64) - 1).to_numpy()
     valid = stems.str.contains("^[a-z0-9]+$").to_numpy()
