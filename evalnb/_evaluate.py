@@ -109,7 +109,7 @@ def evaluate(
     try:
         for cls in classes:
             key = cls.scoring_key(resolved[cls.id])
-            done = _done(scores.filter(pl.col("evaluator") == cls.id), key)
+            done = _done(scores, cls.id, key)
             todo = rows.join(done, on=_KEY, how="anti") if done.height else rows
             bar.set_postfix_str(cls.id)
             bar.update(rows.height - todo.height)
@@ -152,9 +152,22 @@ def _score_blocks(
     return pl.concat(parts)
 
 
-def _done(scores: pl.DataFrame, key: str) -> pl.DataFrame:
-    """Output rows already scored with these scoring parameters."""
-    return scores.filter(pl.col("params") == key).select(_KEY).unique()
+def _done(scores: pl.DataFrame, evaluator: str, key: str) -> pl.DataFrame:
+    """Output rows already scored by ``evaluator`` with these scoring parameters."""
+    # Series by Series: a select or filter on the whole many-chunk table first copies it
+    # into one chunk (1 GB and more for 18M scores).
+    mine = _where(scores, evaluator, key, same_params=True)
+    if not mine.any():
+        return scores.clear().select(_KEY)
+    return pl.DataFrame([scores.get_column(c).filter(mine) for c in _KEY]).unique()
+
+
+def _where(scores: pl.DataFrame, evaluator: str, key: str, *, same_params: bool) -> pl.Series:
+    """Mask of this evaluator's scores with (or without) these scoring parameters."""
+    params = scores.get_column("params")
+    return (scores.get_column("evaluator") == evaluator) & (
+        (params == key) if same_params else (params != key)
+    )
 
 
 def _merge_scores(
@@ -165,8 +178,8 @@ def _merge_scores(
     )
     # Scores of this evaluator under other parameters are replaced, not kept beside. The
     # filter copies the whole table, so it runs only when there is something to drop.
-    stale = (pl.col("evaluator") == evaluator) & (pl.col("params") != key)
-    kept = scores.filter(~stale) if scores.select(stale.any()).item() else scores
+    stale = _where(scores, evaluator, key, same_params=False)
+    kept = scores.filter(~stale) if stale.any() else scores
     return pl.concat([kept, new.select(list(SCHEMAS["scores"]))])
 
 

@@ -131,7 +131,7 @@ class Context:
 
 # Rows per scoring call of the row-local evaluators (n-grams, regexes): large enough that
 # per-call costs vanish, small enough that their working memory stays a few hundred MB.
-BLOCK_ROWS = 100_000
+BLOCK_ROWS = 50_000
 
 
 class Evaluator(ABC):
