@@ -211,7 +211,9 @@ def result_frame(
     metric only — except that a row left unscored explains itself on every metric.
     """
     base = rows.select("case_id", "model", "sample")
-    detail = pl.Series("detail", details, dtype=pl.String)
+    # An all-None object array would make an Object series: hand Polars a list.
+    given = details.tolist() if isinstance(details, np.ndarray) else list(details)
+    detail = pl.Series("detail", given, dtype=pl.String)
     parts = []
     for metric, vals in values.items():
         series = pl.Series("value", vals, dtype=pl.Float64).fill_nan(None)

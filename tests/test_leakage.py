@@ -149,3 +149,11 @@ def test_ssn_scan_equals_h2o_pattern(text: str) -> None:
     from evalnb._ev_leakage import _SSN, ssn_matches
 
     assert ssn_matches(text) == [m.group(0) for m in _SSN.finditer(text)]
+
+
+def test_clean_answers_score_with_no_detail() -> None:
+    # No leak and no failure anywhere: every detail is null (an all-None column).
+    lab = evalnb.load(pl.DataFrame({"prompt": ["p", "q"], "actual": ["fine", "also fine"]}))
+    scores = evalnb.evaluate(lab, ["pii_leakage"], progress=False).scores
+    assert scores["detail"].null_count() == scores.height
+    assert scores.filter(pl.col("metric") == "model_passes")["value"].to_list() == [1.0, 1.0]
