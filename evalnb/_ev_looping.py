@@ -10,12 +10,14 @@ import zlib
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+import polars as pl
 
 from evalnb._evaluator import (
     Context,
     Evaluator,
     MetricSpec,
     Param,
+    per_distinct,
     register,
     result_frame,
     threshold_param,
@@ -25,8 +27,6 @@ from evalnb._sentences import split_sentences
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-    import polars as pl
 
 __all__ = ["Looping", "looping_metrics"]
 
@@ -52,6 +52,9 @@ def looping_metrics(answer: str) -> tuple[float, float, float, dict[str, object]
     if repeat:
         detail["longest_repeated_substring"] = {"text": repeat, "instances": count}
     return unique, longest, ratio, detail
+
+
+_RESULT = {"u": pl.Float64(), "lr": pl.Float64(), "cr": pl.Float64(), "detail": pl.String()}
 
 
 @register
@@ -84,17 +87,26 @@ class Looping(Evaluator):
         ctx: Context,  # noqa: ARG002 - needs no shared service
     ) -> pl.DataFrame:
         """Each distinct answer once; empty answers and host errors get the worst values."""
-        memo: dict[str, tuple[float, float, float, str | None]] = {}
-        values: list[tuple[float, float, float, str | None]] = []
-        for actual, error in rows.select("actual", "error").iter_rows():
-            if error is not None or not actual:
-                why = "the model host failed to answer" if error is not None else "empty answer"
-                values.append((0.0, 1.0, 0.0, json.dumps({"reason": f"{why}: worst values"})))
-                continue
-            if actual not in memo:
-                u, lr, cr, detail = looping_metrics(actual)
-                memo[actual] = (u, lr, cr, json.dumps(detail) if detail else None)
-            values.append(memo[actual])
-        table = np.array([v[:3] for v in values], dtype=np.float64).reshape(-1, 3)
-        columns = {spec.key: table[:, k] for k, spec in enumerate(self.metrics)}
-        return result_frame(rows, columns, [v[3] for v in values])
+        error = rows["error"]
+        failed = error.is_not_null() | (rows["actual"].fill_null("") == "")
+        answers = pl.select(pl.when(~failed).then(rows["actual"])).to_series()
+
+        def metrics(answer: str) -> tuple[float, float, float, str | None]:
+            u, lr, cr, detail = looping_metrics(answer)
+            return u, lr, cr, json.dumps(detail) if detail else None
+
+        found = per_distinct(answers, metrics, _RESULT)
+        why = pl.select(
+            pl.when(error.is_not_null())
+            .then(pl.lit('{"reason": "the model host failed to answer: worst values"}'))
+            .otherwise(pl.lit('{"reason": "empty answer: worst values"}'))
+        ).to_series()
+        bad = failed.to_numpy()
+        columns = {
+            spec.key: np.where(bad, worst, found[key].to_numpy())
+            for spec, key, worst in zip(
+                self.metrics, ("u", "lr", "cr"), (0.0, 1.0, 0.0), strict=True
+            )
+        }
+        details = found["detail"].zip_with(~failed, why)
+        return result_frame(rows, columns, details.to_list())

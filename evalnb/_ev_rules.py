@@ -18,6 +18,7 @@ from evalnb._evaluator import (
     Evaluator,
     MetricSpec,
     Param,
+    per_distinct,
     register,
     result_frame,
     threshold_param,
@@ -94,24 +95,22 @@ class JsonSchema(Evaluator):
         """Validate each distinct answer once."""
         validator = _validator(json.loads(str(params["json_schema"])),
                                float(params["regex_timeout_s"]))  # type: ignore[arg-type]  # fmt: skip
-        memo: dict[str, tuple[float | None, str | None]] = {}
-        passes: list[float | None] = []
-        messages: list[str | None] = []
-        for actual, error in rows.select("actual", "error").iter_rows():
-            ok: float | None
-            msg: str | None
-            if error is not None:
-                ok, msg = 0.0, f"{_HOST}: {error}"
-            else:
-                if actual not in memo:
-                    memo[actual] = _check(actual or "", validator)
-                ok, msg = memo[actual]
-            passes.append(ok)
-            messages.append(msg)
-        p = np.array([np.nan if v is None else v for v in passes])
+        error = rows["error"]
+        answers = pl.select(pl.when(error.is_null()).then(rows["actual"].fill_null(""))).to_series()
+        found = per_distinct(answers, lambda a: _check(a, validator), _CHECKED)
+        answered = error.is_null()
+        merged = found.with_columns(
+            message=pl.when(answered).then("message").otherwise(pl.format(f"{_HOST}: {{}}", error)),
+            ok=pl.when(answered).then("ok").otherwise(0.0),
+        )
+        messages = merged["message"].to_list()
+        p = merged["ok"].to_numpy().astype(np.float64)  # null (a timed-out check) → NaN
         values = {"model_passes": p, "model_failures": 1 - p, "model_retrieval_failures": p * 0,
                   "model_generation_failures": 1 - p, "model_parse_failures": p * 0}  # fmt: skip
         return result_frame(rows, values, _json_messages(messages), detail_on="model_passes")
+
+
+_CHECKED = {"ok": pl.Float64(), "message": pl.String()}
 
 
 def _json_messages(messages: list[str | None]) -> list[str | None]:

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from evalnb._encoder import TextEncoder
     from evalnb._llm import LLMClient
@@ -25,6 +25,7 @@ __all__ = [
     "Param",
     "catalog",
     "get_evaluator",
+    "per_distinct",
     "reasons",
     "register",
     "result_frame",
@@ -226,6 +227,26 @@ def result_frame(
     if not parts:
         return pl.DataFrame(schema=RESULT_SCHEMA)
     return pl.concat(parts).select(list(RESULT_SCHEMA))
+
+
+def per_distinct(
+    texts: pl.Series,
+    compute: Callable[[str], tuple[object, ...]],
+    schema: Mapping[str, pl.DataType],
+) -> pl.DataFrame:
+    """Run ``compute`` once per distinct non-null text; one result row per entry of ``texts``.
+
+    For work that is inherently per text (a JSON parse, a suffix structure): the Python call
+    happens per distinct answer, and the results reach every row through a join. Null texts
+    get null results.
+    """
+    distinct = texts.drop_nulls().unique().to_list()
+    table = pl.DataFrame(
+        [compute(t) for t in distinct], schema=pl.Schema(schema), orient="row"
+    ).with_columns(pl.Series("\x00text", distinct, dtype=pl.String))
+    keyed = pl.DataFrame({"\x00text": texts.cast(pl.String)})
+    joined = keyed.join(table, on="\x00text", how="left", maintain_order="left")
+    return joined.drop("\x00text")
 
 
 _REGISTRY: dict[str, type[Evaluator]] = {}

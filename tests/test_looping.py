@@ -51,3 +51,25 @@ def test_single_sentence_is_not_looping_and_errors_are_worst() -> None:
     wide = lab.scores.pivot(on="metric", index="case_id", values="value")
     assert wide.select("unique_sentences", "longest_repeated_substring", "compression_ratio").rows() == [
         (0.0, 1.0, 0.0), (0.0, 1.0, 0.0)]  # fmt: skip
+
+
+def test_each_row_gets_its_own_answers_metrics() -> None:
+    # Distinct answers are computed once and joined back: every row must get its own.
+    loop = "I can help with that. " * 6 + "Anything else?"
+    plain = "Paris is the capital of France. It is on the Seine."
+    answers = [loop, plain, "", loop, plain, "x"]
+    errors = [None, None, None, "boom", None, None]
+    frame = pl.DataFrame(
+        {"prompt": [f"q{i}" for i in range(6)], "actual": answers, "error": errors}
+    )
+    lab = evalnb.evaluate(evalnb.load(frame), ["looping_detection"], progress=False)
+    got = (
+        lab.scores.join(lab.cases.select("case_id", "prompt"), on="case_id")
+        .pivot(on="metric", index="prompt", values="value")
+        .sort("prompt")
+    )
+    for i, (answer, error) in enumerate(zip(answers, errors, strict=True)):
+        row = got.row(i, named=True)
+        want = (0.0, 1.0, 0.0) if error or not answer else looping_metrics(answer)[:3]
+        assert (row["unique_sentences"], row["longest_repeated_substring"],
+                row["compression_ratio"]) == want, i  # fmt: skip
