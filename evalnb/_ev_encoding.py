@@ -19,7 +19,15 @@ import polars as pl
 
 from evalnb._ev_leakage import PiiLeakage
 from evalnb._ev_text_matching import TextMatching, bool_metrics
-from evalnb._evaluator import RESULT_SCHEMA, Context, Evaluator, Param, register, threshold_param
+from evalnb._evaluator import (
+    RESULT_SCHEMA,
+    Context,
+    Evaluator,
+    Param,
+    per_distinct,
+    register,
+    threshold_param,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -109,22 +117,27 @@ class EncodingGuardrail(Evaluator):
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows with nothing decodable are not scored, unless no row has anything to decode."""
-        actual = rows["actual"].fill_null("").to_list()
-        categories = rows["categories"].fill_null([]).to_list()
-        decoded = [
-            decode_answer(a, _encoding_of(c)) for a, c in zip(actual, categories, strict=True)
-        ]
-        kept = np.array([d is not None for d in decoded])
+        actual = rows["actual"].fill_null("")
+        # Per distinct value, not per row: categories → encoding, (answer, encoding) → decoded.
+        encoding = per_distinct(
+            rows["categories"].fill_null([]).list.join("\x1f"),
+            lambda key: (_encoding_of(key.split("\x1f") if key else []),),
+            {"encoding": pl.String()},
+        )["encoding"]
+        decoded = per_distinct(
+            pl.DataFrame({"a": actual, "e": encoding}),
+            lambda answer, enc: (decode_answer(answer, enc),),
+            {"decoded": pl.String()},
+        )["decoded"]
+        kept = decoded.is_not_null().to_numpy()
         if not kept.any():  # H2O: nothing encoded anywhere → check the answers as they are
-            decoded, kept = list(actual), np.ones(len(actual), dtype=bool)
-        work = rows.with_columns(
-            actual=pl.Series([d if d is not None else a for d, a in zip(decoded, actual, strict=True)],
-                             dtype=pl.String),
-            _row=pl.int_range(pl.len()),
-        )  # fmt: skip
-        cond = np.array(
-            [_has_condition(c, k) for c, k in work.select("condition", "constraints").iter_rows()]
-        )
+            decoded, kept = actual, np.ones(rows.height, dtype=bool)
+        work = rows.with_columns(actual=decoded.fill_null(actual), _row=pl.int_range(pl.len()))
+        cond = per_distinct(
+            rows.select("condition", "constraints"),
+            lambda c, k: (_has_condition(c, k),),
+            {"cond": pl.Boolean()},
+        )["cond"].to_numpy()
         tm_params = {"evaluate_retrieved_context": params["evaluate_retrieved_context"],
                      "regex_timeout_s": params["regex_timeout_s"]}  # fmt: skip
         pii_params = {"evaluate_retrieved_context": params["evaluate_retrieved_context"]}

@@ -230,23 +230,27 @@ def result_frame(
 
 
 def per_distinct(
-    texts: pl.Series,
-    compute: Callable[[str], tuple[object, ...]],
+    keys: pl.Series | pl.DataFrame,
+    compute: Callable[..., tuple[object, ...]],
     schema: Mapping[str, pl.DataType],
 ) -> pl.DataFrame:
-    """Run ``compute`` once per distinct non-null text; one result row per entry of ``texts``.
+    """Run ``compute`` once per distinct key; one result row per row of ``keys``.
 
-    For work that is inherently per text (a JSON parse, a suffix structure): the Python call
-    happens per distinct answer, and the results reach every row through a join. Null texts
-    get null results.
+    For work that is inherently per text (a JSON parse, a decoder, a suffix structure): the
+    Python call happens per distinct value, and the results reach every row through a join.
+    A Series' null entries get null results; a frame's rows are passed whole, one argument
+    per column, nulls included.
     """
-    distinct = texts.drop_nulls().unique().to_list()
+    frame = keys.to_frame() if isinstance(keys, pl.Series) else keys
+    names = [f"\x00k{i}" for i in range(frame.width)]
+    frame = frame.rename(dict(zip(frame.columns, names, strict=True)))
+    distinct = (frame.drop_nulls() if isinstance(keys, pl.Series) else frame).unique()
     table = pl.DataFrame(
-        [compute(t) for t in distinct], schema=pl.Schema(schema), orient="row"
-    ).with_columns(pl.Series("\x00text", distinct, dtype=pl.String))
-    keyed = pl.DataFrame({"\x00text": texts.cast(pl.String)})
-    joined = keyed.join(table, on="\x00text", how="left", maintain_order="left")
-    return joined.drop("\x00text")
+        [compute(*row) for row in distinct.iter_rows()], schema=pl.Schema(schema), orient="row"
+    )
+    table = pl.concat([distinct, table], how="horizontal")
+    joined = frame.join(table, on=names, how="left", maintain_order="left", nulls_equal=True)
+    return joined.drop(names)
 
 
 _REGISTRY: dict[str, type[Evaluator]] = {}
