@@ -16,17 +16,13 @@ import polars as pl
 
 from evalnb._builder import content_id
 from evalnb._schema import SCHEMAS, empty
-from evalnb._tabular import resolve_mapping
+from evalnb._tabular import _KEEP_EMPTY, _LISTS, _NUMBERS, _OUTPUT, resolve_mapping
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = ["frame_tables"]
 
-_LISTS = {"expected", "categories", "corpus", "context"}
-_NUMBERS = {"duration_s", "cost"}
-_OUTPUT = {"model", "sample", "actual", "reasoning", "context", "duration_s", "cost", "error"}
-_KEEP_EMPTY = {"prompt", "actual"}  # "" stays a value here; elsewhere it means missing
 # Unmapped columns of these types serialise to the same JSON in Polars and in Python.
 _PLAIN_EXTRA = (pl.String, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
                 pl.UInt32, pl.Boolean, pl.Null)  # fmt: skip

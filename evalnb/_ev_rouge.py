@@ -77,7 +77,6 @@ def ids_rouge(*columns: pl.Series, stem: bool) -> TokenIds:
     return TokenIds(
         code[tokens.ids[keep]],
         tuple(kept[off] for off in tokens.offsets),
-        len(stems.unique()),
         stems.unique().sort().to_arrow().cast(pa.large_string()),
     )
 
@@ -92,7 +91,7 @@ def rouge_scores(pred: pl.Series, targets: pl.Series) -> dict[str, np.ndarray]:
     ids = _ids(pl.concat([pred.explode().drop_nulls(), targets.explode().drop_nulls()]))
     p_off = _offsets(pred.list.len())
     t_off = _offsets(targets.list.len()) + p_off[-1]
-    tokens = TokenIds(ids, (p_off, t_off), int(ids.max(initial=-1)) + 1)
+    tokens = TokenIds(ids, (p_off, t_off))
     return id_rouge_scores(tokens, p_off[:-1], p_off[1:], t_off[:-1], t_off[1:])
 
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NgramStats", "TokenIds", "flat_ngram_stats", "id_ngram_stats", "ids_13a", "ngram_stats",
-    "tokenize_13a", "tokenize_13a_many", "tokenize_nltk", "tokens_13a",
+    "tokenize_13a", "tokenize_nltk", "tokens_13a",
 ]  # fmt: skip
 
 # mteval-v13a as sacrebleu implements it (tokenizer_13a.py + tokenizer_re.py), one Polars
@@ -45,13 +45,7 @@ def tokenize_13a(texts: pl.Series) -> pl.Series:
     >>> tokenize_13a(pl.Series(["Hello, world!  It costs $1,000.5-2."])).to_list()
     [['Hello', ',', 'world', '!', 'It', 'costs', '$', '1,000.5', '-', '2', '.']]
     """
-    return tokenize_13a_many(texts)[0]
-
-
-def tokenize_13a_many(*columns: pl.Series) -> list[pl.Series]:
-    """Tokenize several columns at once (Polars runs them side by side)."""
-    frames = [pl.LazyFrame({"t": c.fill_null("")}).select(tokens_13a(pl.col("t"))) for c in columns]
-    return [f.to_series() for f in pl.collect_all(frames)]
+    return pl.DataFrame({"t": texts.fill_null("")}).select(tokens_13a(pl.col("t"))).to_series()
 
 
 def ids_13a(*columns: pl.Series) -> TokenIds:
@@ -126,7 +120,6 @@ class TokenIds:
 
     ids: np.ndarray
     offsets: tuple[np.ndarray, ...]
-    n_vocab: int
     vocab: pa.LargeStringArray | None = None
 
     @classmethod
@@ -135,7 +128,7 @@ class TokenIds:
         from evalnb._intern import intern_tokens  # noqa: PLC0415 - compiles on first use
 
         ids, offsets, vocab = intern_tokens([c.to_arrow() for c in columns])
-        return cls(ids, tuple(offsets), len(vocab), vocab)
+        return cls(ids, tuple(offsets), vocab)
 
     def lists(self, column: int) -> list[list[str]]:
         """Give the tokens of ``column`` back as strings (for checks and debugging)."""
@@ -196,7 +189,7 @@ def flat_ngram_stats(
     hyp_off = _offsets(hyps.list.len())
     ref_off = _offsets(ref_lists.list.len()) + hyp_off[-1]
     return id_ngram_stats(
-        TokenIds(ids, (hyp_off, ref_off), int(ids.max(initial=-1)) + 1),
+        TokenIds(ids, (hyp_off, ref_off)),
         refs_per_pair,
         max_order,
     )

@@ -43,6 +43,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
 _LISTS = {"expected", "categories", "corpus", "context"}
 _NUMBERS = {"duration_s", "cost"}
 _OUTPUT = {"model", "sample", "actual", "reasoning", "context", "duration_s", "cost", "error"}
+_KEEP_EMPTY = {"prompt", "actual"}  # "" stays a value here; elsewhere it means missing
 
 
 def resolve_mapping(
@@ -138,7 +139,7 @@ def _convert(name: str, value: object, where: Where, col: str) -> object:
         return str(value)
     if not isinstance(value, str):
         raise where.error(col, "a string", value)
-    return value if value != "" or name in {"prompt", "actual"} else None
+    return value if value != "" or name in _KEEP_EMPTY else None
 
 
 def read_records(
