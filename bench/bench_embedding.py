@@ -25,8 +25,8 @@ import numpy as np
 import polars as pl
 
 import evalnb
-from evalnb._encoder import get_encoder, resolve_model
-from evalnb._synthetic import pairs
+from evalnb.models.encoder import get_encoder, resolve_model
+from evalnb.text.synthetic import pairs
 
 
 def main() -> None:

@@ -21,9 +21,9 @@ import numpy as np
 import polars as pl
 
 import evalnb
-from evalnb._evaluate import _merge_metrics
-from evalnb._evaluator import get_evaluator
-from evalnb._schema import SCHEMAS
+from evalnb.evaluators.engine import _merge_metrics
+from evalnb.evaluators.base import get_evaluator
+from evalnb.lab.schema import SCHEMAS
 
 EVALUATORS = ("rouge", "pii_leakage", "groundedness", "context_mrr")
 

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 import evalnb
-from evalnb._synthetic import pairs
+from evalnb.text.synthetic import pairs
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 Usage: .venv/bin/python bench/bench_ngram.py [--pairs 20000]
 
 Prints, per metric: peer seconds, ours, the ratio and the largest absolute difference over
-every pair of a seeded corpus (`evalnb._synthetic.pairs`), all measured in this one process.
+every pair of a seeded corpus (`evalnb.text.synthetic.pairs`), all measured in this one process.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import sacrebleu
 from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
 from rouge_score import rouge_scorer
 
-from evalnb import _ev_leakage as lk
-from evalnb._ev_bleu import sentence_bleu, single_order_bleu
-from evalnb._ev_leakage import PII_DETECTORS, detect
-from evalnb._ev_rouge import _stem, id_rouge_scores, ids_rouge
-from evalnb._ngram import id_ngram_stats, ids_13a, tokenize_13a
-from evalnb._synthetic import pairs
+from evalnb.evaluators import leakage as lk
+from evalnb.evaluators.bleu import sentence_bleu, single_order_bleu
+from evalnb.evaluators.leakage import PII_DETECTORS, detect
+from evalnb.evaluators.rouge import _stem, id_rouge_scores, ids_rouge
+from evalnb.text.ngram import id_ngram_stats, ids_13a, tokenize_13a
+from evalnb.text.synthetic import pairs
 
 
 def _ours_bleu(cands: list[str], refs: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -5,22 +5,22 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from evalnb import transforms
-from evalnb._condition import ConditionError
-from evalnb._errors import EvalnbError, InputError, StoreError
-from evalnb._evaluate import evaluate, evaluators
-from evalnb._eye import Eye, eye
-from evalnb._failures import FailureClusters
-from evalnb._hosts import run_suite
-from evalnb._judge_tools import pairwise
-from evalnb._lab import Lab
-from evalnb._lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
-from evalnb._labeler import Labeler, labeler
-from evalnb._llm import ChatResult, LLMClient
-from evalnb._load import FORMATS, detect_format, load
-from evalnb._richtable import RichTable, table
-from evalnb._schema import SCHEMAS, TABLES
-from evalnb._topics import TopicModel, topics
-from evalnb._weakness import Weakness, weakness
+from evalnb.evaluators.condition import ConditionError
+from evalnb.lab.errors import EvalnbError, InputError, StoreError
+from evalnb.evaluators.engine import evaluate, evaluators
+from evalnb.widgets.eye import Eye, eye
+from evalnb.weakness.failure_clusters import FailureClusters
+from evalnb.llm.hosts import run_suite
+from evalnb.llm.pairwise import pairwise
+from evalnb.lab.core import Lab
+from evalnb.lab.core import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
+from evalnb.widgets.labeler import Labeler, labeler
+from evalnb.llm.client import ChatResult, LLMClient
+from evalnb.io.load import FORMATS, detect_format, load
+from evalnb.analysis.tables import RichTable, table
+from evalnb.lab.schema import SCHEMAS, TABLES
+from evalnb.weakness.topics import TopicModel, topics
+from evalnb.widgets.grid import Weakness, weakness
 
 try:
     __version__ = version("evalnb")

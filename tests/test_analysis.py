@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb._leaderboard import leaderboard
+from evalnb.analysis.leaderboard import leaderboard
 
 
 def _lab(n: int = 40) -> evalnb.Lab:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import evalnb
-from evalnb import _store
+from evalnb.lab import store as _store
 from tests.conftest import SHARED, needs_shared
 
 

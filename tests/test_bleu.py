@@ -15,9 +15,9 @@ from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 import evalnb
-from evalnb._ev_bleu import sentence_bleu, single_order_bleu
-from evalnb._ngram import TokenIds, id_ngram_stats, ids_13a, ngram_stats, tokenize_13a
-from evalnb._synthetic import ADVERSARIAL, pairs
+from evalnb.evaluators.bleu import sentence_bleu, single_order_bleu
+from evalnb.text.ngram import TokenIds, id_ngram_stats, ids_13a, ngram_stats, tokenize_13a
+from evalnb.text.synthetic import ADVERSARIAL, pairs
 
 
 def _corpus() -> tuple[list[str], list[list[str]]]:
@@ -137,7 +137,7 @@ def test_nltk_tokenizer_mode_is_h2o_bleu() -> None:
     # H2O: NLTK word_tokenize, then sentence_bleu with one-hot weights per order.
     from nltk.tokenize import NLTKWordTokenizer
 
-    from evalnb._sentences import split_sentences
+    from evalnb.text.sentences import split_sentences
 
     cands, refs = pairs(400, seed=9)
     cands += ["Mr. Smith paid $3.50. He left!", ""]

@@ -10,10 +10,10 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb._calibrate import fit_threshold
-from evalnb._cli import main
-from evalnb._guardrail import GUARDRAIL_SCHEMA, read_guardrail
-from evalnb._labels import cohen_kappa
+from evalnb.calibration.recalibrate import fit_threshold
+from evalnb.cli.main import main
+from evalnb.calibration.guardrail import GUARDRAIL_SCHEMA, read_guardrail
+from evalnb.calibration.labels import cohen_kappa
 
 T_STAR = 0.62
 
@@ -97,7 +97,7 @@ def test_cohen_kappa_and_reviewers() -> None:
     assert agree["agreement"] == 0.75 and agree["kappa"] == pytest.approx(0.5)
     split = lab.label_disagreements("ev", "score")
     assert split["case_id"].unique().to_list() == ["c2"] and split.height == 2
-    from evalnb._labels import human_verdicts
+    from evalnb.calibration.labels import human_verdicts
 
     votes = human_verdicts(lab.labels, "ev", "score").sort("case_id")
     assert votes["human_pass"].to_list() == [True, False, None, False]  # c2 is a tie
@@ -112,7 +112,7 @@ def test_undo_is_a_retraction_and_labels_reach_the_store(tmp_path: Path) -> None
     lab.add_label("c1", "m", "ev", "score", "pass", reviewer="ann")
     stored = evalnb.open(tmp_path / "lab.duckdb").labels
     assert stored["verdict"].to_list() == ["fail", None, "pass"]  # append-only
-    from evalnb._labels import current_labels
+    from evalnb.calibration.labels import current_labels
 
     assert current_labels(stored, "ev", "score")["case_id"].to_list() == ["c1"]
     with pytest.raises(ValueError, match="one of"):

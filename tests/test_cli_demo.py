@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb._cli import main
-from evalnb._demo import build_demo_lab
+from evalnb.cli.main import main
+from evalnb.api.demo import build_demo_lab
 from tests.conftest import ROOT, SHARED, needs_shared
 
 
@@ -20,7 +20,7 @@ def test_demo_file_is_what_the_generator_makes(tmp_path: Path) -> None:
     fresh = build_demo_lab().export(tmp_path / "demo.json")
     assert fresh.read_text(encoding="utf-8") == (ROOT / "data" / "demo_lab.json").read_text(
         encoding="utf-8"
-    ), "data/demo_lab.json is stale: run `python -m evalnb._demo data/demo_lab.json`"
+    ), "data/demo_lab.json is stale: run `python -m evalnb.api.demo data/demo_lab.json`"
 
 
 def test_demo_lab_shape() -> None:
@@ -75,14 +75,14 @@ def test_cli_generic_mapping_and_entry_point(tmp_path: Path) -> None:
     csv.write_text("q,a\nhello?,hi\n")
     store = tmp_path / "t.duckdb"
     done = subprocess.run(
-        [sys.executable, "-m", "evalnb._cli", "import", str(csv), "--to", str(store),
+        [sys.executable, "-m", "evalnb.cli.main", "import", str(csv), "--to", str(store),
          "--map", "prompt=q", "--map", "actual=a"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert evalnb.open(store).outputs["actual"].to_list() == ["hi"]
     done = subprocess.run(
-        [sys.executable, "-m", "evalnb._cli", "import", str(csv), "--to", str(store)],
+        [sys.executable, "-m", "evalnb.cli.main", "import", str(csv), "--to", str(store)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 2

@@ -7,11 +7,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import evalnb
-from evalnb._builder import LabBuilder
-from evalnb._columnar import frame_tables
-from evalnb._errors import InputError
-from evalnb._load import _frame_records
-from evalnb._tabular import read_records
+from evalnb.io.builder import LabBuilder
+from evalnb.io.columnar import frame_tables
+from evalnb.lab.errors import InputError
+from evalnb.io.load import _frame_records
+from evalnb.io.tabular import read_records
 
 _ODD = 'quote " back \\ tab\t nl\n ctl\x01 del\x7f é 漢 \u2028'
 

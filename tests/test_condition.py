@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evalnb import ConditionError
-from evalnb._condition import (
+from evalnb.evaluators.condition import (
     And,
     Group,
     Not,
@@ -15,7 +15,7 @@ from evalnb._condition import (
     constraints_to_condition,
     parse_condition,
 )
-from evalnb._match import match_conditions
+from evalnb.evaluators.condition_match import match_conditions
 
 
 def test_precedence_not_and_or() -> None:

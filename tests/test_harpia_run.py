@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sacrebleu
 
-from evalnb._cli import main
+from evalnb.cli.main import main
 
 _DOC = {
     "instances": [

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import evalnb
-from evalnb._labels import current_labels
+from evalnb.calibration.labels import current_labels
 from tests.jupyter_harness import ARTIFACTS, JupyterLab, launch, notebook, require_browser
 from tests.test_calibration import synthetic_lab
 

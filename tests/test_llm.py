@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb._judge import parse_binary, parse_comparative, parse_json, parse_score, parse_words
+from evalnb.llm.judge import parse_binary, parse_comparative, parse_json, parse_score, parse_words
 from tests.llm_server import LoopbackLLM
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalnb
-from evalnb._ev_looping import looping_metrics
-from evalnb._repeats import longest_repeat
+from evalnb.evaluators.looping import looping_metrics
+from evalnb.text.repeats import longest_repeat
 
 
 def _brute(s: str) -> str:

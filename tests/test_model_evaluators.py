@@ -20,8 +20,8 @@ from transformers import (
 )
 
 import evalnb
-from evalnb._hf import ModelUnavailable
-from evalnb._sentences import split_sentences
+from evalnb.models.hf import ModelUnavailable
+from evalnb.text.sentences import split_sentences
 
 _WORDS = [
     "the",

@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb._errors import EvalnbError
-from evalnb._perturbators import PERTURBATORS, perturb_text
+from evalnb.lab.errors import EvalnbError
+from evalnb.robustness.perturbators import PERTURBATORS, perturb_text
 
 _TEXT = "What is the best way to keep a big old dog happy and healthy in a very small flat today"
 

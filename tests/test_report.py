@@ -86,7 +86,7 @@ def test_bad_archive_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_report_command(tmp_path: Path) -> None:
-    from evalnb._cli import main
+    from evalnb.cli.main import main
 
     _lab().save(tmp_path / "lab.duckdb")
     assert main(["report", str(tmp_path / "lab.duckdb"), "-o", str(tmp_path / "r.html"),

@@ -9,8 +9,8 @@ from rouge_score import rouge_scorer
 from rouge_score.tokenizers import DefaultTokenizer
 
 import evalnb
-from evalnb._ev_rouge import rouge_scores, tokenize_rouge
-from evalnb._synthetic import ADVERSARIAL, pairs
+from evalnb.evaluators.rouge import rouge_scores, tokenize_rouge
+from evalnb.text.synthetic import ADVERSARIAL, pairs
 
 _EXTRA = ("Running runners ran quickly", "generously generalized GENERATION", "ÀÉÎõü naïve",
           "The K\u212a kelvin", "cats' dogs's oxen", "1st 2nd 3rd 100,000.5")  # fmt: skip

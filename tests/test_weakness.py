@@ -9,8 +9,8 @@ import pytest
 import traitlets
 
 import evalnb
-from evalnb._arrow import from_ipc
-from evalnb._question_types import classify_questions
+from evalnb.widgets.arrow import from_ipc
+from evalnb.weakness.question_types import classify_questions
 from evalnb.transforms import grid_cells, univariate, weakness_index, weaknesses
 from tests.weak_lab import PLANTED, weak_lab
 

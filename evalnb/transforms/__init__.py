@@ -6,7 +6,7 @@ of small aggregate tables (and, at the model level, of one (metric, model) parti
 
 from __future__ import annotations
 
-from evalnb.transforms._cases import (
+from evalnb.transforms.cases import (
     BIN_SCHEMA,
     DOT_SCHEMA,
     case_detail,
@@ -14,7 +14,7 @@ from evalnb.transforms._cases import (
     eye_dots,
     score_bins,
 )
-from evalnb.transforms._eye import (
+from evalnb.transforms.eye import (
     BAR_SCHEMA,
     LEVELS,
     NODE_SCHEMA,
@@ -25,7 +25,7 @@ from evalnb.transforms._eye import (
     eye_nodes,
     path_titles,
 )
-from evalnb.transforms._weakness import (
+from evalnb.transforms.weakness import (
     WeaknessIndex,
     cell_dots,
     grid_cells,

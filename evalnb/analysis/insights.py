@@ -1,0 +1,161 @@
+"""Insights (h2o_semantics.md §18.5, evaluators.md §1.4): what stands out, said only when it holds.
+
+A best/worst model is named only when the paired bootstrap says it beats (or loses to)
+every other model; otherwise the insight says the top models are statistically tied.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from evalnb.analysis.leaderboard import compare_models
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import Lab
+
+__all__ = ["INSIGHT_SCHEMA", "insights", "insights_json"]
+
+INSIGHT_SCHEMA = pl.Schema(dict[str, pl.DataType]({
+    "insight_type": pl.String(), "evaluator": pl.String(), "metric": pl.String(), "model": pl.String(),
+    "description": pl.String(), "value": pl.Float64(), "case_ids": pl.List(pl.String()),
+}))  # fmt: skip
+_DIFFICULT_SHOWN = 5
+
+
+def _row(kind: str, ev: str | None, metric: str | None, model: str | None, text: str,
+         value: float | None = None, case_ids: list[str] | None = None) -> dict[str, object]:  # fmt: skip
+    return {"insight_type": kind, "evaluator": ev, "metric": metric, "model": model,
+            "description": text, "value": value, "case_ids": case_ids or []}  # fmt: skip
+
+
+def _best_worst(verdicts: pl.DataFrame, board: pl.DataFrame, seed: int) -> list[dict[str, object]]:
+    out = []
+    primary = board.filter(pl.col("primary") & pl.col("mean").is_not_null())
+    for (ev, metric), part in primary.group_by("evaluator", "metric", maintain_order=True):
+        if part.height < 2:
+            continue
+        pairs = compare_models(verdicts, str(ev), str(metric), seed=seed)
+        ordered = part.sort("rank")
+        for label, model in (("best", ordered["model"][0]), ("worst", ordered["model"][-1])):
+            wins = pairs.filter(
+                (
+                    (pl.col("a") == model)
+                    & (pl.col("ci_low") > 0 if label == "best" else pl.col("ci_high") < 0)
+                )
+                | (
+                    (pl.col("b") == model)
+                    & (pl.col("ci_high") < 0 if label == "best" else pl.col("ci_low") > 0)
+                )
+            ).height
+            mean = float(ordered.filter(pl.col("model") == model)["mean"][0])
+            if wins == part.height - 1:
+                text = (f"Model {model} was evaluated as the {'most' if label == 'best' else 'least'} "
+                        f"accurate model according to the {ev} evaluator ({metric} {mean:.4f}; "
+                        "its 95% interval separates it from every other model).")  # fmt: skip
+                out.append(_row("accuracy", str(ev), str(metric), model, text, mean))
+            elif label == "best":
+                text = (f"No single best model for {ev} ({metric}): {model} leads with {mean:.4f} "
+                        "but its 95% interval overlaps another model's — collect more test cases "
+                        "to separate them.")  # fmt: skip
+                out.append(_row("accuracy", str(ev), str(metric), None, text, mean))
+    return out
+
+
+def _difficult(verdicts: pl.DataFrame, cases: pl.DataFrame) -> list[dict[str, object]]:
+    """Cases failed by the most models on an evaluator's primary metric."""
+    out = []
+    prim = verdicts.filter(pl.col("primary") & pl.col("passed").is_not_null())
+    per_case = (
+        prim.group_by("evaluator", "metric", "case_id")
+        .agg(
+            failed=pl.col("model").filter(~pl.col("passed")).n_unique(),
+            models=pl.col("model").n_unique(),
+        )
+        .filter(pl.col("failed") > 0)
+        .sort(["evaluator", "failed", "case_id"], descending=[False, True, False])
+    )
+    prompts = dict(cases.select("case_id", "prompt").iter_rows())
+    for (ev, metric), part in per_case.group_by("evaluator", "metric", maintain_order=True):
+        top = part.filter(pl.col("failed") == part["failed"].max()).head(_DIFFICULT_SHOWN)
+        for case_id, failed, models in top.select("case_id", "failed", "models").iter_rows():
+            text = (f"Prompt '{prompts.get(case_id)}' was evaluated as one of the most difficult "
+                    f"prompts to be correctly answered by evaluated models according to the {ev} "
+                    f"evaluator: {failed} of {models} model(s) failed.")  # fmt: skip
+            out.append(_row("accuracy", str(ev), str(metric), None, text, float(failed), [case_id]))
+    return out
+
+
+def _speed_cost(outputs: pl.DataFrame) -> list[dict[str, object]]:
+    out = []
+    for column, unit, words in (("duration_s", "s per answer", ("fastest", "slowest")),
+                                ("cost", "total cost", ("cheapest", "most expensive"))):  # fmt: skip
+        agg = pl.col(column).mean() if column == "duration_s" else pl.col(column).sum()
+        per = (
+            outputs.filter(pl.col(column).is_not_null())
+            .group_by("model")
+            .agg(agg)
+            .sort(column, "model")
+        )
+        if per.height < 2:
+            continue
+        for word, (model, value) in zip(words, (per.row(0), per.row(-1)), strict=True):
+            out.append(_row("performance", None, column, model,
+                            f"Model {model} is the {word} model ({value:.4g} {unit}).", float(value)))  # fmt: skip
+    return out
+
+
+def _retrieval_vs_generation(
+    verdicts: pl.DataFrame, cases: pl.DataFrame
+) -> list[dict[str, object]]:
+    """Prompts whose retrieval failures outnumber their generation failures (§18.5)."""
+    fails = verdicts.filter(pl.col("primary") & (pl.col("passed") == False))  # noqa: E712
+    per = (
+        fails.group_by("case_id")
+        .agg(
+            retrieval=(pl.col("domain") == "retrieval").sum(),
+            generation=(pl.col("domain") == "generation").sum(),
+        )
+        .filter(pl.col("retrieval") > pl.col("generation"))
+        .sort("case_id")
+    )
+    if per.is_empty():
+        return []
+    ids = per["case_id"].to_list()
+    prompts = dict(cases.select("case_id", "prompt").iter_rows())
+    shown = "; ".join(f"'{prompts.get(c)}'" for c in ids[:_DIFFICULT_SHOWN])
+    text = (f"{len(ids)} prompt(s) fail more on retrieval than on generation — improve retrieval "
+            f"before the model: {shown}")  # fmt: skip
+    return [_row("retrieval", None, None, None, text, float(len(ids)), ids)]
+
+
+def insights(
+    lab: Lab, verdicts: pl.DataFrame, board: pl.DataFrame, *, seed: int = 0
+) -> pl.DataFrame:
+    """All insights of a lab as a frame (``INSIGHT_SCHEMA``)."""
+    rows = (
+        _best_worst(verdicts, board, seed)
+        + _difficult(verdicts, lab.cases)
+        + _retrieval_vs_generation(verdicts, lab.cases)
+        + _speed_cost(lab.outputs)
+    )
+    return (
+        pl.DataFrame(rows, schema=INSIGHT_SCHEMA) if rows else pl.DataFrame(schema=INSIGHT_SCHEMA)
+    )
+
+
+def insights_json(frame: pl.DataFrame) -> str:
+    """H2O's ``insights_and_actions.json``: ``InsightAndAction`` dicts."""
+    items = [
+        {
+            "description": r["description"], "description_html": None, "actions_description": "",
+            "actions_codes": [], "explainer_id": r["evaluator"], "explainer_name": r["evaluator"],
+            "resources": [], "insight_type": r["insight_type"],
+            "insight_attrs": {"model_name": r["model"], "metric_id": r["metric"],
+                              "value": r["value"], "test_case_keys": r["case_ids"]},
+        }
+        for r in frame.iter_rows(named=True)
+    ]  # fmt: skip
+    return json.dumps(items, indent=2, allow_nan=False, default=str)

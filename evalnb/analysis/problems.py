@@ -1,0 +1,212 @@
+"""Problems (h2o_semantics.md §18–19): what is wrong, how bad, and what to do about it.
+
+Every problem is one row with H2O's fields (``description``, ``severity``, ``problem_type``,
+AVID code, ``actions_description``) plus structured attributes (evaluator, metric, model,
+the offending case keys), so a frame can be filtered and the JSON export has H2O's shape.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from evalnb.lab.verdicts import is_finite
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import Lab
+
+__all__ = ["AVID", "PROBLEM_SCHEMA", "problems", "problems_json"]
+
+AVID = {
+    "P0100": "Problems arising due to faults in the data pipeline",
+    "P0200": "Ability for the AI to perform as intended",
+    "P0300": "Protect leakage of user information as required by rules and regulations",
+    "E0100": "Concerns of algorithms propagating societal bias",
+    "E0300": "Perpetuating/causing/being affected by negative user actions",
+}
+PROBLEM_SCHEMA = pl.Schema(dict[str, pl.DataType]({
+    "severity": pl.String(), "problem_type": pl.String(), "avid_code": pl.String(),
+    "evaluator": pl.String(), "metric": pl.String(), "model": pl.String(),
+    "description": pl.String(), "actions_description": pl.String(),
+    "score": pl.Float64(), "threshold": pl.Float64(), "case_ids": pl.List(pl.String()),
+}))  # fmt: skip
+_SEVERITY_ORDER = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
+_TYPE_BY_DOMAIN = {"generation": "accuracy", "retrieval": "retrieval", "privacy": "privacy",
+                   "fairness": "fairness", "summarization": "summarization",
+                   "classification": "classification"}  # fmt: skip
+_AVID_BY_EVALUATOR = {"toxicity": "E0300", "fairness_bias": "E0100"}
+_AVID_BY_DOMAIN = {"privacy": "P0300", "retrieval": "P0100"}
+# Evaluators whose verdicts H2O compares across perturbations (§19); the others do not.
+_NO_FLIPS = {"answer_relevancy_similarity", "context_mrr", "looping", "summarization"}
+_ACTIONS = {
+    "accuracy": "Review the failing answers; improve the prompt, the model or its fine-tuning "
+    "on the failing cases.",
+    "retrieval": "Check the retriever: chunking, embedding model, top-k and the corpus itself.",
+    "privacy": "Add output filtering of personal and sensitive data, or remove it from the "
+    "corpus the model sees.",
+    "fairness": "Add guardrails against toxic or biased output and test with adversarial prompts.",
+    "summarization": "Tune the summarization prompt or model for coverage and faithfulness.",
+    "classification": "Review misclassified cases and the label set; retrain or re-prompt.",
+}
+_FLIP_ACTION = (
+    "Perform sensitivity analysis on various perturbation types and intensities to explore "
+    "the model's robustness with regard to the specified perturbations."
+)
+
+
+def _avid(evaluator: str, domain: str) -> str:
+    return _AVID_BY_EVALUATOR.get(evaluator, _AVID_BY_DOMAIN.get(domain, "P0200"))
+
+
+def _threshold_problems(board: pl.DataFrame, verdicts: pl.DataFrame) -> list[dict[str, object]]:
+    """One problem per (evaluator, metric, model) whose mean is on the wrong side (§18.3)."""
+    out: list[dict[str, object]] = []
+    failing_cases = (
+        verdicts.filter(pl.col("passed").not_())
+        .group_by("evaluator", "metric", "model")
+        .agg(pl.col("case_id").unique().sort())
+    )
+    fails = {(r[0], r[1], r[2]): r[3] for r in failing_cases.iter_rows()}
+    meta = verdicts.select("evaluator", "metric", "domain", "title").unique(["evaluator", "metric"])
+    info = {(r[0], r[1]): (r[2], r[3]) for r in meta.iter_rows()}
+    for row in board.iter_rows(named=True):
+        thr, mean = row["threshold"], row["mean"]
+        if mean is None or not is_finite(thr):
+            continue
+        bad = mean < thr if row["higher_is_better"] else mean > thr
+        if not bad:
+            continue
+        domain, title = info[(row["evaluator"], row["metric"])]
+        kind = _TYPE_BY_DOMAIN.get(domain or "", "accuracy")
+        out.append({
+            "severity": "MEDIUM" if mean > thr / 2 else "HIGH",
+            "problem_type": kind,
+            "avid_code": _avid(row["evaluator"], domain or ""),
+            "evaluator": row["evaluator"], "metric": row["metric"], "model": row["model"],
+            "description": (
+                f"Evaluated model {row['model']} failed to satisfy the threshold {thr} for "
+                f"metric '{title}', with average score {mean:.4f}."
+            ),
+            "actions_description": _ACTIONS[kind],
+            "score": mean, "threshold": thr,
+            "case_ids": fails.get((row["evaluator"], row["metric"], row["model"]), []),
+        })  # fmt: skip
+    return out
+
+
+def _flip_problems(verdicts: pl.DataFrame, cases: pl.DataFrame) -> list[dict[str, object]]:
+    """Flag each perturbed case whose verdict differs from its original's, per metric (§19)."""
+    lineage = cases.filter(pl.col("perturbation_of").is_not_null()).select(
+        "case_id", "perturbation_of", "perturbation", pl.col("prompt").alias("perturbed_prompt")
+    )
+    if lineage.is_empty():
+        return []
+    v = verdicts.filter(
+        pl.col("passed").is_not_null() & ~pl.col("evaluator").is_in(list(_NO_FLIPS))
+    )
+    pert = v.join(lineage, on="case_id")
+    orig = v.select(
+        pl.col("case_id").alias("perturbation_of"), "model", "sample", "evaluator", "metric",
+        pl.col("value").alias("orig_value"), pl.col("passed").alias("orig_passed"),
+    )  # fmt: skip
+    flips = pert.join(
+        orig, on=["perturbation_of", "model", "sample", "evaluator", "metric"]
+    ).filter(pl.col("passed") != pl.col("orig_passed"))
+    prompts = dict(cases.select("case_id", "prompt").iter_rows())
+    out: list[dict[str, object]] = []
+    for r in flips.iter_rows(named=True):
+        way = "from passed to failed" if r["orig_passed"] else "from failed to passed"
+        out.append({
+            "severity": "HIGH", "problem_type": "robustness", "avid_code": "P0200",
+            "evaluator": r["evaluator"], "metric": r["metric"], "model": r["model"],
+            "description": (
+                "Model robustness problem detected in case of prompt perturbation: metric "
+                f"'{r['title']}' value flipped {way} (from {r['orig_value']:.4f} to "
+                f"{r['value']:.4f} with threshold {r['threshold']}) in case of answers "
+                f"generated by the model '{r['model']}'. ORIGINAL prompt: "
+                f"'{prompts.get(r['perturbation_of'])}', PERTURBED prompt: '{r['perturbed_prompt']}'."
+            ),
+            "actions_description": _FLIP_ACTION,
+            "score": r["value"], "threshold": r["threshold"], "case_ids": [r["case_id"]],
+        })  # fmt: skip
+    return out
+
+
+def _dataset_problems(lab: Lab) -> list[dict[str, object]]:
+    """Rows an evaluator could not score, grouped by reason; empty retrieved contexts."""
+    out: list[dict[str, object]] = []
+    unscored = (
+        lab.scores.filter(pl.col("value").is_null() & pl.col("detail").is_not_null())
+        .with_columns(reason=pl.col("detail").str.json_path_match("$.reason"))
+        .filter(pl.col("reason").is_not_null())
+        .group_by("evaluator", "reason")
+        .agg(pl.col("case_id").unique().sort(), pl.col("model").unique().sort())
+        .sort("evaluator", "reason")
+    )
+    for ev, reason, case_ids, models in unscored.iter_rows():
+        out.append({
+            "severity": "LOW", "problem_type": "dataset", "avid_code": "P0100",
+            "evaluator": ev, "metric": None, "model": None,
+            "description": f"{ev}: {len(case_ids)} test case(s) not scored ({reason}); "
+                           f"models {', '.join(models)}.",
+            "actions_description": "Fill in the missing fields or fix the failing model host, then re-run.",
+            "score": None, "threshold": None, "case_ids": case_ids,
+        })  # fmt: skip
+    ctx = lab.outputs.select("case_id", "model", n=pl.col("context").list.len())
+    if ctx["n"].fill_null(0).sum() > 0:  # a RAG lab: an empty context is a retrieval failure
+        empty = ctx.filter(pl.col("n").fill_null(0) == 0)
+        for model, ids in (
+            empty.group_by("model").agg(pl.col("case_id").unique().sort()).sort("model").iter_rows()
+        ):
+            out.append({
+                "severity": "MEDIUM", "problem_type": "retrieval", "avid_code": "P0100",
+                "evaluator": None, "metric": None, "model": model,
+                "description": f"Model {model} retrieved no context for {len(ids)} test case(s).",
+                "actions_description": _ACTIONS["retrieval"],
+                "score": None, "threshold": None, "case_ids": ids,
+            })  # fmt: skip
+    return out
+
+
+def problems(lab: Lab, verdicts: pl.DataFrame, board: pl.DataFrame) -> pl.DataFrame:
+    """All problems of a lab, most severe first."""
+    rows = (
+        _threshold_problems(board, verdicts)
+        + _flip_problems(verdicts, lab.cases)
+        + _dataset_problems(lab)
+    )
+    frame = (
+        pl.DataFrame(rows, schema=PROBLEM_SCHEMA) if rows else pl.DataFrame(schema=PROBLEM_SCHEMA)
+    )
+    return (
+        frame.with_columns(
+            _order=pl.col("severity").replace_strict(_SEVERITY_ORDER, return_dtype=pl.Int8)
+        )
+        .sort("_order", "problem_type", "evaluator", "model", nulls_last=True)
+        .drop("_order")
+    )
+
+
+def problems_json(frame: pl.DataFrame, model_keys: dict[str, str] | None = None) -> str:
+    """H2O's ``problems_and_actions.json``: a list of ``ProblemAndAction`` dicts (§18.1)."""
+    keys = model_keys or {}
+    items = []
+    for r in frame.iter_rows(named=True):
+        attrs: dict[str, object] = {
+            "model_name": r["model"], "evaluator_name": r["evaluator"],
+            "dataset_row_keys": [[c, keys.get(r["model"] or "", r["model"])] for c in r["case_ids"]],
+            "test_case_keys": r["case_ids"], "avid_problem_code": r["avid_code"],
+            "avid_problem_code_description": AVID.get(r["avid_code"], ""),
+            "metric_id": r["metric"], "metric_threshold": r["threshold"], "metric_score": r["score"],
+        }  # fmt: skip
+        items.append({
+            "description": r["description"], "description_html": None,
+            "actions_description": r["actions_description"], "actions_codes": [],
+            "explainer_id": r["evaluator"], "explainer_name": r["evaluator"],
+            "explanation_type": None, "explanation_name": None, "explanation_mime": None,
+            "resources": [], "severity": r["severity"], "problem_type": r["problem_type"],
+            "problem_attrs": attrs,
+        })  # fmt: skip
+    return json.dumps(items, indent=2, allow_nan=False, default=str)

@@ -1,0 +1,217 @@
+"""A self-contained HTML report (seed 003 "View evaluation"): one file, no network, no script.
+
+Every string that comes from the lab (model answers, prompts, model names, problem texts)
+goes through :func:`html.escape`; charts are inline SVG rendered offline; a Content
+Security Policy forbids scripts and any fetch, so even a missed escape could not run code
+or call out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from evalnb.analysis.charts import heatmap, leaderboard_chart, to_svg
+
+if TYPE_CHECKING:
+    from evalnb.analysis.derived import Analysed
+    from evalnb.lab.core import Lab
+
+__all__ = ["render_report"]
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+_STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
+h1,h2,h3{font-weight:600} table{border-collapse:collapse;margin:.5rem 0 1rem}
+td,th{border:1px solid #ddd;padding:.25rem .5rem;vertical-align:top;text-align:left}
+th{background:#f4f4f4} .HIGH{color:#fff;background:#c62828} .MEDIUM{background:#f9a825}
+.LOW{background:#9ccc65} .sev{padding:0 .4rem;border-radius:3px;font-weight:600}
+.text{white-space:pre-wrap;max-width:420px} details{margin:.3rem 0} .num{text-align:right}
+.semaphore span{display:inline-block;margin-right:1rem;padding:.3rem .7rem;border-radius:4px}
+"""
+_WEAKEST = 5
+
+
+def _e(value: object) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _num(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return _e(value)
+
+
+def _table(frame: pl.DataFrame, text_columns: tuple[str, ...] = ()) -> str:
+    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    body = []
+    for row in frame.iter_rows():
+        cells = []
+        for col, value in zip(frame.columns, row, strict=True):
+            if isinstance(value, list):
+                value = ", ".join(map(str, value))
+            if col == "severity":
+                cells.append(f'<td><span class="sev {_e(value)}">{_e(value)}</span></td>')
+                continue
+            css = (
+                "text" if col in text_columns else ("num" if isinstance(value, float | int) else "")
+            )
+            cells.append(f'<td class="{css}">{_num(value)}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _problems_html(probs: pl.DataFrame) -> str:
+    """Problems by type; the many per-case robustness flips fold into a details element."""
+    if probs.is_empty():
+        return "<p>No problems found.</p>"
+    cols = ("severity", "problem_type", "evaluator", "model", "description", "actions_description")
+    out = []
+    for kind, part in probs.partition_by("problem_type", as_dict=True, maintain_order=True).items():
+        table = _table(part.select(cols), ("description", "actions_description"))
+        label = f"{_e(kind[0])}: {part.height} problem(s)"
+        out.append(
+            f"<details{' open' if part.height <= 20 else ''}><summary>{label}</summary>{table}</details>"
+        )
+    return "".join(out)
+
+
+def _semaphore(problems: pl.DataFrame) -> str:
+    counts = dict(problems.group_by("severity").len().iter_rows()) if problems.height else {}
+    return (
+        '<p class="semaphore">'
+        + "".join(
+            f'<span class="{s}">{s}: {counts.get(s, 0)}</span>' for s in ("HIGH", "MEDIUM", "LOW")
+        )
+        + "</p>"
+    )
+
+
+def _case_rows(lab: Lab, verdicts: pl.DataFrame, evaluator: str, metric: str, hib: bool) -> str:
+    """Render the weakest scored rows of the primary metric with their texts."""
+    rows = (
+        verdicts.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric) & pl.col("value").is_not_null())
+        .sort("value", descending=not hib)
+        .head(_WEAKEST)
+        .join(lab.outputs.select("case_id", "model", "sample", "actual", "context"), on=["case_id", "model", "sample"], how="left")
+        .join(lab.cases.select("case_id", "prompt", "expected"), on="case_id", how="left")
+    )  # fmt: skip
+    out = []
+    for r in rows.iter_rows(named=True):
+        chunks = "".join(f"<li>{_e(c)}</li>" for c in (r["context"] or []))
+        ctx = (
+            f"<details><summary>context ({len(r['context'] or [])} chunks)</summary><ol>{chunks}</ol></details>"
+            if chunks
+            else ""
+        )
+        out.append(
+            f"<tr><td>{_e(r['model'])}</td><td class='num'>{_num(r['value'])}</td>"
+            f"<td>{'pass' if r['passed'] else 'fail'}</td><td class='text'>{_e(r['prompt'])}</td>"
+            f"<td class='text'>{_e(' | '.join(r['expected'] or []))}</td>"
+            f"<td class='text'>{_e(r['actual'])}{ctx}</td></tr>"
+        )
+    head = "<tr><th>model</th><th>score</th><th>verdict</th><th>prompt</th><th>expected</th><th>actual</th></tr>"
+    return f"<table>{head}{''.join(out)}</table>" if out else "<p>No scored rows.</p>"
+
+
+def _evaluator_section(
+    lab: Lab, verdicts: pl.DataFrame, board: pl.DataFrame, problems: pl.DataFrame,
+    insights: pl.DataFrame, evaluator: str,
+) -> str:  # fmt: skip
+    spec = lab.metrics.filter(pl.col("evaluator") == evaluator)
+    prim = spec.filter(pl.col("primary"))
+    prim_row = (prim if prim.height else spec).row(0, named=True)
+    part = board.filter(pl.col("evaluator") == evaluator).select(
+        "metric", "model", "n_cases", "mean", "ci_low", "ci_high", "pass_rate", "threshold", "rank"
+    )
+    params = (
+        lab.scores.filter(pl.col("evaluator") == evaluator)["params"]
+        .drop_nulls()
+        .unique()
+        .to_list()
+    )
+    mine = problems.filter(pl.col("evaluator") == evaluator).select(
+        "severity", "model", "metric", "description"
+    )
+    return (
+        f"<h2 id='ev-{_e(evaluator)}'>{_e(evaluator)}</h2>"
+        f"<p>{_e(spec['description'][0] if spec.height else '')}</p>"
+        f"<h3>Metrics</h3>{_table(part)}"
+        f"<figure>{to_svg(leaderboard_chart(board, evaluator))}</figure>"
+        f"<h3>Weakest cases ({_e(prim_row['metric'])})</h3>"
+        f"{_case_rows(lab, verdicts, evaluator, prim_row['metric'], bool(prim_row['higher_is_better']))}"
+        f"<h3>Most difficult cases</h3>{_difficult_html(insights, evaluator)}"
+        f"<h3>Problems</h3>{_table(mine, ('description',)) if mine.height else '<p>None.</p>'}"
+        f"<h3>Parameters</h3><pre>{_e(json.dumps([json.loads(p) for p in params], indent=1))}</pre>"
+    )
+
+
+def _difficult_html(insights: pl.DataFrame, evaluator: str) -> str:
+    hard = insights.filter(
+        (pl.col("evaluator") == evaluator) & pl.col("description").str.contains("most difficult")
+    )
+    return (
+        f"<ul>{''.join(f'<li>{_e(d)}</li>' for d in hard['description'])}</ul>"
+        if hard.height
+        else "<p>None failed.</p>"
+    )
+
+
+def _eda(lab: Lab) -> str:
+    outputs = lab.outputs.with_columns(chars=pl.col("actual").str.len_chars())
+    per_model = outputs.group_by("model").agg(
+        answers=pl.len(), errors=pl.col("error").is_not_null().sum(),
+        mean_chars=pl.col("chars").mean(), mean_duration_s=pl.col("duration_s").mean(),
+        total_cost=pl.col("cost").sum(),
+    ).sort("model")  # fmt: skip
+    cats = (
+        lab.cases.select(pl.col("categories").explode())
+        .drop_nulls()
+        .group_by("categories")
+        .len()
+        .sort("len", descending=True)
+        .head(20)
+    )
+    return (
+        f"<h2>Dataset</h2><p>{lab.cases.height} test cases "
+        f"({lab.cases['perturbation_of'].is_not_null().sum()} perturbed), "
+        f"{lab.outputs.height} answers from {len(lab.models)} model(s).</p>"
+        f"<h3>Models</h3>{_table(per_model)}"
+        + (f"<h3>Categories</h3>{_table(cats)}" if cats.height else "")
+    )
+
+
+def render_report(
+    lab: Lab, *, title: str | None = None, seed: int = 0, analysed: Analysed | None = None
+) -> str:
+    """Render the report as HTML text."""
+    from evalnb import __version__  # noqa: PLC0415
+    from evalnb.analysis.derived import analyse  # noqa: PLC0415
+    from evalnb.analysis.leaderboard import overall_leaderboard  # noqa: PLC0415
+
+    done = analysed or analyse(lab, seed)
+    verdicts, board, probs, ins = done.verdicts, done.board, done.problems, done.insights
+    evaluators = board["evaluator"].unique(maintain_order=True).to_list()
+    name = title or str(lab.info.get("name") or "evalnb evaluation")
+    toc = "".join(f"<li><a href='#ev-{_e(e)}'>{_e(e)}</a></li>" for e in evaluators)
+    body = (
+        f"<h1>{_e(name)}</h1><p>Generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC by evalnb {_e(__version__)}.</p>"
+        f"<h2>Summary</h2>{_semaphore(probs)}"
+        f"<h3>Overall leaderboard</h3>{_table(overall_leaderboard(board))}"
+        + (f"<figure>{to_svg(heatmap(board.filter(pl.col('primary'))))}</figure>" if board.height else "")
+        + f"<h3>Evaluators</h3><ul>{toc}</ul>"
+        f"<h2>Problems</h2>{_problems_html(probs)}"
+        f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
+        + "".join(_evaluator_section(lab, verdicts, board, probs, ins, e) for e in evaluators)
+        + _eda(lab)
+        + f"<h2>Configuration</h2>{_table(lab.current_thresholds().select('evaluator', 'metric', 'threshold', 'source', 'higher_is_better'))}"
+    )  # fmt: skip
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{_CSP}\">"
+        f"<title>{_e(name)}</title><style>{_STYLE}</style></head><body>{body}</body></html>"
+    )

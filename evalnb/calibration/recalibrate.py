@@ -1,0 +1,282 @@
+"""Threshold recalibration from human verdicts, and which rows to ask a human about next.
+
+Criterion (stated, selectable): the new threshold is the cut on the metric's score that best
+reproduces the human pass/fail verdicts — by balanced accuracy (default: robust when most
+items pass or most fail), accuracy or F1 of "pass" — or, with ``criterion="logistic"``, the
+score where a logistic model of P(human pass | score) crosses 0.5. Among equally good cuts
+the middle of the best interval is taken, so the estimate does not hug one labelled score.
+Uncertainty comes from a bootstrap over the labelled items.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from evalnb.calibration.labels import ITEM, cohen_kappa, human_verdicts
+from evalnb.lab.verdicts import finite_or_none
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import Lab
+
+__all__ = ["CRITERIA", "STRATEGIES", "Calibration", "calibrate", "fit_threshold", "sample_rows"]
+
+CRITERIA = ("balanced_accuracy", "accuracy", "f1", "logistic")
+STRATEGIES = ("random", "stratified", "active")
+
+
+def _scores_of(v: np.ndarray, passed: np.ndarray, higher: bool) -> tuple[np.ndarray, np.ndarray]:
+    # Work in "higher passes" space: flip lower-is-better scores once, here.
+    return (v if higher else -v), passed.astype(bool)
+
+
+def _cut_quality(s: np.ndarray, y: np.ndarray, criterion: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every candidate cut (between sorted scores) and its quality; predict pass if s ≥ cut."""
+    order = np.argsort(s, kind="stable")
+    s, y = s[order], y[order]
+    uniq, first = np.unique(s, return_index=True)
+    # Cut k sits below uniq[k] (k = len(uniq): above everything): rows from first[k] pass.
+    cuts = np.concatenate([[uniq[0] - 1.0], (uniq[:-1] + uniq[1:]) / 2, [uniq[-1] + 1.0]])
+    starts = np.concatenate([first, [s.size]])
+    pos_total, n = int(y.sum()), s.size
+    pos_below = np.concatenate([[0], np.cumsum(y)])[starts]  # passes predicted "fail"
+    tp = pos_total - pos_below
+    predicted_pass = n - starts
+    fp = predicted_pass - tp
+    tn = (n - pos_total) - fp
+    fn = pos_below
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if criterion == "accuracy":
+            q = (tp + tn) / n
+        elif criterion == "f1":
+            q = np.where(tp > 0, 2 * tp / (2 * tp + fp + fn), 0.0)
+        else:  # balanced accuracy; a class with no items counts as fully recalled
+            tpr = np.where(pos_total > 0, tp / max(pos_total, 1), 1.0)
+            tnr = np.where(n - pos_total > 0, tn / max(n - pos_total, 1), 1.0)
+            q = (tpr + tnr) / 2
+    return cuts, q.astype(float)
+
+
+def _logistic(s: np.ndarray, y: np.ndarray, iters: int = 50) -> tuple[float, float]:
+    """Intercept and slope of P(pass | s) by Newton's method with a tiny ridge (separable data)."""
+    x = np.column_stack([np.ones_like(s), s])
+    w = np.zeros(2)
+    ridge = 1e-3 * np.eye(2)
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-np.clip(x @ w, -30, 30)))
+        grad = x.T @ (y - p) - ridge @ w
+        hess = (x * (p * (1 - p))[:, None]).T @ x + ridge
+        step = np.linalg.solve(hess, grad)
+        w += step
+        if np.abs(step).max() < 1e-9:
+            break
+    return float(w[0]), float(w[1])
+
+
+def fit_threshold(
+    values: np.ndarray, human_pass: np.ndarray, *, higher_is_better: bool = True,
+    criterion: str = "balanced_accuracy",
+) -> tuple[float, float]:  # fmt: skip
+    """Return the threshold that best agrees with the human verdicts, and its agreement.
+
+    The agreement is the criterion's value at that threshold (for ``logistic``: the
+    balanced accuracy of the logistic cut).
+    """
+    if criterion not in CRITERIA:
+        msg = f"criterion must be one of {CRITERIA}; got {criterion!r}"
+        raise ValueError(msg)
+    s, y = _scores_of(np.asarray(values, float), np.asarray(human_pass), higher_is_better)
+    if criterion == "logistic":
+        a, b = _logistic(s, y.astype(float))
+        cut = -a / b if b > 1e-12 else float(np.median(s))
+        pred = s >= cut
+        q = _balanced_accuracy(pred, y)
+    else:
+        cuts, quality = _cut_quality(s, y, criterion)
+        best = np.flatnonzero(quality >= quality.max() - 1e-12)
+        # The middle of the first run of equally good neighbouring cuts.
+        breaks = np.flatnonzero(np.diff(best) > 1)
+        run = best[: breaks[0] + 1] if breaks.size else best
+        lo, hi = cuts[run[0]], cuts[run[-1]]
+        # The cuts beyond every labelled score stand for "all pass"/"all fail": keep the
+        # estimate within the labelled range.
+        lo, hi = (float(np.clip(c, s.min(), s.max())) for c in (lo, hi))
+        cut, q = (lo + hi) / 2, float(quality[run[0]])
+    return (float(cut) if higher_is_better else -float(cut)), q
+
+
+def _balanced_accuracy(pred: np.ndarray, y: np.ndarray) -> float:
+    """Balanced accuracy of predicted vs human pass (classes with no items count as 1)."""
+    pos, neg = y.sum(), (~y).sum()
+    tpr = float((pred & y).sum() / pos) if pos else 1.0
+    tnr = float((~pred & ~y).sum() / neg) if neg else 1.0
+    return (tpr + tnr) / 2
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The outcome of :meth:`evalnb.Lab.recalibrate` for one metric."""
+
+    evaluator: str
+    metric: str
+    criterion: str
+    n_labels: int
+    old_threshold: float | None
+    threshold: float
+    ci: tuple[float, float]
+    agreement: float
+    agreement_ci: tuple[float, float]
+    kappa_before: float
+    kappa_after: float
+    width: float
+    more_labels: int
+    """Labels still needed (estimated, CI width ∝ 1/√n) for the interval to reach ``target_width``."""
+    target_width: float
+    points: pl.DataFrame = field(repr=False)
+    """The labelled items: ``value`` and ``human_pass``."""
+
+    def summary(self) -> str:
+        """Return one paragraph a reviewer can read."""
+        old = "none" if self.old_threshold is None else f"{self.old_threshold:.4g}"
+        more = (
+            "the interval is as narrow as asked"
+            if self.more_labels == 0
+            else f"about {self.more_labels} more labels would narrow it to ±{self.target_width / 2:.3g}"
+        )
+        return (
+            f"{self.evaluator}/{self.metric}: threshold {old} → {self.threshold:.4g} "
+            f"(95 % CI {self.ci[0]:.4g}–{self.ci[1]:.4g}) from {self.n_labels} human labels; "
+            f"{self.criterion} {self.agreement:.3f} (CI {self.agreement_ci[0]:.3f}–"
+            f"{self.agreement_ci[1]:.3f}); Cohen's κ metric vs humans {self.kappa_before:.3f} "
+            f"before, {self.kappa_after:.3f} after; {more}."
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the numbers as JSON-able values (for widgets and exports)."""
+        clean = finite_or_none
+        return {"evaluator": self.evaluator, "metric": self.metric, "criterion": self.criterion,
+                "n_labels": self.n_labels, "old_threshold": clean(self.old_threshold),
+                "threshold": clean(self.threshold), "ci": [clean(c) for c in self.ci],
+                "agreement": clean(self.agreement), "agreement_ci": [clean(c) for c in self.agreement_ci],
+                "kappa_before": clean(self.kappa_before), "kappa_after": clean(self.kappa_after),
+                "more_labels": self.more_labels, "target_width": self.target_width}  # fmt: skip
+
+
+def labelled_points(lab: Lab, evaluator: str, metric: str) -> pl.DataFrame:
+    """Human verdicts joined to the metric's scores: ``ITEM, value, human_pass``."""
+    human = human_verdicts(lab.labels, evaluator, metric).drop_nulls("human_pass")
+    scores = lab.scores.filter(
+        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+    ).select(*ITEM, "value")
+    return human.join(scores, on=ITEM).drop_nulls("value").select(*ITEM, "value", "human_pass")
+
+
+def calibrate(
+    lab: Lab, evaluator: str, metric: str, *, criterion: str = "balanced_accuracy",
+    n_boot: int = 1000, seed: int = 0, target_width: float = 0.05,
+) -> Calibration:  # fmt: skip
+    """Fit the threshold of one metric to the humans' verdicts (see the module docstring)."""
+    spec = lab.metric_spec(evaluator, metric)
+    old = spec["threshold"]
+    higher = bool(spec["higher_is_better"])
+    points = labelled_points(lab, evaluator, metric)
+    v = points["value"].to_numpy()
+    y = points["human_pass"].to_numpy().astype(bool)
+    if v.size < 4 or y.all() or (~y).all():
+        msg = (
+            f"recalibrating {evaluator}/{metric} needs at least 4 human labels with both "
+            f"verdicts; got {v.size} ({int(y.sum())} pass, {int((~y).sum())} fail). "
+            "Label more items (lab.calibration_sample(...) or evalnb.labeler(...))"
+        )
+        raise ValueError(msg)
+    cut, quality = fit_threshold(v, y, higher_is_better=higher, criterion=criterion)
+    rng = np.random.default_rng(seed)
+    cuts, quals = np.empty(n_boot), np.empty(n_boot)
+    for i in range(n_boot):
+        idx = rng.integers(0, v.size, v.size)
+        if y[idx].all() or (~y[idx]).all():
+            cuts[i] = quals[i] = np.nan  # one-class resample: no cut is defined
+            continue
+        cuts[i], quals[i] = fit_threshold(
+            v[idx], y[idx], higher_is_better=higher, criterion=criterion
+        )
+    lo, hi = np.nanpercentile(cuts, [2.5, 97.5])
+    qlo, qhi = np.nanpercentile(quals, [2.5, 97.5])
+
+    def verdicts_at(t: float | None) -> np.ndarray:
+        if t is None or not math.isfinite(t):
+            return np.ones_like(y) if higher else np.zeros_like(y)
+        return v >= t if higher else v <= t
+
+    width = float(hi - lo)
+    more = (
+        max(0, math.ceil(v.size * (width / target_width) ** 2) - v.size)
+        if width > target_width
+        else 0
+    )
+    return Calibration(
+        evaluator, metric, criterion, int(v.size), old, cut, (float(lo), float(hi)),
+        quality, (float(qlo), float(qhi)), cohen_kappa(verdicts_at(old), y),
+        cohen_kappa(verdicts_at(cut), y), width, more, target_width, points,
+    )  # fmt: skip
+
+
+def sample_rows(
+    lab: Lab, evaluator: str, metric: str, n: int, strategy: str, seed: int
+) -> pl.DataFrame:
+    """Pick ``n`` scored, never-labelled (case, model, sample) rows of one metric.
+
+    ``random``: uniformly. ``stratified``: one per score quantile bin. ``active``: the rows
+    whose verdict is least certain given the labels so far — those nearest the logistic
+    P(human pass) = 0.5 point, drawn at random from the 3n nearest so a batch is not one
+    clump; until both verdicts have been labelled it explores like ``stratified``.
+    """
+    if strategy not in STRATEGIES:
+        msg = f"strategy must be one of {STRATEGIES}; got {strategy!r}"
+        raise ValueError(msg)
+    labelled = lab.labels.filter(
+        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+    ).select(ITEM)
+    pool = (
+        lab.scores.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
+        .drop_nulls("value")
+        .join(labelled, on=ITEM, how="anti")
+        .select(*ITEM, "value")
+        .sort(ITEM)  # a seed gives the same batch whatever the table order
+    )
+    if pool.height <= n:
+        return pool
+    rng = np.random.default_rng(seed)
+    centre = _boundary(lab, evaluator, metric) if strategy == "active" else None
+    if strategy == "active" and centre is None:
+        # Until both verdicts have been seen there is no boundary to refine: explore the
+        # whole score range first (sampling near a default threshold that is far off
+        # would return the same verdict batch after batch).
+        strategy = "stratified"
+    if strategy == "random":
+        pick = rng.choice(pool.height, n, replace=False)
+    elif strategy == "stratified":
+        order = np.argsort(pool["value"].to_numpy(), kind="stable")
+        bins = np.array_split(order, n)
+        pick = np.array([b[rng.integers(0, b.size)] for b in bins])
+    else:
+        dist = np.abs(pool["value"].to_numpy() - centre)
+        near = np.argsort(dist, kind="stable")[: 3 * n]
+        pick = rng.choice(near, n, replace=False)
+    return pool[np.sort(pick)]
+
+
+def _boundary(lab: Lab, evaluator: str, metric: str) -> float | None:
+    """Where P(human pass | score) = 0.5 given the labels so far (None: one verdict only)."""
+    points = labelled_points(lab, evaluator, metric)
+    y = points["human_pass"].to_numpy().astype(bool)
+    if points.height < 2 or y.all() or (~y).all():
+        return None
+    higher = bool(lab.metric_spec(evaluator, metric)["higher_is_better"])
+    t, _ = fit_threshold(points["value"].to_numpy(), y, higher_is_better=higher,
+                         criterion="logistic")  # fmt: skip
+    return t

@@ -1,0 +1,267 @@
+"""The ``evalnb`` command: import sources into a DuckDB lab store, describe a store, run the demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from evalnb.lab.errors import EvalnbError
+from evalnb.evaluators.engine import evaluate
+from evalnb.cli.harbor_metric import harbor_metrics, read_rewards, write_json_atomic
+from evalnb.cli.harpia import run_harpia
+from evalnb.lab.core import Lab, open_lab
+from evalnb.io.load import FORMATS, load
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["main"]
+
+_log = logging.getLogger(__name__)
+DEMO_EVALUATORS = (
+    "text_matching", "pii_leakage", "sensitive_data_leakage", "bleu", "rouge",
+    "answer_similarity", "answer_sentence_similarity", "answer_relevancy_similarity",
+    "groundedness", "context_mrr", "context_relevancy", "looping_detection",
+)  # fmt: skip
+_DEMO_FILE = Path(__file__).resolve().parent.parent / "data" / "demo_lab.json"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalnb", description="Evaluate LLM and RAG test labs (see README.md)."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    imp = sub.add_parser("import", help="import a source file into a DuckDB lab store")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--to", type=Path, required=True, help="the LAB.duckdb store to write")
+    imp.add_argument("--format", choices=sorted(FORMATS), help="skip format detection")
+    imp.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=COLUMN",
+        help="column mapping for generic tables, e.g. --map prompt=question",
+    )
+    imp.add_argument(
+        "--replace", action="store_true", help="replace the store's content instead of adding"
+    )
+    info = sub.add_parser("info", help="describe a lab store")
+    info.add_argument("store", type=Path)
+    rep = sub.add_parser(
+        "report", help="write the HTML report (and the ZIP archive) of a lab store"
+    )
+    rep.add_argument("store", type=Path)
+    rep.add_argument("-o", "--output", type=Path, required=True, help="HTML file to write")
+    rep.add_argument("--zip", type=Path, default=None, help="also write the archive here")
+    metric = sub.add_parser(
+        "metric", help="Harbor metric: aggregate a rewards JSONL into a JSON of numbers"
+    )
+    metric.add_argument("-i", "--input-path", type=Path, required=True)
+    metric.add_argument("-o", "--output-path", type=Path, required=True)
+    metric.add_argument(
+        "--aggregate",
+        default="mean",
+        help="comma-separated: mean, pass_rate, median, min, max, sum, count, std, or "
+        "module:function (default: mean)",
+    )
+    metric.add_argument("--pass-threshold", type=float, default=1.0)
+    metric.add_argument("--ci", type=float, help="bootstrap confidence level, e.g. 0.95")
+    metric.add_argument("--resamples", type=int, default=2000)
+    metric.add_argument("--seed", type=int, default=0)
+    harpia = sub.add_parser("harpia", help="HarpIA: run the metrics an input JSON asks for")
+    harpia.add_argument("input", type=Path)
+    harpia.add_argument("-o", "--output", type=Path, required=True)
+    harpia.add_argument("--log", type=Path, help="JSONL log, one line per (instance, metric)")
+    cal = sub.add_parser("calibrate", help="human calibration: export its results")
+    cal_sub = cal.add_subparsers(dest="calibrate_command", required=True)
+    export = cal_sub.add_parser(
+        "export", help="write the guardrail configuration and the corpus patch of a lab store"
+    )
+    export.add_argument("store", type=Path)
+    export.add_argument("--guardrail", type=Path, help="guardrail configuration JSON to write")
+    export.add_argument("--corpus-patch", type=Path, help="corpus patch Markdown to write")
+    export.add_argument("--corpus-patch-json", type=Path, help="corpus patch JSON to write")
+    export.add_argument(
+        "--all-thresholds", action="store_true",
+        help="guardrail: include thresholds that were not calibrated (user or default)",
+    )  # fmt: skip
+    demo = sub.add_parser(
+        "demo", help="evaluate the bundled demo lab; write its store, HTML report and archive"
+    )
+    demo.add_argument("--out", type=Path, default=Path("out/demo"), help="output folder")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit status."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "import":
+            return _import(args)
+        if args.command == "metric":
+            return _metric(args)
+        if args.command == "harpia":
+            run_harpia(args.input, args.output, args.log)
+            return 0
+        if args.command == "report":
+            lab = open_lab(args.store)
+            lab.report(args.output)
+            written = [str(args.output)] + ([str(lab.archive(args.zip))] if args.zip else [])
+            _print("wrote " + ", ".join(written))
+            return 0
+        if args.command == "calibrate":
+            return _calibrate_export(args)
+        if args.command == "info":
+            _print(describe(open_lab(args.store)))
+            return 0
+        return _demo(args.out)
+    except (EvalnbError, TypeError, ValueError) as exc:
+        print(f"evalnb: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _calibrate_export(args: argparse.Namespace) -> int:
+    if not (args.guardrail or args.corpus_patch or args.corpus_patch_json):
+        msg = "nothing to export: pass --guardrail FILE and/or --corpus-patch FILE"
+        raise ValueError(msg)
+    lab = open_lab(args.store)
+    written = []
+    if args.guardrail:
+        config = lab.guardrail_config(args.guardrail, include_uncalibrated=args.all_thresholds)
+        n = sum(len(m) for m in config["calibrated_thresholds"].values())
+        written.append(f"{args.guardrail} ({n} threshold(s))")
+    if args.corpus_patch or args.corpus_patch_json:
+        patch = lab.corpus_patch(args.corpus_patch, args.corpus_patch_json)
+        written += [
+            f"{p} ({patch.height} answer(s))"
+            for p in (args.corpus_patch, args.corpus_patch_json)
+            if p
+        ]
+    _print("wrote " + ", ".join(written))
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    mapping: dict[str, object] = {}
+    for item in args.map:
+        field, sep, column = item.partition("=")
+        if not sep:
+            msg = f"--map expects FIELD=COLUMN, got {item!r}"
+            raise TypeError(msg)
+        mapping[field] = column
+    # Parse and check everything before the store is touched: a bad file writes nothing.
+    lab = load(args.file, format=args.format, **mapping)
+    if args.to.exists() and not args.replace:
+        lab = open_lab(args.to).merge(lab)
+    lab.save(args.to)
+    _print(f"imported {args.file} into {args.to}\n{describe(lab)}")
+    return 0
+
+
+def _metric(args: argparse.Namespace) -> int:
+    rewards = read_rewards(args.input_path)
+    result = harbor_metrics(
+        rewards,
+        [a.strip() for a in args.aggregate.split(",") if a.strip()],
+        pass_threshold=args.pass_threshold,
+        ci=args.ci,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
+    write_json_atomic(args.output_path, result)
+    return 0
+
+
+def _demo(out: Path) -> int:
+    source = _DEMO_FILE
+    out.mkdir(parents=True, exist_ok=True)
+    if not source.is_file():  # installed without the source tree: build the same lab
+        from evalnb.api.demo import build_demo_lab  # noqa: PLC0415
+
+        source = build_demo_lab().export(out / "demo_lab.json")
+    lab = load(source)
+    # The demo's store is its own output: rebuilt from scratch on every run, so a store left
+    # by an older evalnb (or an earlier demo's scores) never blocks or leaks into this one.
+    for old in (out / "demo_lab.duckdb", out / "demo_lab.duckdb.wal"):
+        old.unlink(missing_ok=True)
+    store = lab.save(out / "demo_lab.duckdb")
+    # The judge-free evaluators that fit a RAG question-answering lab and run offline with
+    # what evalnb installs (the model-backed ones need models from the hub, the demo has no
+    # JSON answers or class labels); scores are written to the store.
+    lab = evaluate(lab, list(DEMO_EVALUATORS), model="all-MiniLM-L6-v2",
+                   progress=sys.stderr.isatty())  # fmt: skip
+    report = out / "demo_report.html"
+    lab.report(report, title="evalnb demo: RAG question answering")
+    archive = lab.archive(out / "demo_archive.zip")
+    problems = lab.problems()
+    _print(
+        f"demo lab {source} → {store}\n{describe(lab)}\n"
+        f"{problems.height} problem(s) ({(problems['severity'] == 'HIGH').sum()} HIGH), "
+        f"{lab.insights().height} insight(s)\nreport:  {report}\narchive: {archive}"
+    )
+    return 0
+
+
+def describe(lab: Lab) -> str:
+    """Summarise a lab as text: counts per table, models, evaluators run, answers per model."""
+    lines = [repr(lab), "", "tables:"]
+    lines += [f"  {t:<11}{n:>9,} rows" for t, n in lab.summary().iter_rows()]
+    lines.append(f"models: {', '.join(lab.models) or '(none)'}")
+    evaluators = sorted(set(lab.scores["evaluator"]))
+    lines.append(f"evaluators run: {', '.join(evaluators) or '(none yet)'}")
+    if lab.outputs.height:
+        stats = (
+            lab.outputs.group_by("model", maintain_order=True)
+            .agg(
+                answers=pl.len(),
+                empty=(pl.col("actual").str.strip_chars() == "").sum(),
+                errors=pl.col("error").is_not_null().sum(),
+                mean_s=pl.col("duration_s").mean().round(2),
+                total_cost=pl.col("cost").sum().round(4),
+            )
+            .sort("model")
+        )
+        lines += ["", "answers per model:", _table(stats)]
+    if lab.scores.height:
+        lines += ["", "primary metric per model (mean over scored rows):", _table(_board(lab))]
+    cells = lab.cases.filter(pl.col("topic").is_not_null() | pl.col("question_type").is_not_null())
+    if cells.height:
+        grid = cells.group_by("topic", "question_type").len().sort("topic", "question_type")
+        lines += ["", f"topics × question types: {grid.height} cells"]
+    perturbed = lab.cases["perturbation_of"].is_not_null().sum()
+    if perturbed:
+        lines.append(f"perturbed cases: {perturbed}")
+    fmt = lab.info.get("format")
+    if fmt:
+        lines.append(f"source format: {json.dumps(fmt)}")
+    return "\n".join(lines)
+
+
+def _board(lab: Lab) -> pl.DataFrame:
+    primary = lab.metrics.filter(pl.col("primary")).select("evaluator", "metric")
+    return (
+        lab.scores.join(primary, on=["evaluator", "metric"])
+        .group_by("evaluator", "metric", "model")
+        .agg(mean=pl.col("value").mean().round(4), scored=pl.col("value").count())
+        .sort("evaluator", "mean", descending=[False, True])
+    )
+
+
+def _table(frame: pl.DataFrame) -> str:
+    with pl.Config(tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, tbl_rows=100):
+        return str(frame)
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

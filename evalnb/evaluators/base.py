@@ -1,0 +1,321 @@
+"""The evaluator contract and registry (design.md §4)."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+import polars as pl
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from evalnb.models.encoder import TextEncoder
+    from evalnb.llm.client import LLMClient
+
+__all__ = [
+    "BLOCK_ROWS",
+    "DOMAINS",
+    "Context",
+    "Evaluator",
+    "MetricSpec",
+    "Param",
+    "catalog",
+    "get_evaluator",
+    "per_distinct",
+    "reasons",
+    "register",
+    "result_frame",
+    "threshold_param",
+]
+
+DOMAINS = ("generation", "retrieval", "privacy", "fairness", "summarization", "classification")
+FIELDS = ("prompt", "expected", "actual", "context", "condition")
+# What `score` returns: one row per (output row, metric).
+RESULT_SCHEMA = pl.Schema(
+    {
+        "case_id": pl.String(),
+        "model": pl.String(),
+        "sample": pl.Int64(),
+        "metric": pl.String(),
+        "value": pl.Float64(),
+        "detail": pl.String(),
+    }
+)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric an evaluator produces: H2O's key, range, direction and default threshold."""
+
+    key: str
+    title: str
+    description: str
+    min: float = 0.0
+    max: float = 1.0
+    higher_is_better: bool = True
+    threshold: float = 0.5
+    primary: bool = False
+
+
+@dataclass(frozen=True)
+class Param:
+    """A typed evaluator parameter with its default and validation."""
+
+    name: str
+    kind: type
+    default: object
+    description: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[object, ...] | None = None
+    # False for parameters that change no score (a threshold): changing them must not
+    # invalidate scores already computed.
+    scoring: bool = True
+
+    def check(self, value: object, owner: str) -> object:
+        """Return ``value`` converted to the parameter's type, or raise saying why not."""
+        kind = self.kind
+        ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            msg = (
+                f"{owner}: parameter `{self.name}` must be {kind.__name__}, got {value!r} "
+                f"({type(value).__name__}); {self.description}"
+            )
+            raise TypeError(msg)
+        if self.choices is not None and value not in self.choices:
+            msg = f"{owner}: `{self.name}` must be one of {list(self.choices)}, got {value!r}"
+            raise ValueError(msg)
+        if isinstance(value, int | float) and not _within(value, self.low, self.high):
+            msg = f"{owner}: `{self.name}` must be within [{self.low}, {self.high}], got {value!r}"
+            raise ValueError(msg)
+        return value
+
+
+def threshold_param(
+    default: float, metric: str, *, low: float = 0.0, high: float | None = 1.0
+) -> Param:
+    """Build the ``metric_threshold`` parameter every evaluator has (it changes no score)."""
+    return Param(
+        "metric_threshold",
+        float,
+        default=default,
+        low=low,
+        high=high,
+        scoring=False,
+        description=f"pass threshold of {metric}",
+    )
+
+
+def _within(value: float, low: float | None, high: float | None) -> bool:
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
+@dataclass
+class Context:
+    """Shared services handed to evaluators: progress, the text encoder, the LLM judge."""
+
+    progress: object | None = None
+    judge: LLMClient | None = None
+
+    def encoder(self, model: str) -> TextEncoder:
+        """Return the process-wide encoder for ``model`` (loaded on first use)."""
+        from evalnb.models.encoder import get_encoder  # noqa: PLC0415 - torch loads only when needed
+
+        return get_encoder(model)
+
+
+# Rows per scoring call of the row-local evaluators (n-grams, regexes): large enough that
+# per-call costs vanish, small enough that their working memory stays a few hundred MB.
+BLOCK_ROWS = 50_000
+
+
+class Evaluator(ABC):
+    """Base class: declare the class variables and implement :meth:`score`.
+
+    ``score`` receives the rows to score (``Lab.rows()`` columns) as one frame and returns
+    one row per (row, metric) with the columns of ``RESULT_SCHEMA``; a row it cannot score
+    gets a null value and the reason in ``detail``.
+    """
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    domain: ClassVar[str]
+    description: ClassVar[str]
+    requires: ClassVar[tuple[str, ...]]
+    metrics: ClassVar[tuple[MetricSpec, ...]]
+    params: ClassVar[tuple[Param, ...]] = ()
+    judge: ClassVar[bool] = False
+    # Rows per ``score`` call. Row-local evaluators set it so their working memory stays
+    # bounded on large labs; None gives all rows at once (to share work across rows, such
+    # as encoding each distinct text once).
+    block_rows: ClassVar[int | None] = None
+
+    @abstractmethod
+    def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
+        """Score every row of ``rows``."""
+
+    @classmethod
+    def resolve(cls, given: Mapping[str, object]) -> dict[str, object]:
+        """Defaults overlaid with ``given``, each validated."""
+        known = {p.name: p for p in cls.params}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            msg = f"{cls.id}: unknown parameters {unknown}; expected some of {sorted(known)}"
+            raise TypeError(msg)
+        return {
+            name: p.check(given[name], cls.id) if name in given else p.default
+            for name, p in known.items()
+        }
+
+    @classmethod
+    def scoring_key(cls, params: Mapping[str, object]) -> str:
+        """Canonical JSON of the parameters that change scores (stored with each score)."""
+        scoring = {p.name for p in cls.params if p.scoring}
+        return json.dumps({k: params[k] for k in sorted(scoring)}, sort_keys=True)
+
+    @classmethod
+    def primary(cls) -> MetricSpec:
+        """Return the primary metric."""
+        return next((m for m in cls.metrics if m.primary), cls.metrics[0])
+
+
+def reasons(
+    n: int, *masks: tuple[np.ndarray, str], base: Sequence[str | None] | None = None
+) -> list[str | None]:
+    """Per-row ``detail`` JSON: ``{"reason": text}`` where a mask is true (later masks win).
+
+    ``base`` gives each row's detail where no mask applies (default: none).
+    """
+    out: list[str | None] = list(base) if base is not None else [None] * n
+    for mask, text in masks:
+        for i in np.flatnonzero(mask):
+            out[i] = json.dumps({"reason": text})
+    return out
+
+
+def result_frame(
+    rows: pl.DataFrame,
+    values: Mapping[str, Sequence[float | None] | np.ndarray],
+    details: Sequence[str | None] | np.ndarray,
+    *,
+    detail_on: str | None = None,
+) -> pl.DataFrame:
+    """Long result rows (``RESULT_SCHEMA``) from per-metric value arrays (NaN → null).
+
+    ``details`` (JSON text per row) go on every metric, or with ``detail_on`` on that
+    metric only — except that a row left unscored explains itself on every metric.
+    """
+    base = rows.select("case_id", "model", "sample")
+    # An all-None object array would make an Object series: hand Polars a list.
+    given = details.tolist() if isinstance(details, np.ndarray) else list(details)
+    detail = pl.Series("detail", given, dtype=pl.String)
+    parts = []
+    for metric, vals in values.items():
+        series = pl.Series("value", vals, dtype=pl.Float64).fill_nan(None)
+        shown = detail
+        if detail_on is not None and metric != detail_on:
+            shown = pl.select(pl.when(series.is_null()).then(detail)).to_series()
+        parts.append(
+            base.with_columns(pl.lit(metric).alias("metric"), series, shown.alias("detail"))
+        )
+    if not parts:
+        return pl.DataFrame(schema=RESULT_SCHEMA)
+    return pl.concat(parts).select(list(RESULT_SCHEMA))
+
+
+def per_distinct(
+    keys: pl.Series | pl.DataFrame,
+    compute: Callable[..., tuple[object, ...]],
+    schema: Mapping[str, pl.DataType],
+) -> pl.DataFrame:
+    """Run ``compute`` once per distinct key; one result row per row of ``keys``.
+
+    For work that is inherently per text (a JSON parse, a decoder, a suffix structure): the
+    Python call happens per distinct value, and the results reach every row through a join.
+    A Series' null entries get null results; a frame's rows are passed whole, one argument
+    per column, nulls included.
+    """
+    frame = keys.to_frame() if isinstance(keys, pl.Series) else keys
+    names = [f"\x00k{i}" for i in range(frame.width)]
+    frame = frame.rename(dict(zip(frame.columns, names, strict=True)))
+    distinct = (frame.drop_nulls() if isinstance(keys, pl.Series) else frame).unique()
+    table = pl.DataFrame(
+        [compute(*row) for row in distinct.iter_rows()], schema=pl.Schema(schema), orient="row"
+    )
+    table = pl.concat([distinct, table], how="horizontal")
+    joined = frame.join(table, on=names, how="left", maintain_order="left", nulls_equal=True)
+    return joined.drop(names)
+
+
+_REGISTRY: dict[str, type[Evaluator]] = {}
+
+
+def register(cls: type[Evaluator]) -> type[Evaluator]:
+    """Class decorator adding an evaluator to the catalog (checks its declarations)."""
+    problems = [f for f in cls.requires if f not in FIELDS]
+    if cls.domain not in DOMAINS or problems or not cls.metrics:
+        msg = (
+            f"evaluator {cls.__name__}: domain must be one of {DOMAINS} (got {cls.domain!r}), "
+            f"requires a subset of {FIELDS} (unknown {problems}) and at least one metric"
+        )
+        raise TypeError(msg)
+    if cls.id in _REGISTRY and _REGISTRY[cls.id] is not cls:
+        msg = f"evaluator id {cls.id!r} is registered twice"
+        raise TypeError(msg)
+    _REGISTRY[cls.id] = cls
+    return cls
+
+
+def get_evaluator(evaluator_id: str) -> type[Evaluator]:
+    """Return the evaluator class registered as ``evaluator_id``."""
+    _load_catalog()
+    if evaluator_id not in _REGISTRY:
+        msg = f"unknown evaluator {evaluator_id!r}; expected one of {sorted(_REGISTRY)}"
+        raise ValueError(msg)
+    return _REGISTRY[evaluator_id]
+
+
+def catalog() -> pl.DataFrame:
+    """One row per evaluator: id, title, domain, required fields, parameters and metrics."""
+    _load_catalog()
+    rows = [
+        {
+            "id": cls.id,
+            "title": cls.title,
+            "domain": cls.domain,
+            "judge": cls.judge,
+            "requires": list(cls.requires),
+            "metrics": [m.key for m in cls.metrics],
+            "primary": cls.primary().key,
+            "params": json.dumps(
+                {p.name: {"type": p.kind.__name__, "default": p.default} for p in cls.params}
+            ),
+            "description": cls.description,
+        }
+        for cls in sorted(_REGISTRY.values(), key=lambda c: (DOMAINS.index(c.domain), c.id))
+    ]
+    return pl.DataFrame(rows)
+
+
+def _load_catalog() -> None:
+    # Importing the evaluator modules registers them; done lazily so `import evalnb` stays
+    # light (heavy ones import their models only when they score).
+    import evalnb.evaluators.bleu  # noqa: PLC0415
+    import evalnb.evaluators.embedding  # noqa: PLC0415
+    import evalnb.evaluators.encoding  # noqa: PLC0415
+    import evalnb.evaluators.gptscore  # noqa: PLC0415
+    import evalnb.evaluators.judges  # noqa: PLC0415
+    import evalnb.evaluators.leakage  # noqa: PLC0415
+    import evalnb.evaluators.looping  # noqa: PLC0415
+    import evalnb.evaluators.model_backed  # noqa: PLC0415
+    import evalnb.evaluators.ragas  # noqa: PLC0415
+    import evalnb.evaluators.rouge  # noqa: PLC0415
+    import evalnb.evaluators.rules  # noqa: PLC0415
+    import evalnb.evaluators.summarization  # noqa: PLC0415
+    import evalnb.evaluators.text_matching  # noqa: F401, PLC0415

@@ -1,0 +1,150 @@
+"""BLEU (h2o_semantics.md §8) over whole columns.
+
+sacrebleu-compatible sentence BLEU and H2O's per-order ``bleu_1`` … ``bleu_4``, with any
+number of references per case.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+import polars as pl
+
+from evalnb.evaluators.base import (
+    BLOCK_ROWS,
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    register,
+    result_frame,
+    threshold_param,
+)
+from evalnb.text.ngram import NgramStats, flat_ngram_stats, id_ngram_stats, ids_13a, tokenize_nltk
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["Bleu", "sentence_bleu", "single_order_bleu"]
+
+_MAX_ORDER = 4
+_LOG_ZERO = -9999999999.0  # sacrebleu's my_log(0)
+
+
+def _brevity(stats: NgramStats) -> np.ndarray:
+    sys_len = stats.hyp_len.astype(np.float64)
+    ref_len = stats.ref_len.astype(np.float64)
+    with np.errstate(divide="ignore"):
+        shorter = np.where(sys_len > 0, np.exp(1.0 - ref_len / np.maximum(sys_len, 1)), 0.0)
+    return np.where(sys_len < ref_len, shorter, 1.0)
+
+
+def sentence_bleu(
+    stats: NgramStats, smooth: str = "exp", smooth_value: float | None = None
+) -> np.ndarray:
+    """``sacrebleu.sentence_bleu`` (effective order) from the statistics, scaled to [0, 1]."""
+    value = {"floor": 0.1, "add-k": 1.0}.get(smooth, 0.0) if smooth_value is None else smooth_value
+    correct = stats.correct.astype(np.float64)
+    total = stats.total.astype(np.float64)
+    n_pairs = correct.shape[0]
+    any_correct = stats.correct.sum(axis=1) > 0  # checked before add-k, as sacrebleu does
+    smooth_mteval = np.ones(n_pairs)
+    active = np.ones(n_pairs, dtype=bool)  # orders before the first with no n-grams
+    log_sum = np.zeros(n_pairs)
+    eff_order = np.zeros(n_pairs)
+    for n in range(_MAX_ORDER):
+        c, t = correct[:, n].copy(), total[:, n].copy()
+        if smooth == "add-k" and n > 0:
+            c, t = c + value, t + value
+        active &= t > 0
+        zero = c == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if smooth == "exp":
+                smooth_mteval = np.where(active & zero, smooth_mteval * 2, smooth_mteval)
+                p_zero = 100.0 / (smooth_mteval * t)
+            elif smooth == "floor":
+                p_zero = 100.0 * value / t
+            else:
+                p_zero = np.zeros(n_pairs)
+            p = np.where(zero, p_zero, 100.0 * c / t)
+            log_p = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), _LOG_ZERO)
+        log_sum += np.where(active, log_p, 0.0)
+        eff_order += active
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = _brevity(stats) * np.exp(log_sum / np.maximum(eff_order, 1))
+    return np.where(any_correct, score, 0.0) / 100.0
+
+
+def single_order_bleu(stats: NgramStats, n: int) -> np.ndarray:
+    """H2O's ``bleu_n``: the order-``n`` clipped precision times the brevity penalty.
+
+    H2O (NLTK, no smoothing) turns a zero precision into the smallest float; it is 0 here.
+    """
+    c, t = stats.correct[:, n - 1], stats.total[:, n - 1]
+    precision = np.where(t > 0, c / np.maximum(t, 1), 0.0)
+    return _brevity(stats) * precision
+
+
+@register
+class Bleu(Evaluator):
+    """n-gram overlap between the answer and the expected answers."""
+
+    id = "bleu"
+    title = "BLEU"
+    domain = "summarization"
+    description = (
+        "BLEU of the answer against the expected answers: sacrebleu-compatible sentence BLEU "
+        "(13a tokens, effective order, smoothing) and H2O's per-order bleu_1..bleu_4."
+    )
+    requires = ("actual", "expected")
+    block_rows = BLOCK_ROWS
+    metrics = (
+        MetricSpec("bleu_1", "BLEU-1", "Unigram precision × brevity penalty (H2O).",
+                   threshold=0.75, primary=True),
+        MetricSpec("bleu_2", "BLEU-2", "Bigram precision × brevity penalty.", threshold=0.75),
+        MetricSpec("bleu_3", "BLEU-3", "Trigram precision × brevity penalty.", threshold=0.75),
+        MetricSpec("bleu_4", "BLEU-4", "4-gram precision × brevity penalty.", threshold=0.75),
+        MetricSpec("bleu", "BLEU", "Sentence BLEU up to 4-grams (sacrebleu), in [0, 1].",
+                   threshold=0.75),
+    )  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("tokenizer", str, default="13a", choices=("13a", "nltk"),
+              description="sacrebleu's 13a, or NLTK word_tokenize as H2O uses"),
+        Param("lowercase", bool, default=False, description="lower-case before tokenizing"),
+        Param("smooth_method", str, default="exp", choices=("exp", "floor", "add-k", "none"),
+              description="smoothing of sentence BLEU (sacrebleu's methods)"),
+        threshold_param(0.75, "bleu_1"),
+    )  # fmt: skip
+
+    def score(
+        self,
+        rows: pl.DataFrame,
+        params: Mapping[str, object],
+        ctx: Context,  # noqa: ARG002 - n-grams need no shared service
+    ) -> pl.DataFrame:
+        """Score every row against all its expected answers at once."""
+        actual = rows["actual"].fill_null("")
+        expected = rows["expected"]
+        if params["lowercase"]:
+            actual = actual.str.to_lowercase()
+            expected = expected.list.eval(pl.element().str.to_lowercase())
+        lengths = expected.list.len().fill_null(0)
+        # All references as one flat column: one tokenizer pass, no nesting.
+        refs = expected.fill_null([]).explode().drop_nulls()
+        if params["tokenizer"] == "nltk":
+            hyp, flat = tokenize_nltk(actual), tokenize_nltk(refs)
+            stats = flat_ngram_stats(hyp, flat, lengths.to_numpy(), _MAX_ORDER)
+        else:
+            stats = id_ngram_stats(ids_13a(actual, refs), lengths.to_numpy(), _MAX_ORDER)
+        values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
+        values["bleu"] = sentence_bleu(stats, str(params["smooth_method"]))
+        no_ref = (lengths == 0).to_numpy()
+        errored = rows["error"].is_not_null().to_numpy()
+        detail = np.full(rows.height, None, dtype=object)
+        detail[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
+        detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
+        for metric, vals in values.items():
+            values[metric] = np.where(no_ref, np.nan, np.where(errored, 0.0, vals))
+        return result_frame(rows, values, detail.tolist())

@@ -1,0 +1,299 @@
+"""The text-matching condition language of H2O Eval Studio (h2o_semantics.md §1.4–1.5).
+
+A condition is a boolean expression over quoted substrings and ``regexp("...")`` operands
+joined by ``AND``, ``OR`` and ``NOT`` with parentheses, e.g.
+``("Rio" OR "rio") AND regexp("15,?969 [Mm]il") AND NOT "Real"``. Tokens are separated by
+single spaces, as in H2O. Regular expressions have Python ``re`` syntax and run under a
+time limit, so a user's pattern cannot hang the process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+from evalnb.lab.errors import EvalnbError
+
+__all__ = [
+    "And",
+    "ConditionError",
+    "Node",
+    "Not",
+    "Or",
+    "Regexp",
+    "Text",
+    "constraints_to_condition",
+    "parse_condition",
+]
+
+_KEYWORDS = {"AND", "OR", "NOT"}
+_END = "AND, OR or the end of the condition"
+_OPERAND = 'an operand ("...", regexp("...") or "(")'
+_CLOSE = "')' (unbalanced parentheses)"
+_QUOTE = regex.compile(r"(?<!\\)([\"'])")
+
+
+class ConditionError(EvalnbError, ValueError):
+    """A text-matching condition or constraint list that cannot be parsed."""
+
+
+@dataclass(frozen=True)
+class Text:
+    """A quoted operand: true when the (unescaped-as-is) text occurs in the answer."""
+
+    value: str
+
+    def render(self) -> str:
+        """Render as in the condition."""
+        return f'"{self.value}"'
+
+
+@dataclass(frozen=True)
+class Regexp:
+    """A ``regexp("...")`` operand: true when the pattern is found anywhere in the answer."""
+
+    pattern: str
+
+    def render(self) -> str:
+        """Render as in the condition."""
+        return f'regexp("{self.pattern}")'
+
+
+@dataclass(frozen=True)
+class Not:
+    """Negation."""
+
+    operand: Node
+
+    def render(self) -> str:
+        """Render as in the condition."""
+        return f"NOT {self.operand.render()}"
+
+
+@dataclass(frozen=True)
+class And:
+    """Conjunction (short-circuit)."""
+
+    left: Node
+    right: Node
+
+    def render(self) -> str:
+        """Render as in the condition."""
+        return f"{self.left.render()} AND {self.right.render()}"
+
+
+@dataclass(frozen=True)
+class Or:
+    """Disjunction (short-circuit)."""
+
+    left: Node
+    right: Node
+
+    def render(self) -> str:
+        """Render as in the condition."""
+        return f"{self.left.render()} OR {self.right.render()}"
+
+
+@dataclass(frozen=True)
+class Group:
+    """A parenthesised sub-expression."""
+
+    inner: Node
+
+    def render(self) -> str:
+        """Render as in the condition."""
+        return f"({self.inner.render()})"
+
+
+@dataclass(frozen=True)
+class Empty:
+    """The empty condition: always true."""
+
+    def render(self) -> str:
+        """Render as in the condition."""
+        return ""
+
+
+Node = Text | Regexp | Not | And | Or | Group | Empty
+
+
+def _closing_quote(text: str, start: int) -> int:
+    """Index of the first ``"`` at or after ``start`` not preceded by a backslash, or -1."""
+    i = text.find('"', start)
+    while i > 0 and text[i - 1] == "\\":
+        i = text.find('"', i + 1)
+    return i
+
+
+def _tokens(condition: str) -> list[tuple[str, str]]:
+    """Split into (kind, value) tokens: LP, RP, KW, TEXT, RE."""
+    pieces = condition.split(" ") if condition else []
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(pieces):
+        piece = pieces[i]
+        if piece == "":
+            msg = (
+                f"condition {condition!r}: empty token at word {i + 1}; expected tokens "
+                "separated by single spaces (two spaces in a row, or a leading/trailing space?)"
+            )
+            raise ConditionError(msg)
+        while piece.startswith("("):
+            out.append(("LP", "("))
+            piece = piece[1:]
+        if piece in _KEYWORDS:
+            out.append(("KW", piece))
+            i += 1
+            continue
+        kind, prefix = ("RE", 'regexp("') if piece.startswith('regexp("') else ("TEXT", '"')
+        if not piece.startswith(prefix):
+            msg = (
+                f"condition {condition!r}: unexpected token {piece!r}; expected a quoted "
+                'string "...", regexp("..."), AND, OR, NOT or parentheses (keywords are '
+                "upper case)"
+            )
+            raise ConditionError(msg)
+        # A quoted operand may span several space-separated pieces: join until it closes.
+        joined = piece
+        end = _closing_quote(joined, len(prefix))
+        while end < 0 and i + 1 < len(pieces):
+            i += 1
+            joined = f"{joined} {pieces[i]}"
+            end = _closing_quote(joined, len(prefix))
+        if end < 0:
+            msg = (
+                f"condition {condition!r}: unterminated string starting at {piece!r} "
+                "(possibly unpaired quotation marks)"
+            )
+            raise ConditionError(msg)
+        out.append((kind, joined[len(prefix) : end]))
+        rest = joined[end + 1 :]
+        if kind == "RE":
+            if not rest.startswith(")"):
+                msg = f"condition {condition!r}: regexp(...) is not closed after {joined!r}"
+                raise ConditionError(msg)
+            rest = rest[1:]
+        if rest.strip(")"):
+            msg = (
+                f"condition {condition!r}: unexpected text {rest!r} after a quoted operand "
+                "(possibly unpaired quotation marks)"
+            )
+            raise ConditionError(msg)
+        out.extend(("RP", ")") for _ in rest)
+        i += 1
+    return out
+
+
+class _Parser:
+    """Recursive descent: NOT binds tightest, then AND, then OR."""
+
+    def __init__(self, condition: str) -> None:
+        self.condition = condition
+        self.tokens = _tokens(condition)
+        self.pos = 0
+
+    def _peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def _fail(self, expected: str) -> ConditionError:
+        token = self._peek()
+        found = "the end of the condition" if token is None else repr(token[1])
+        return ConditionError(f"condition {self.condition!r}: expected {expected}, found {found}")
+
+    def parse(self) -> Node:
+        if not self.tokens:
+            return Empty()
+        node = self._or()
+        if self._peek() is not None:
+            raise self._fail(_END)
+        return node
+
+    def _or(self) -> Node:
+        node = self._and()
+        while self._peek() == ("KW", "OR"):
+            self.pos += 1
+            node = Or(node, self._and())
+        return node
+
+    def _and(self) -> Node:
+        node = self._not()
+        if self._peek() == ("KW", "AND"):
+            self.pos += 1
+            return And(node, self._and())
+        return node
+
+    def _not(self) -> Node:
+        if self._peek() == ("KW", "NOT"):
+            self.pos += 1
+            return Not(self._not())
+        return self._atom()
+
+    def _atom(self) -> Node:
+        token = self._peek()
+        if token is None or token[0] in {"KW", "RP"}:
+            raise self._fail(_OPERAND)
+        self.pos += 1
+        if token[0] == "TEXT":
+            return Text(token[1])
+        if token[0] == "RE":
+            try:
+                regex.compile(token[1])
+            except regex.error as exc:
+                msg = f"condition {self.condition!r}: invalid regexp {token[1]!r}: {exc}"
+                raise ConditionError(msg) from None
+            return Regexp(token[1])
+        inner = self._or()
+        if self._peek() != ("RP", ")"):
+            raise self._fail(_CLOSE)
+        self.pos += 1
+        return Group(inner)
+
+
+def parse_condition(condition: str) -> Node:
+    """Parse a condition; an empty one is always true.
+
+    Raises
+    ------
+    ConditionError
+        Saying which token is wrong and what was expected there.
+
+    Examples
+    --------
+    >>> parse_condition('"a" OR "b" AND NOT regexp("c+")').render()
+    '"a" OR "b" AND NOT regexp("c+")'
+    """
+    return _Parser(condition).parse()
+
+
+def constraints_to_condition(constraints: object) -> str:
+    """Turn H2O ``constraints`` into a condition (h2o_semantics.md §1.5).
+
+    Strings are AND-ed; a list is a parenthesised OR group; ``REGEXP:`` marks a regex.
+
+    Examples
+    --------
+    >>> constraints_to_condition([["a", "b"], "REGEXP:^c"])
+    '("a" OR "b") AND regexp("^c")'
+    """
+    if not isinstance(constraints, list):
+        msg = f"constraints must be a list of strings or lists of strings, got {constraints!r}"
+        raise ConditionError(msg)
+    parts: list[str] = []
+    for item in constraints:
+        if isinstance(item, str):
+            parts.append(_operand(item))
+        elif isinstance(item, list) and all(isinstance(x, str) for x in item):
+            parts.append("(" + " OR ".join(_operand(x) for x in item) + ")")
+        else:
+            msg = f"a constraint must be a string or a list of strings, got {item!r}"
+            raise ConditionError(msg)
+    return " AND ".join(parts)
+
+
+def _operand(text: str) -> str:
+    if text.startswith("REGEXP:"):
+        return f'regexp("{text[len("REGEXP:") :]}")'
+    # A quote inside the text would end the operand: escape it so the parser keeps it whole.
+    escaped: str = _QUOTE.sub(r"\\\1", text)
+    return f'"{escaped}"'

@@ -1,0 +1,205 @@
+"""Evaluate text-matching conditions over whole columns.
+
+Rows are grouped by the *shape* of their condition (the expression with its operands
+abstracted away), so thousands of different conditions such as ``"27,229" AND "million"``
+and ``"Lima" AND "2019"`` are one vectorized evaluation: every quoted operand becomes a column
+of per-row literals tested with Polars' substring search, and only ``regexp`` operands run
+row by row (per distinct pattern and text, under a time limit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import polars as pl
+import regex
+
+from evalnb.evaluators.condition import And, Group, Node, Not, Or, Regexp, Text, parse_condition
+
+__all__ = ["MatchResult", "failing_part", "literal", "match_conditions"]
+
+_UNESCAPE = regex.compile(r"\\([\"'])")
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Per-row outcome: ``ok`` (null when a regexp timed out) and the failing part."""
+
+    ok: list[bool | None]
+    failed_part: list[str | None]
+    error: list[str | None]
+
+
+@lru_cache(maxsize=65536)
+def _parse(condition: str) -> Node:
+    return parse_condition(condition)
+
+
+@lru_cache(maxsize=65536)
+def _shaped(condition: str) -> tuple[str, tuple[Text | Regexp, ...]]:
+    """Return the shape of a condition and its leaves (per distinct condition, not per row)."""
+    leaves: list[Text | Regexp] = []
+    return _shape(_parse(condition), leaves), tuple(leaves)
+
+
+@lru_cache(maxsize=65536)
+def _needle(text: Text) -> str:
+    return literal(text)
+
+
+def _shape(node: Node, leaves: list[Text | Regexp]) -> str:
+    if isinstance(node, Text | Regexp):
+        leaves.append(node)
+        return "T" if isinstance(node, Text) else "R"
+    if isinstance(node, Not):
+        return f"!{_shape(node.operand, leaves)}"
+    if isinstance(node, And | Or):
+        op = "&" if isinstance(node, And) else "|"
+        return f"({_shape(node.left, leaves)}{op}{_shape(node.right, leaves)})"
+    if isinstance(node, Group):
+        return f"[{_shape(node.inner, leaves)}]"
+    return "E"
+
+
+def literal(text: Text) -> str:
+    r"""Return the substring a quoted operand looks for.
+
+    H2O compares the raw text between the quotes, so a constraint with a quote (escaped as
+    ``\\"`` when converted) can never match; we unescape ``\\"`` and ``\\'`` so it does.
+    """
+    return _UNESCAPE.sub(r"\1", text.value)
+
+
+class _Search:
+    """Python-``re``-compatible search with a time limit, memoised per (pattern, text)."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self.memo: dict[tuple[str, str], bool | None] = {}
+
+    def __call__(self, pattern: str, text: str) -> bool | None:
+        key = (pattern, text)
+        if key not in self.memo:
+            if not pattern:
+                self.memo[key] = True
+            else:
+                try:
+                    found = regex.search(pattern, text, timeout=self.timeout_s)
+                except TimeoutError:
+                    self.memo[key] = None
+                else:
+                    self.memo[key] = found is not None
+        return self.memo[key]
+
+
+def _leaf_truth(
+    texts: pl.Series, leaves: list[tuple[Text | Regexp, ...]], index: int, search: _Search
+) -> tuple[np.ndarray, np.ndarray]:
+    """(truth, timed_out) of leaf ``index`` for every row of a shape group."""
+    first = leaves[0][index]
+    if isinstance(first, Text):
+        needles = pl.Series([_needle(row[index]) for row in leaves], dtype=pl.String)
+        frame = pl.DataFrame({"t": texts, "n": needles})
+        found = frame.select(pl.col("t").str.contains(pl.col("n"), literal=True)).to_series()
+        return found.fill_null(value=False).to_numpy(), np.zeros(len(texts), dtype=bool)
+    results = [search(row[index].pattern, t) for row, t in zip(leaves, texts, strict=True)]  # type: ignore[union-attr]
+    truth = np.array([r is True for r in results], dtype=bool)
+    timed_out = np.array([r is None for r in results], dtype=bool)
+    return truth, timed_out
+
+
+def _bool(values: object) -> np.ndarray:
+    # numpy's ufuncs are typed as returning Any; pin the result to a bool array.
+    return np.asarray(values, dtype=bool)
+
+
+def _combine(node: Node, leaf: list[np.ndarray], pos: list[int]) -> np.ndarray:
+    if isinstance(node, Text | Regexp):
+        pos[0] += 1
+        return leaf[pos[0] - 1]
+    if isinstance(node, Not):
+        return _bool(np.logical_not(_combine(node.operand, leaf, pos)))
+    if isinstance(node, And):
+        return _bool(
+            np.logical_and(_combine(node.left, leaf, pos), _combine(node.right, leaf, pos))
+        )
+    if isinstance(node, Or):
+        return _bool(np.logical_or(_combine(node.left, leaf, pos), _combine(node.right, leaf, pos)))
+    if isinstance(node, Group):
+        return _combine(node.inner, leaf, pos)
+    return np.ones(len(leaf[0]) if leaf else 1, dtype=bool)
+
+
+def _holds(node: Node, text: str, search: _Search) -> bool:
+    if isinstance(node, Text):
+        return literal(node) in text
+    if isinstance(node, Regexp):
+        return search(node.pattern, text) is True
+    if isinstance(node, Not):
+        return not _holds(node.operand, text, search)
+    if isinstance(node, And):
+        return _holds(node.left, text, search) and _holds(node.right, text, search)
+    if isinstance(node, Or):
+        return _holds(node.left, text, search) or _holds(node.right, text, search)
+    if isinstance(node, Group):
+        return _holds(node.inner, text, search)
+    return True
+
+
+def failing_part(node: Node, text: str, search: _Search) -> Node:
+    """Return the sub-expression to blame for a failed condition (h2o_semantics.md §1.4).
+
+    For AND the first failing operand (recursively), for OR and NOT the node itself; a
+    group is blamed as a whole when its whole content failed.
+    """
+    if isinstance(node, And):
+        if not _holds(node.left, text, search):
+            return failing_part(node.left, text, search)
+        return failing_part(node.right, text, search)
+    if isinstance(node, Group):
+        inner = failing_part(node.inner, text, search)
+        return node if inner == node.inner else inner
+    return node
+
+
+def match_conditions(
+    texts: list[str], conditions: list[str], *, timeout_s: float = 1.0
+) -> MatchResult:
+    """Evaluate ``conditions[i]`` on ``texts[i]`` for every row.
+
+    Conditions must parse (callers check with :func:`parse_condition` first). A row whose
+    regexp ran past ``timeout_s`` gets ``ok=None`` and an error, never a guessed verdict.
+    """
+    n = len(texts)
+    ok: list[bool | None] = [True] * n
+    failed: list[str | None] = [None] * n
+    error: list[str | None] = [None] * n
+    search = _Search(timeout_s)
+    groups: dict[str, list[int]] = {}
+    leaves_of: list[tuple[Text | Regexp, ...]] = []
+    for i, cond in enumerate(conditions):
+        shape, leaves = _shaped(cond)
+        groups.setdefault(shape, []).append(i)
+        leaves_of.append(leaves)
+    for shape, rows in groups.items():
+        if shape == "E":
+            continue
+        column = pl.Series([texts[i] for i in rows], dtype=pl.String)
+        group_leaves = [leaves_of[i] for i in rows]
+        truths, timeouts = [], np.zeros(len(rows), dtype=bool)
+        for k in range(len(group_leaves[0])):
+            truth, timed_out = _leaf_truth(column, group_leaves, k, search)
+            truths.append(truth)
+            timeouts |= timed_out
+        verdict = _combine(_parse(conditions[rows[0]]), truths, [0])
+        for j, i in enumerate(rows):
+            if timeouts[j]:
+                ok[i] = None
+                error[i] = f"a regexp of the condition ran longer than {timeout_s} s"
+            elif not verdict[j]:
+                ok[i] = False
+                node = _parse(conditions[i])
+                failed[i] = failing_part(node, texts[i], search).render()
+    return MatchResult(ok, failed, error)

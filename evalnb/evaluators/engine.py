@@ -1,0 +1,226 @@
+"""``evalnb.evaluate``: run evaluators over a lab, incrementally, filling scores and metrics."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+import polars as pl
+from tqdm.auto import tqdm
+
+from evalnb.evaluators.base import RESULT_SCHEMA, Context, Evaluator, catalog, get_evaluator
+from evalnb.lab.core import Lab
+from evalnb.lab.schema import SCHEMAS
+from evalnb.lab.store import write_tables
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from evalnb.llm.client import LLMClient
+
+__all__ = ["evaluate", "evaluators"]
+
+_KEY = ["case_id", "model", "sample"]
+
+
+def evaluators() -> pl.DataFrame:
+    """List the evaluators available: id, title, domain, needs, parameters and metrics.
+
+    Examples
+    --------
+    >>> import evalnb
+    >>> "text_matching" in evalnb.evaluators()["id"].to_list()
+    True
+    """
+    return catalog()
+
+
+def _split_params(
+    classes: Sequence[type[Evaluator]], given: Mapping[str, object]
+) -> dict[str, dict[str, object]]:
+    """Route keyword arguments to evaluators.
+
+    ``{evaluator_id: {...}}`` goes to that evaluator; any other name goes to every selected
+    evaluator that declares such a parameter.
+    """
+    ids = {c.id for c in classes}
+    routed: dict[str, dict[str, object]] = {c.id: {} for c in classes}
+    for name, value in given.items():
+        if name in ids:
+            if not isinstance(value, dict):
+                msg = f"parameters for evaluator {name!r} must be a dict, got {value!r}"
+                raise TypeError(msg)
+            routed[name].update(value)
+            continue
+        takers = [c.id for c in classes if any(p.name == name for p in c.params)]
+        if not takers:
+            known = sorted({p.name for c in classes for p in c.params})
+            msg = (
+                f"no selected evaluator takes parameter {name!r}; known: {known}, or pass "
+                "a dict per evaluator id"
+            )
+            raise TypeError(msg)
+        for evaluator_id in takers:
+            routed[evaluator_id].setdefault(name, value)
+    return routed
+
+
+def evaluate(
+    lab: Lab,
+    names: Sequence[str],
+    *,
+    progress: bool = True,
+    judge: LLMClient | None = None,
+    **params: object,
+) -> Lab:
+    """Run evaluators over every output of ``lab`` and return the lab with their scores.
+
+    Parameters
+    ----------
+    lab
+        The lab to score. When it is backed by a store (``lab.path``), the new scores,
+        metrics and thresholds are written to it in one transaction.
+    names
+        Evaluator ids (see :func:`evaluators`).
+    progress
+        Show a ``tqdm`` progress bar.
+    judge
+        The :class:`evalnb.LLMClient` the judge evaluators call (its model is part of their
+        scoring parameters: another judge rescores).
+    **params
+        Parameters by name (given to every selected evaluator that has them), or a dict per
+        evaluator id, e.g. ``text_matching={"evaluate_retrieved_context": True}``.
+
+    Notes
+    -----
+    Incremental: rows already scored by an evaluator with the same scoring parameters are
+    skipped; changing a scoring parameter rescores every row of that evaluator. A
+    ``metric_threshold`` is recorded as a user threshold and never causes rescoring.
+    """
+    classes = [get_evaluator(n) for n in dict.fromkeys(names)]
+    routed = _split_params(classes, params)
+    for cls in classes:
+        if cls.judge and judge is not None:
+            routed[cls.id].setdefault("judge_model", f"{judge.model}@{judge.base_url}")
+    resolved = {c.id: c.resolve(routed[c.id]) for c in classes}
+    rows = lab.rows()
+    scores, metrics, thresholds = lab.scores, lab.metrics, lab.thresholds
+    bar = tqdm(total=rows.height * len(classes), disable=not progress, desc="evaluate")
+    try:
+        for cls in classes:
+            key = cls.scoring_key(resolved[cls.id])
+            done = _done(scores, cls.id, key)
+            todo = rows.join(done, on=_KEY, how="anti") if done.height else rows
+            bar.set_postfix_str(cls.id)
+            bar.update(rows.height - todo.height)
+            if todo.height:
+                ctx = Context(progress=bar, judge=judge)
+                new = _score_blocks(cls, todo, resolved[cls.id], ctx, bar)
+                scores = _merge_scores(scores, new, cls.id, key)
+            metrics = _merge_metrics(metrics, cls)
+            thresholds = _user_threshold(thresholds, cls, routed[cls.id])
+    finally:
+        bar.close()
+    out = Lab(
+        {
+            **{n: lab.table(n) for n in SCHEMAS},
+            "scores": scores,
+            "metrics": metrics,
+            "thresholds": thresholds,
+        },
+        path=lab.path,
+    )
+    if lab.path is not None:
+        write_tables(lab.path, {"scores": scores, "metrics": metrics, "thresholds": thresholds})
+    return out
+
+
+def _score_blocks(
+    cls: type[Evaluator],
+    rows: pl.DataFrame,
+    params: Mapping[str, object],
+    ctx: Context,
+    bar: tqdm[object],
+) -> pl.DataFrame:
+    """Score ``rows`` in blocks of ``cls.block_rows`` (all at once when None)."""
+    block = cls.block_rows or max(rows.height, 1)
+    parts = []
+    for start in range(0, rows.height, block):
+        part = rows.slice(start, block)
+        parts.append(cls().score(part, params, ctx))
+        bar.update(part.height)
+    return pl.concat(parts)
+
+
+def _done(scores: pl.DataFrame, evaluator: str, key: str) -> pl.DataFrame:
+    """Output rows already scored by ``evaluator`` with these scoring parameters."""
+    # Series by Series: a select or filter on the whole many-chunk table first copies it
+    # into one chunk (1 GB and more for 18M scores).
+    mine = _where(scores, evaluator, key, same_params=True)
+    if not mine.any():
+        return scores.clear().select(_KEY)
+    return pl.DataFrame([scores.get_column(c).filter(mine) for c in _KEY]).unique()
+
+
+def _where(scores: pl.DataFrame, evaluator: str, key: str, *, same_params: bool) -> pl.Series:
+    """Mask of this evaluator's scores with (or without) these scoring parameters."""
+    params = scores.get_column("params")
+    return (scores.get_column("evaluator") == evaluator) & (
+        (params == key) if same_params else (params != key)
+    )
+
+
+def _merge_scores(
+    scores: pl.DataFrame, new: pl.DataFrame, evaluator: str, key: str
+) -> pl.DataFrame:
+    new = new.select(list(RESULT_SCHEMA)).with_columns(
+        evaluator=pl.lit(evaluator), params=pl.lit(key)
+    )
+    # Scores of this evaluator under other parameters are replaced, not kept beside. The
+    # filter copies the whole table, so it runs only when there is something to drop.
+    stale = _where(scores, evaluator, key, same_params=False)
+    kept = scores.filter(~stale) if stale.any() else scores
+    return pl.concat([kept, new.select(list(SCHEMAS["scores"]))])
+
+
+def _merge_metrics(metrics: pl.DataFrame, cls: type[Evaluator]) -> pl.DataFrame:
+    spec = pl.DataFrame(
+        [
+            {
+                "evaluator": cls.id,
+                "metric": m.key,
+                "domain": cls.domain,
+                "title": m.title,
+                "description": m.description,
+                "min": m.min,
+                "max": m.max,
+                "higher_is_better": m.higher_is_better,
+                "default_threshold": m.threshold,
+                "primary": m.primary,
+            }
+            for m in cls.metrics
+        ],
+        schema=SCHEMAS["metrics"],
+    )
+    return pl.concat([metrics.filter(pl.col("evaluator") != cls.id), spec])
+
+
+def _user_threshold(
+    thresholds: pl.DataFrame, cls: type[Evaluator], given: Mapping[str, object]
+) -> pl.DataFrame:
+    if "metric_threshold" not in given:
+        return thresholds
+    value = cls.resolve({"metric_threshold": given["metric_threshold"]})["metric_threshold"]
+    row = pl.DataFrame(
+        [
+            {
+                "evaluator": cls.id,
+                "metric": cls.primary().key,
+                "threshold": value,
+                "source": "user",
+                "created_at": dt.datetime.now(dt.UTC),
+            }
+        ],
+        schema=SCHEMAS["thresholds"],
+    )
+    return pl.concat([thresholds, row])

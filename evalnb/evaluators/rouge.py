@@ -1,0 +1,176 @@
+"""ROUGE-1/2/L (h2o_semantics.md §9), rouge-score compatible, over whole columns.
+
+rouge-score's tokenizer (lower-case, ``[a-z0-9]`` runs, Porter stems of tokens longer than
+three characters) runs as Polars passes, a compiled split to token ids and one stemming call
+per distinct token; n-gram overlaps come from the same compiled kernel as BLEU and LCS from
+a compiled DP. With several
+expected answers each metric keeps the reference with the best F-measure, as
+``RougeScorer.score_multi`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from evalnb.evaluators.base import (
+    BLOCK_ROWS,
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    register,
+    result_frame,
+    threshold_param,
+)
+from evalnb.text.ngram import TokenIds, _ids, _offsets
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["Rouge", "id_rouge_scores", "ids_rouge", "rouge_scores", "tokenize_rouge"]
+
+
+def tokenize_rouge(texts: pl.Series, *, stem: bool) -> pl.Series:
+    """Tokenize like rouge-score's ``DefaultTokenizer``."""
+    return pl.Series(ids_rouge(texts, stem=stem).lists(0), dtype=pl.List(pl.String))
+
+
+@lru_cache(maxsize=1 << 20)
+def _stem(token: str) -> str:
+    """Porter-stem a token longer than three characters, as rouge-score does (memoised)."""
+    if len(token) <= 3:
+        return token
+    return str(_porter().stem(token))
+
+
+@lru_cache(maxsize=1)
+def _porter() -> Any:  # noqa: ANN401 - NLTK ships no type information
+    from nltk.stem import porter  # noqa: PLC0415 - NLTK takes a second to import
+
+    return porter.PorterStemmer()
+
+
+def ids_rouge(*columns: pl.Series, stem: bool) -> TokenIds:
+    """Tokenize several columns to shared ids; with ``stem``, each distinct token is stemmed once."""
+    # rouge-score lower-cases, turns every run outside [a-z0-9] into a space and splits.
+    frames = [
+        pl.LazyFrame({"t": c}).select(
+            pl.col("t").fill_null("").str.to_lowercase().str.replace_all("[^a-z0-9]+", " ")
+        )
+        for c in columns
+    ]
+    tokens = TokenIds.split([f.to_series() for f in pl.collect_all(frames)])
+    if not stem or tokens.vocab is None:
+        return tokens
+    stems = pl.Series([_stem(t) for t in tokens.vocab.to_pylist()], dtype=pl.String)
+    # Equal stems, equal ids; rouge-score drops tokens the stemmer left outside [a-z0-9].
+    code = (stems.rank("dense").cast(pl.Int64) - 1).to_numpy()
+    valid = stems.str.contains("^[a-z0-9]+$").to_numpy()
+    keep = valid[tokens.ids]
+    kept = np.concatenate([[0], np.cumsum(keep)])
+    return TokenIds(
+        code[tokens.ids[keep]],
+        tuple(kept[off] for off in tokens.offsets),
+        stems.unique().sort().to_arrow().cast(pa.large_string()),
+    )
+
+
+def _f(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1.0), 0.0)
+
+
+def rouge_scores(pred: pl.Series, targets: pl.Series) -> dict[str, np.ndarray]:
+    """F-measures of ROUGE-1, -2 and -L for token lists ``pred[i]`` vs ``targets[i]``."""
+    ids = _ids(pl.concat([pred.explode().drop_nulls(), targets.explode().drop_nulls()]))
+    p_off = _offsets(pred.list.len())
+    t_off = _offsets(targets.list.len()) + p_off[-1]
+    tokens = TokenIds(ids, (p_off, t_off))
+    return id_rouge_scores(tokens, p_off[:-1], p_off[1:], t_off[:-1], t_off[1:])
+
+
+def id_rouge_scores(
+    tokens: TokenIds, p_lo: np.ndarray, p_hi: np.ndarray, t_lo: np.ndarray, t_hi: np.ndarray
+) -> dict[str, np.ndarray]:
+    """F-measures of ROUGE-1, -2 and -L of ``ids[p_lo[i]:p_hi[i]]`` vs the ``t`` span."""
+    from evalnb.text.ngram_kernel import clipped_counts, lcs_lengths  # noqa: PLC0415
+
+    one_ref = np.arange(p_lo.size + 1, dtype=np.int64)
+    overlap, _, _ = clipped_counts(tokens.ids, p_lo, p_hi, t_lo, t_hi, one_ref, 2)
+    p_len = (p_hi - p_lo).astype(np.float64)
+    t_len = (t_hi - t_lo).astype(np.float64)
+    out: dict[str, np.ndarray] = {}
+    for n in (1, 2):
+        inter = overlap[:, n - 1].astype(np.float64)
+        precision = inter / np.maximum(p_len - n + 1, 1)
+        recall = inter / np.maximum(t_len - n + 1, 1)
+        out[f"rouge_{n}"] = _f(precision, recall)
+    lcs = lcs_lengths(tokens.ids, p_lo, p_hi, t_lo, t_hi).astype(np.float64)
+    empty = (p_len == 0) | (t_len == 0)
+    out["rouge_l"] = np.where(
+        empty, 0.0, _f(lcs / np.maximum(p_len, 1), lcs / np.maximum(t_len, 1))
+    )
+    return out
+
+
+@register
+class Rouge(Evaluator):
+    """Overlap of n-grams and of the longest common subsequence with the expected answer."""
+
+    id = "rouge"
+    title = "ROUGE"
+    domain = "summarization"
+    description = (
+        "ROUGE-1, ROUGE-2 and ROUGE-L F-measures of the answer against the expected answers "
+        "(rouge-score compatible; the best reference counts)."
+    )
+    requires = ("actual", "expected")
+    block_rows = BLOCK_ROWS
+    metrics = (
+        MetricSpec("rouge_1", "ROUGE-1", "Unigram overlap F-measure.", threshold=0.75),
+        MetricSpec("rouge_2", "ROUGE-2", "Bigram overlap F-measure.", threshold=0.75),
+        MetricSpec("rouge_l", "ROUGE-L", "Longest common subsequence F-measure.",
+                   threshold=0.75, primary=True),
+    )  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("use_stemmer", bool, default=True, description="Porter-stem tokens (as H2O)"),
+        threshold_param(0.75, "rouge_l"),
+    )  # fmt: skip
+
+    def score(
+        self,
+        rows: pl.DataFrame,
+        params: Mapping[str, object],
+        ctx: Context,  # noqa: ARG002 - needs no shared service
+    ) -> pl.DataFrame:
+        """Score every (row, reference) pair, then keep each row's best reference."""
+        stem = bool(params["use_stemmer"])
+        counts = rows["expected"].list.len().fill_null(0).to_numpy()
+        row_of = np.repeat(np.arange(rows.height), counts)
+        tokens = ids_rouge(
+            rows["actual"], rows["expected"].fill_null([]).explode().drop_nulls(), stem=stem
+        )
+        p_off, t_off = tokens.offsets
+        per_ref = (
+            id_rouge_scores(tokens, p_off[:-1][row_of], p_off[1:][row_of], t_off[:-1], t_off[1:])
+            if len(row_of)
+            else {}
+        )
+        errored = rows["error"].is_not_null().to_numpy()
+        detail = np.full(rows.height, None, dtype=object)
+        detail[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
+        detail[counts == 0] = json.dumps({"reason": "no expected answer to compare with"})
+        values: dict[str, np.ndarray] = {}
+        for spec in self.metrics:
+            best = np.full(rows.height, np.nan)
+            if len(row_of):
+                # rouge-score keeps the first reference with the highest F-measure.
+                np.fmax.at(best, row_of, per_ref[spec.key])
+            values[spec.key] = np.where(errored, 0.0, best)
+        return result_frame(rows, values, detail.tolist())

@@ -1,0 +1,202 @@
+"""Text matching (H2O ``RagStrStrEvaluator``, h2o_semantics.md §1).
+
+An answer must satisfy the case's condition, else its constraints, else contain the expected
+answer.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from evalnb.evaluators.condition import ConditionError, constraints_to_condition, parse_condition
+from evalnb.evaluators.base import (
+    BLOCK_ROWS,
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    register,
+    result_frame,
+    threshold_param,
+)
+from evalnb.evaluators.condition_match import MatchResult, match_conditions
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import polars as pl
+
+__all__ = ["BOOL_METRICS", "TextMatching", "bool_metrics"]
+
+
+def bool_metrics(subject: str) -> tuple[MetricSpec, ...]:
+    """H2O's five pass/fail metrics (evaluators.md §1.5) worded for ``subject``."""
+    return (
+        MetricSpec("model_passes", "Model passes", f"Share of outputs that satisfy {subject}.",
+                   primary=True),
+        MetricSpec("model_failures", "Model failures",
+                   f"Share of outputs that fail {subject}.", higher_is_better=False),
+        MetricSpec("model_retrieval_failures", "Model retrieval failures",
+                   f"Share of retrieved contexts that fail {subject}.", higher_is_better=False),
+        MetricSpec("model_generation_failures", "Model generation failures",
+                   f"Share of generated answers that fail {subject}.", higher_is_better=False),
+        MetricSpec("model_parse_failures", "Model parse failures",
+                   "Share of outputs the evaluator could not parse or score.",
+                   higher_is_better=False),
+    )  # fmt: skip
+
+
+BOOL_METRICS = bool_metrics("the check")
+
+
+def _condition_of(
+    condition: str | None, constraints: str | None, expected: list[str]
+) -> tuple[str, str | None]:
+    """(condition, error) by H2O's precedence: condition, constraints, expected answer."""
+    try:
+        if condition:
+            parse_condition(condition)
+            return condition, None
+        if constraints is not None:
+            parsed = json.loads(constraints)
+            if parsed:
+                built = constraints_to_condition(parsed)
+                parse_condition(built)
+                return built, None
+        if expected:
+            # Several references: any of them may occur (best-of, in favour of the model).
+            refs: list[object] = [expected[0]] if len(expected) == 1 else [list(expected)]
+            built = constraints_to_condition(refs)
+            parse_condition(built)
+            return built, None
+    except (ConditionError, json.JSONDecodeError) as exc:
+        return "", str(exc)
+    return "", None
+
+
+@lru_cache(maxsize=65536)
+def _resolved(
+    condition: str | None, constraints: str | None, expected: tuple[str, ...]
+) -> tuple[str, str | None]:
+    # Labs repeat case definitions across models and scoring blocks: resolve each once.
+    return _condition_of(condition, constraints, list(expected))
+
+
+@register
+class TextMatching(Evaluator):
+    """Check that the answer (and optionally the retrieved context) satisfies the condition."""
+
+    id = "text_matching"
+    title = "Text matching"
+    domain = "generation"
+    description = (
+        "Checks the answer against the case's condition: quoted substrings and regexp(...) "
+        "joined by AND, OR, NOT (or the constraints, or the expected answer verbatim)."
+    )
+    requires = ("actual",)
+    block_rows = BLOCK_ROWS
+    metrics = bool_metrics("the condition")
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("evaluate_retrieved_context", bool, default=False,
+              description="also check the retrieved context (joined with spaces)"),
+        Param("regex_timeout_s", float, default=1.0, low=0.001, high=60.0,
+              description="time limit of one regexp search; past it the row is not scored"),
+        threshold_param(0.5, "model_passes"),
+    )  # fmt: skip
+
+    def score(
+        self,
+        rows: pl.DataFrame,
+        params: Mapping[str, object],
+        ctx: Context,  # noqa: ARG002 - text matching needs no shared service
+    ) -> pl.DataFrame:
+        """Score every row; see the module docstring."""
+        timeout = float(params["regex_timeout_s"])  # type: ignore[arg-type]
+        conds, errors = _conditions(rows)
+        answer = match_conditions(rows["actual"].fill_null("").to_list(), conds, timeout_s=timeout)
+        has_ctx = (rows["context"].list.len().fill_null(0) > 0).to_numpy()
+        a_ok, a_null = _tri(answer.ok)
+        c_ok, c_null = np.ones(rows.height, dtype=bool), np.zeros(rows.height, dtype=bool)
+        ctx_check = None
+        if params["evaluate_retrieved_context"]:
+            joined = rows["context"].fill_null([]).list.join(" ").to_list()
+            ctx_check = match_conditions(joined, conds, timeout_s=timeout)
+            c_ok, c_null = _tri(ctx_check.ok)
+            c_ok, c_null = c_ok | ~has_ctx, c_null & has_ctx  # no context: nothing to check
+        invalid = np.array([e is not None for e in errors], dtype=bool)
+        host = rows["error"].is_not_null().to_numpy() & ~invalid
+        unscored = invalid | (~host & (a_null | c_null))
+        passes = a_ok & c_ok
+        table = np.stack([passes, ~passes, ~c_ok, ~a_ok, np.zeros_like(passes)]).astype(float)
+        table[:, host] = np.array([[0.0], [1.0], [0.0], [1.0], [0.0]])  # H2O: a generation failure
+        table[:, unscored] = np.nan
+        details: list[str | None] = [None] * rows.height
+        host_error = rows["error"].to_list()
+        # Only rows that need explaining are visited.
+        for i in np.flatnonzero(invalid | host | unscored | ~passes):
+            if invalid[i]:
+                details[i] = json.dumps({"reason": f"invalid condition: {errors[i]}"})
+            elif host[i]:
+                msg = f"The model host failed to answer: {host_error[i]}"
+                details[i] = json.dumps({"condition": conds[i], "message": msg})
+            elif unscored[i]:
+                why = answer.error[i] if a_null[i] else ctx_check.error[i] if ctx_check else None
+                details[i] = json.dumps({"condition": conds[i], "reason": why})
+            else:
+                details[i] = _failure(conds[i], answer, ctx_check, int(i), has_ctx=bool(has_ctx[i]))
+        values = {spec.key: table[k] for k, spec in enumerate(self.metrics)}
+        # Failures explain themselves once (on model_passes); nulls on every metric.
+        return result_frame(rows, values, details, detail_on="model_passes")
+
+
+def _conditions(rows: pl.DataFrame) -> tuple[list[str], list[str | None]]:
+    """Each row's condition (and parse error), resolved once per distinct case definition."""
+    groups = (
+        rows.select("condition", "constraints", "expected")
+        .with_row_index("_i")
+        .group_by("condition", "constraints", "expected", maintain_order=True)
+        .agg("_i")
+    )
+    conds: list[str] = [""] * rows.height
+    errors: list[str | None] = [None] * rows.height
+    for cond, cons, exp, members in groups.iter_rows():
+        resolved, error = _resolved(cond, cons, tuple(exp or ()))
+        for i in members:
+            conds[i], errors[i] = resolved, error
+    return conds, errors
+
+
+def _tri(values: list[bool | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Return the (true, unknown) masks of a list of True / False / None."""
+    return (
+        np.array([v is True for v in values], dtype=bool),
+        np.array([v is None for v in values], dtype=bool),
+    )
+
+
+def _failure(
+    cond: str, answer: MatchResult, ctx_check: MatchResult | None, i: int, *, has_ctx: bool
+) -> str:
+    """Return the detail JSON of a failed row: H2O's sentences, context first."""
+    msgs = []
+    if ctx_check is not None and has_ctx and ctx_check.ok[i] is False:
+        msgs.append(
+            _message("Retrieved context", "retrieved context", cond, ctx_check.failed_part[i])
+        )
+    if answer.ok[i] is False:
+        where = "actual answer" if has_ctx else None
+        msgs.append(_message("Generated actual answer", where, cond, answer.failed_part[i]))
+    return json.dumps({"condition": cond, "message": " ".join(msgs)})
+
+
+def _message(subject: str, part_of: str | None, cond: str, part: str | None) -> str:
+    """H2O's failure sentence (h2o_semantics.md §1.3)."""
+    msg = f"{subject} did not satisfy the condition: {cond}."
+    if part is not None and part != cond:
+        scope = f"the {part_of} condition" if part_of else "the condition"
+        msg += f" The following part of {scope} did not match: {part}."
+    return msg

@@ -1,0 +1,296 @@
+"""``evalnb.load``: detect a source's format from its content and import it, all or nothing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalnb.io.builder import LabBuilder
+from evalnb.io.columnar import frame_tables
+from evalnb.lab.errors import InputError
+from evalnb.io.fields import Where
+from evalnb.io.h2o import read_h2o_lab, read_h2o_suite
+from evalnb.io.harbor import read_harbor
+from evalnb.io.harpia import read_harpia
+from evalnb.lab.core import Lab
+from evalnb.io.source import (
+    Line,
+    check_json_text,
+    decode_text,
+    parse_json,
+    read_bytes,
+    read_csv,
+    read_jsonl,
+    read_text,
+)
+from evalnb.io.tabular import Record, read_records
+from evalnb.io.tencent import read_tencent, read_tencent_csv
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import pandas as pd
+
+__all__ = ["FORMATS", "detect_format", "load"]
+
+FORMATS: dict[str, str] = {
+    "h2o_suite": "H2O Eval Studio test suite JSON ({tests: [{documents, test_cases}]})",
+    "h2o_lab": "H2O Eval Studio test lab JSON ({dataset, raw_dataset, models})",
+    "harpia": "HarpIA Lab input JSON ({instances, metrics})",
+    "tencent": "Tencent TI JSONL (messages / model_outputs / conversation per line)",
+    "tencent_csv": "Tencent TI manual-evaluation CSV (system, prompt, response)",
+    "harbor": "Harbor rewards JSONL ({name: reward} or null per line)",
+    "csv": "generic CSV with a header row",
+    "jsonl": "generic JSON Lines, one record object per line",
+    "json": "generic JSON list of record objects",
+    "parquet": "generic Parquet table",
+    "evalnb_archive": "evalnb evaluation archive ZIP (Lab.archive)",
+}
+_MAPPED = {"csv", "jsonl", "json", "parquet", "frame"}
+_MODEL_ONLY = {"harpia", "harbor"}
+
+
+def _sniff_lines(lines: list[Line]) -> str:
+    first = lines[0][1] if lines else None
+    if first is None or (
+        isinstance(first, dict)
+        and len(first) == 1
+        and all(v is None or isinstance(v, int | float) for v in first.values())
+    ):
+        return "harbor"
+    if isinstance(first, dict) and ("messages" in first or "conversation" in first):
+        return "tencent"
+    return "jsonl"
+
+
+def _sniff_document(doc: object) -> str | None:
+    if isinstance(doc, dict):
+        if "tests" in doc:
+            return "h2o_suite"
+        if "dataset" in doc or "raw_dataset" in doc:
+            return "h2o_lab"
+        if "instances" in doc:
+            return "harpia"
+        return None
+    if isinstance(doc, list):
+        return "json"
+    return None
+
+
+def detect_format(path: str | Path) -> str:
+    """Name the format of the file at ``path`` from its content (see ``evalnb.FORMATS``)."""
+    return _detect(Path(path)).fmt
+
+
+@dataclass(frozen=True)
+class _Sniffed:
+    """What detection learned: the format, and the text and document it already decoded."""
+
+    fmt: str
+    text: str | None = None
+    doc: object = None
+
+
+def _detect(path: Path) -> _Sniffed:
+    data = read_bytes(path)
+    if data[:4] == b"PAR1":
+        return _Sniffed("parquet")
+    if data[:4] == b"PK\x03\x04":
+        return _Sniffed("evalnb_archive")
+    name = str(path)
+    text = decode_text(data, name)
+    head = text.lstrip()
+    if head[:1] in "{[":
+        try:
+            doc = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            doc = _NOT_JSON
+        if doc is not _NOT_JSON:
+            found = _sniff_document(doc)
+            if found is not None:  # parsed once: `_read` reuses the document
+                return _Sniffed(found, text, check_json_text(doc, text, name))
+        first = head.splitlines()[0]
+        try:
+            json.loads(first)
+        except (json.JSONDecodeError, RecursionError):
+            # Not JSON Lines either: report the error as one broken JSON document.
+            parse_json(text, name)
+            raise InputError(name, None, None, "JSON or JSON Lines", "neither") from None
+        # The first record decides; `_read` parses (and checks) every line later.
+        return _Sniffed(_sniff_lines(read_jsonl(first, name)), text)
+    if head.startswith("null"):
+        return _Sniffed("harbor", text)
+    header = head.splitlines()[0].split(",")
+    names = {h.strip().strip('"') for h in header}
+    if {"prompt", "response"} <= names <= {"system", "prompt", "response"}:
+        return _Sniffed("tencent_csv", text)
+    return _Sniffed("csv", text)
+
+
+_NOT_JSON = object()
+
+
+def load(
+    source: str | Path | pl.DataFrame | pd.DataFrame,
+    format: str | None = None,  # noqa: A002 - the public name the issue asks for
+    **mapping: object,
+) -> Lab:
+    """Import a test lab from a file or a frame.
+
+    Parameters
+    ----------
+    source
+        A path (see ``evalnb.FORMATS`` for the formats read) or a Polars/pandas frame.
+    format
+        Force a format instead of detecting it from the content.
+    **mapping
+        For generic tables: which column holds each field, e.g. ``prompt="question",
+        actual="answer", model="llm"``; ``actual={"model A": "col_a", ...}`` reads a wide
+        table with one answer column per model. For HarpIA and Harbor files, ``model=``
+        names the model the answers belong to.
+
+    Returns
+    -------
+    Lab
+        A new in-memory lab; nothing is written until :meth:`Lab.save`.
+
+    Raises
+    ------
+    InputError
+        Naming the file, the line or JSON path, the field, what was expected and found.
+    """
+    if not isinstance(source, str | Path):  # a Polars or pandas frame
+        frame = source if isinstance(source, pl.DataFrame) else _from_pandas(source)
+        tables = frame_tables(frame, mapping, "<frame>")
+        if tables is not None:
+            return Lab(tables)
+        builder = LabBuilder()
+        read_records(_frame_records(frame, "<frame>"), frame.columns, mapping, "<frame>", builder)
+        return Lab(builder.frames())
+    path = Path(source)
+    if format is None:
+        sniffed = _detect(path)
+    elif format in FORMATS:
+        sniffed = _Sniffed(format)
+    else:
+        msg = f"unknown format {format!r}; expected one of {sorted(FORMATS)} or None to detect"
+        raise ValueError(msg)
+    _check_mapping(sniffed.fmt, mapping)
+    if sniffed.fmt == "evalnb_archive":
+        from evalnb.io.archive import read_archive  # noqa: PLC0415
+
+        return read_archive(path)
+    builder = LabBuilder()
+    _read(path, sniffed, mapping, builder)
+    return Lab(builder.frames())
+
+
+def _from_pandas(frame: pd.DataFrame) -> pl.DataFrame:
+    try:
+        return pl.from_pandas(frame)
+    except (pl.exceptions.PolarsError, ValueError, TypeError) as exc:
+        raise Where("<frame>").error(
+            None, "a pandas frame Polars can convert", str(exc)[:200]
+        ) from None
+
+
+def _check_mapping(fmt: str, mapping: Mapping[str, object]) -> None:
+    allowed = {"model"} if fmt in _MODEL_ONLY else set()
+    if fmt in _MAPPED or not (set(mapping) - allowed):
+        return
+    msg = (
+        f"column mappings {sorted(mapping)} apply to generic tables only; format {fmt!r} "
+        f"has fixed fields{' (only model= is accepted)' if allowed else ''}"
+    )
+    raise TypeError(msg)
+
+
+def _model(mapping: Mapping[str, object]) -> str:
+    model = mapping.get("model", "model")
+    if not isinstance(model, str) or not model:
+        msg = f"`model` must be a non-empty model name, got {model!r}"
+        raise TypeError(msg)
+    return model
+
+
+def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBuilder) -> None:
+    name, fmt = str(path), sniffed.fmt
+    if fmt == "parquet":
+        try:
+            # pyarrow, not pl.read_parquet: on a corrupt file Polars' reader can panic (a
+            # BaseException from Rust) where pyarrow raises an ordinary error.
+            table = pq.read_table(path)
+            frame = pl.from_arrow(table)
+        except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as exc:
+            raise InputError(name, None, None, "a Parquet file", str(exc)[:200]) from None
+        if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table is a frame
+            raise InputError(name, None, None, "a Parquet table", type(frame).__name__)
+        tables = frame_tables(frame, mapping, name)
+        if tables is not None:
+            b.prebuilt = tables
+            return
+        read_records(_frame_records(frame, name), frame.columns, mapping, name, b)
+        return
+    text = read_text(path) if sniffed.text is None else sniffed.text
+    if fmt in {"h2o_suite", "h2o_lab", "harpia", "json"}:
+        doc = parse_json(text, name) if sniffed.doc is None else sniffed.doc
+        where = Where(name, "$")
+        if fmt == "h2o_suite":
+            read_h2o_suite(doc, where, b)
+        elif fmt == "h2o_lab":
+            read_h2o_lab(doc, where, b)
+        elif fmt == "harpia":
+            read_harpia(doc, where, b, model=_model(mapping))
+        else:
+            items = _as_list(doc, where)
+            records = [(where.at(i), where.at(i).record(r)) for i, r in enumerate(items)]
+            read_records(records, _columns(records), mapping, name, b)
+    elif fmt in {"tencent", "harbor", "jsonl"}:
+        lines = read_jsonl(text, name)
+        if fmt == "tencent":
+            read_tencent(lines, name, b)
+        elif fmt == "harbor":
+            read_harbor(lines, name, b, model=_model(mapping))
+        else:
+            records = [
+                (Where(name, f"line {n}"), Where(name, f"line {n}").record(v)) for n, v in lines
+            ]
+            read_records(records, _columns(records), mapping, name, b)
+    else:
+        header, rows = read_csv(text, name)
+        if fmt == "tencent_csv":
+            missing = {"prompt", "response"} - set(header)
+            if missing:
+                raise Where(name, "line 1").error(
+                    sorted(missing)[0], "columns system, prompt, response", f"header {header}"
+                )
+            read_tencent_csv(rows, name, b)
+        else:
+            recs: list[Record] = [(Where(name, f"line {n}"), r) for n, r in rows]
+            read_records(recs, header, mapping, name, b)
+
+
+def _as_list(doc: object, where: Where) -> list[object]:
+    if not isinstance(doc, list):
+        raise where.error(None, "a list of record objects", doc)
+    return doc
+
+
+def _columns(records: list[Record]) -> list[str]:
+    seen: dict[str, None] = {}
+    for _, rec in records:
+        for key in rec:
+            seen.setdefault(key, None)
+    return list(seen)
+
+
+def _frame_records(frame: pl.DataFrame, source: str) -> list[Record]:
+    return [
+        (Where(source, f"record {i}"), row) for i, row in enumerate(frame.iter_rows(named=True))
+    ]

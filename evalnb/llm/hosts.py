@@ -1,0 +1,100 @@
+"""Model hosts → test lab: send every case to every model and record the answers.
+
+``run_suite(lab, client, models=[...])`` asks each model (through one OpenAI-compatible
+client; the model name changes per call) for each case's prompt — with the case's system
+prompt and earlier messages when it has them — ``n`` times, and fills ``outputs`` with the
+answer, duration, cost and tokens. A call that fails after its retries is recorded as an
+output with ``error`` set, never dropped; answers already in the lab are not asked again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalnb.lab.schema import SCHEMAS
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from evalnb.lab.core import Lab
+    from evalnb.llm.client import LLMClient
+
+__all__ = ["run_suite"]
+
+
+def _conversation(case: dict[str, Any]) -> list[dict[str, str]]:
+    messages: list[dict[str, str]] = []
+    if case.get("system"):
+        messages.append({"role": "system", "content": case["system"]})
+    if case.get("messages"):
+        try:
+            earlier = json.loads(case["messages"])
+        except ValueError:
+            earlier = []
+        # the stored chat ends with the question itself: keep the turns before it
+        messages += [{"role": m["role"], "content": m["content"]} for m in earlier
+                     if isinstance(m, dict) and m.get("role") in ("system", "user", "assistant")]  # fmt: skip
+        if messages and messages[-1]["role"] == "user":
+            return messages
+    messages.append({"role": "user", "content": case.get("prompt") or ""})
+    return messages
+
+
+def run_suite(lab: Lab, client: LLMClient, models: Sequence[str], *, n: int = 1,
+              progress: bool = True, **params: Any) -> Lab:  # noqa: ANN401  # fmt: skip
+    """Ask every model every case ``n`` times; return the lab with the answers in ``outputs``.
+
+    ``params`` go with every call (e.g. ``temperature=0.7`` to sample ``n`` answers). With
+    ``n > 1`` and ``temperature`` 0, a cached reply would repeat: each sample index is sent
+    as a distinct request (``"sample"`` in the parameters) so they are independent.
+    """
+    from evalnb.lab.core import Lab  # noqa: PLC0415
+    from evalnb.lab.store import write_tables  # noqa: PLC0415
+
+    cases = lab.cases.to_dicts()
+    have = set(lab.outputs.select("case_id", "model", "sample").iter_rows())
+    rows: list[dict[str, Any]] = []
+    for model in models:
+        asker = dataclasses.replace(client, model=model)
+        todo = [(c, s) for c in cases for s in range(n) if (c["case_id"], model, s) not in have]
+        convs = [_conversation(c) for c, _ in todo]
+        per_sample: dict[int, list[int]] = {}
+        for i, (_, s) in enumerate(todo):
+            per_sample.setdefault(s, []).append(i)
+        results: list[Any] = [None] * len(todo)
+        for s, idx in per_sample.items():
+            extra = {**params, "sample": s} if n > 1 else dict(params)
+            got = asker.chat_many([convs[i] for i in idx], params=extra, progress=progress)
+            for i, r in zip(idx, got, strict=True):
+                results[i] = r
+        for (case, s), r in zip(todo, results, strict=True):
+            rows.append({"case_id": case["case_id"], "model": model, "sample": s,
+                         "actual": r.content, "context": [], "duration_s": r.duration_s,
+                         "cost": r.cost, "error": r.error,
+                         "extra": json.dumps({"prompt_tokens": r.prompt_tokens,
+                                              "completion_tokens": r.completion_tokens})})  # fmt: skip
+        client.stats.calls += asker.stats.calls
+        client.stats.cache_hits += asker.stats.cache_hits
+        client.stats.failures += asker.stats.failures
+    new = (
+        pl.DataFrame(rows, schema=SCHEMAS["outputs"])
+        if rows
+        else pl.DataFrame(schema=SCHEMAS["outputs"])
+    )
+    outputs = pl.concat([lab.outputs, new])
+    models_table = pl.concat([
+        lab.model_table,
+        pl.DataFrame({"model": [m for m in models if m not in set(lab.model_table["model"])]},
+                     schema={"model": pl.String}).with_columns(key=pl.col("model"), meta=pl.lit(None, pl.String)),
+    ])  # fmt: skip
+    out = Lab(
+        {**{n_: lab.table(n_) for n_ in SCHEMAS}, "outputs": outputs, "models": models_table},
+        path=lab.path,
+    )
+    if lab.path is not None:
+        write_tables(lab.path, {"outputs": outputs, "models": models_table})
+    return out

@@ -1,0 +1,266 @@
+"""Loading and running local Hugging Face models (classifiers, cross-encoders, causal LMs).
+
+Real loading code: a local folder, or a hub name resolved from the local cache (and from
+the hub when the user has access and has not set ``HF_HUB_OFFLINE``). When a model cannot
+be had, :class:`ModelUnavailable` says which, why, and what to pass instead. Inference runs
+in batches on CUDA (bf16) when a GPU is present, else on the CPU.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from evalnb.lab.errors import EvalnbError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = [
+    "CausalLM",
+    "Classifier",
+    "ModelUnavailable",
+    "ScoringLM",
+    "load_causal_lm",
+    "load_classifier",
+    "load_scoring_lm",
+]
+
+
+class ModelUnavailable(EvalnbError):
+    """A model an evaluator needs could not be loaded (e.g. not available offline)."""
+
+
+def _device() -> str:
+    import torch  # noqa: PLC0415
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _load(kind: str, name: str, evaluator: str, **kwargs: Any) -> tuple[Any, Any]:  # noqa: ANN401
+    import transformers  # noqa: PLC0415
+
+    source = str(Path(name).expanduser()) if Path(name).expanduser().is_dir() else name
+
+    def fetch(local: bool) -> tuple[Any, Any]:
+        config = transformers.AutoConfig.from_pretrained(source, local_files_only=local, **kwargs)
+        # kind "lm": a decoder-only or an encoder-decoder LM, whichever the model is
+        name_of_auto = kind
+        if kind == "lm":
+            seq2seq = bool(getattr(config, "is_encoder_decoder", False))
+            name_of_auto = "AutoModelForSeq2SeqLM" if seq2seq else "AutoModelForCausalLM"
+        auto = getattr(transformers, name_of_auto)
+        tok = transformers.AutoTokenizer.from_pretrained(source, local_files_only=local, **kwargs)
+        return tok, auto.from_pretrained(source, config=config, local_files_only=local, **kwargs)
+
+    try:
+        try:  # the local copy first: no network round trips (and retries) when it is there
+            tokenizer, model = fetch(local=True)
+        except OSError:
+            if os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
+                raise
+            tokenizer, model = fetch(local=False)
+    except (OSError, ValueError) as exc:
+        msg = (
+            f"{evaluator}: model {name!r} is not available ({str(exc).splitlines()[0]}). "
+            "It is not in the local Hugging Face cache and the hub cannot be reached (or "
+            "HF_HUB_OFFLINE is set). Pass model='<local folder>' with a copy of it, or run "
+            "once with hub access to cache it."
+        )
+        raise ModelUnavailable(msg) from None
+    device = _device()
+    model = model.to(device).eval()
+    if device == "cuda":
+        import torch  # noqa: PLC0415
+
+        model = model.to(torch.bfloat16)
+    return tokenizer, model
+
+
+@dataclass
+class Classifier:
+    """A sequence classifier; ``labels`` are the model's label names in output order."""
+
+    tokenizer: Any
+    model: Any
+    labels: list[str]
+    batch_size: int = 32
+
+    def logits(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> np.ndarray:
+        """Raw logits for each text (or each (text, pair) when ``pairs`` is given)."""
+        import torch  # noqa: PLC0415
+
+        order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths batch well
+        out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
+        device = next(self.model.parameters()).device
+        for start in range(0, len(texts), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            first = [texts[i] for i in idx]
+            second = [pairs[i] for i in idx] if pairs is not None else None
+            enc = self.tokenizer(first, second, padding=True, truncation=True,
+                                 max_length=_max_len(self.tokenizer), return_tensors="pt")  # fmt: skip
+            with torch.inference_mode():
+                logits = self.model(**{k: v.to(device) for k, v in enc.items()}).logits
+            out[idx] = logits.float().cpu().numpy()
+        return out
+
+
+def _max_len(tokenizer: Any) -> int:  # noqa: ANN401
+    limit = getattr(tokenizer, "model_max_length", 512)
+    return int(limit) if isinstance(limit, int) and limit < 100_000 else 512
+
+
+@lru_cache(maxsize=8)
+def load_classifier(name: str, evaluator: str) -> Classifier:
+    """Load a sequence classifier once per process."""
+    tokenizer, model = _load("AutoModelForSequenceClassification", name, evaluator)
+    id2label = model.config.id2label
+    labels = [str(id2label[i]) for i in range(len(id2label))]
+    return Classifier(tokenizer, model, labels)
+
+
+@dataclass
+class CausalLM:
+    """A causal language model scoring texts by perplexity."""
+
+    tokenizer: Any
+    model: Any
+    batch_size: int = 16
+
+    def perplexity(self, texts: Sequence[str]) -> np.ndarray:
+        """exp(mean token cross-entropy) of each text under the model (NaN: fewer than 2 tokens)."""
+        import torch  # noqa: PLC0415
+
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        device = next(self.model.parameters()).device
+        out = np.full(len(texts), np.nan)
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        for start in range(0, len(texts), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True,
+                                 max_length=_max_len(self.tokenizer), return_tensors="pt")  # fmt: skip
+            ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
+            with torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+            # token t is predicted from the tokens before it; padding is left out
+            loss = torch.nn.functional.cross_entropy(
+                logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none"
+            )
+            keep = mask[:, 1:].float()
+            count = keep.sum(dim=1)
+            mean = (loss * keep).sum(dim=1) / count.clamp(min=1)
+            values = torch.exp(mean).cpu().numpy()
+            values[count.cpu().numpy() == 0] = np.nan
+            out[idx] = values
+        return out
+
+
+@lru_cache(maxsize=4)
+def load_causal_lm(name: str, evaluator: str) -> CausalLM:
+    """Load a causal LM once per process."""
+    tokenizer, model = _load("AutoModelForCausalLM", name, evaluator)
+    return CausalLM(tokenizer, model)
+
+
+@dataclass
+class ScoringLM:
+    """A causal or encoder-decoder LM giving the mean NLL of a continuation after a prefix."""
+
+    tokenizer: Any
+    model: Any
+    batch_size: int = 8
+
+    def continuation_nll(self, prefixes: Sequence[str], continuations: Sequence[str]) -> np.ndarray:
+        """Average negative log-likelihood of each continuation's tokens given its prefix.
+
+        Prefix and continuation are tokenized separately, so the scored tokens are exactly
+        the continuation's (GPTScore's convention). A causal LM reads ``prefix + continuation``
+        and the prefix is cut from the left when the pair is too long; an encoder-decoder LM
+        reads the prefix and scores the continuation as its target. NaN: empty continuation.
+        """
+        import torch  # noqa: PLC0415
+
+        seq2seq = bool(getattr(self.model.config, "is_encoder_decoder", False))
+        config = self.model.config
+        positions = getattr(config, "n_positions", None) or getattr(
+            config, "max_position_embeddings", None
+        )
+        limit = min(_max_len(self.tokenizer), positions or 1_000_000)
+        device = next(self.model.parameters()).device
+        special = {"add_special_tokens": seq2seq}  # T5 wants its </s>; GPT-2 adds nothing anyway
+        heads = [self.tokenizer(p, **special)["input_ids"] for p in prefixes]
+        tails = [self.tokenizer(c, **special)["input_ids"] for c in continuations]
+        out = np.full(len(prefixes), np.nan)
+        pad = self.tokenizer.pad_token_id
+        pad = pad if pad is not None else (self.tokenizer.eos_token_id or 0)
+        order = np.argsort([len(h) + len(t) for h, t in zip(heads, tails, strict=True)])
+        for start in range(0, len(order), self.batch_size):
+            idx = [int(i) for i in order[start : start + self.batch_size] if tails[i]]
+            if not idx:
+                continue
+            if seq2seq:
+                src = [heads[i][-limit:] for i in idx]
+                tgt = [tails[i][:limit] for i in idx]
+                enc, enc_mask = _pad(src, pad)
+                labels, lab_mask = _pad(tgt, pad)
+                with torch.inference_mode():
+                    logits = self.model(
+                        input_ids=enc.to(device),
+                        attention_mask=enc_mask.to(device),
+                        labels=labels.masked_fill(lab_mask == 0, -100).to(device),
+                    ).logits.float()
+                nll = _token_nll(logits, labels.to(device), lab_mask.to(device))
+            else:
+                seqs, scored = [], []
+                for i in idx:
+                    tail = tails[i][: limit - 1]
+                    head = heads[i][-(limit - len(tail)) :] if len(tail) < limit else []
+                    seqs.append(head + tail)
+                    scored.append([0] * len(head) + [1] * len(tail))
+                ids, mask = _pad(seqs, pad)
+                keep, _ = _pad(scored, 0)
+                with torch.inference_mode():
+                    logits = self.model(
+                        input_ids=ids.to(device), attention_mask=mask.to(device)
+                    ).logits.float()
+                # position t predicts token t + 1
+                nll = _token_nll(logits[:, :-1], ids[:, 1:].to(device), keep[:, 1:].to(device))
+            out[idx] = nll.cpu().numpy()
+        return out
+
+
+def _pad(seqs: list[list[int]], pad: int) -> tuple[Any, Any]:
+    """Right-pad token id lists into (ids, mask) tensors."""
+    import torch  # noqa: PLC0415
+
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return ids, mask
+
+
+def _token_nll(logits: Any, targets: Any, keep: Any) -> Any:  # noqa: ANN401
+    """Mean cross-entropy over the kept target positions of each row."""
+    import torch  # noqa: PLC0415
+
+    loss = torch.nn.functional.cross_entropy(
+        logits.transpose(1, 2), targets.masked_fill(keep == 0, 0), reduction="none"
+    )
+    weight = keep.float()
+    return (loss * weight).sum(dim=1) / weight.sum(dim=1).clamp(min=1)
+
+
+@lru_cache(maxsize=4)
+def load_scoring_lm(name: str, evaluator: str) -> ScoringLM:
+    """Load a causal or encoder-decoder LM (by its config) once per process."""
+    tokenizer, model = _load("lm", name, evaluator)
+    return ScoringLM(tokenizer, model)

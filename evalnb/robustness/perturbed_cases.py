@@ -1,0 +1,56 @@
+"""Perturbed copies of a lab's cases (pure: frame in, frame out)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import polars as pl
+
+from evalnb.lab.errors import EvalnbError
+from evalnb.robustness.perturbators import perturb_text
+
+_log = logging.getLogger("evalnb")
+
+__all__ = ["perturbed_cases"]
+
+
+def perturbed_cases(
+    cases: pl.DataFrame, names: list[str], intensity: str, seed: int, field: str
+) -> pl.DataFrame:
+    """One new case per (original case, perturbator); ids derive from the lineage and seed.
+
+    A case the perturbator cannot change (H2O's retry limit) is skipped and logged; a
+    perturbator that changes no case at all is an error.
+    """
+    if field not in ("prompt", "system"):
+        msg = f"perturb: field must be 'prompt' or 'system'; got {field!r}"
+        raise ValueError(msg)
+    originals = cases.filter(pl.col("perturbation_of").is_null() & pl.col(field).is_not_null())
+    level = intensity.lower()
+    parts = []
+    for name in names:
+        texts: list[str | None] = []
+        for text in originals[field].to_list():
+            try:
+                texts.append(perturb_text(name, text, level, seed=seed))
+            except EvalnbError as exc:  # e.g. no 'y' to swap, too few words for the step
+                _log.info("perturb: case skipped: %s", exc)
+                texts.append(None)
+        ids = [
+            "p" + hashlib.sha256(f"{cid}\x1f{name}\x1f{level}\x1f{seed}".encode()).hexdigest()[:16]
+            for cid in originals["case_id"].to_list()
+        ]
+        done = pl.Series([t is not None for t in texts])
+        if not done.any() and originals.height:
+            msg = f"perturbator {name!r} at {level!r} could not change any {field}; the last reason is logged"
+            raise EvalnbError(msg)
+        parts.append(originals.filter(done).with_columns(
+            pl.Series(field, [t for t in texts if t is not None], dtype=pl.String),
+            case_id=pl.Series(ids, dtype=pl.String).filter(done),
+            perturbation_of=pl.col("case_id"),
+            perturbation=pl.lit(name),
+            perturbation_intensity=pl.lit(level),
+            categories=pl.col("categories").fill_null([]).list.concat(pl.lit([f"perturbed_by:{name}:{level}"])),
+        ))  # fmt: skip
+    return pl.concat(parts) if parts else cases.clear()

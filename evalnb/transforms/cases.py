@@ -1,0 +1,179 @@
+"""The eye's model level and case panel: dots of one (metric, model), one case's details.
+
+Only what is shown travels to the browser: at most ``max_dots`` dots (a systematic sample
+of the value-sorted rows, so every quantile stays represented) plus a histogram of all rows,
+and one case at a time.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from evalnb.lab.verdicts import finite_or_none
+from evalnb.transforms.eye import catalog_titles
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import Lab
+    from evalnb.transforms.eye import EyeIndex
+
+__all__ = ["BIN_SCHEMA", "DOT_SCHEMA", "case_detail", "compare_dots", "eye_dots", "score_bins"]
+
+DOT_SCHEMA = pl.Schema(dict[str, pl.DataType]({
+    "case_id": pl.String(), "sample": pl.Int32(), "value": pl.Float64(),
+    "passed": pl.Boolean(), "other": pl.Float64(),
+}))  # fmt: skip
+"""One test case of the dot chart; ``other`` is the compared metric's value (else null)."""
+BIN_SCHEMA = pl.Schema(dict[str, pl.DataType]({
+    "low": pl.Float64(), "high": pl.Float64(), "n": pl.Int32(), "n_passed": pl.Int32(),
+}))  # fmt: skip
+"""One histogram bin of every scored row (the dots may be a sample)."""
+
+
+def _part(index: EyeIndex, evaluator: str, metric: str, model: str) -> pl.DataFrame:
+    try:
+        return index.parts[(evaluator, metric, model)]
+    except KeyError:
+        known = sorted(k for k in index.parts if k[0] == evaluator)
+        msg = f"no scores for ({evaluator!r}, {metric!r}, {model!r}); known: {known}"
+        raise KeyError(msg) from None
+
+
+def eye_dots(
+    index: EyeIndex, evaluator: str, metric: str, model: str, *, max_dots: int = 2000
+) -> pl.DataFrame:
+    """Dots of one (evaluator, metric, model), sorted by value (``DOT_SCHEMA``).
+
+    Unscored rows (null value) are left out. Above ``max_dots`` rows every k-th row of the
+    sorted values is kept, so the dots keep the distribution's shape; :func:`score_bins`
+    counts them all.
+    """
+    part = _part(index, evaluator, metric, model).drop_nulls("value")
+    if part.height > max_dots:
+        step = part.height / max_dots
+        part = part[np.floor(np.arange(max_dots) * step).astype(np.int64)]
+    return part.select(
+        "case_id", pl.col("sample").cast(pl.Int32), "value", "passed",
+        other=pl.lit(None, pl.Float64),
+    )  # fmt: skip
+
+
+def compare_dots(
+    index: EyeIndex,
+    evaluator: str,
+    metric: str,
+    model: str,
+    other: tuple[str, str],
+    *,
+    max_dots: int = 2000,
+) -> pl.DataFrame:
+    """Dots of one metric with a second metric's value of the same case in ``other``."""
+    dots = eye_dots(index, evaluator, metric, model, max_dots=max_dots).drop("other")
+    second = _part(index, other[0], other[1], model).select(
+        "case_id", pl.col("sample").cast(pl.Int32), other="value"
+    )
+    return dots.join(second, on=["case_id", "sample"], how="left", maintain_order="left")
+
+
+def score_bins(
+    index: EyeIndex, evaluator: str, metric: str, model: str, *, n_bins: int = 20
+) -> pl.DataFrame:
+    """Histogram of every scored row of one (evaluator, metric, model) (``BIN_SCHEMA``)."""
+    part = _part(index, evaluator, metric, model).drop_nulls("value")
+    values = part["value"].to_numpy()
+    if values.size == 0:
+        return pl.DataFrame(schema=BIN_SCHEMA)
+    finite = values[np.isfinite(values)]
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    edges = np.linspace(low, high if high > low else low + 1.0, n_bins + 1)
+    which = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
+    passed = part["passed"].fill_null(value=False).to_numpy()
+    return pl.DataFrame(
+        {"low": edges[:-1], "high": edges[1:],
+         "n": np.bincount(which, minlength=n_bins), "n_passed": np.bincount(which, weights=passed, minlength=n_bins)},
+        schema=BIN_SCHEMA, strict=False,
+    )  # fmt: skip
+
+
+def case_detail(
+    lab: Lab,
+    index: EyeIndex,
+    case_id: str,
+    model: str,
+    sample: int = 0,
+    *,
+    focus: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    """Everything the case panel shows, as plain JSON-able values.
+
+    Keys: ``case_id, model, sample, prompt, expected, actual, context, cost, duration_s,
+    error, metrics`` (every metric of the case with score, threshold, verdict, title and
+    description; ``focus`` first) and ``sentences`` (the answer split into sentences with a
+    score each, from the focused evaluator when it gives them, else from any evaluator that
+    does; null when none does).
+    """
+    out = lab.outputs.filter(
+        (pl.col("case_id") == case_id) & (pl.col("model") == model) & (pl.col("sample") == sample)
+    )
+    if out.is_empty():
+        msg = (
+            f"no output of model {model!r} for case {case_id!r} (sample {sample}); "
+            "pick a case shown in the eye (its dots carry case_id and sample)"
+        )
+        raise KeyError(msg)
+    case = lab.cases.filter(pl.col("case_id") == case_id).row(0, named=True)
+    o = out.row(0, named=True)
+    rows = index.verdicts.filter(
+        (pl.col("case_id") == case_id) & (pl.col("model") == model) & (pl.col("sample") == sample)
+    ).join(
+        index.specs.select("evaluator", "metric", "description"), on=["evaluator", "metric"],
+        how="left",
+    )  # fmt: skip
+    if focus is not None:
+        first = (pl.col("evaluator") == focus[0]) & (pl.col("metric") == focus[1])
+        rows = rows.sort(~first, pl.col("evaluator") != focus[0], "evaluator", "metric")
+    evaluator_titles = catalog_titles()
+    metrics = [
+        {"evaluator": r["evaluator"], "evaluator_title": evaluator_titles.get(r["evaluator"], r["evaluator"]),
+         "metric": r["metric"], "title": r["title"] or r["metric"],
+         "description": r["description"] or "", "value": finite_or_none(r["value"]),
+         "threshold": finite_or_none(r["threshold"]), "passed": r["passed"],
+         "higher_is_better": r["higher_is_better"], "reason": _reason(r["detail"])}
+        for r in rows.iter_rows(named=True)
+    ]  # fmt: skip
+    return {
+        "case_id": case_id, "model": model, "sample": sample, "prompt": case["prompt"],
+        "expected": case["expected"] or [], "actual": o["actual"], "context": o["context"] or [],
+        "cost": finite_or_none(o["cost"]), "duration_s": finite_or_none(o["duration_s"]), "error": o["error"],
+        "metrics": metrics, "sentences": _sentences(rows),
+    }  # fmt: skip
+
+
+def _reason(detail: str | None) -> str | None:
+    if not detail:
+        return None
+    try:
+        parsed = json.loads(detail)
+    except ValueError:
+        return None
+    reason = parsed.get("reason") if isinstance(parsed, dict) else None
+    return str(reason) if reason is not None else None
+
+
+def _sentences(rows: pl.DataFrame) -> dict[str, Any] | None:
+    """Return the first row (in panel order) whose detail scores the answer sentence by sentence."""
+    for ev, metric, detail in rows.select("evaluator", "metric", "detail").iter_rows():
+        if not detail or '"sentences"' not in detail:
+            continue
+        items = json.loads(detail).get("sentences") or []
+        key = next((k for item in items for k in item if k != "text"), None)
+        if key is None:
+            continue
+        return {
+            "evaluator": ev, "metric": metric, "key": key,
+            "items": [{"text": i["text"], "score": finite_or_none(i.get(key))} for i in items],
+        }  # fmt: skip
+    return None

@@ -1,0 +1,157 @@
+"""Weakness detection tables: a metric by topic, by question type, and on their grid.
+
+Built once per (lab, evaluator, metric, model filter) into a :class:`WeaknessIndex`; the
+widget's interactions are filters of its small per-cell table. Intervals are normal
+approximations of the mean (mean ± 1.96·sd/√n), which is what a grid of many cells over
+up to millions of rows can afford; cells under ``min_n`` cases are flagged, not hidden.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from evalnb.lab.verdicts import finite_or_none, verdicts
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import Lab
+
+__all__ = ["WeaknessIndex", "cell_dots", "grid_cells", "restrict", "univariate", "weakness_index",
+           "weaknesses"]  # fmt: skip
+
+_Z = 1.959963984540054
+NO_VALUE = "(none)"
+
+
+@dataclass(frozen=True)
+class WeaknessIndex:
+    """Rows of one metric with their case's topic and question type, and the metric's spec."""
+
+    rows: pl.DataFrame
+    evaluator: str
+    metric: str
+    threshold: float | None
+    higher_is_better: bool
+    min_n: int
+
+
+def weakness_index(lab: Lab, evaluator: str, metric: str, *, models: list[str] | None = None,
+                   min_n: int = 5) -> WeaknessIndex:  # fmt: skip
+    """Join the metric's scores to ``cases.topic`` / ``question_type`` (missing → "(none)")."""
+    v = verdicts(
+        lab.scores.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)),
+        lab.metrics, lab.thresholds,
+    )  # fmt: skip
+    if v.is_empty():
+        msg = f"no scores of {evaluator}/{metric} in this lab; evaluate it first"
+        raise KeyError(msg)
+    if models:
+        v = v.filter(pl.col("model").is_in(models))
+    rows = (
+        v.drop_nulls("value")
+        .join(lab.cases.select("case_id", "topic", "question_type"), on="case_id", how="left")
+        .select(
+            "case_id", "model", "sample", "value",
+            # Categorical: grouping a million rows by two small vocabularies is much faster.
+            topic=pl.col("topic").fill_null(NO_VALUE).cast(pl.Categorical),
+            question_type=pl.col("question_type").fill_null(NO_VALUE).cast(pl.Categorical),
+            # Hashed once here, so sampling dots on every redraw is a cheap filter.
+            row_hash=pl.concat_str("case_id", "model", pl.col("sample").cast(pl.String)).hash(0),
+        )
+    )  # fmt: skip
+    thr = v["threshold"][0]
+    return WeaknessIndex(rows, evaluator, metric, finite_or_none(thr),
+                         bool(v["higher_is_better"][0]), min_n)  # fmt: skip
+
+
+def restrict(idx: WeaknessIndex, *, models: list[str] | None = None,
+             threshold: float | None = None) -> WeaknessIndex:  # fmt: skip
+    """Return the index for a subset of models and/or another threshold (no re-join)."""
+    rows = idx.rows.filter(pl.col("model").is_in(models)) if models else idx.rows
+    return replace(idx, rows=rows, threshold=idx.threshold if threshold is None else threshold)
+
+
+def _passed(idx: WeaknessIndex) -> pl.Expr:
+    if idx.threshold is None:
+        return pl.lit(True)
+    return (
+        pl.col("value") >= idx.threshold
+        if idx.higher_is_better
+        else pl.col("value") <= idx.threshold
+    )
+
+
+def _stats(rows: pl.DataFrame, by: list[str], idx: WeaknessIndex, *, spread: bool) -> pl.DataFrame:
+    sd = pl.col("value").std().fill_null(0.0)
+    half = _Z * sd / pl.len().sqrt()
+    aggs = [pl.len().cast(pl.Int32).alias("n"), pl.col("value").mean().alias("mean"),
+            (pl.col("value").mean() - half).alias("ci_low"), (pl.col("value").mean() + half).alias("ci_high"),
+            _passed(idx).cast(pl.Float64).mean().alias("pass_rate")]  # fmt: skip
+    if spread:  # quantiles are the costly part: only the univariate charts draw them
+        aggs += [pl.col("value").quantile(0.1).alias("q10"), pl.col("value").median().alias("median"),
+                 pl.col("value").quantile(0.9).alias("q90")]  # fmt: skip
+    out = (
+        rows.group_by(by).agg(aggs)
+        .with_columns(pl.col(c).cast(pl.String) for c in by)
+        .with_columns(few=pl.col("n") < idx.min_n)
+    )  # fmt: skip
+    if idx.threshold is None:
+        return out.with_columns(weak=pl.lit(False))
+    beyond = (
+        pl.col("ci_high") < idx.threshold
+        if idx.higher_is_better
+        else pl.col("ci_low") > idx.threshold
+    )
+    return out.with_columns(weak=beyond & ~pl.col("few"))
+
+
+def univariate(idx: WeaknessIndex, by: str) -> pl.DataFrame:
+    """Per topic (``by="topic"``) or question type: n, mean, CI, pass rate, quantiles, worst first."""
+    if by not in ("topic", "question_type"):
+        msg = f"by must be 'topic' or 'question_type'; got {by!r}"
+        raise ValueError(msg)
+    return (
+        _stats(idx.rows, [by], idx, spread=True)
+        .sort("mean", descending=not idx.higher_is_better)
+        .rename({by: "group"})
+    )
+
+
+def grid_cells(idx: WeaknessIndex) -> pl.DataFrame:
+    """One row per (topic, question type): n, mean, CI, pass rate, ``few``, ``weak``."""
+    return _stats(idx.rows, ["topic", "question_type"], idx, spread=False).sort(
+        "topic", "question_type"
+    )
+
+
+def weaknesses(idx: WeaknessIndex, top: int = 5) -> pl.DataFrame:
+    """Return the worst cells, worst mean first.
+
+    A cell is weak when its whole interval lies on the failing side of the threshold and it
+    has enough cases; without a threshold, the ``top`` lowest means with enough cases.
+    """
+    cells = grid_cells(idx).filter(~pl.col("few"))
+    if idx.threshold is not None:
+        cells = cells.filter(pl.col("weak"))
+    return cells.sort("mean", descending=not idx.higher_is_better).head(top)
+
+
+def cell_dots(idx: WeaknessIndex, *, max_dots: int = 3000, seed: int = 0) -> pl.DataFrame:
+    """Return the cases drawn as the grid's dots.
+
+    All of them, or about ``max_dots`` chosen by a seeded hash of the row key (so the dots
+    spread like the data), plus the first row of every cell so that none is drawn empty.
+    """
+    rows = idx.rows
+    if rows.height > max_dots:
+        kept = rows.filter(
+            (pl.col("row_hash") + seed) % 1_000_003 < int(1_000_003 * max_dots / rows.height)
+        )
+        firsts = rows.group_by("topic", "question_type").first().select(kept.columns)
+        rows = pl.concat([kept, firsts]).unique(["case_id", "model", "sample"], maintain_order=True)
+    return rows.select(
+        pl.col("topic").cast(pl.String), pl.col("question_type").cast(pl.String), "case_id",
+        "model", pl.col("sample").cast(pl.Int32), "value", passed=_passed(idx),
+    )  # fmt: skip

@@ -1,0 +1,311 @@
+"""The human-calibration labeler: one item at a time, keyboard first, every decision stored.
+
+Each decision is appended to the lab's DuckDB ``labels`` table (its own transaction) before
+the widget moves on, and the batch being labelled is kept in the store's ``info`` table, so
+a killed kernel or a closed browser loses nothing and reopening resumes at the first item
+this reviewer has not labelled.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+import traitlets
+
+from evalnb.widgets.arrow import to_ipc
+from evalnb.calibration.recalibrate import STRATEGIES
+from evalnb.api.lab import new_batch_id
+from evalnb.calibration.labels import current_labels
+from evalnb.lab.verdicts import finite_or_none, is_finite
+from evalnb.widgets.base import EvalWidget
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import Lab
+
+__all__ = ["Labeler", "labeler"]
+
+_BATCH_KEY = "labeler_batch/"
+
+
+class Labeler(EvalWidget):
+    """Label a batch of (case, model) rows of one metric as pass/fail, from the keyboard.
+
+    Keys: ``p``/``f`` pass/fail (``a``/``d`` agree/disagree with the metric's verdict in
+    ``mode="agree"``), ``←``/``→`` move, ``n`` write a note, ``u`` undo the last label,
+    ``b`` next batch once this one is done. After a batch the widget shows the score
+    distribution with the human verdicts, the old and the recalibrated threshold with their
+    intervals, and Cohen's κ; ``apply()`` (or the button) stores the new threshold.
+
+    Synced traits
+    -------------
+    position : int
+        Index of the item shown in the current batch.
+    reviewer : str
+        Who is labelling (stored with every label).
+    mode : str
+        ``"pass_fail"`` or ``"agree"``.
+
+    Examples
+    --------
+    >>> import evalnb, polars as pl
+    >>> lab = evalnb.load(pl.DataFrame({"prompt": ["a", "b", "c"], "expected": ["x", "y", "z"],
+    ...                                 "actual": ["x", "q", "z"]}))
+    >>> lab = evalnb.evaluate(lab, ["rouge"], progress=False)
+    >>> w = evalnb.labeler(lab, "rouge", "rouge_l", reviewer="ann", n=3, strategy="random")
+    >>> w.label("pass"); w.position
+    1
+    >>> lab.labels["verdict"].to_list()
+    ['pass']
+    """
+
+    _bundle = "labeler"
+    position = traitlets.Int(0).tag(sync=True)
+    """Index of the item on screen in the current batch."""
+    reviewer = traitlets.Unicode("").tag(sync=True)
+    """Name stored with every label."""
+    mode = traitlets.Enum(["pass_fail", "agree"], "pass_fail").tag(sync=True)
+    """``pass_fail`` (keys p/f) or ``agree`` (keys a/d against the metric's verdict)."""
+    _item = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+    _progress = traitlets.Dict().tag(sync=True)
+    _result = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+    _points = traitlets.Bytes(b"").tag(sync=True)
+    _bins = traitlets.Bytes(b"").tag(sync=True)
+    _error = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, lab: Lab, evaluator: str, metric: str, *, reviewer: str, n: int = 20,
+                 strategy: str = "active", seed: int = 0, mode: str = "pass_fail",
+                 batch_id: str | None = None) -> None:  # fmt: skip
+        if not reviewer:
+            msg = "the labeler needs reviewer='<your name>': every label records who decided"
+            raise ValueError(msg)
+        if strategy not in STRATEGIES:
+            msg = f"strategy must be one of {STRATEGIES}; got {strategy!r}"
+            raise ValueError(msg)
+        lab.metric_spec(evaluator, metric)  # a KeyError naming the known metrics
+        self._lab, self._evaluator, self._metric = lab, evaluator, metric
+        self._n, self._strategy, self._seed = n, strategy, seed
+        super().__init__(reviewer=reviewer, mode=mode)
+        self._batch_id, self._items = self._resume(batch_id)
+        self.on_msg(self._on_msg)
+        self.observe(lambda _c: self._show(), names=["position", "mode"])
+        self.position = self._first_open()
+        self._show()
+
+    # -- batches ---------------------------------------------------------------------------
+    def _batches(self) -> list[dict[str, Any]]:
+        info = self._lab.table("info").filter(pl.col("key").str.starts_with(_BATCH_KEY))
+        return [json.loads(v) for v in info["value"]]
+
+    def _resume(self, batch_id: str | None) -> tuple[str, pl.DataFrame]:
+        batches = self._batches()
+        if batch_id is not None:
+            found = [b for b in batches if b["batch_id"] == batch_id]
+            if not found:
+                msg = f"no labelling batch {batch_id!r} in this lab; known: {[b['batch_id'] for b in batches]}"
+                raise KeyError(msg)
+            return batch_id, _items(found[0])
+        mine = [b for b in batches if (b["reviewer"], b["evaluator"], b["metric"])
+                == (self.reviewer, self._evaluator, self._metric)]  # fmt: skip
+        if mine:
+            last = max(mine, key=lambda b: b["created_at"])
+            items = _items(last)
+            if self._labelled_mask(items).sum() < items.height:
+                return last["batch_id"], items
+        return self._new_batch(len(mine))
+
+    def _new_batch(self, number: int) -> tuple[str, pl.DataFrame]:
+        rows = self._lab.calibration_sample(self._evaluator, self._metric, n=self._n,
+                                            strategy=self._strategy, seed=self._seed + number)  # fmt: skip
+        batch_id = new_batch_id()
+        record = {"batch_id": batch_id, "reviewer": self.reviewer, "evaluator": self._evaluator,
+                  "metric": self._metric, "strategy": self._strategy,
+                  "created_at": dt.datetime.now(dt.UTC).isoformat(),
+                  "items": rows.select("case_id", "model", "sample").rows()}  # fmt: skip
+        info = pl.concat([
+            self._lab.table("info"),
+            pl.DataFrame({"key": [_BATCH_KEY + batch_id], "value": [json.dumps(record)]}),
+        ])  # fmt: skip
+        self._lab._update({"info": info})  # the batch survives a restart like the labels do
+        return batch_id, _items(record)
+
+    def _labelled_mask(self, items: pl.DataFrame) -> np.ndarray:
+        """Which items this reviewer has a verdict on (wherever it was made: never ask twice)."""
+        mine = current_labels(self._lab.labels, self._evaluator, self._metric).filter(
+            pl.col("reviewer") == self.reviewer
+        )
+        return items.join(mine.select("case_id", "model", "sample", "verdict"),
+                          on=["case_id", "model", "sample"], how="left",
+                          maintain_order="left")["verdict"].is_not_null().to_numpy()  # fmt: skip
+
+    def _first_open(self) -> int:
+        done = self._labelled_mask(self._items)
+        open_ = np.flatnonzero(~done)
+        return int(open_[0]) if open_.size else max(0, self._items.height - 1)
+
+    # -- actions (Python API; the browser sends the same as messages) ----------------------
+    def label(self, verdict: str, note: str | None = None) -> None:
+        """Label the item on screen (``pass``/``fail``, or ``agree``/``disagree``) and move on."""
+        item = self._item
+        if item is None:
+            msg = "there is no item to label: the batch is empty"
+            raise ValueError(msg)
+        if verdict in ("agree", "disagree"):
+            metric_pass = item["passed"]
+            verdict = "pass" if (metric_pass == (verdict == "agree")) else "fail"
+        self._lab.add_label(item["case_id"], item["model"], self._evaluator, self._metric, verdict,
+                            reviewer=self.reviewer, note=note or None,
+                            sample=item["sample"], batch_id=self._batch_id)  # fmt: skip
+        done = self._labelled_mask(self._items)
+        after = [i for i in range(self._items.height) if not done[i] and i > self.position]
+        before = [i for i in range(self._items.height) if not done[i]]
+        nxt = (after or before or [self.position])[0]
+        if nxt == self.position:
+            self._show()
+        else:
+            self.position = nxt
+
+    def undo(self) -> None:
+        """Retract this reviewer's latest label in the batch (stored as a retraction row)."""
+        mine = (
+            current_labels(self._lab.labels, self._evaluator, self._metric)
+            .filter((pl.col("reviewer") == self.reviewer) & (pl.col("batch_id") == self._batch_id))
+            .sort("created_at")
+        )
+        if mine.is_empty():
+            self._error = "nothing to undo in this batch"
+            return
+        last = mine.row(-1, named=True)
+        self._lab.add_label(last["case_id"], last["model"], self._evaluator, self._metric, None,
+                            reviewer=self.reviewer, note="undo", sample=last["sample"],
+                            batch_id=self._batch_id)  # fmt: skip
+        keys = self._items.select("case_id", "model", "sample").rows()
+        target = keys.index((last["case_id"], last["model"], last["sample"]))
+        if target == self.position:
+            self._show()
+        else:
+            self.position = target
+
+    def go(self, position: int) -> None:
+        """Show item ``position`` of the batch (clamped to the batch)."""
+        self.position = max(0, min(position, self._items.height - 1))
+
+    def next_batch(self) -> None:
+        """Draw the next batch (active sampling uses every label so far)."""
+        number = len([b for b in self._batches() if b["reviewer"] == self.reviewer])
+        self._batch_id, self._items = self._new_batch(number)
+        first = self._first_open()
+        if first == self.position:
+            self._show()
+        else:
+            self.position = first
+
+    def apply(self) -> None:
+        """Store the recalibrated threshold as a new version (problems, eye, report follow)."""
+        self._lab.recalibrate(self._evaluator, self._metric)
+        self._show()
+
+    @property
+    def item(self) -> dict[str, Any] | None:
+        """The item on screen: prompt, expected, answer, context, score, verdicts, note."""
+        return None if self._item is None else dict(self._item)
+
+    @property
+    def remaining(self) -> int:
+        """How many items of the current batch this reviewer has not labelled yet."""
+        return int(self._progress["total"] - self._progress["done"])
+
+    @property
+    def batch(self) -> pl.DataFrame:
+        """The current batch's items with this reviewer's verdicts so far."""
+        mine = current_labels(self._lab.labels, self._evaluator, self._metric).filter(
+            pl.col("reviewer") == self.reviewer
+        )
+        return self._items.join(mine.select("case_id", "model", "sample", "verdict", "note"),
+                                on=["case_id", "model", "sample"], how="left",
+                                maintain_order="left")  # fmt: skip
+
+    def _on_msg(self, _widget: object, content: dict[str, Any], _buffers: object) -> None:
+        action = content.get("action")
+        self._error = ""
+        try:
+            if action == "label":
+                self.label(str(content["verdict"]), content.get("note"))
+            elif action == "undo":
+                self.undo()
+            elif action == "move":
+                self.go(self.position + int(content.get("by", 0)))
+            elif action == "next_batch":
+                self.next_batch()
+            elif action == "apply":
+                self.apply()
+        except (ValueError, KeyError) as err:  # shown in the widget, never swallowed silently
+            self._error = str(err)
+
+    # -- view ------------------------------------------------------------------------------
+    def _show(self) -> None:
+        with self.hold_sync():
+            batch = self.batch
+            done = int(batch["verdict"].is_not_null().sum())
+            self._progress = {"done": done, "total": batch.height, "batch_id": self._batch_id,
+                              "evaluator": self._evaluator, "metric": self._metric}  # fmt: skip
+            self.set_trait("_item", self._detail(batch) if batch.height else None)
+            self._show_result(complete=done == batch.height)
+
+    def _detail(self, batch: pl.DataFrame) -> dict[str, Any]:
+        row = batch.row(self.position, named=True)
+        key = (pl.col("case_id") == row["case_id"]) & (pl.col("model") == row["model"])
+        spec = self._lab.metric_spec(self._evaluator, self._metric)
+        score = self._lab.scores.filter(key & (pl.col("sample") == row["sample"])
+                                        & (pl.col("evaluator") == self._evaluator)
+                                        & (pl.col("metric") == self._metric))  # fmt: skip
+        value = score["value"][0] if score.height else None
+        thr = spec["threshold"]
+        passed = None if value is None or not is_finite(thr) else (
+            value >= thr if spec["higher_is_better"] else value <= thr)  # fmt: skip
+        out = self._lab.outputs.filter(key & (pl.col("sample") == row["sample"])).row(0, named=True)
+        case = self._lab.cases.filter(pl.col("case_id") == row["case_id"]).row(0, named=True)
+        return {"case_id": row["case_id"], "model": row["model"], "sample": row["sample"],
+                "prompt": case["prompt"], "expected": case["expected"] or [],
+                "actual": out["actual"], "context": out["context"] or [],
+                "value": finite_or_none(value),
+                "threshold": finite_or_none(thr), "passed": passed,
+                "metric_title": spec["title"] or self._metric,
+                "human": row["verdict"], "note": row["note"]}  # fmt: skip
+
+    def _show_result(self, *, complete: bool) -> None:
+        from evalnb.calibration.recalibrate import calibrate, labelled_points  # noqa: PLC0415
+
+        points = labelled_points(self._lab, self._evaluator, self._metric)
+        values = self._lab.scores.filter(
+            (pl.col("evaluator") == self._evaluator) & (pl.col("metric") == self._metric)
+        )["value"].drop_nulls()
+        finite = values.filter(values.is_finite()).to_numpy()
+        counts, edges = np.histogram(finite, bins=30) if finite.size else (np.zeros(0), np.zeros(1))
+        self._bins = to_ipc(pl.DataFrame({"low": edges[:-1], "high": edges[1:], "n": counts},
+                                         schema={"low": pl.Float64, "high": pl.Float64,
+                                                 "n": pl.Int32}))  # fmt: skip
+        self._points = to_ipc(points.select("value", "human_pass"))
+        if not complete:
+            self.set_trait("_result", None)
+            return
+        try:
+            self._result = calibrate(self._lab, self._evaluator, self._metric, n_boot=500).to_dict()
+        except ValueError as err:  # too few labels or one verdict only: say so in the view
+            self._result = {"message": str(err)}
+
+
+def _items(record: dict[str, Any]) -> pl.DataFrame:
+    return pl.DataFrame(record["items"], schema={"case_id": pl.String, "model": pl.String,
+                                                 "sample": pl.Int64}, orient="row")  # fmt: skip
+
+
+def labeler(lab: Lab, evaluator: str, metric: str, *, reviewer: str, n: int = 20,
+            strategy: str = "active", seed: int = 0, mode: str = "pass_fail",
+            batch_id: str | None = None) -> Labeler:  # fmt: skip
+    """Open the labeler on one metric of ``lab`` (see :class:`Labeler`)."""
+    return Labeler(lab, evaluator, metric, reviewer=reviewer, n=n, strategy=strategy, seed=seed,
+                   mode=mode, batch_id=batch_id)  # fmt: skip
