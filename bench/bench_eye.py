@@ -21,8 +21,8 @@ import numpy as np
 import polars as pl
 
 import evalnb
-from evalnb.evaluators.engine import _merge_metrics
-from evalnb.evaluators.base import get_evaluator
+from evalnb.evaluation.catalog import get_evaluator
+from evalnb.evaluation.engine import _merge_metrics
 from evalnb.lab.schema import SCHEMAS
 
 EVALUATORS = ("rouge", "pii_leakage", "groundedness", "context_mrr")

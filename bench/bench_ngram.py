@@ -19,10 +19,10 @@ import sacrebleu
 from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
 from rouge_score import rouge_scorer
 
-from evalnb.evaluators import leakage as lk
-from evalnb.evaluators.bleu import sentence_bleu, single_order_bleu
-from evalnb.evaluators.leakage import PII_DETECTORS, detect
-from evalnb.evaluators.rouge import _stem, id_rouge_scores, ids_rouge
+from evalnb.evaluation import leakage as lk
+from evalnb.evaluation.bleu import sentence_bleu, single_order_bleu
+from evalnb.evaluation.leakage import PII_DETECTORS, detect
+from evalnb.evaluation.rouge import _stem, id_rouge_scores, ids_rouge
 from evalnb.text.ngram import id_ngram_stats, ids_13a, tokenize_13a
 from evalnb.text.synthetic import pairs
 

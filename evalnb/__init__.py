@@ -1,31 +1,32 @@
-"""evalnb: evaluate LLM and RAG systems in Jupyter, on Polars tables persisted in DuckDB."""
+"""evalnb: evaluate LLM and RAG systems in Jupyter, on Polars tables persisted in DuckDB.
+
+The public API is what this module and :mod:`evalnb.transforms` export. The subpackages
+hold the implementation by concern, lowest layer last (``docs/architecture.md`` has the
+map; ``lint-imports`` checks the direction): ``cli`` → ``api`` → ``widgets`` →
+``transforms`` → ``analysis`` | ``calibration`` | ``diagnosis`` | ``robustness`` →
+``evaluation`` | ``io`` → ``llm`` | ``models`` | ``text`` → ``lab``.
+"""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 from evalnb import transforms
-from evalnb.evaluators.condition import ConditionError
+from evalnb._version import __version__
+from evalnb.analysis.tables import RichTable, table
+from evalnb.api.lab import Lab, load
+from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
+from evalnb.diagnosis.failure_clusters import FailureClusters
+from evalnb.diagnosis.topics import TopicModel, topics
+from evalnb.evaluation.condition import ConditionError
+from evalnb.evaluation.engine import evaluate, evaluators
+from evalnb.io.load import FORMATS, detect_format
 from evalnb.lab.errors import EvalnbError, InputError, StoreError
-from evalnb.evaluators.engine import evaluate, evaluators
-from evalnb.widgets.eye import Eye, eye
-from evalnb.weakness.failure_clusters import FailureClusters
+from evalnb.lab.schema import SCHEMAS, TABLES
+from evalnb.llm.client import ChatResult, LLMClient
 from evalnb.llm.hosts import run_suite
 from evalnb.llm.pairwise import pairwise
-from evalnb.lab.core import Lab
-from evalnb.lab.core import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
-from evalnb.widgets.labeler import Labeler, labeler
-from evalnb.llm.client import ChatResult, LLMClient
-from evalnb.io.load import FORMATS, detect_format, load
-from evalnb.analysis.tables import RichTable, table
-from evalnb.lab.schema import SCHEMAS, TABLES
-from evalnb.weakness.topics import TopicModel, topics
+from evalnb.widgets.eye import Eye, eye
 from evalnb.widgets.grid import Weakness, weakness
-
-try:
-    __version__ = version("evalnb")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+from evalnb.widgets.labeler import Labeler, labeler
 
 __all__ = [
     "FORMATS",

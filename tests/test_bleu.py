@@ -15,7 +15,7 @@ from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 import evalnb
-from evalnb.evaluators.bleu import sentence_bleu, single_order_bleu
+from evalnb.evaluation.bleu import sentence_bleu, single_order_bleu
 from evalnb.text.ngram import TokenIds, id_ngram_stats, ids_13a, ngram_stats, tokenize_13a
 from evalnb.text.synthetic import ADVERSARIAL, pairs
 

@@ -10,10 +10,10 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.calibration.recalibrate import fit_threshold
-from evalnb.cli.main import main
 from evalnb.calibration.guardrail import GUARDRAIL_SCHEMA, read_guardrail
 from evalnb.calibration.labels import cohen_kappa
+from evalnb.calibration.recalibrate import fit_threshold
+from evalnb.cli.main import main
 
 T_STAR = 0.62
 

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.cli.main import main
 from evalnb.api.demo import build_demo_lab
+from evalnb.cli.main import main
 from tests.conftest import ROOT, SHARED, needs_shared
 
 

@@ -9,9 +9,9 @@ from polars.testing import assert_frame_equal
 import evalnb
 from evalnb.io.builder import LabBuilder
 from evalnb.io.columnar import frame_tables
-from evalnb.lab.errors import InputError
 from evalnb.io.load import _frame_records
 from evalnb.io.tabular import read_records
+from evalnb.lab.errors import InputError
 
 _ODD = 'quote " back \\ tab\t nl\n ctl\x01 del\x7f é 漢 \u2028'
 

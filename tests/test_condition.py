@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evalnb import ConditionError
-from evalnb.evaluators.condition import (
+from evalnb.evaluation.condition import (
     And,
     Group,
     Not,
@@ -15,7 +15,7 @@ from evalnb.evaluators.condition import (
     constraints_to_condition,
     parse_condition,
 )
-from evalnb.evaluators.condition_match import match_conditions
+from evalnb.evaluation.condition_match import match_conditions
 
 
 def test_precedence_not_and_or() -> None:

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.cli.main import DEMO_EVALUATORS
 from evalnb.api.demo import build_demo_lab
+from evalnb.cli.main import DEMO_EVALUATORS
 from evalnb.transforms import eye_bars, eye_dots, eye_index, eye_nodes
 from tests.jupyter_harness import ARTIFACTS, JupyterLab, launch, notebook, require_browser
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from evalnb.cli.main import main
 from evalnb.cli.harbor_metric import harbor_metrics
+from evalnb.cli.main import main
 
 
 def _run(tmp_path: Path, text: str, *extra: str) -> tuple[int, Path]:

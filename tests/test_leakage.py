@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalnb
-from evalnb.evaluators.leakage import PII_DETECTORS, SENSITIVE_DETECTORS, detect
+from evalnb.evaluation.leakage import PII_DETECTORS, SENSITIVE_DETECTORS, detect
 from tests.conftest import SHARED, needs_shared
 
 
@@ -146,7 +146,7 @@ _SSN_TOKENS = [
 @settings(max_examples=800, deadline=None)
 @given(st.lists(st.sampled_from(_SSN_TOKENS), max_size=30).map("".join))
 def test_ssn_scan_equals_h2o_pattern(text: str) -> None:
-    from evalnb.evaluators.leakage import _SSN, ssn_matches
+    from evalnb.evaluation.leakage import _SSN, ssn_matches
 
     assert ssn_matches(text) == [m.group(0) for m in _SSN.finditer(text)]
 

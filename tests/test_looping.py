@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalnb
-from evalnb.evaluators.looping import looping_metrics
+from evalnb.evaluation.looping import looping_metrics
 from evalnb.text.repeats import longest_repeat
 
 

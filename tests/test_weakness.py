@@ -9,9 +9,9 @@ import pytest
 import traitlets
 
 import evalnb
-from evalnb.widgets.arrow import from_ipc
-from evalnb.weakness.question_types import classify_questions
+from evalnb.diagnosis.question_types import classify_questions
 from evalnb.transforms import grid_cells, univariate, weakness_index, weaknesses
+from evalnb.widgets.arrow import from_ipc
 from tests.weak_lab import PLANTED, weak_lab
 
 

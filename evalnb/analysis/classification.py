@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["MACRO_METRICS", "macro_scores", "with_macro"]
 
@@ -22,7 +22,7 @@ MACRO_METRICS = ("precision", "recall", "f1")
 _EVALUATOR = "classification"
 
 
-def _labels(lab: Lab) -> pl.DataFrame:
+def _labels(lab: LabCore) -> pl.DataFrame:
     """(model, truth, predicted) per scored classification row."""
     scored = (
         lab.scores.filter((pl.col("evaluator") == _EVALUATOR) & (pl.col("metric") == "accuracy"))
@@ -43,7 +43,7 @@ def _labels(lab: Lab) -> pl.DataFrame:
     )
 
 
-def macro_scores(lab: Lab, *, n_boot: int = 200, seed: int = 0) -> pl.DataFrame:
+def macro_scores(lab: LabCore, *, n_boot: int = 200, seed: int = 0) -> pl.DataFrame:
     """Per model: macro precision / recall / F1 with a 95 % bootstrap interval over cases."""
     from sklearn.metrics import precision_recall_fscore_support  # noqa: PLC0415
 
@@ -65,7 +65,7 @@ def macro_scores(lab: Lab, *, n_boot: int = 200, seed: int = 0) -> pl.DataFrame:
                                      "low": pl.Float64, "high": pl.Float64, "n": pl.Int64})  # fmt: skip
 
 
-def with_macro(board: pl.DataFrame, lab: Lab, *, seed: int = 0) -> pl.DataFrame:
+def with_macro(board: pl.DataFrame, lab: LabCore, *, seed: int = 0) -> pl.DataFrame:
     """Return the leaderboard with classification's precision/recall/F1 as macro values."""
     is_macro = (pl.col("evaluator") == _EVALUATOR) & pl.col("metric").is_in(MACRO_METRICS)
     if board.filter(is_macro).is_empty():

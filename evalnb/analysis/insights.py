@@ -14,7 +14,7 @@ import polars as pl
 from evalnb.analysis.leaderboard import compare_models
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["INSIGHT_SCHEMA", "insights", "insights_json"]
 
@@ -132,7 +132,7 @@ def _retrieval_vs_generation(
 
 
 def insights(
-    lab: Lab, verdicts: pl.DataFrame, board: pl.DataFrame, *, seed: int = 0
+    lab: LabCore, verdicts: pl.DataFrame, board: pl.DataFrame, *, seed: int = 0
 ) -> pl.DataFrame:
     """All insights of a lab as a frame (``INSIGHT_SCHEMA``)."""
     rows = (

@@ -15,7 +15,7 @@ import polars as pl
 from evalnb.lab.verdicts import is_finite
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["AVID", "PROBLEM_SCHEMA", "problems", "problems_json"]
 
@@ -134,7 +134,7 @@ def _flip_problems(verdicts: pl.DataFrame, cases: pl.DataFrame) -> list[dict[str
     return out
 
 
-def _dataset_problems(lab: Lab) -> list[dict[str, object]]:
+def _dataset_problems(lab: LabCore) -> list[dict[str, object]]:
     """Rows an evaluator could not score, grouped by reason; empty retrieved contexts."""
     out: list[dict[str, object]] = []
     unscored = (
@@ -170,7 +170,7 @@ def _dataset_problems(lab: Lab) -> list[dict[str, object]]:
     return out
 
 
-def problems(lab: Lab, verdicts: pl.DataFrame, board: pl.DataFrame) -> pl.DataFrame:
+def problems(lab: LabCore, verdicts: pl.DataFrame, board: pl.DataFrame) -> pl.DataFrame:
     """All problems of a lab, most severe first."""
     rows = (
         _threshold_problems(board, verdicts)

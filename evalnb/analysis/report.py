@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalnb._version import __version__
 from evalnb.analysis.charts import heatmap, leaderboard_chart, to_svg
+from evalnb.analysis.derived import analyse
+from evalnb.analysis.leaderboard import overall_leaderboard
 
 if TYPE_CHECKING:
     from evalnb.analysis.derived import Analysed
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["render_report"]
 
@@ -91,7 +94,7 @@ def _semaphore(problems: pl.DataFrame) -> str:
     )
 
 
-def _case_rows(lab: Lab, verdicts: pl.DataFrame, evaluator: str, metric: str, hib: bool) -> str:
+def _case_rows(lab: LabCore, verdicts: pl.DataFrame, evaluator: str, metric: str, hib: bool) -> str:
     """Render the weakest scored rows of the primary metric with their texts."""
     rows = (
         verdicts.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric) & pl.col("value").is_not_null())
@@ -119,7 +122,7 @@ def _case_rows(lab: Lab, verdicts: pl.DataFrame, evaluator: str, metric: str, hi
 
 
 def _evaluator_section(
-    lab: Lab, verdicts: pl.DataFrame, board: pl.DataFrame, problems: pl.DataFrame,
+    lab: LabCore, verdicts: pl.DataFrame, board: pl.DataFrame, problems: pl.DataFrame,
     insights: pl.DataFrame, evaluator: str,
 ) -> str:  # fmt: skip
     spec = lab.metrics.filter(pl.col("evaluator") == evaluator)
@@ -161,7 +164,7 @@ def _difficult_html(insights: pl.DataFrame, evaluator: str) -> str:
     )
 
 
-def _eda(lab: Lab) -> str:
+def _eda(lab: LabCore) -> str:
     outputs = lab.outputs.with_columns(chars=pl.col("actual").str.len_chars())
     per_model = outputs.group_by("model").agg(
         answers=pl.len(), errors=pl.col("error").is_not_null().sum(),
@@ -186,13 +189,9 @@ def _eda(lab: Lab) -> str:
 
 
 def render_report(
-    lab: Lab, *, title: str | None = None, seed: int = 0, analysed: Analysed | None = None
+    lab: LabCore, *, title: str | None = None, seed: int = 0, analysed: Analysed | None = None
 ) -> str:
     """Render the report as HTML text."""
-    from evalnb import __version__  # noqa: PLC0415
-    from evalnb.analysis.derived import analyse  # noqa: PLC0415
-    from evalnb.analysis.leaderboard import overall_leaderboard  # noqa: PLC0415
-
     done = analysed or analyse(lab, seed)
     verdicts, board, probs, ins = done.verdicts, done.board, done.problems, done.insights
     evaluators = board["evaluator"].unique(maintain_order=True).to_list()

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalnb.api.lab import Lab
 from evalnb.io.builder import LabBuilder
 from evalnb.io.fields import Where, to_json
-from evalnb.lab.core import Lab
 
 __all__ = ["build_demo_lab"]
 

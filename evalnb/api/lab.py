@@ -1,35 +1,204 @@
-"""The Lab's human-calibration methods: labels, sampling, recalibration, exports.
+"""The public :class:`Lab`: the lab's core plus every notebook method, as one facade.
 
-A mixin like :mod:`evalnb.analysis.derived`; the logic lives in ``_labels``, ``_calibrate`` and
-``_guardrail``. Every label is appended to the lab's store in its own transaction before
-the call returns, so a crash loses nothing that was acknowledged.
+``LabCore`` (:mod:`evalnb.lab`) holds the tables and may import nothing above it, yet a
+data scientist expects ``lab.leaderboard()``, ``lab.recalibrate(...)`` and ``lab.eye()``.
+This class is where the two meet: each method here is a one-line call into the function
+that does the work in its own subpackage (analysis, calibration, robustness, weakness,
+widgets, io), and code below this package calls those functions directly. Nothing below
+imports this module; ``evalnb/__init__.py`` exports it.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
-from evalnb.calibration.recalibrate import Calibration, calibrate, sample_rows
-from evalnb.calibration.guardrail import corpus_patch, corpus_patch_markdown, guardrail_config
-from evalnb.calibration.labels import disagreements, label_row, reviewer_agreement
-from evalnb.lab.schema import SCHEMAS
+from evalnb.analysis import derived
+from evalnb.analysis.judges import judge_report
+from evalnb.calibration.guardrail import corpus_patch, guardrail_config
+from evalnb.calibration.judges import judge_agreement
+from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
+from evalnb.calibration.recalibrate import recalibrate
+from evalnb.calibration.sampling import calibration_sample
+from evalnb.diagnosis.failure_clusters import failure_clusters
+from evalnb.diagnosis.question_types import set_question_types
+from evalnb.io.h2o_export import h2o_lab_document
+from evalnb.io.load import load as load_core
+from evalnb.io.tencent_export import tencent_records
+from evalnb.lab.core import LabCore
+from evalnb.robustness.perturbed_cases import perturb
+from evalnb.widgets.eye import Eye
+from evalnb.widgets.grid import Weakness
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from collections.abc import Mapping
 
-__all__ = ["Labelling"]
+    import altair as alt
+    import pandas as pd
+    import polars as pl
+
+    from evalnb.analysis.tables import RichTable
+    from evalnb.calibration.recalibrate import Calibration
+    from evalnb.diagnosis.failure_clusters import FailureClusters
+
+__all__ = ["Lab", "load", "open_lab"]
 
 
-class Labelling:
-    """Methods mixed into :class:`evalnb.Lab`."""
+class Lab(LabCore):
+    """A test lab: cases, model outputs, scores, metric specs, human labels and thresholds.
 
-    def add_label(self: Lab, case_id: str, model: str, evaluator: str, metric: str,  # type: ignore[misc]
+    Build one with :func:`evalnb.load` (from a file or frame) or :func:`evalnb.open` (from a
+    DuckDB store). The tables are Polars frames with fixed schemas (``docs/architecture.md``).
+
+    Examples
+    --------
+    >>> import evalnb, polars as pl
+    >>> lab = evalnb.load(pl.DataFrame({"prompt": ["2+2?"], "expected": ["4"], "actual": ["4"]}))
+    >>> lab.cases.height, lab.models
+    (1, ['model'])
+    """
+
+    # -- files -----------------------------------------------------------------------------
+
+    def export(self, path: str | Path, format: str = "h2o_lab") -> Path:  # noqa: A002
+        """Write the lab to ``path`` in a source format others read.
+
+        Parameters
+        ----------
+        path
+            The file to write (replaced whole; written to a temporary file first).
+        format
+            ``"h2o_lab"`` (H2O Eval Studio test lab JSON) or ``"tencent"`` (Tencent TI
+            evaluation-only JSONL). Importing the file back gives equal cases and outputs.
+        """
+        if format == "h2o_lab":
+            text = json.dumps(h2o_lab_document(self), indent=4, ensure_ascii=False)
+        elif format == "tencent":
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in tencent_records(self))
+        else:
+            msg = f"cannot export to {format!r}; expected 'h2o_lab' or 'tencent'"
+            raise ValueError(msg)
+        target = Path(path)
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)  # atomic: a reader never sees half a file
+        return target
+
+    def report(self, path: str | Path | None = None, *, title: str | None = None,
+               seed: int = 0) -> str:  # fmt: skip
+        """Render the self-contained HTML report; also write it to ``path`` when given.
+
+        One file with no network access and no script: summary with a severity semaphore,
+        problems, insights, one section per evaluator (metrics, chart, weakest cases,
+        problems, parameters), the dataset, models and thresholds in force.
+        """
+        from evalnb.analysis.report import render_report  # noqa: PLC0415 - loads Altair: only when a report is written
+
+        return derived.write_text(path, render_report(self, title=title, seed=seed))
+
+    def archive(self, path: str | Path, *, seed: int = 0) -> Path:
+        """Write a ZIP archive in H2O's layout; ``evalnb.load(path)`` reads it back."""
+        from evalnb.analysis.archive import write_archive  # noqa: PLC0415 - loads Altair, as above
+
+        return write_archive(self, path, seed=seed)
+
+    # -- analysis ----------------------------------------------------------------------------
+
+    def leaderboard(self, *, overall: bool = False, n_boot: int = 1000,
+                    seed: int = 0) -> pl.DataFrame:  # fmt: skip
+        """Per (evaluator, metric, model): mean with a bootstrap 95 % CI, pass rate, rank.
+
+        ``overall=True``: one row per model over the evaluators' primary metrics.
+        """
+        return derived.leaderboard_of(self, overall=overall, n_boot=n_boot, seed=seed)
+
+    def compare(self, evaluator: str, metric: str | None = None, *,
+                seed: int = 0) -> pl.DataFrame:  # fmt: skip
+        """Paired comparison of every two models: difference, 95 % CI, p-value, who wins."""
+        return derived.compare_of(self, evaluator, metric, seed=seed)
+
+    def problems(self, *, seed: int = 0) -> pl.DataFrame:
+        """Problems, most severe first: thresholds failed, perturbation flips, data issues."""
+        return derived.problems_of(self, seed=seed)
+
+    def insights(self, *, seed: int = 0) -> pl.DataFrame:
+        """Insights: significant best/worst models, hardest prompts, speed and cost."""
+        return derived.insights_of(self, seed=seed)
+
+    def problems_table(self, *, max_rows: int = 50) -> RichTable:
+        """Show :meth:`problems` as an HTML table (severity badges); ``.frame`` holds the rows."""
+        return derived.problems_table_of(self, max_rows=max_rows)
+
+    def insights_table(self, *, max_rows: int = 50) -> RichTable:
+        """Show :meth:`insights` as an HTML table; ``.frame`` holds the rows."""
+        return derived.insights_table_of(self, max_rows=max_rows)
+
+    def leaderboard_chart(self, evaluator: str | None = None, *, kind: str = "auto",
+                          seed: int = 0) -> alt.TopLevelMixin:  # fmt: skip
+        """Chart the leaderboard as a bar chart, a radar or a heatmap (Altair, offline).
+
+        ``bar``: means with 95 % CIs and the threshold; ``radar``: several metrics of one
+        evaluator; ``heatmap``: model × metric (primary metrics of every evaluator when
+        ``evaluator`` is None). ``auto`` picks what H2O shows: a heatmap for the whole lab,
+        a bar chart for an evaluator with up to three metrics, a radar for more.
+        """
+        return derived.chart_of(self, evaluator, kind=kind, seed=seed)
+
+    def problems_json(self, path: str | Path | None = None) -> str:
+        """H2O's ``problems_and_actions.json`` text (written to ``path`` when given)."""
+        return derived.problems_json_of(self, path)
+
+    def insights_json(self, path: str | Path | None = None) -> str:
+        """H2O's ``insights_and_actions.json`` text (written to ``path`` when given)."""
+        return derived.insights_json_of(self, path)
+
+    def judge_report(self) -> pl.DataFrame:
+        """Per judge evaluator and model: parse failures, failed calls, tokens, cost."""
+        return judge_report(self)
+
+    # -- robustness and weakness ---------------------------------------------------------------
+
+    def perturb(self, perturbators: str | list[str], *, intensity: str = "medium",
+                seed: int = 0, field: str = "prompt") -> Lab:  # fmt: skip
+        """Add a perturbed copy of every original case per perturbator (H2O lineage).
+
+        Each new case keeps its original's fields but ``field`` (default the prompt), links
+        back through ``perturbation_of`` and carries H2O's ``perturbed_by:<name>:<intensity>``
+        category. Models have not answered the new cases yet: run them (or import their
+        answers), then evaluate; :meth:`problems` reports verdicts that flip. Deterministic
+        for a seed; written through to the lab's store when it has one.
+        """
+        return perturb(self, perturbators, intensity=intensity, seed=seed, field=field)
+
+    def set_question_types(self, types: Mapping[str, str] | pl.DataFrame | None = None, *,
+                           overwrite: bool = False) -> pl.DataFrame:  # fmt: skip
+        """Fill ``cases.question_type`` by rules (or from ``types``); returns who set what.
+
+        Without ``types``, cases lacking a type get the rule-based one (``overwrite``: all
+        cases); the returned frame names the rule that decided each.
+        """
+        return set_question_types(self, types, overwrite=overwrite)
+
+    def failure_clusters(self, evaluator: str | None = None, metric: str | None = None, *,
+                         min_failures: int = 10, seed: int = 0) -> FailureClusters:  # fmt: skip
+        """Cluster the failed rows so a human can name each weakness (see ``FailureClusters``)."""
+        return failure_clusters(self, evaluator, metric, min_failures=min_failures, seed=seed)
+
+    # -- widgets -------------------------------------------------------------------------------
+
+    def eye(self, *, max_dots: int = 2000, seed: int = 0) -> Eye:
+        """Open the eval eye on this lab (:class:`evalnb.Eye`): domains → cases drill-down."""
+        return Eye(self, max_dots=max_dots, seed=seed)
+
+    def weakness(self, evaluator: str, metric: str, *, min_n: int = 5,
+                 models: list[str] | None = None) -> Weakness:  # fmt: skip
+        """Open the weakness grid (topic × question type) for one metric (``models``: a subset)."""
+        return Weakness(self, evaluator, metric, min_n=min_n, models=models)
+
+    # -- human calibration -------------------------------------------------------------------
+
+    def add_label(self, case_id: str, model: str, evaluator: str, metric: str,
                   verdict: str | None, *, reviewer: str, note: str | None = None,
                   sample: int = 0, batch_id: str | None = None) -> pl.DataFrame:  # fmt: skip
         """Record a human verdict (``"pass"``/``"fail"``; None retracts the last one).
@@ -37,13 +206,10 @@ class Labelling:
         Appended to the ``labels`` table — and to the lab's store, committed, before this
         returns — never updated in place. Returns the new row.
         """
-        item = {"case_id": case_id, "model": model, "sample": sample, "evaluator": evaluator,
-                "metric": metric}  # fmt: skip
-        row = label_row(item, verdict, reviewer=reviewer, note=note, batch_id=batch_id)
-        self._append("labels", row)
-        return row
+        return add_label(self, case_id, model, evaluator, metric, verdict, reviewer=reviewer,
+                         note=note, sample=sample, batch_id=batch_id)  # fmt: skip
 
-    def calibration_sample(self: Lab, evaluator: str, metric: str, *, n: int = 20,  # type: ignore[misc]
+    def calibration_sample(self, evaluator: str, metric: str, *, n: int = 20,
                            strategy: str = "active", seed: int = 0) -> pl.DataFrame:  # fmt: skip
         """Draw up to ``n`` scored rows of one metric for a human to label (never a labelled one).
 
@@ -52,20 +218,9 @@ class Labelling:
         Returns the rows with ``value``, ``passed`` (the metric's verdict now), prompt,
         expected answer, the model's answer and retrieved context.
         """
-        rows = sample_rows(self, evaluator, metric, n, strategy, seed)
-        spec = self.metric_spec(evaluator, metric)
-        thr, higher = spec["threshold"], bool(spec["higher_is_better"])
-        keys = ["case_id", "model", "sample"]
-        return (
-            rows.with_columns(
-                threshold=pl.lit(thr, pl.Float64),
-                passed=(pl.col("value") >= thr) if higher else (pl.col("value") <= thr),
-            )
-            .join(self.cases.select("case_id", "prompt", "expected"), on="case_id", how="left")
-            .join(self.outputs.select(*keys, "actual", "context"), on=keys, how="left")
-        )
+        return calibration_sample(self, evaluator, metric, n=n, strategy=strategy, seed=seed)
 
-    def recalibrate(self: Lab, evaluator: str, metric: str, *,  # type: ignore[misc]
+    def recalibrate(self, evaluator: str, metric: str, *,
                     criterion: str = "balanced_accuracy", apply: bool = True, n_boot: int = 1000,
                     seed: int = 0, target_width: float = 0.05) -> Calibration:  # fmt: skip
         """Fit the metric's threshold to the human verdicts, with bootstrap CIs and κ.
@@ -74,60 +229,73 @@ class Labelling:
         (where P(human pass | score) crosses 0.5). With ``apply`` the new threshold is
         stored as a ``calibrated`` version; problems, insights, the eye and reports follow.
         """
-        result = calibrate(self, evaluator, metric, criterion=criterion, n_boot=n_boot,
-                           seed=seed, target_width=target_width)  # fmt: skip
-        if apply:
-            row = pl.DataFrame(
-                [{"evaluator": evaluator, "metric": metric, "threshold": result.threshold,
-                  "source": "calibrated", "n_labels": result.n_labels,
-                  "agreement": result.agreement, "ci_low": result.ci[0], "ci_high": result.ci[1],
-                  "created_at": dt.datetime.now(dt.UTC)}],
-                schema=SCHEMAS["thresholds"],
-            )  # fmt: skip
-            self._append("thresholds", row)
-        return result
+        return recalibrate(self, evaluator, metric, criterion=criterion, apply=apply,
+                           n_boot=n_boot, seed=seed, target_width=target_width)  # fmt: skip
 
-    def reviewer_agreement(self: Lab, evaluator: str, metric: str) -> pl.DataFrame:  # type: ignore[misc]
+    def reviewer_agreement(self, evaluator: str, metric: str) -> pl.DataFrame:
         """Cohen's κ between every two reviewers on the items both labelled."""
         return reviewer_agreement(self.labels, evaluator, metric)
 
-    def label_disagreements(self: Lab, evaluator: str, metric: str) -> pl.DataFrame:  # type: ignore[misc]
+    def label_disagreements(self, evaluator: str, metric: str) -> pl.DataFrame:
         """Items the reviewers disagree on, with each verdict and note."""
         return disagreements(self.labels, evaluator, metric)
 
-    def judge_report(self: Lab) -> pl.DataFrame:  # type: ignore[misc]
-        """Per judge evaluator and model: parse failures, failed calls, tokens, cost."""
-        from evalnb.llm.pairwise import judge_report  # noqa: PLC0415
-
-        return judge_report(self)
-
-    def judge_agreement(self: Lab, evaluator: str, metric: str) -> dict[str, float | int]:  # type: ignore[misc]
+    def judge_agreement(self, evaluator: str, metric: str) -> dict[str, float | int]:
         """Cohen's κ between a judge metric's verdicts and the humans' labels of it."""
-        from evalnb.llm.pairwise import judge_agreement  # noqa: PLC0415
-
         return judge_agreement(self, evaluator, metric)
 
-    def guardrail_config(self: Lab, path: str | Path | None = None, *,  # type: ignore[misc]
+    def guardrail_config(self, path: str | Path | None = None, *,
                          include_uncalibrated: bool = False) -> dict[str, Any]:  # fmt: skip
         """Return the guardrail configuration (calibrated thresholds); write it to ``path``."""
-        config = guardrail_config(self, include_uncalibrated=include_uncalibrated)
-        if path is not None:
-            Path(path).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        return config
+        return guardrail_config(self, path, include_uncalibrated=include_uncalibrated)
 
-    def corpus_patch(self: Lab, markdown: str | Path | None = None,  # type: ignore[misc]
+    def corpus_patch(self, markdown: str | Path | None = None,
                      json_path: str | Path | None = None) -> pl.DataFrame:  # fmt: skip
         """Failed-by-metric answers the humans passed (FAQ style); write Markdown/JSON when asked."""
-        patch = corpus_patch(self)
-        if markdown is not None:
-            Path(markdown).write_text(corpus_patch_markdown(patch), encoding="utf-8")
-        if json_path is not None:
-            Path(json_path).write_text(
-                json.dumps(patch.to_dicts(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-            )
-        return patch
+        return corpus_patch(self, markdown, json_path)
 
 
-def new_batch_id() -> str:
-    """Return a fresh id for one labelling batch."""
-    return uuid.uuid4().hex[:12]
+def load(
+    source: str | Path | pl.DataFrame | pd.DataFrame,
+    format: str | None = None,  # noqa: A002 - the public name the issue asks for
+    **mapping: object,
+) -> Lab:
+    """Import a test lab from a file or a frame.
+
+    Parameters
+    ----------
+    source
+        A path (see ``evalnb.FORMATS`` for the formats read) or a Polars/pandas frame.
+    format
+        Force a format instead of detecting it from the content.
+    **mapping
+        For generic tables: which column holds each field, e.g. ``prompt="question",
+        actual="answer", model="llm"``; ``actual={"model A": "col_a", ...}`` reads a wide
+        table with one answer column per model. For HarpIA and Harbor files, ``model=``
+        names the model the answers belong to.
+
+    Returns
+    -------
+    Lab
+        A new in-memory lab; nothing is written until :meth:`Lab.save`.
+
+    Raises
+    ------
+    InputError
+        Naming the file, the line or JSON path, the field, what was expected and found.
+    """
+    return Lab.view(load_core(source, format, **mapping))
+
+
+def open_lab(path: str | Path) -> Lab:
+    """Open a lab stored in a DuckDB file by :meth:`Lab.save` or ``evalnb import``.
+
+    Examples
+    --------
+    >>> import evalnb, polars as pl, tempfile, pathlib
+    >>> lab = evalnb.load(pl.DataFrame({"prompt": ["hi"], "actual": ["hello"]}))
+    >>> path = lab.save(pathlib.Path(tempfile.mkdtemp()) / "lab.duckdb")
+    >>> evalnb.open(path).equals(lab)
+    True
+    """
+    return Lab.open(path)

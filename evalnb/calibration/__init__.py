@@ -1,1 +1,12 @@
-"""TODO."""
+"""Human calibration: append-only labels, what to label next, threshold recalibration, judge-human agreement, guardrail config and corpus patch.
+
+May import: ``lab``.
+"""
+
+from __future__ import annotations
+
+from evalnb.calibration.labels import add_label, reviewer_agreement
+from evalnb.calibration.recalibrate import Calibration
+from evalnb.calibration.sampling import calibration_sample
+
+__all__ = ["Calibration", "add_label", "calibration_sample", "reviewer_agreement"]

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalnb.lab.errors import InputError
 from evalnb.calibration.labels import ITEM, human_verdicts
+from evalnb.lab.errors import InputError
 from evalnb.lab.verdicts import passes
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
-__all__ = ["GUARDRAIL_SCHEMA", "corpus_patch", "corpus_patch_markdown", "guardrail_config",
-           "read_guardrail"]  # fmt: skip
+__all__ = ["GUARDRAIL_SCHEMA", "corpus_patch", "corpus_patch_markdown", "corpus_patch_rows",
+           "guardrail_config", "read_guardrail"]  # fmt: skip
 
 GUARDRAIL_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -46,11 +46,12 @@ GUARDRAIL_SCHEMA: dict[str, Any] = {
 }
 
 
-def guardrail_config(lab: Lab, *, include_uncalibrated: bool = False) -> dict[str, Any]:
+def guardrail_config(lab: LabCore, path: str | Path | None = None, *,
+                     include_uncalibrated: bool = False) -> dict[str, Any]:  # fmt: skip
     """Thresholds in force that came from human calibration, in the seed's shape.
 
     ``include_uncalibrated`` adds every other finite threshold in force (user or default),
-    for a guardrail that checks all evaluated metrics.
+    for a guardrail that checks all evaluated metrics. Written to ``path`` when given.
     """
     current = lab.current_thresholds().filter(pl.col("threshold").is_finite())
     if not include_uncalibrated:
@@ -64,6 +65,8 @@ def guardrail_config(lab: Lab, *, include_uncalibrated: bool = False) -> dict[st
     import jsonschema  # noqa: PLC0415 - its import costs about a second; only exports need it
 
     jsonschema.validate(config, GUARDRAIL_SCHEMA)
+    if path is not None:
+        Path(path).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return config
 
 
@@ -91,7 +94,7 @@ def read_guardrail(path: str | Path) -> dict[str, Any]:
     return dict(config)
 
 
-def corpus_patch(lab: Lab) -> pl.DataFrame:
+def corpus_patch_rows(lab: LabCore) -> pl.DataFrame:
     """Items failed by their metric (threshold in force) that the humans marked as passed.
 
     One row per (case, model, sample) — an answer the humans accepted counts once however
@@ -129,6 +132,19 @@ def corpus_patch(lab: Lab) -> pl.DataFrame:
         .select(schema.names())
         .sort(keys)
     )
+
+
+def corpus_patch(lab: LabCore, markdown: str | Path | None = None,
+                 json_path: str | Path | None = None) -> pl.DataFrame:  # fmt: skip
+    """:func:`corpus_patch_rows`, written as Markdown and/or JSON when paths are given."""
+    patch = corpus_patch_rows(lab)
+    if markdown is not None:
+        Path(markdown).write_text(corpus_patch_markdown(patch), encoding="utf-8")
+    if json_path is not None:
+        Path(json_path).write_text(
+            json.dumps(patch.to_dicts(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    return patch
 
 
 def _safe(text: object) -> str:

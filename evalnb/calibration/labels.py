@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from evalnb.lab.schema import SCHEMAS
 
-__all__ = ["ITEM", "VERDICTS", "cohen_kappa", "current_labels", "disagreements",
-           "human_verdicts", "label_row", "reviewer_agreement"]  # fmt: skip
+if TYPE_CHECKING:
+    from evalnb.lab.core import LabCore
+
+__all__ = ["ITEM", "VERDICTS", "add_label", "cohen_kappa", "current_labels", "disagreements",
+           "human_verdicts", "label_row", "new_batch_id", "reviewer_agreement"]  # fmt: skip
 
 ITEM = ["case_id", "model", "sample", "evaluator", "metric"]
 """The columns that name one labelled item."""
@@ -49,6 +53,22 @@ def label_row(
           "batch_id": batch_id}],
         schema=SCHEMAS["labels"],
     )  # fmt: skip
+
+
+def add_label(lab: LabCore, case_id: str, model: str, evaluator: str, metric: str,
+              verdict: str | None, *, reviewer: str, note: str | None = None, sample: int = 0,
+              batch_id: str | None = None) -> pl.DataFrame:  # fmt: skip
+    """Append one human verdict to ``lab`` (and its store, committed) and return the row."""
+    item = {"case_id": case_id, "model": model, "sample": sample, "evaluator": evaluator,
+            "metric": metric}  # fmt: skip
+    row = label_row(item, verdict, reviewer=reviewer, note=note, batch_id=batch_id)
+    lab._append("labels", row)
+    return row
+
+
+def new_batch_id() -> str:
+    """Return a fresh id for one labelling batch."""
+    return uuid.uuid4().hex[:12]
 
 
 def current_labels(labels: pl.DataFrame, evaluator: str, metric: str) -> pl.DataFrame:

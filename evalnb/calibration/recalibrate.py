@@ -1,4 +1,4 @@
-"""Threshold recalibration from human verdicts, and which rows to ask a human about next.
+"""Threshold recalibration from human verdicts (:mod:`evalnb.calibration.sampling` picks the rows).
 
 Criterion (stated, selectable): the new threshold is the cut on the metric's score that best
 reproduces the human pass/fail verdicts — by balanced accuracy (default: robust when most
@@ -10,6 +10,7 @@ Uncertainty comes from a bootstrap over the labelled items.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -18,15 +19,16 @@ import numpy as np
 import polars as pl
 
 from evalnb.calibration.labels import ITEM, cohen_kappa, human_verdicts
+from evalnb.lab.schema import SCHEMAS
 from evalnb.lab.verdicts import finite_or_none
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
-__all__ = ["CRITERIA", "STRATEGIES", "Calibration", "calibrate", "fit_threshold", "sample_rows"]
+__all__ = ["CRITERIA", "Calibration", "calibrate", "fit_threshold", "labelled_points",
+           "recalibrate"]  # fmt: skip
 
 CRITERIA = ("balanced_accuracy", "accuracy", "f1", "logistic")
-STRATEGIES = ("random", "stratified", "active")
 
 
 def _scores_of(v: np.ndarray, passed: np.ndarray, higher: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -166,7 +168,7 @@ class Calibration:
                 "more_labels": self.more_labels, "target_width": self.target_width}  # fmt: skip
 
 
-def labelled_points(lab: Lab, evaluator: str, metric: str) -> pl.DataFrame:
+def labelled_points(lab: LabCore, evaluator: str, metric: str) -> pl.DataFrame:
     """Human verdicts joined to the metric's scores: ``ITEM, value, human_pass``."""
     human = human_verdicts(lab.labels, evaluator, metric).drop_nulls("human_pass")
     scores = lab.scores.filter(
@@ -176,7 +178,7 @@ def labelled_points(lab: Lab, evaluator: str, metric: str) -> pl.DataFrame:
 
 
 def calibrate(
-    lab: Lab, evaluator: str, metric: str, *, criterion: str = "balanced_accuracy",
+    lab: LabCore, evaluator: str, metric: str, *, criterion: str = "balanced_accuracy",
     n_boot: int = 1000, seed: int = 0, target_width: float = 0.05,
 ) -> Calibration:  # fmt: skip
     """Fit the threshold of one metric to the humans' verdicts (see the module docstring)."""
@@ -225,58 +227,23 @@ def calibrate(
     )  # fmt: skip
 
 
-def sample_rows(
-    lab: Lab, evaluator: str, metric: str, n: int, strategy: str, seed: int
-) -> pl.DataFrame:
-    """Pick ``n`` scored, never-labelled (case, model, sample) rows of one metric.
+def recalibrate(lab: LabCore, evaluator: str, metric: str, *,
+                criterion: str = "balanced_accuracy", apply: bool = True, n_boot: int = 1000,
+                seed: int = 0, target_width: float = 0.05) -> Calibration:  # fmt: skip
+    """Fit the metric's threshold to the human verdicts; with ``apply``, store it in ``lab``.
 
-    ``random``: uniformly. ``stratified``: one per score quantile bin. ``active``: the rows
-    whose verdict is least certain given the labels so far — those nearest the logistic
-    P(human pass) = 0.5 point, drawn at random from the 3n nearest so a batch is not one
-    clump; until both verdicts have been labelled it explores like ``stratified``.
+    The applied threshold is a new ``calibrated`` version of the ``thresholds`` table, so
+    everything derived from verdicts follows it (see :meth:`evalnb.Lab.recalibrate`).
     """
-    if strategy not in STRATEGIES:
-        msg = f"strategy must be one of {STRATEGIES}; got {strategy!r}"
-        raise ValueError(msg)
-    labelled = lab.labels.filter(
-        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
-    ).select(ITEM)
-    pool = (
-        lab.scores.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
-        .drop_nulls("value")
-        .join(labelled, on=ITEM, how="anti")
-        .select(*ITEM, "value")
-        .sort(ITEM)  # a seed gives the same batch whatever the table order
-    )
-    if pool.height <= n:
-        return pool
-    rng = np.random.default_rng(seed)
-    centre = _boundary(lab, evaluator, metric) if strategy == "active" else None
-    if strategy == "active" and centre is None:
-        # Until both verdicts have been seen there is no boundary to refine: explore the
-        # whole score range first (sampling near a default threshold that is far off
-        # would return the same verdict batch after batch).
-        strategy = "stratified"
-    if strategy == "random":
-        pick = rng.choice(pool.height, n, replace=False)
-    elif strategy == "stratified":
-        order = np.argsort(pool["value"].to_numpy(), kind="stable")
-        bins = np.array_split(order, n)
-        pick = np.array([b[rng.integers(0, b.size)] for b in bins])
-    else:
-        dist = np.abs(pool["value"].to_numpy() - centre)
-        near = np.argsort(dist, kind="stable")[: 3 * n]
-        pick = rng.choice(near, n, replace=False)
-    return pool[np.sort(pick)]
-
-
-def _boundary(lab: Lab, evaluator: str, metric: str) -> float | None:
-    """Where P(human pass | score) = 0.5 given the labels so far (None: one verdict only)."""
-    points = labelled_points(lab, evaluator, metric)
-    y = points["human_pass"].to_numpy().astype(bool)
-    if points.height < 2 or y.all() or (~y).all():
-        return None
-    higher = bool(lab.metric_spec(evaluator, metric)["higher_is_better"])
-    t, _ = fit_threshold(points["value"].to_numpy(), y, higher_is_better=higher,
-                         criterion="logistic")  # fmt: skip
-    return t
+    result = calibrate(lab, evaluator, metric, criterion=criterion, n_boot=n_boot, seed=seed,
+                       target_width=target_width)  # fmt: skip
+    if apply:
+        row = pl.DataFrame(
+            [{"evaluator": evaluator, "metric": metric, "threshold": result.threshold,
+              "source": "calibrated", "n_labels": result.n_labels,
+              "agreement": result.agreement, "ci_low": result.ci[0], "ci_high": result.ci[1],
+              "created_at": dt.datetime.now(dt.UTC)}],
+            schema=SCHEMAS["thresholds"],
+        )  # fmt: skip
+        lab._append("thresholds", row)
+    return result

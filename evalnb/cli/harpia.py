@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalnb.evaluators.engine import evaluate
-from evalnb.evaluators.base import get_evaluator
 from evalnb.cli.harbor_metric import write_json_atomic
+from evalnb.evaluation.catalog import get_evaluator
+from evalnb.evaluation.engine import evaluate
 from evalnb.io.load import load
 
 if TYPE_CHECKING:

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalnb.lab.errors import EvalnbError
-from evalnb.evaluators.engine import evaluate
+from evalnb.api.demo import build_demo_lab
+from evalnb.api.lab import Lab, load, open_lab
 from evalnb.cli.harbor_metric import harbor_metrics, read_rewards, write_json_atomic
 from evalnb.cli.harpia import run_harpia
-from evalnb.lab.core import Lab, open_lab
-from evalnb.io.load import FORMATS, load
+from evalnb.evaluation.engine import evaluate
+from evalnb.io.load import FORMATS
+from evalnb.lab.errors import EvalnbError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -29,7 +30,7 @@ DEMO_EVALUATORS = (
     "answer_similarity", "answer_sentence_similarity", "answer_relevancy_similarity",
     "groundedness", "context_mrr", "context_relevancy", "looping_detection",
 )  # fmt: skip
-_DEMO_FILE = Path(__file__).resolve().parent.parent / "data" / "demo_lab.json"
+_DEMO_FILE = Path(__file__).resolve().parents[2] / "data" / "demo_lab.json"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -183,8 +184,6 @@ def _demo(out: Path) -> int:
     source = _DEMO_FILE
     out.mkdir(parents=True, exist_ok=True)
     if not source.is_file():  # installed without the source tree: build the same lab
-        from evalnb.api.demo import build_demo_lab  # noqa: PLC0415
-
         source = build_demo_lab().export(out / "demo_lab.json")
     lab = load(source)
     # The demo's store is its own output: rebuilt from scratch on every run, so a store left

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalnb.io.builder import content_id
-from evalnb.lab.schema import SCHEMAS, empty
 from evalnb.io.tabular import _KEEP_EMPTY, _LISTS, _NUMBERS, _OUTPUT, resolve_mapping
+from evalnb.lab.schema import SCHEMAS, empty
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

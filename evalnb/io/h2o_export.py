@@ -6,12 +6,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["h2o_lab_document"]
 
 
-def _model_meta(lab: Lab) -> dict[str, dict[str, Any]]:
+def _model_meta(lab: LabCore) -> dict[str, dict[str, Any]]:
     metas: dict[str, dict[str, Any]] = {}
     for name, key, meta in lab.model_table.iter_rows():
         metas[name] = json.loads(meta) if meta else {"key": key or name}
@@ -63,7 +63,7 @@ def _case_fields(case: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def h2o_lab_document(lab: Lab) -> dict[str, Any]:
+def h2o_lab_document(lab: LabCore) -> dict[str, Any]:
     """Build the test lab document.
 
     ``dataset`` holds one row per output. ``raw_dataset`` holds every case once, unanswered

@@ -11,14 +11,13 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from evalnb.io.archive import read_archive
 from evalnb.io.builder import LabBuilder
 from evalnb.io.columnar import frame_tables
-from evalnb.lab.errors import InputError
 from evalnb.io.fields import Where
 from evalnb.io.h2o import read_h2o_lab, read_h2o_suite
 from evalnb.io.harbor import read_harbor
 from evalnb.io.harpia import read_harpia
-from evalnb.lab.core import Lab
 from evalnb.io.source import (
     Line,
     check_json_text,
@@ -31,6 +30,8 @@ from evalnb.io.source import (
 )
 from evalnb.io.tabular import Record, read_records
 from evalnb.io.tencent import read_tencent, read_tencent_csv
+from evalnb.lab.core import LabCore
+from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -140,39 +141,20 @@ def load(
     source: str | Path | pl.DataFrame | pd.DataFrame,
     format: str | None = None,  # noqa: A002 - the public name the issue asks for
     **mapping: object,
-) -> Lab:
-    """Import a test lab from a file or a frame.
+) -> LabCore:
+    """Import a test lab from a file or a frame as a :class:`~evalnb.lab.LabCore`.
 
-    Parameters
-    ----------
-    source
-        A path (see ``evalnb.FORMATS`` for the formats read) or a Polars/pandas frame.
-    format
-        Force a format instead of detecting it from the content.
-    **mapping
-        For generic tables: which column holds each field, e.g. ``prompt="question",
-        actual="answer", model="llm"``; ``actual={"model A": "col_a", ...}`` reads a wide
-        table with one answer column per model. For HarpIA and Harbor files, ``model=``
-        names the model the answers belong to.
-
-    Returns
-    -------
-    Lab
-        A new in-memory lab; nothing is written until :meth:`Lab.save`.
-
-    Raises
-    ------
-    InputError
-        Naming the file, the line or JSON path, the field, what was expected and found.
+    :func:`evalnb.load` documents the arguments and errors; it returns the same lab as an
+    :class:`evalnb.Lab`.
     """
     if not isinstance(source, str | Path):  # a Polars or pandas frame
         frame = source if isinstance(source, pl.DataFrame) else _from_pandas(source)
         tables = frame_tables(frame, mapping, "<frame>")
         if tables is not None:
-            return Lab(tables)
+            return LabCore(tables)
         builder = LabBuilder()
         read_records(_frame_records(frame, "<frame>"), frame.columns, mapping, "<frame>", builder)
-        return Lab(builder.frames())
+        return LabCore(builder.frames())
     path = Path(source)
     if format is None:
         sniffed = _detect(path)
@@ -183,12 +165,10 @@ def load(
         raise ValueError(msg)
     _check_mapping(sniffed.fmt, mapping)
     if sniffed.fmt == "evalnb_archive":
-        from evalnb.io.archive import read_archive  # noqa: PLC0415
-
         return read_archive(path)
     builder = LabBuilder()
     _read(path, sniffed, mapping, builder)
-    return Lab(builder.frames())
+    return LabCore(builder.frames())
 
 
 def _from_pandas(frame: pd.DataFrame) -> pl.DataFrame:

@@ -9,8 +9,8 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from evalnb.lab.errors import InputError
 from evalnb.io.fields import Where
+from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:
     from pathlib import Path

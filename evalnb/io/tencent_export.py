@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["tencent_records"]
 
@@ -25,7 +25,7 @@ def _chat(case: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
     return messages, (refs[0] if refs else None)
 
 
-def tencent_records(lab: Lab) -> list[dict[str, Any]]:
+def tencent_records(lab: LabCore) -> list[dict[str, Any]]:
     """Build one evaluation-only record per case.
 
     Each holds ``id``, ``messages``, ``ref_answer``, the user fields kept in ``extra`` and

@@ -1,18 +1,25 @@
-"""The Lab: a test lab's tables as Polars frames, persisted in one DuckDB file."""
+"""The lab's core: a test lab's tables as Polars frames, persisted in one DuckDB file.
+
+:class:`LabCore` is what every layer reads and writes: the tables, their store, and the
+threshold and verdict methods that need nothing but those tables. The public
+:class:`evalnb.Lab` (``evalnb/api/lab.py``) subclasses it and adds the methods whose work
+lives higher up (leaderboards, calibration, widgets) as one-line delegations, so this
+package imports no other evalnb package.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Self
 
 import polars as pl
 
-from evalnb.analysis.derived import Analysis
 from evalnb.lab.errors import EvalnbError
-from evalnb.api.lab import Labelling
-from evalnb.lab.schema import TABLES, conform, empty
+from evalnb.lab.schema import SCHEMAS, TABLES, conform, empty
 from evalnb.lab.store import append_rows, read_tables, write_tables
+from evalnb.lab.verdicts import current_thresholds, verdicts
 
 if TYPE_CHECKING:
     import weakref
@@ -20,7 +27,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-__all__ = ["Lab", "open_lab"]
+__all__ = ["LabCore"]
 
 _KEYS = {
     "cases": ("case_id",),
@@ -36,18 +43,21 @@ _KEYS = {
 _FIRST_WINS = {"models", "info"}
 
 
-class Lab(Analysis, Labelling):
-    """A test lab: cases, model outputs, scores, metric specs, human labels and thresholds.
+class LabCore:
+    """A test lab's tables: cases, outputs, scores, metric specs, labels and thresholds.
 
-    Build one with :func:`evalnb.load` (from a file or frame) or :func:`evalnb.open` (from a
-    DuckDB store). The tables are Polars frames with fixed schemas (``docs/architecture.md``).
+    Users hold an :class:`evalnb.Lab`, which is a ``LabCore`` with the notebook methods;
+    code below the facade takes a ``LabCore`` so that it depends on nothing above it.
+    Functions that return a changed lab build it with ``type(lab)(...)``, so a user's
+    ``Lab`` comes back as a ``Lab``.
 
     Examples
     --------
-    >>> import evalnb, polars as pl
-    >>> lab = evalnb.load(pl.DataFrame({"prompt": ["2+2?"], "expected": ["4"], "actual": ["4"]}))
+    >>> import polars as pl
+    >>> from evalnb.lab import LabCore
+    >>> lab = LabCore({"cases": pl.DataFrame({"case_id": ["c1"], "prompt": ["2+2?"]})})
     >>> lab.cases.height, lab.models
-    (1, ['model'])
+    (1, [])
     """
 
     def __init__(
@@ -66,6 +76,26 @@ class Lab(Analysis, Labelling):
         # Open widgets redraw when tables they show change in place (a threshold set, topics
         # written); held weakly so a closed widget is not kept alive by its lab.
         self._watchers: list[tuple[frozenset[str], weakref.WeakMethod[Callable[[], None]]]] = []
+
+    @classmethod
+    def view(cls, lab: LabCore) -> Self:
+        """Return ``lab`` as an instance of ``cls``: the same tables, store and watchers.
+
+        Nothing is copied or checked again (the tables were conformed when ``lab`` was
+        built); this is how an entry point hands the user an :class:`evalnb.Lab` for a lab
+        a lower layer built.
+        """
+        if isinstance(lab, cls):
+            return lab
+        out = cls.__new__(cls)
+        out.__dict__.update(vars(lab))
+        return out
+
+    @classmethod
+    def open(cls, path: str | Path) -> Self:
+        """Open a lab stored in a DuckDB file by :meth:`save` or ``evalnb import``."""
+        target = Path(path)
+        return cls(read_tables(target), path=target)
 
     def _watch(
         self, tables: Iterable[str], callback: weakref.WeakMethod[Callable[[], None]]
@@ -175,38 +205,11 @@ class Lab(Analysis, Labelling):
         self.path = target
         return target
 
-    def export(self, path: str | Path, format: str = "h2o_lab") -> Path:  # noqa: A002
-        """Write the lab to ``path`` in a source format others read.
-
-        Parameters
-        ----------
-        path
-            The file to write (replaced whole; written to a temporary file first).
-        format
-            ``"h2o_lab"`` (H2O Eval Studio test lab JSON) or ``"tencent"`` (Tencent TI
-            evaluation-only JSONL). Importing the file back gives equal cases and outputs.
-        """
-        from evalnb.io.h2o_export import h2o_lab_document  # noqa: PLC0415
-        from evalnb.io.tencent_export import tencent_records  # noqa: PLC0415
-
-        if format == "h2o_lab":
-            text = json.dumps(h2o_lab_document(self), indent=4, ensure_ascii=False)
-        elif format == "tencent":
-            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in tencent_records(self))
-        else:
-            msg = f"cannot export to {format!r}; expected 'h2o_lab' or 'tencent'"
-            raise ValueError(msg)
-        target = Path(path)
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)  # atomic: a reader never sees half a file
-        return target
-
-    def equals(self, other: Lab) -> bool:
+    def equals(self, other: LabCore) -> bool:
         """Whether every table of ``other`` equals this lab's, row order included."""
         return all(self._tables[n].equals(other._tables[n]) for n in TABLES)
 
-    def merge(self, other: Lab) -> Lab:
+    def merge(self, other: LabCore) -> Self:
         """Return a lab with the rows of both; a key present in both must hold equal rows.
 
         Raises
@@ -240,7 +243,40 @@ class Lab(Analysis, Labelling):
                 )
                 raise EvalnbError(msg)
             merged[name] = pl.concat([mine, new])
-        return Lab(merged, path=self.path)
+        return type(self)(merged, path=self.path)
+
+    def set_threshold(self, evaluator: str, metric: str, value: float, *,
+                      source: str = "user") -> Self:  # fmt: skip
+        """Set the pass threshold of one metric (a new version; older ones are kept).
+
+        Everything derived (verdicts, problems, insights, charts, report) follows at once;
+        no score is recomputed. Written through to the lab's store when it has one.
+        """
+        self.metric_spec(evaluator, metric)  # a KeyError naming the known metrics
+        row = pl.DataFrame([{"evaluator": evaluator, "metric": metric, "threshold": float(value),
+                             "source": source, "created_at": dt.datetime.now(dt.UTC)}],
+                           schema=SCHEMAS["thresholds"])  # fmt: skip
+        self._append("thresholds", row)
+        return self
+
+    def current_thresholds(self) -> pl.DataFrame:
+        """Return the threshold in force for every metric, with its source (default/user/calibrated)."""
+        return current_thresholds(self.metrics, self.thresholds)
+
+    def metric_spec(self, evaluator: str, metric: str) -> dict[str, Any]:
+        """One metric's spec and the threshold in force (a ``current_thresholds`` row)."""
+        row = self.current_thresholds().filter(
+            (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+        )
+        if row.is_empty():
+            pairs = sorted(set(self.metrics.select("evaluator", "metric").iter_rows()))
+            msg = f"no metric {metric!r} of evaluator {evaluator!r} in this lab (evaluate it first); known: {pairs}"
+            raise KeyError(msg)
+        return row.row(0, named=True)
+
+    def verdicts(self) -> pl.DataFrame:
+        """Every score with its threshold and ``passed`` (null where the value is)."""
+        return verdicts(self.scores, self.metrics, self.thresholds)
 
     def summary(self) -> pl.DataFrame:
         """Row counts per table."""
@@ -251,22 +287,7 @@ class Lab(Analysis, Labelling):
     def __repr__(self) -> str:
         name = self.info.get("name") or "unnamed"
         return (
-            f"<Lab {name!s}: {self.cases.height} cases, {len(self.models)} models, "
+            f"<{type(self).__name__} {name!s}: {self.cases.height} cases, {len(self.models)} models, "
             f"{self.outputs.height} outputs, {self.scores.height} scores, "
             f"{self.labels.height} labels>"
         )
-
-
-def open_lab(path: str | Path) -> Lab:
-    """Open a lab stored in a DuckDB file by :meth:`Lab.save` or ``evalnb import``.
-
-    Examples
-    --------
-    >>> import evalnb, polars as pl, tempfile, pathlib
-    >>> lab = evalnb.load(pl.DataFrame({"prompt": ["hi"], "actual": ["hello"]}))
-    >>> path = lab.save(pathlib.Path(tempfile.mkdtemp()) / "lab.duckdb")
-    >>> evalnb.open(path).equals(lab)
-    True
-    """
-    target = Path(path)
-    return Lab(read_tables(target), path=target)

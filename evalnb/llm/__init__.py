@@ -1,1 +1,11 @@
-"""TODO."""
+"""LLM endpoints: the OpenAI-compatible client, model hosts that fill a lab, judge prompts and parsers, pairwise comparison.
+
+May import: ``lab``.
+"""
+
+from __future__ import annotations
+
+from evalnb.llm.client import ChatResult, LLMClient
+from evalnb.llm.hosts import run_suite
+
+__all__ = ["ChatResult", "LLMClient", "run_suite"]

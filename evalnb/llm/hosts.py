@@ -11,19 +11,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
+from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
+from evalnb.lab.store import write_tables
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from evalnb.lab.core import Lab
     from evalnb.llm.client import LLMClient
 
 __all__ = ["run_suite"]
+
+# The lab comes back as the class it came in (a user's evalnb.Lab stays one).
+L = TypeVar("L", bound=LabCore)
 
 
 def _conversation(case: dict[str, Any]) -> list[dict[str, str]]:
@@ -44,17 +48,14 @@ def _conversation(case: dict[str, Any]) -> list[dict[str, str]]:
     return messages
 
 
-def run_suite(lab: Lab, client: LLMClient, models: Sequence[str], *, n: int = 1,
-              progress: bool = True, **params: Any) -> Lab:  # noqa: ANN401  # fmt: skip
+def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
+              progress: bool = True, **params: Any) -> L:  # noqa: ANN401  # fmt: skip
     """Ask every model every case ``n`` times; return the lab with the answers in ``outputs``.
 
     ``params`` go with every call (e.g. ``temperature=0.7`` to sample ``n`` answers). With
     ``n > 1`` and ``temperature`` 0, a cached reply would repeat: each sample index is sent
     as a distinct request (``"sample"`` in the parameters) so they are independent.
     """
-    from evalnb.lab.core import Lab  # noqa: PLC0415
-    from evalnb.lab.store import write_tables  # noqa: PLC0415
-
     cases = lab.cases.to_dicts()
     have = set(lab.outputs.select("case_id", "model", "sample").iter_rows())
     rows: list[dict[str, Any]] = []
@@ -91,7 +92,7 @@ def run_suite(lab: Lab, client: LLMClient, models: Sequence[str], *, n: int = 1,
         pl.DataFrame({"model": [m for m in models if m not in set(lab.model_table["model"])]},
                      schema={"model": pl.String}).with_columns(key=pl.col("model"), meta=pl.lit(None, pl.String)),
     ])  # fmt: skip
-    out = Lab(
+    out = type(lab)(
         {**{n_: lab.table(n_) for n_ in SCHEMAS}, "outputs": outputs, "models": models_table},
         path=lab.path,
     )

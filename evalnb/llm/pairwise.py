@@ -1,27 +1,26 @@
-"""Judge bookkeeping: pairwise comparison, reports and agreement with humans.
+"""Pairwise comparison of two models' answers by an LLM judge, asked in both positions.
 
-Pairwise comparison asks in both positions (stability); the report counts parse failures,
-failed calls, tokens and cost; agreement is κ against the calibration labels.
+Asking with each model shown first measures the judge's position stability; the judge's
+other bookkeeping lives with its concern (:mod:`evalnb.analysis.judges` reports parse
+failures and cost, :mod:`evalnb.calibration.judges` measures agreement with humans).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 
 from evalnb.llm.judge import build_comparative, parse_comparative
-from evalnb.calibration.labels import cohen_kappa
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
     from evalnb.llm.client import LLMClient
 
-__all__ = ["judge_agreement", "judge_report", "pairwise"]
+__all__ = ["pairwise"]
 
 
-def pairwise(lab: Lab, model_a: str, model_b: str, judge: LLMClient, *,
+def pairwise(lab: LabCore, model_a: str, model_b: str, judge: LLMClient, *,
              score_range: tuple[int, int] = (1, 10), instruction: str | None = None) -> pl.DataFrame:  # fmt: skip
     """Compare two models' answers case by case, asking the judge in both orders.
 
@@ -73,47 +72,3 @@ def pairwise(lab: Lab, model_a: str, model_b: str, judge: LLMClient, *,
     return pl.DataFrame(rows, schema=schema).with_columns(
         model_a=pl.lit(model_a), model_b=pl.lit(model_b)
     )
-
-
-def judge_report(lab: Lab) -> pl.DataFrame:
-    """Summarise the judges per evaluator and model.
-
-    Rows, parse failures (and their rate), failed judge calls, tokens and cost, read from
-    the ``detail`` the judges store with each score.
-    """
-    from evalnb.evaluators.base import catalog  # noqa: PLC0415
-
-    judges = catalog().filter(pl.col("judge")).select("id", "primary")
-    rows = lab.scores.join(judges, left_on=["evaluator", "metric"], right_on=["id", "primary"])
-    detail = pl.col("detail").str.json_decode(
-        pl.Struct({"parse_failed": pl.Boolean, "judge_error": pl.Boolean, "cost": pl.Float64,
-                   "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64})
-    )  # fmt: skip
-    return (
-        rows.with_columns(d=detail)
-        .unnest("d")
-        .group_by("evaluator", "model")
-        .agg(
-            rows=pl.len(),
-            parse_failures=pl.col("parse_failed").fill_null(value=False).sum(),
-            judge_errors=pl.col("judge_error").fill_null(value=False).sum(),
-            prompt_tokens=pl.col("prompt_tokens").sum(),
-            completion_tokens=pl.col("completion_tokens").sum(),
-            cost=pl.col("cost").sum(),
-        )
-        .with_columns(parse_failure_rate=pl.col("parse_failures") / pl.col("rows"))
-        .sort("evaluator", "model")
-    )
-
-
-def judge_agreement(lab: Lab, evaluator: str, metric: str) -> dict[str, float | int]:
-    """Cohen's κ between the judge metric's verdicts and the human labels of that metric."""
-    from evalnb.calibration.recalibrate import labelled_points  # noqa: PLC0415
-
-    points = labelled_points(lab, evaluator, metric)
-    spec = lab.metric_spec(evaluator, metric)
-    v = points["value"].to_numpy()
-    judge_pass = v >= spec["threshold"] if spec["higher_is_better"] else v <= spec["threshold"]
-    human = points["human_pass"].to_numpy().astype(bool)
-    return {"n_labels": int(v.size), "agreement": float(np.mean(judge_pass == human)) if v.size else float("nan"),
-            "kappa": cohen_kappa(judge_pass, human)}  # fmt: skip

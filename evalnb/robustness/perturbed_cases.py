@@ -1,18 +1,22 @@
-"""Perturbed copies of a lab's cases (pure: frame in, frame out)."""
+"""Perturbed copies of a lab's cases: a pure frame transform, and adding them to a lab."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from typing import TypeVar
 
 import polars as pl
 
+from evalnb.lab.core import LabCore
 from evalnb.lab.errors import EvalnbError
 from evalnb.robustness.perturbators import perturb_text
 
 _log = logging.getLogger("evalnb")
 
-__all__ = ["perturbed_cases"]
+__all__ = ["perturb", "perturbed_cases"]
+
+L = TypeVar("L", bound=LabCore)
 
 
 def perturbed_cases(
@@ -54,3 +58,19 @@ def perturbed_cases(
             categories=pl.col("categories").fill_null([]).list.concat(pl.lit([f"perturbed_by:{name}:{level}"])),
         ))  # fmt: skip
     return pl.concat(parts) if parts else cases.clear()
+
+
+def perturb(lab: L, perturbators: str | list[str], *, intensity: str = "medium", seed: int = 0,
+            field: str = "prompt") -> L:  # fmt: skip
+    """Add :func:`perturbed_cases` of ``lab`` to it (its store too) and return it.
+
+    A perturbed case already in the lab (same lineage and seed, so the same id) is kept as
+    it is; see :meth:`evalnb.Lab.perturb`.
+    """
+    names = [perturbators] if isinstance(perturbators, str) else list(perturbators)
+    added = perturbed_cases(lab.cases, names, intensity, seed, field)
+    cases = pl.concat(
+        [lab.cases, added.filter(~pl.col("case_id").is_in(lab.cases["case_id"].implode()))]
+    )
+    lab._update({"cases": cases})
+    return lab

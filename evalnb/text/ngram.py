@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from evalnb.text.sentences import split_sentences
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -74,8 +76,6 @@ def tokenize_nltk(texts: pl.Series) -> pl.Series:
     [['Hello', 'world', '.', 'It', "'s", '3.5', 'km', ',', 'is', "n't", 'it', '?']]
     """
     from nltk.tokenize import NLTKWordTokenizer  # noqa: PLC0415
-
-    from evalnb.text.sentences import split_sentences  # noqa: PLC0415
 
     words = NLTKWordTokenizer()
     values = texts.fill_null("").to_list()

@@ -17,7 +17,7 @@ from evalnb.lab.verdicts import finite_or_none
 from evalnb.transforms.eye import catalog_titles
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
     from evalnb.transforms.eye import EyeIndex
 
 __all__ = ["BIN_SCHEMA", "DOT_SCHEMA", "case_detail", "compare_dots", "eye_dots", "score_bins"]
@@ -99,7 +99,7 @@ def score_bins(
 
 
 def case_detail(
-    lab: Lab,
+    lab: LabCore,
     index: EyeIndex,
     case_id: str,
     model: str,

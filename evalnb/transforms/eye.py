@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
-from evalnb.evaluators.base import DOMAINS, catalog
+from evalnb.analysis.derived import lab_leaderboard
 from evalnb.analysis.problems import problems
+from evalnb.evaluation.base import DOMAINS
+from evalnb.evaluation.catalog import catalog
 from evalnb.lab.verdicts import current_thresholds, verdicts
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["BAR_SCHEMA", "LEVELS", "NODE_SCHEMA", "EyeIndex", "check_path", "eye_bars",
            "eye_index", "eye_nodes", "path_titles"]  # fmt: skip
@@ -68,7 +70,7 @@ class EyeIndex:
     parts: dict[tuple[str, str, str], pl.DataFrame] = field(repr=False)
 
 
-def eye_index(lab: Lab, *, seed: int = 0) -> EyeIndex:
+def eye_index(lab: LabCore, *, seed: int = 0) -> EyeIndex:
     """Aggregate ``lab`` once for the eye: verdicts, per-model means, problem counts.
 
     Examples
@@ -80,8 +82,6 @@ def eye_index(lab: Lab, *, seed: int = 0) -> EyeIndex:
     >>> idx.board.select("evaluator", "metric", "mean").sort("metric").row(0)
     ('rouge', 'rouge_1', 0.5)
     """
-    from evalnb.analysis.derived import lab_leaderboard  # noqa: PLC0415 - _analysis imports the Lab
-
     v = verdicts(lab.scores, lab.metrics, lab.thresholds)
     board = lab_leaderboard(lab, v, n_boot=200, seed=seed)
     found = problems(lab, v, board)

@@ -16,7 +16,7 @@ import polars as pl
 from evalnb.lab.verdicts import finite_or_none, verdicts
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["WeaknessIndex", "cell_dots", "grid_cells", "restrict", "univariate", "weakness_index",
            "weaknesses"]  # fmt: skip
@@ -37,7 +37,7 @@ class WeaknessIndex:
     min_n: int
 
 
-def weakness_index(lab: Lab, evaluator: str, metric: str, *, models: list[str] | None = None,
+def weakness_index(lab: LabCore, evaluator: str, metric: str, *, models: list[str] | None = None,
                    min_n: int = 5) -> WeaknessIndex:  # fmt: skip
     """Join the metric's scores to ``cases.topic`` / ``question_type`` (missing → "(none)")."""
     v = verdicts(

@@ -1,1 +1,13 @@
-"""TODO."""
+"""The Python side of the anywidget components: the eval eye, the weakness grid, the labeler.
+
+They only display and select; what they draw comes from :mod:`evalnb.transforms`. May
+import: ``transforms``, ``analysis``, ``calibration``, ``weakness``, ``lab``.
+"""
+
+from __future__ import annotations
+
+from evalnb.widgets.eye import Eye
+from evalnb.widgets.grid import Weakness, weakness
+from evalnb.widgets.labeler import Labeler
+
+__all__ = ["Eye", "Labeler", "Weakness", "weakness"]

@@ -10,7 +10,8 @@ import traitlets
 
 __all__ = ["EvalWidget", "static_file"]
 
-_STATIC = Path(__file__).parent / "static"
+# The esbuild bundles live in evalnb/static (pyproject: build_dir), beside the subpackages.
+_STATIC = Path(__file__).parent.parent / "static"
 
 
 def static_file(name: str) -> Path:

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import traitlets
 
-from evalnb.widgets.arrow import to_ipc
 from evalnb.lab.verdicts import finite_or_none
-from evalnb.widgets.base import EvalWidget
 from evalnb.transforms import (
     LEVELS,
     case_detail,
@@ -28,9 +26,11 @@ from evalnb.transforms import (
     path_titles,
     score_bins,
 )
+from evalnb.widgets.arrow import to_ipc
+from evalnb.widgets.base import EvalWidget
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
     from evalnb.transforms import EyeIndex
 
 __all__ = ["Eye", "eye"]
@@ -86,7 +86,9 @@ class Eye(EvalWidget):
     _level = traitlets.Dict().tag(sync=True)
     _case = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
 
-    def __init__(self, lab: Lab, *, max_dots: int = 2000, seed: int = 0, **kwargs: object) -> None:
+    def __init__(
+        self, lab: LabCore, *, max_dots: int = 2000, seed: int = 0, **kwargs: object
+    ) -> None:
         self._lab = lab
         self._seed = seed
         self._max_dots = max_dots
@@ -132,7 +134,7 @@ class Eye(EvalWidget):
     def _metric_keys(self) -> set[tuple[str, str]]:
         return set(self._index.specs.select("evaluator", "metric").iter_rows())
 
-    def refresh(self, lab: Lab | None = None) -> None:
+    def refresh(self, lab: LabCore | None = None) -> None:
         """Re-read the lab (or show ``lab`` instead) and redraw the current level.
 
         The lab calls this itself after :meth:`evalnb.Lab.set_threshold`; pass the lab that
@@ -248,6 +250,6 @@ class Eye(EvalWidget):
         )
 
 
-def eye(lab: Lab, *, max_dots: int = 2000, seed: int = 0, **traits: object) -> Eye:
+def eye(lab: LabCore, *, max_dots: int = 2000, seed: int = 0, **traits: object) -> Eye:
     """Open the eval eye on ``lab`` (see :class:`Eye`); same as ``lab.eye()``."""
     return Eye(lab, max_dots=max_dots, seed=seed, **traits)

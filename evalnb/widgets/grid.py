@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import traitlets
 
-from evalnb.widgets.arrow import to_ipc
 from evalnb.lab.verdicts import finite_or_none
-from evalnb.widgets.base import EvalWidget
 from evalnb.transforms import (
     cell_dots,
     grid_cells,
@@ -22,9 +20,11 @@ from evalnb.transforms import (
     weakness_index,
     weaknesses,
 )
+from evalnb.widgets.arrow import to_ipc
+from evalnb.widgets.base import EvalWidget
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["Weakness", "weakness"]
 
@@ -69,7 +69,7 @@ class Weakness(EvalWidget):
     _weak = traitlets.Bytes(b"").tag(sync=True)
     _meta = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, lab: Lab, evaluator: str, metric: str, *, min_n: int = 5,
+    def __init__(self, lab: LabCore, evaluator: str, metric: str, *, min_n: int = 5,
                  max_dots: int = 3000, models: list[str] | None = None) -> None:  # fmt: skip
         self._lab, self._evaluator, self._metric = lab, evaluator, metric
         self._min_n, self._max_dots = min_n, max_dots
@@ -88,7 +88,7 @@ class Weakness(EvalWidget):
             raise traitlets.TraitError(msg)
         return cell
 
-    def refresh(self, lab: Lab | None = None) -> None:
+    def refresh(self, lab: LabCore | None = None) -> None:
         """Recompute every table (new thresholds, or new scores/topics with ``lab``)."""
         if lab is not None or not hasattr(self, "_base"):
             self._lab = lab or self._lab
@@ -131,7 +131,7 @@ class Weakness(EvalWidget):
         ).join(self._lab.outputs.select(*keys, "actual"), on=keys, how="left")
 
 
-def weakness(lab: Lab, evaluator: str, metric: str, *, min_n: int = 5, max_dots: int = 3000,
+def weakness(lab: LabCore, evaluator: str, metric: str, *, min_n: int = 5, max_dots: int = 3000,
              models: list[str] | None = None) -> Weakness:  # fmt: skip
     """Open the weakness grid for one metric of ``lab`` (see :class:`Weakness`)."""
     return Weakness(lab, evaluator, metric, min_n=min_n, max_dots=max_dots, models=models)

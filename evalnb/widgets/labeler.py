@@ -16,15 +16,15 @@ import numpy as np
 import polars as pl
 import traitlets
 
-from evalnb.widgets.arrow import to_ipc
-from evalnb.calibration.recalibrate import STRATEGIES
-from evalnb.api.lab import new_batch_id
-from evalnb.calibration.labels import current_labels
+from evalnb.calibration.labels import add_label, current_labels, new_batch_id
+from evalnb.calibration.recalibrate import calibrate, labelled_points, recalibrate
+from evalnb.calibration.sampling import STRATEGIES, calibration_sample
 from evalnb.lab.verdicts import finite_or_none, is_finite
+from evalnb.widgets.arrow import to_ipc
 from evalnb.widgets.base import EvalWidget
 
 if TYPE_CHECKING:
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["Labeler", "labeler"]
 
@@ -76,7 +76,7 @@ class Labeler(EvalWidget):
     _bins = traitlets.Bytes(b"").tag(sync=True)
     _error = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, lab: Lab, evaluator: str, metric: str, *, reviewer: str, n: int = 20,
+    def __init__(self, lab: LabCore, evaluator: str, metric: str, *, reviewer: str, n: int = 20,
                  strategy: str = "active", seed: int = 0, mode: str = "pass_fail",
                  batch_id: str | None = None) -> None:  # fmt: skip
         if not reviewer:
@@ -118,8 +118,8 @@ class Labeler(EvalWidget):
         return self._new_batch(len(mine))
 
     def _new_batch(self, number: int) -> tuple[str, pl.DataFrame]:
-        rows = self._lab.calibration_sample(self._evaluator, self._metric, n=self._n,
-                                            strategy=self._strategy, seed=self._seed + number)  # fmt: skip
+        rows = calibration_sample(self._lab, self._evaluator, self._metric, n=self._n,
+                                  strategy=self._strategy, seed=self._seed + number)  # fmt: skip
         batch_id = new_batch_id()
         record = {"batch_id": batch_id, "reviewer": self.reviewer, "evaluator": self._evaluator,
                   "metric": self._metric, "strategy": self._strategy,
@@ -156,9 +156,9 @@ class Labeler(EvalWidget):
         if verdict in ("agree", "disagree"):
             metric_pass = item["passed"]
             verdict = "pass" if (metric_pass == (verdict == "agree")) else "fail"
-        self._lab.add_label(item["case_id"], item["model"], self._evaluator, self._metric, verdict,
-                            reviewer=self.reviewer, note=note or None,
-                            sample=item["sample"], batch_id=self._batch_id)  # fmt: skip
+        add_label(self._lab, item["case_id"], item["model"], self._evaluator, self._metric,
+                  verdict, reviewer=self.reviewer, note=note or None, sample=item["sample"],
+                  batch_id=self._batch_id)  # fmt: skip
         done = self._labelled_mask(self._items)
         after = [i for i in range(self._items.height) if not done[i] and i > self.position]
         before = [i for i in range(self._items.height) if not done[i]]
@@ -179,9 +179,9 @@ class Labeler(EvalWidget):
             self._error = "nothing to undo in this batch"
             return
         last = mine.row(-1, named=True)
-        self._lab.add_label(last["case_id"], last["model"], self._evaluator, self._metric, None,
-                            reviewer=self.reviewer, note="undo", sample=last["sample"],
-                            batch_id=self._batch_id)  # fmt: skip
+        add_label(self._lab, last["case_id"], last["model"], self._evaluator, self._metric, None,
+                  reviewer=self.reviewer, note="undo", sample=last["sample"],
+                  batch_id=self._batch_id)  # fmt: skip
         keys = self._items.select("case_id", "model", "sample").rows()
         target = keys.index((last["case_id"], last["model"], last["sample"]))
         if target == self.position:
@@ -205,7 +205,7 @@ class Labeler(EvalWidget):
 
     def apply(self) -> None:
         """Store the recalibrated threshold as a new version (problems, eye, report follow)."""
-        self._lab.recalibrate(self._evaluator, self._metric)
+        recalibrate(self._lab, self._evaluator, self._metric)
         self._show()
 
     @property
@@ -277,8 +277,6 @@ class Labeler(EvalWidget):
                 "human": row["verdict"], "note": row["note"]}  # fmt: skip
 
     def _show_result(self, *, complete: bool) -> None:
-        from evalnb.calibration.recalibrate import calibrate, labelled_points  # noqa: PLC0415
-
         points = labelled_points(self._lab, self._evaluator, self._metric)
         values = self._lab.scores.filter(
             (pl.col("evaluator") == self._evaluator) & (pl.col("metric") == self._metric)
@@ -303,7 +301,7 @@ def _items(record: dict[str, Any]) -> pl.DataFrame:
                                                  "sample": pl.Int64}, orient="row")  # fmt: skip
 
 
-def labeler(lab: Lab, evaluator: str, metric: str, *, reviewer: str, n: int = 20,
+def labeler(lab: LabCore, evaluator: str, metric: str, *, reviewer: str, n: int = 20,
             strategy: str = "active", seed: int = 0, mode: str = "pass_fail",
             batch_id: str | None = None) -> Labeler:  # fmt: skip
     """Open the labeler on one metric of ``lab`` (see :class:`Labeler`)."""

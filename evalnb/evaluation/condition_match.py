@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import regex
 
-from evalnb.evaluators.condition import And, Group, Node, Not, Or, Regexp, Text, parse_condition
+from evalnb.evaluation.condition import And, Group, Node, Not, Or, Regexp, Text, parse_condition
 
 __all__ = ["MatchResult", "failing_part", "literal", "match_conditions"]
 

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from evalnb.evaluators.condition import ConditionError, constraints_to_condition, parse_condition
-from evalnb.evaluators.base import (
+from evalnb.evaluation.base import (
     BLOCK_ROWS,
     Context,
     Evaluator,
@@ -23,7 +22,8 @@ from evalnb.evaluators.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.evaluators.condition_match import MatchResult, match_conditions
+from evalnb.evaluation.condition import ConditionError, constraints_to_condition, parse_condition
+from evalnb.evaluation.condition_match import MatchResult, match_conditions
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

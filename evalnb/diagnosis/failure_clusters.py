@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from evalnb.models.reduce import fit_transform, umap_model
-from evalnb.weakness.topics import class_tfidf
+from evalnb.diagnosis.topics import class_tfidf
 from evalnb.lab.verdicts import verdicts
+from evalnb.models.encoder import get_encoder
+from evalnb.models.reduce import fit_transform, umap_model
 
 if TYPE_CHECKING:
     import altair as alt
 
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["FailureClusters", "failure_clusters", "rf_proximity"]
 
@@ -92,7 +93,7 @@ def _shares(values: list[str | None]) -> list[str]:
 
 
 def failure_clusters(
-    lab: Lab, evaluator: str | None = None, metric: str | None = None, *,
+    lab: LabCore, evaluator: str | None = None, metric: str | None = None, *,
     min_failures: int = 10, max_clusters: int = 8, max_rows: int = 2000, n_trees: int = 300,
     model: str = "all-MiniLM-L6-v2", seed: int = 0,
 ) -> FailureClusters:  # fmt: skip
@@ -100,8 +101,6 @@ def failure_clusters(
     from sklearn.cluster import AgglomerativeClustering  # noqa: PLC0415
     from sklearn.decomposition import PCA  # noqa: PLC0415
     from sklearn.metrics import silhouette_score  # noqa: PLC0415
-
-    from evalnb.models.encoder import get_encoder  # noqa: PLC0415
 
     v = verdicts(lab.scores, lab.metrics, lab.thresholds)
     if evaluator is not None:

@@ -1,10 +1,16 @@
-"""The evaluator contract and registry (design.md §4)."""
+"""The evaluator contract (design.md §4): specs, parameters, context, the base class.
+
+Each family module subclasses :class:`Evaluator` and adds it with :func:`register`;
+:mod:`evalnb.evaluation.catalog` imports every family and answers lookups, so no module
+here imports a family.
+"""
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -13,8 +19,8 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from evalnb.models.encoder import TextEncoder
     from evalnb.llm.client import LLMClient
+    from evalnb.models.encoder import TextEncoder
 
 __all__ = [
     "BLOCK_ROWS",
@@ -23,11 +29,10 @@ __all__ = [
     "Evaluator",
     "MetricSpec",
     "Param",
-    "catalog",
-    "get_evaluator",
     "per_distinct",
     "reasons",
     "register",
+    "registered",
     "result_frame",
     "threshold_param",
 ]
@@ -272,50 +277,9 @@ def register(cls: type[Evaluator]) -> type[Evaluator]:
     return cls
 
 
-def get_evaluator(evaluator_id: str) -> type[Evaluator]:
-    """Return the evaluator class registered as ``evaluator_id``."""
-    _load_catalog()
-    if evaluator_id not in _REGISTRY:
-        msg = f"unknown evaluator {evaluator_id!r}; expected one of {sorted(_REGISTRY)}"
-        raise ValueError(msg)
-    return _REGISTRY[evaluator_id]
+def registered() -> MappingProxyType[str, type[Evaluator]]:
+    """Return the evaluators registered so far, by id (read-only).
 
-
-def catalog() -> pl.DataFrame:
-    """One row per evaluator: id, title, domain, required fields, parameters and metrics."""
-    _load_catalog()
-    rows = [
-        {
-            "id": cls.id,
-            "title": cls.title,
-            "domain": cls.domain,
-            "judge": cls.judge,
-            "requires": list(cls.requires),
-            "metrics": [m.key for m in cls.metrics],
-            "primary": cls.primary().key,
-            "params": json.dumps(
-                {p.name: {"type": p.kind.__name__, "default": p.default} for p in cls.params}
-            ),
-            "description": cls.description,
-        }
-        for cls in sorted(_REGISTRY.values(), key=lambda c: (DOMAINS.index(c.domain), c.id))
-    ]
-    return pl.DataFrame(rows)
-
-
-def _load_catalog() -> None:
-    # Importing the evaluator modules registers them; done lazily so `import evalnb` stays
-    # light (heavy ones import their models only when they score).
-    import evalnb.evaluators.bleu  # noqa: PLC0415
-    import evalnb.evaluators.embedding  # noqa: PLC0415
-    import evalnb.evaluators.encoding  # noqa: PLC0415
-    import evalnb.evaluators.gptscore  # noqa: PLC0415
-    import evalnb.evaluators.judges  # noqa: PLC0415
-    import evalnb.evaluators.leakage  # noqa: PLC0415
-    import evalnb.evaluators.looping  # noqa: PLC0415
-    import evalnb.evaluators.model_backed  # noqa: PLC0415
-    import evalnb.evaluators.ragas  # noqa: PLC0415
-    import evalnb.evaluators.rouge  # noqa: PLC0415
-    import evalnb.evaluators.rules  # noqa: PLC0415
-    import evalnb.evaluators.summarization  # noqa: PLC0415
-    import evalnb.evaluators.text_matching  # noqa: F401, PLC0415
+    :mod:`evalnb.evaluation.catalog` imports every family, so they are all there after it.
+    """
+    return MappingProxyType(_REGISTRY)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import polars as pl
 
-from evalnb.evaluators.base import (
+from evalnb.evaluation.base import (
     BLOCK_ROWS,
     Context,
     Evaluator,

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import polars as pl
 from tqdm.auto import tqdm
 
-from evalnb.evaluators.base import RESULT_SCHEMA, Context, Evaluator, catalog, get_evaluator
-from evalnb.lab.core import Lab
+from evalnb.evaluation.base import RESULT_SCHEMA, Context, Evaluator
+from evalnb.evaluation.catalog import catalog, get_evaluator
+from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
 from evalnb.lab.store import write_tables
 
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["evaluate", "evaluators"]
 
 _KEY = ["case_id", "model", "sample"]
+# The lab comes back as the class it came in (a user's evalnb.Lab stays one).
+L = TypeVar("L", bound=LabCore)
 
 
 def evaluators() -> pl.DataFrame:
@@ -66,13 +69,13 @@ def _split_params(
 
 
 def evaluate(
-    lab: Lab,
+    lab: L,
     names: Sequence[str],
     *,
     progress: bool = True,
     judge: LLMClient | None = None,
     **params: object,
-) -> Lab:
+) -> L:
     """Run evaluators over every output of ``lab`` and return the lab with their scores.
 
     Parameters
@@ -121,7 +124,7 @@ def evaluate(
             thresholds = _user_threshold(thresholds, cls, routed[cls.id])
     finally:
         bar.close()
-    out = Lab(
+    out = type(lab)(
         {
             **{n: lab.table(n) for n in SCHEMAS},
             "scores": scores,

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from evalnb.evaluators.text_matching import bool_metrics
-from evalnb.evaluators.base import Evaluator, Param, register, result_frame, threshold_param
+from evalnb.evaluation.base import Evaluator, Param, register, result_frame, threshold_param
+from evalnb.evaluation.text_matching import bool_metrics
 from evalnb.llm.judge import Parsed, fill, parse_json, parse_words
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     import polars as pl
 
-    from evalnb.evaluators.base import Context
+    from evalnb.evaluation.base import Context
     from evalnb.llm.client import ChatResult
 
 __all__ = ["JudgeEvaluator"]

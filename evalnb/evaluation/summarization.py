@@ -3,7 +3,7 @@
 The document is the prompt, the summary the answer; no reference summary is needed.
 Faithfulness comes from an NLI model over every (document sentence, summary sentence)
 pair (SummaC ZS and, given its weights, SummaC Conv); completeness from the geometry of
-sentence embeddings (:mod:`evalnb.evaluators.coverage`).
+sentence embeddings (:mod:`evalnb.evaluation.coverage`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from evalnb.evaluators.coverage import completeness
-from evalnb.models.encoder import DEFAULT_MODEL
-from evalnb.evaluators.base import (
+from evalnb.evaluation.base import (
     Context,
     Evaluator,
     MetricSpec,
@@ -24,9 +22,11 @@ from evalnb.evaluators.base import (
     result_frame,
     threshold_param,
 )
+from evalnb.evaluation.coverage import completeness
+from evalnb.evaluation.summac import conv_score, load_conv_weights, zs_score
+from evalnb.models.encoder import DEFAULT_MODEL
 from evalnb.models.hf import Classifier, load_classifier
 from evalnb.text.sentences import split_sentences
-from evalnb.evaluators.summac import conv_score, load_conv_weights, zs_score
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -15,7 +15,7 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from evalnb.lab.core import Lab
+    from evalnb.lab.core import LabCore
 
 __all__ = ["RULES", "classify_questions", "set_question_types"]
 
@@ -48,7 +48,7 @@ def classify_questions(prompts: list[str | None]) -> pl.DataFrame:
     return pl.DataFrame({"question_type": types, "rule": rules})
 
 
-def set_question_types(lab: Lab, types: Mapping[str, str] | pl.DataFrame | None = None, *,
+def set_question_types(lab: LabCore, types: Mapping[str, str] | pl.DataFrame | None = None, *,
                        overwrite: bool = False) -> pl.DataFrame:  # fmt: skip
     """Fill ``cases.question_type``; returns the cases with the rule that set each type.
 

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from evalnb.evaluators.base import (
+from evalnb.evaluation.base import (
     BLOCK_ROWS,
     Context,
     Evaluator,

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from evalnb.evaluators.embedding import _MODEL
-from evalnb.evaluators.judges import _JUDGE_MODEL, JudgeEvaluator, Messages, _ask, _fields
-from evalnb.evaluators.base import MetricSpec, Param, register, threshold_param
+from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
+from evalnb.evaluation.embedding import _MODEL
+from evalnb.evaluation.judges import _JUDGE_MODEL, JudgeEvaluator, Messages, _ask, _fields
 from evalnb.llm.judge import fill
 from evalnb.text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from evalnb.evaluators.base import Context
+    from evalnb.evaluation.base import Context
     from evalnb.llm.judge import Parsed
 
 __all__ = ["AnswerCorrectness", "AnswerRelevancyJudge", "ContextPrecision", "ContextRecall",

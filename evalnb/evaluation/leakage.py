@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import polars as pl
 
-from evalnb.evaluators.text_matching import bool_metrics
-from evalnb.evaluators.base import (
+from evalnb.evaluation.base import (
     BLOCK_ROWS,
     Context,
     Evaluator,
@@ -28,6 +27,7 @@ from evalnb.evaluators.base import (
     result_frame,
     threshold_param,
 )
+from evalnb.evaluation.text_matching import bool_metrics
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from evalnb.models.encoder import DEFAULT_MODEL
-from evalnb.evaluators.base import (
+from evalnb.evaluation.base import (
     Context,
     Evaluator,
     MetricSpec,
@@ -22,8 +21,9 @@ from evalnb.evaluators.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.text.sentences import split_sentences
+from evalnb.models.encoder import DEFAULT_MODEL
 from evalnb.models.similarity import Segments, cross_max, reduce_rows
+from evalnb.text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from evalnb.evaluators.base import (
+from evalnb.evaluation.base import (
     Context,
     Evaluator,
     MetricSpec,
@@ -25,8 +25,8 @@ from evalnb.evaluators.base import (
     threshold_param,
 )
 from evalnb.models.hf import load_causal_lm, load_classifier
-from evalnb.text.sentences import split_sentences
 from evalnb.models.similarity import Segments, reduce_rows
+from evalnb.text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import polars as pl
 
-from evalnb.evaluators.leakage import PiiLeakage
-from evalnb.evaluators.text_matching import TextMatching, bool_metrics
-from evalnb.evaluators.base import (
+from evalnb.evaluation.base import (
     RESULT_SCHEMA,
     Context,
     Evaluator,
@@ -28,6 +26,8 @@ from evalnb.evaluators.base import (
     register,
     threshold_param,
 )
+from evalnb.evaluation.leakage import PiiLeakage
+from evalnb.evaluation.text_matching import TextMatching, bool_metrics
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

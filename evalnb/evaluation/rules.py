@@ -12,8 +12,7 @@ import numpy as np
 import polars as pl
 import regex
 
-from evalnb.evaluators.text_matching import bool_metrics
-from evalnb.evaluators.base import (
+from evalnb.evaluation.base import (
     Context,
     Evaluator,
     MetricSpec,
@@ -23,6 +22,7 @@ from evalnb.evaluators.base import (
     result_frame,
     threshold_param,
 )
+from evalnb.evaluation.text_matching import bool_metrics
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping

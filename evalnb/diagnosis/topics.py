@@ -12,19 +12,21 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import polars as pl
 
+from evalnb.lab.core import LabCore
+from evalnb.models.encoder import get_encoder
 from evalnb.models.reduce import fit_transform, umap_model
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from evalnb.lab.core import Lab
-
 __all__ = ["TopicModel", "class_tfidf", "topics"]
+
+L = TypeVar("L", bound=LabCore)
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]+")
 # Words that say nothing about a topic (English function words and question words).
@@ -150,8 +152,6 @@ class TopicModel:
         self, texts: Sequence[str], encoder_model: str = "all-MiniLM-L6-v2"
     ) -> list[str | None]:
         """Topic of new texts: the topic whose texts' mean embedding is closest (cosine)."""
-        from evalnb.models.encoder import get_encoder  # noqa: PLC0415
-
         ids = self.assignments["topic_id"].to_numpy()
         names = dict(self.topics.select("topic_id", "topic").iter_rows())
         keys = sorted(names)
@@ -163,7 +163,7 @@ class TopicModel:
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
         return [names[keys[i]] for i in (emb @ centroids.T).argmax(axis=1)]
 
-    def to_lab(self, lab: Lab, *, encoder_model: str = "all-MiniLM-L6-v2") -> Lab:
+    def to_lab(self, lab: L, *, encoder_model: str = "all-MiniLM-L6-v2") -> L:
         """Write topics to ``lab``'s ``cases.topic`` (the store too, when the lab has one).
 
         Fitted on the cases' prompts: each case keeps its own topic (outliers get none).
@@ -178,10 +178,8 @@ class TopicModel:
         return lab
 
 
-def _texts_of(source: Lab | Sequence[str], on: str) -> list[str]:
-    from evalnb.lab.core import Lab  # noqa: PLC0415
-
-    if not isinstance(source, Lab):
+def _texts_of(source: LabCore | Sequence[str], on: str) -> list[str]:
+    if not isinstance(source, LabCore):
         return [str(t) for t in source]
     if on == "cases":
         return source.cases["prompt"].fill_null("").to_list()
@@ -196,7 +194,7 @@ def _texts_of(source: Lab | Sequence[str], on: str) -> list[str]:
 
 
 def topics(
-    source: Lab | Sequence[str], *, on: str = "cases", top_n_words: int = 8,
+    source: LabCore | Sequence[str], *, on: str = "cases", top_n_words: int = 8,
     min_topic_size: int = 5, umap_neighbors: int = 15, umap_components: int = 5,
     umap_min_dist: float = 0.0, hdbscan_min_cluster_size: int | None = None,
     hdbscan_min_samples: int | None = None, hdbscan_epsilon: float = 0.0,
@@ -219,8 +217,6 @@ def topics(
     """
     from sklearn.cluster import HDBSCAN, KMeans  # noqa: PLC0415
     from sklearn.metrics import silhouette_score  # noqa: PLC0415
-
-    from evalnb.models.encoder import get_encoder  # noqa: PLC0415
 
     texts = _texts_of(source, on)
     if len(texts) < 2 * min_topic_size:

@@ -1,0 +1,26 @@
+"""How far an LLM judge's verdicts agree with the humans who labelled the same rows."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from evalnb.calibration.labels import cohen_kappa
+from evalnb.calibration.recalibrate import labelled_points
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import LabCore
+
+__all__ = ["judge_agreement"]
+
+
+def judge_agreement(lab: LabCore, evaluator: str, metric: str) -> dict[str, float | int]:
+    """Cohen's κ between the judge metric's verdicts and the human labels of that metric."""
+    points = labelled_points(lab, evaluator, metric)
+    spec = lab.metric_spec(evaluator, metric)
+    v = points["value"].to_numpy()
+    judge_pass = v >= spec["threshold"] if spec["higher_is_better"] else v <= spec["threshold"]
+    human = points["human_pass"].to_numpy().astype(bool)
+    return {"n_labels": int(v.size), "agreement": float(np.mean(judge_pass == human)) if v.size else float("nan"),
+            "kappa": cohen_kappa(judge_pass, human)}  # fmt: skip
