@@ -1,7 +1,11 @@
-"""What the scores say: leaderboards with CIs, classification macro scores, problems, insights, judge reports, tables, charts, the HTML report and the archive writer.
+"""What the scores say: leaderboards, problems, insights, reports, charts, the archive writer.
+
+Also classification macro scores, the judges' report and rich HTML tables.
 
 The chart, report and archive modules load Altair, so this ``__init__`` leaves them to
-be imported where they are used. May import: ``evaluators``, ``io``, ``lab``.
+be imported where they are used.
+
+May import ``evaluation``, ``io`` and the layers below them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The public facade: :class:`Lab` (the lab's core plus every notebook method) and the entry points that hand a user one.
+"""The public facade: :class:`Lab` (the core plus every notebook method) and its entry points.
 
 The only package allowed to import every layer below ``cli``; nothing below imports it.
 """

@@ -1,6 +1,8 @@
-"""Human calibration: append-only labels, what to label next, threshold recalibration, judge-human agreement, guardrail config and corpus patch.
+"""Human calibration: append-only labels, what to label next, threshold recalibration.
 
-May import: ``lab``.
+Also judge–human agreement and the exports: guardrail config and corpus patch.
+
+May import ``evaluation``, ``io`` and the layers below them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Weakness detection: topic modeling, rule-based question types, failure clustering.
 
 The grid's tables are public in :mod:`evalnb.transforms`, its widget in
-:mod:`evalnb.widgets`. May import: ``evaluators``, ``models``, ``lab``.
+:mod:`evalnb.widgets`.
+
+May import ``evaluation``, ``io`` and the layers below them.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 Families (``bleu``, ``rouge``, ``text_matching`` with H2O's condition language, ``leakage``,
 ``encoding``, ``rules``, ``looping``, ``embedding``, ``model_backed``, ``gptscore``,
 ``summarization``, ``judges``, ``ragas``) import only ``base``; ``catalog`` imports them
-lazily. May import: ``text``, ``models``, ``llm``, ``lab``.
+lazily.
+
+May import ``llm``, ``models``, ``text``, ``lab``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Reading and writing test labs: format sniffing, every importer and exporter, archives read back.
+"""Reading and writing test labs: format sniffing, importers, exporters, archives read back.
 
-May import: ``lab``.
+May import ``llm``, ``models``, ``text``, ``lab``.
 """
 
 from __future__ import annotations

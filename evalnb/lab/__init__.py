@@ -1,7 +1,9 @@
 """The lab's core: its tables, their schemas and DuckDB store, thresholds and verdicts, errors.
 
-Imports no other evalnb package: every other package builds on it. ``LabCore`` is what
-lower layers take and return; the public ``evalnb.Lab`` (:mod:`evalnb.api`) extends it.
+Every other package builds on it. ``LabCore`` is what lower layers take and return; the
+public ``evalnb.Lab`` (:mod:`evalnb.api`) extends it.
+
+Imports nothing else of evalnb (the bottom layer, with ``_version``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""LLM endpoints: the OpenAI-compatible client, model hosts that fill a lab, judge prompts and parsers, pairwise comparison.
+"""LLM endpoints: the OpenAI-compatible client, model hosts, judge prompts and parsers.
 
-May import: ``lab``.
+``pairwise`` compares two models' answers through a judge, asked in both positions.
+
+May import ``lab``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Robustness: prompt perturbators (H2O's), the WordNet lexicon they use, perturbed copies of a lab's cases.
+"""Robustness: H2O's prompt perturbators, their WordNet lexicon, perturbed copies of cases.
 
 Flips between a case and its perturbations are problems (:mod:`evalnb.analysis.problems`).
-May import: ``lab``.
+
+May import ``evaluation``, ``io`` and the layers below them.
 """
 
 from __future__ import annotations

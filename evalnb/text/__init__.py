@@ -1,7 +1,9 @@
-"""Text kernels: sentence splitting, tokenizing and interning, n-gram counting, repeats, synthetic corpora.
+"""Text kernels: sentence splitting, tokenizing, interning, n-gram counts, repeats, test corpora.
 
 Pure functions over strings and Arrow buffers (several compiled with numba, so this
-``__init__`` imports none of them). May import: ``lab``.
+``__init__`` imports none of them).
+
+May import ``lab``.
 """
 
 from __future__ import annotations

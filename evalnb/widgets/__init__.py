@@ -1,7 +1,9 @@
 """The Python side of the anywidget components: the eval eye, the weakness grid, the labeler.
 
-They only display and select; what they draw comes from :mod:`evalnb.transforms`. May
-import: ``transforms``, ``analysis``, ``calibration``, ``weakness``, ``lab``.
+They only display and select; what they draw comes from :mod:`evalnb.transforms`.
+
+May import ``transforms``, ``analysis``, ``calibration``, ``diagnosis``, ``robustness`` and
+below.
 """
 
 from __future__ import annotations

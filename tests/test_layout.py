@@ -1,0 +1,69 @@
+"""The package layout keeps the public API: README names resolve, nothing is shadowed."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+
+import evalnb
+from tests.conftest import ROOT
+
+# evalnb.__all__ before the package was split into subpackages: none may disappear.
+PUBLIC_BEFORE_LAYOUT = {
+    "FORMATS", "SCHEMAS", "TABLES", "ChatResult", "ConditionError", "EvalnbError", "Eye",
+    "FailureClusters", "InputError", "LLMClient", "Lab", "Labeler", "RichTable", "StoreError",
+    "TopicModel", "Weakness", "__version__", "detect_format", "evaluate", "evaluators", "eye",
+    "labeler", "load", "open", "pairwise", "run_suite", "table", "topics", "transforms",
+    "weakness",
+}  # fmt: skip
+
+
+def _readme_code() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = "\n".join(re.findall(r"```python\n(.*?)```", text, flags=re.S))
+    return re.sub(r'"[^"\n]*"', '""', code)  # file names such as "lab.duckdb" are no API
+
+
+def test_every_public_name_of_before_the_layout_is_still_exported() -> None:
+    assert PUBLIC_BEFORE_LAYOUT <= set(evalnb.__all__)
+    for name in evalnb.__all__:
+        assert hasattr(evalnb, name), name
+
+
+def test_readme_names_resolve() -> None:
+    code = _readme_code()
+    module_names = set(re.findall(r"\bevalnb\.(\w+)", code))
+    lab_methods = set(re.findall(r"\blab\.(\w+)", code))
+    assert len(module_names) > 5 and len(lab_methods) > 20  # the README was read
+    assert sorted(n for n in module_names if not hasattr(evalnb, n)) == []
+    assert sorted(m for m in lab_methods if not hasattr(evalnb.Lab, m)) == []
+
+
+def test_importing_every_module_rebinds_no_public_name() -> None:
+    # A subpackage named like a public function (evalnb.evaluators(), evalnb.weakness())
+    # would replace it, or be replaced by it, depending on import order.
+    before = {name: getattr(evalnb, name) for name in evalnb.__all__}
+    for info in pkgutil.walk_packages(evalnb.__path__, "evalnb."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    assert {name: getattr(evalnb, name) for name in evalnb.__all__} == before
+    assert callable(evalnb.evaluators) and callable(evalnb.weakness)
+
+
+def test_every_subpackage_says_what_it_holds() -> None:
+    for info in pkgutil.iter_modules(evalnb.__path__):
+        if info.ispkg:
+            doc = importlib.import_module(f"evalnb.{info.name}").__doc__
+            assert doc and len(doc.split()) >= 8, info.name
+
+
+def test_lower_layers_hand_back_the_facade() -> None:
+    import polars as pl
+
+    prompt = "Which account has the lowest fee, and which one pays the highest interest rate?"
+    lab = evalnb.load(pl.DataFrame({"prompt": [prompt], "expected": ["a b"], "actual": ["a c"]}))
+    assert type(lab) is evalnb.Lab
+    scored = evalnb.evaluate(lab, ["rouge"], progress=False)
+    assert type(scored) is evalnb.Lab and type(scored.merge(lab)) is evalnb.Lab
+    assert type(lab.perturb("synonym", seed=1)) is evalnb.Lab
