@@ -19,7 +19,7 @@ from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.evaluation.condition import ConditionError
 from evalnb.evaluation.engine import evaluate, evaluators
 from evalnb.io.load import FORMATS, detect_format
-from evalnb.lab.errors import EvalnbError, InputError, StoreError
+from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError
 from evalnb.lab.schema import SCHEMAS, TABLES
 from evalnb.llm.client import ChatResult, LLMClient
 from evalnb.llm.hosts import run_suite
@@ -42,6 +42,7 @@ __all__ = [
     "Lab",
     "Labeler",
     "RichTable",
+    "StoreConflict",
     "StoreError",
     "TopicModel",
     "Weakness",

@@ -12,7 +12,6 @@ from evalnb.evaluation.base import RESULT_SCHEMA, Context, Evaluator
 from evalnb.evaluation.catalog import catalog, get_evaluator
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
-from evalnb.lab.store import write_tables
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -124,18 +123,7 @@ def evaluate(
             thresholds = _user_threshold(thresholds, cls, routed[cls.id])
     finally:
         bar.close()
-    out = type(lab)(
-        {
-            **{n: lab.table(n) for n in SCHEMAS},
-            "scores": scores,
-            "metrics": metrics,
-            "thresholds": thresholds,
-        },
-        path=lab.path,
-    )
-    if lab.path is not None:
-        write_tables(lab.path, {"scores": scores, "metrics": metrics, "thresholds": thresholds})
-    return out
+    return lab._derive({"scores": scores, "metrics": metrics, "thresholds": thresholds})
 
 
 def _score_blocks(

@@ -18,7 +18,7 @@ import polars as pl
 
 from evalnb.lab.errors import EvalnbError
 from evalnb.lab.schema import SCHEMAS, TABLES, conform, empty
-from evalnb.lab.store import append_rows, read_tables, write_tables
+from evalnb.lab.store import MERGED, append_rows, commit, read_store
 from evalnb.lab.verdicts import current_thresholds, verdicts
 
 if TYPE_CHECKING:
@@ -76,6 +76,11 @@ class LabCore:
         # Open widgets redraw when tables they show change in place (a threshold set, topics
         # written); held weakly so a closed widget is not kept alive by its lab.
         self._watchers: list[tuple[frozenset[str], weakref.WeakMethod[Callable[[], None]]]] = []
+        # What this lab last read from or wrote to its store: each table's version there
+        # (a replaced-whole table is written only over that version) and the frames as they
+        # were then (a table still identical to its synced frame has nothing to write).
+        self._seen: dict[str, int] = {}
+        self._synced: dict[str, pl.DataFrame] = {}
 
     @classmethod
     def view(cls, lab: LabCore) -> Self:
@@ -95,7 +100,31 @@ class LabCore:
     def open(cls, path: str | Path) -> Self:
         """Open a lab stored in a DuckDB file by :meth:`save` or ``evalnb import``."""
         target = Path(path)
-        return cls(read_tables(target), path=target)
+        snapshot = read_store(target)
+        lab = cls(snapshot.tables, path=target)
+        lab._seen = dict(snapshot.versions)
+        lab._synced = dict(lab._tables)
+        return lab
+
+    def _copy(self, tables: Mapping[str, pl.DataFrame] | None = None) -> Self:
+        """Return a new lab on the same store and sync state, with ``tables`` replaced in memory."""
+        out = type(self).__new__(type(self))
+        out.__dict__.update(vars(self))
+        out._tables = dict(self._tables)
+        out._tables.update({n: f if f is self._tables[n] else conform(f, n)
+                            for n, f in (tables or {}).items()})  # fmt: skip
+        out._seen, out._synced, out._watchers = dict(self._seen), dict(self._synced), []
+        return out
+
+    def _derive(self, tables: Mapping[str, pl.DataFrame]) -> Self:
+        """Return a new lab with ``tables`` replaced, written to the store like :meth:`_update`.
+
+        The lab it came from is left as it was (``evaluate`` and ``run_suite`` return a new
+        lab and leave their argument alone).
+        """
+        out = self._copy()
+        out._update(tables)
+        return out
 
     def _watch(
         self, tables: Iterable[str], callback: weakref.WeakMethod[Callable[[], None]]
@@ -112,17 +141,34 @@ class LabCore:
                 fn()
 
     def _update(self, tables: Mapping[str, pl.DataFrame]) -> None:
-        """Replace tables in place: the store first (one transaction), then memory, then widgets."""
+        """Replace tables in place: the store first (one transaction), then memory, then widgets.
+
+        In the store, append-only tables gain only the rows it lacks and ``info`` only the
+        keys changed here; both come back with other processes' rows. Any other table is
+        replaced only if no other process replaced it since this lab last synchronised
+        (:class:`~evalnb.lab.errors.StoreConflict` otherwise, with nothing written).
+        """
+        frames = {name: conform(frame, name) for name, frame in tables.items()}
         if self.path is not None:
-            write_tables(self.path, tables)
-        self._tables.update({name: conform(frame, name) for name, frame in tables.items()})
+            snapshot = commit(self.path, frames, base=self._seen, previous=self._synced)
+            frames.update(snapshot.tables)
+            self._seen.update(snapshot.versions)
+            self._synced.update(frames)
+        self._tables.update(frames)
         self._changed(tables)
 
     def _append(self, table: str, rows: pl.DataFrame) -> None:
-        """Append rows to an append-only table (labels, thresholds), committed before returning."""
+        """Append rows to an append-only table (labels, thresholds), committed before returning.
+
+        With a store, the table is then re-read in the same transaction, so it also holds
+        the rows other reviewers appended meanwhile.
+        """
         if self.path is not None:
-            append_rows(self.path, table, rows)
-        self._tables[table] = pl.concat([self._tables[table], conform(rows, table)])
+            whole = append_rows(self.path, table, rows)
+            self._synced[table] = whole
+        else:
+            whole = pl.concat([self._tables[table], conform(rows, table)])
+        self._tables[table] = whole
         self._changed([table])
 
     @property
@@ -196,13 +242,23 @@ class LabCore:
         return frame.to_pandas()
 
     def save(self, path: str | Path) -> Path:
-        """Write every table to the DuckDB file at ``path`` in one transaction.
+        """Write the lab to the DuckDB file at ``path`` in one transaction.
 
-        The file's previous content is replaced; on any error it is left unchanged.
+        Saving to the store this lab came from (or was last saved to) keeps what other
+        processes committed there: labels and thresholds are merged, ``info`` gains the keys
+        changed here, and a table changed both here and by another process raises
+        :class:`~evalnb.lab.errors.StoreConflict` instead of overwriting it. Saving to any
+        other file replaces its content. On any error the file is left unchanged.
         """
         target = Path(path)
-        write_tables(target, self._tables)
+        if self.path is not None and target.exists() and _same_file(target, self.path):
+            self._update({n: f for n, f in self._tables.items()
+                          if n in MERGED or f is not self._synced.get(n)})  # fmt: skip
+            return target
+        snapshot = commit(target, self._tables, base=None)
         self.path = target
+        self._seen = dict(snapshot.versions)
+        self._synced = dict(self._tables)
         return target
 
     def equals(self, other: LabCore) -> bool:
@@ -223,11 +279,11 @@ class LabCore:
             mine, theirs = self._tables[name], other._tables[name]
             keys = _KEYS.get(name)
             if keys is None:  # labels and thresholds are append-only histories
-                merged[name] = pl.concat([mine, theirs])
+                merged[name] = pl.concat([mine, theirs]) if theirs.height else mine
                 continue
             new = theirs.join(mine, on=list(keys), how="anti", nulls_equal=True)
             if name in _FIRST_WINS:
-                merged[name] = pl.concat([mine, new])
+                merged[name] = pl.concat([mine, new]) if new.height else mine
                 continue
             # Rows under a shared key must be identical; compare whole-row hashes because
             # Polars cannot join on list columns.
@@ -242,8 +298,9 @@ class LabCore:
                     "keys. Import into a new store, or rename the models/cases."
                 )
                 raise EvalnbError(msg)
-            merged[name] = pl.concat([mine, new])
-        return type(self)(merged, path=self.path)
+            merged[name] = pl.concat([mine, new]) if new.height else mine
+        # Unchanged tables keep their frames, so saving the merge writes only what it adds.
+        return self._copy(merged)
 
     def set_threshold(self, evaluator: str, metric: str, value: float, *,
                       source: str = "user") -> Self:  # fmt: skip
@@ -291,3 +348,10 @@ class LabCore:
             f"{self.outputs.height} outputs, {self.scores.height} scores, "
             f"{self.labels.height} labels>"
         )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:  # one of them is gone: not the same store any more
+        return False

@@ -8,7 +8,7 @@ our code.
 
 from __future__ import annotations
 
-__all__ = ["EvalnbError", "InputError", "StoreError"]
+__all__ = ["EvalnbError", "InputError", "StoreConflict", "StoreError"]
 
 _MAX_FOUND = 80
 
@@ -60,7 +60,17 @@ class InputError(EvalnbError, ValueError):
 
 
 class StoreError(EvalnbError):
-    """A DuckDB lab store is missing, corrupt or was written by an incompatible version."""
+    """A DuckDB lab store is missing, corrupt, locked too long or of an incompatible version."""
+
+
+class StoreConflict(StoreError):
+    """Another process changed a table this lab would overwrite with an older copy.
+
+    Append-only tables (labels, thresholds) never conflict: their rows are merged. A table
+    that is replaced whole (cases, outputs, scores, metrics, models) is written only when
+    the store still holds the version this lab last read or wrote; otherwise nothing is
+    written and this error names the table.
+    """
 
 
 def describe(value: object) -> str:

@@ -3,24 +3,42 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import random
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
 import polars as pl
 
-from evalnb.lab.errors import StoreError
+from evalnb.lab.errors import StoreConflict, StoreError
 from evalnb.lab.schema import SCHEMAS, TABLES, conform
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-__all__ = ["append_rows", "read_tables", "write_tables"]
+__all__ = ["APPEND_ONLY", "KEYED", "MERGED", "Snapshot", "append_rows", "commit", "read_store",
+           "write_tables"]  # fmt: skip
 
 # Bumped whenever a table's columns change; a store of another version is refused with a
 # message instead of being misread.
 SCHEMA_VERSION = 2
 _META = "evalnb_meta"
+# One row per table: how many times it was replaced. A writer states the version it read,
+# so a stale copy is refused instead of overwriting another process's work.
+_VERSIONS = "evalnb_versions"
+LOCK_WAIT_S = 30.0
+"""How long a write or read waits for another process's transaction (``EVALNB_LOCK_WAIT_S``)."""
+
+APPEND_ONLY: dict[str, tuple[str, ...] | None] = {"labels": ("label_id",), "thresholds": None}
+"""Tables whose rows are never updated or deleted, with the key naming a row (None: all columns).
+
+Writing one inserts only the rows the store lacks, so no copy can remove another's rows."""
+KEYED: dict[str, tuple[str]] = {"info": ("key",)}
+"""Key-value tables: a writer writes only the keys it changed since it last synchronised."""
+MERGED = frozenset(APPEND_ONLY) | frozenset(KEYED)
 
 
 def _sql_type(dtype: pl.DataType) -> str:
@@ -63,17 +81,135 @@ def _transaction(path: str | Path, what: str) -> Iterator[duckdb.DuckDBPyConnect
             yield con
             _run(con, "COMMIT")
         except BaseException:
-            _run(con, "ROLLBACK")
+            # A failed COMMIT (a full disk) has already ended the transaction: its own error
+            # is the one to report, not ROLLBACK's "no transaction is active".
+            with contextlib.suppress(duckdb.Error):
+                _run(con, "ROLLBACK")
             raise
     except duckdb.Error as exc:
-        msg = f"{path}: could not {what}: {exc}"
+        msg = f"{path}: could not {what}: {_reason(exc)}"
         raise StoreError(msg) from exc
     finally:
         con.close()
 
 
+def _reason(exc: duckdb.Error) -> str:
+    text = str(exc)
+    if "No space left" in text or "no space left" in text.lower():
+        return f"no space left on the device ({text}); free some space and retry"
+    return text
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Tables read from (or written to) a store, with the version of each one there."""
+
+    tables: dict[str, pl.DataFrame]
+    versions: dict[str, int]
+
+
+def commit(
+    path: str | Path,
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    base: Mapping[str, int] | None,
+    previous: Mapping[str, pl.DataFrame] | None = None,
+) -> Snapshot:
+    """Write ``tables`` to the store at ``path`` in one transaction, losing no one's rows.
+
+    Parameters
+    ----------
+    path
+        The DuckDB store (created when missing).
+    tables
+        The tables to write; others are left as they are.
+    base
+        The versions the writer last read or wrote (``Snapshot.versions``), or None to
+        replace the named tables whole (saving a lab to a store it did not come from).
+    previous
+        The writer's copy of each keyed table (``info``) when it last synchronised: only
+        keys added, changed or removed since then are written.
+
+    Returns
+    -------
+    Snapshot
+        The store's new version of every table written, and the content now in the store
+        of the append-only and keyed tables written (they may hold other writers' rows).
+
+    Raises
+    ------
+    StoreConflict
+        When a replaced-whole table changed in the store since ``base``; nothing is written.
+    StoreError
+        When the store cannot be opened, is locked past the wait, or the write fails.
+    """
+    frames = {name: conform(frame, name) for name, frame in tables.items()}
+    merged: dict[str, pl.DataFrame] = {}
+    with _transaction(path, "write the lab store") as con:
+        stored = _versions(con)
+        if base is not None:
+            stale = [n for n in frames if n not in MERGED and stored.get(n, 0) != base.get(n, 0)]
+            if stale:
+                _conflict(path, stale, stored, base)
+        for name, frame in frames.items():
+            if base is None:
+                _run(con, f'DELETE FROM "{name}"')
+                _insert(con, name, frame)
+            elif name in APPEND_ONLY:
+                _insert(con, name, _missing(con, name, frame))
+            elif name in KEYED:
+                _upsert(con, name, frame, (previous or {}).get(name))
+            else:
+                _run(con, f'DELETE FROM "{name}"')
+                _insert(con, name, frame)
+            if base is None or name not in MERGED:
+                stored[name] = stored.get(name, 0) + 1
+                _run(
+                    con, f'INSERT OR REPLACE INTO "{_VERSIONS}" VALUES (?, ?)', [name, stored[name]]
+                )
+            if name in MERGED:
+                merged[name] = conform(_select(con, name), name)
+    return Snapshot(merged, {n: stored.get(n, 0) for n in frames})
+
+
+def _conflict(
+    path: str | Path, stale: list[str], stored: Mapping[str, int], base: Mapping[str, int]
+) -> None:
+    changes = ", ".join(
+        f"{n!r} (read at version {base.get(n, 0)}, now {stored.get(n, 0)})" for n in stale
+    )
+    msg = (
+        f"{path}: another process changed {changes} since this lab read them; writing this "
+        "copy would undo that work, so nothing was written. Reopen the lab "
+        "(evalnb.open(path)) and redo the change, or save it to another file."
+    )
+    raise StoreConflict(msg)
+
+
+def _missing(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """Rows of ``frame`` the store's append-only table does not hold yet."""
+    if frame.is_empty():
+        return frame
+    keys = list(APPEND_ONLY[name] or frame.columns)
+    have = conform(_select(con, name), name).select(keys)
+    return frame.join(have, on=keys, how="anti", nulls_equal=True)
+
+
+def _upsert(
+    con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame, previous: pl.DataFrame | None
+) -> None:
+    """Write the keys of a keyed table that changed since ``previous``; leave the rest."""
+    (key,) = KEYED[name]
+    before = conform(previous, name) if previous is not None else frame.clear()
+    changed = frame.join(before, on=frame.columns, how="anti", nulls_equal=True)
+    removed = before.join(frame.select(key), on=key, how="anti", nulls_equal=True)[key]
+    for value in pl.concat([changed[key], removed]).unique().to_list():
+        _run(con, f'DELETE FROM "{name}" WHERE "{key}" = ?', [value])
+    _insert(con, name, changed)
+
+
 def write_tables(path: str | Path, tables: Mapping[str, pl.DataFrame]) -> None:
-    """Replace the content of the store at ``path`` with ``tables``, atomically.
+    """Replace the content of the named tables of the store at ``path``, atomically.
 
     Tables not named in ``tables`` are left as they are. Either every table lands or, on any
     error, none does: the store keeps its previous content.
@@ -84,26 +220,25 @@ def write_tables(path: str | Path, tables: Mapping[str, pl.DataFrame]) -> None:
         If the file is not a DuckDB database, is locked, or is an evalnb store of another
         schema version.
     """
-    frames = {name: conform(frame, name) for name, frame in tables.items()}
-    with _transaction(path, "write the lab store") as con:
-        for name, frame in frames.items():
-            _run(con, f'DELETE FROM "{name}"')
-            if frame.height:
-                _insert(con, name, frame)
+    commit(path, tables, base=None)
 
 
-def append_rows(path: str | Path, table: str, rows: pl.DataFrame) -> None:
-    """Append ``rows`` to ``table`` of the store at ``path`` in one committed transaction.
+def append_rows(path: str | Path, table: str, rows: pl.DataFrame) -> pl.DataFrame:
+    """Append ``rows`` to an append-only table in one committed transaction; return the table.
 
-    For append-only tables (human labels): when this returns, the rows are in the file and
-    survive the process being killed; if it raises, none of them is.
+    When this returns, the rows are in the file and survive the process being killed; if
+    it raises, none of them is. The table comes back whole, with what other processes
+    appended, read in the same transaction.
     """
     frame = conform(rows, table)
     with _transaction(path, f"append to {table!r}") as con:
         _insert(con, table, frame)
+        return conform(_select(con, table), table)
 
 
 def _insert(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> None:
+    if frame.is_empty():
+        return
     arrow = frame.to_arrow()
     con.register("_evalnb_src", arrow)
     try:
@@ -113,8 +248,8 @@ def _insert(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> N
         con.unregister("_evalnb_src")
 
 
-def read_tables(path: str | Path) -> dict[str, pl.DataFrame]:
-    """Read every table of the store at ``path`` into Polars frames with the fixed schemas.
+def read_store(path: str | Path) -> Snapshot:
+    """Read every table of the store at ``path``, with its version, in one snapshot.
 
     Raises
     ------
@@ -130,7 +265,9 @@ def read_tables(path: str | Path) -> dict[str, pl.DataFrame]:
     con = _connect(path, read_only=True)
     try:
         _check_version(con, path)
-        return {name: conform(_select(con, name), name) for name in TABLES}
+        versions = _versions(con)
+        tables = {name: conform(_select(con, name), name) for name in TABLES}
+        return Snapshot(tables, {n: versions.get(n, 0) for n in TABLES})
     except duckdb.Error as exc:
         msg = f"{path}: could not read the lab store: {exc}"
         raise StoreError(msg) from exc
@@ -146,14 +283,36 @@ def _select(con: duckdb.DuckDBPyConnection, name: str) -> pl.DataFrame:
 
 
 def _connect(path: str | Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
-    try:
-        return duckdb.connect(str(path), read_only=read_only)
-    except duckdb.Error as exc:
-        msg = (
-            f"{path}: cannot open as a DuckDB lab store ({exc}); expected a file written by "
-            "evalnb, not open for writing in another process"
-        )
-        raise StoreError(msg) from exc
+    """Open the store, waiting (jittered backoff, bounded) while another process holds it.
+
+    DuckDB lets one process write a file at a time; evalnb holds it only for the length of
+    one short transaction, so waiting a little is always enough at human labelling speed.
+    """
+    wait = float(os.environ.get("EVALNB_LOCK_WAIT_S", LOCK_WAIT_S))
+    deadline = time.monotonic() + wait
+    delay = 0.002
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower():
+                raise _open_error(path, exc) from exc
+            if time.monotonic() >= deadline:
+                msg = (
+                    f"{path}: the lab store stayed locked by another process for {wait:g} s "
+                    f"({exc}); expected short transactions. Close whatever holds it open (a "
+                    "DuckDB shell, another program) or raise EVALNB_LOCK_WAIT_S."
+                )
+                raise StoreError(msg) from exc
+            time.sleep(random.uniform(0, delay))
+            delay = min(delay * 2, 0.1)
+        except duckdb.Error as exc:
+            raise _open_error(path, exc) from exc
+
+
+def _open_error(path: str | Path, exc: duckdb.Error) -> StoreError:
+    msg = f"{path}: cannot open as a DuckDB lab store ({exc}); expected a file written by evalnb"
+    return StoreError(msg)
 
 
 def _ensure_schema(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
@@ -163,8 +322,19 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         _run(con, f'INSERT INTO "{_META}" VALUES (?)', [SCHEMA_VERSION])
     elif row[0] != SCHEMA_VERSION:
         _version_error(path, row[0])
+    _run(
+        con, f'CREATE TABLE IF NOT EXISTS "{_VERSIONS}" (name VARCHAR PRIMARY KEY, version BIGINT)'
+    )
     for name in TABLES:
         _run(con, _ddl(name))
+
+
+def _versions(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Each table's version; a store from before versions existed has them all at 0."""
+    known = {r[0] for r in _run(con, "SELECT table_name FROM duckdb_tables()")}
+    if _VERSIONS not in known:
+        return {}
+    return {str(n): int(str(v)) for n, v in _run(con, f'SELECT name, version FROM "{_VERSIONS}"')}
 
 
 def _check_version(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:

@@ -17,7 +17,6 @@ import polars as pl
 
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
-from evalnb.lab.store import write_tables
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -92,10 +91,4 @@ def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
         pl.DataFrame({"model": [m for m in models if m not in set(lab.model_table["model"])]},
                      schema={"model": pl.String}).with_columns(key=pl.col("model"), meta=pl.lit(None, pl.String)),
     ])  # fmt: skip
-    out = type(lab)(
-        {**{n_: lab.table(n_) for n_ in SCHEMAS}, "outputs": outputs, "models": models_table},
-        path=lab.path,
-    )
-    if lab.path is not None:
-        write_tables(lab.path, {"outputs": outputs, "models": models_table})
-    return out
+    return lab._derive({"outputs": outputs, "models": models_table})
