@@ -13,8 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +24,7 @@ from evalnb.analysis.insights import insights_json
 from evalnb.analysis.problems import problems_json
 from evalnb.analysis.report import render_report
 from evalnb.io.archive import LAB_TABLES
+from evalnb.lab.files import atomic_path
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -96,18 +95,10 @@ def write_archive(lab: LabCore, path: str | Path, *, seed: int = 0) -> Path:
          f"{lab.cases.height} cases, {lab.outputs.height} answers, {lab.scores.height} scores",
          f"{problems.height} problems, {insights.height} insights", *sorted(files)]
     ).encode()  # fmt: skip
-    fd, tmp = tempfile.mkstemp(
-        dir=target.parent if target.parent.exists() else None, suffix=".zip.tmp"
-    )
-    os.close(fd)
-    try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for name, data in files.items():
-                zf.writestr(name, data)
-        umask = os.umask(0)
-        os.umask(umask)
-        Path(tmp).chmod(0o666 & ~umask)  # mkstemp makes it private; an archive is meant to share
-        Path(tmp).replace(target)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with (
+        atomic_path(target) as tmp,
+        zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf,
+    ):
+        for name, data in files.items():
+            zf.writestr(name, data)
     return target

@@ -9,7 +9,6 @@ combine the pure table transforms (``leaderboard``, ``problems``, ``insights``,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -19,9 +18,12 @@ from evalnb.analysis.insights import insights, insights_json
 from evalnb.analysis.leaderboard import compare_models, leaderboard, overall_leaderboard
 from evalnb.analysis.problems import problems, problems_json
 from evalnb.analysis.tables import RichTable, table
+from evalnb.lab.files import write_atomic
 from evalnb.lab.verdicts import verdicts
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import altair as alt
 
     from evalnb.lab.core import LabCore
@@ -76,7 +78,7 @@ def model_keys(lab: LabCore) -> dict[str, str]:
 def write_text(path: str | Path | None, text: str) -> str:
     """Return ``text``, written to ``path`` first when one is given."""
     if path is not None:
-        Path(path).write_text(text, encoding="utf-8")
+        write_atomic(path, text)
     return text
 
 

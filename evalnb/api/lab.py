@@ -11,7 +11,6 @@ imports this module; ``evalnb/__init__.py`` exports it.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb.analysis import derived
@@ -27,12 +26,14 @@ from evalnb.io.h2o_export import h2o_lab_document
 from evalnb.io.load import load as load_core
 from evalnb.io.tencent_export import tencent_records
 from evalnb.lab.core import LabCore
+from evalnb.lab.files import write_atomic
 from evalnb.robustness.perturbed_cases import perturb
 from evalnb.widgets.eye import Eye
 from evalnb.widgets.grid import Weakness
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
 
     import altair as alt
     import pandas as pd
@@ -79,11 +80,7 @@ class Lab(LabCore):
         else:
             msg = f"cannot export to {format!r}; expected 'h2o_lab' or 'tencent'"
             raise ValueError(msg)
-        target = Path(path)
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)  # atomic: a reader never sees half a file
-        return target
+        return write_atomic(path, text)
 
     def report(self, path: str | Path | None = None, *, title: str | None = None,
                seed: int = 0) -> str:  # fmt: skip

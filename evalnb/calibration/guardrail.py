@@ -18,6 +18,7 @@ import polars as pl
 
 from evalnb.calibration.labels import ITEM, human_verdicts
 from evalnb.lab.errors import InputError
+from evalnb.lab.files import write_atomic
 from evalnb.lab.verdicts import passes
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def guardrail_config(lab: LabCore, path: str | Path | None = None, *,
 
     jsonschema.validate(config, GUARDRAIL_SCHEMA)
     if path is not None:
-        Path(path).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        write_atomic(path, json.dumps(config, indent=2) + "\n")
     return config
 
 
@@ -139,11 +140,9 @@ def corpus_patch(lab: LabCore, markdown: str | Path | None = None,
     """:func:`corpus_patch_rows`, written as Markdown and/or JSON when paths are given."""
     patch = corpus_patch_rows(lab)
     if markdown is not None:
-        Path(markdown).write_text(corpus_patch_markdown(patch), encoding="utf-8")
+        write_atomic(markdown, corpus_patch_markdown(patch))
     if json_path is not None:
-        Path(json_path).write_text(
-            json.dumps(patch.to_dicts(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+        write_atomic(json_path, json.dumps(patch.to_dicts(), indent=2, ensure_ascii=False) + "\n")
     return patch
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from evalnb.io.fields import Where
 from evalnb.io.source import decode_text, read_bytes, read_jsonl
+from evalnb.lab.files import write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -132,6 +133,4 @@ def harbor_metrics(
 
 def write_json_atomic(path: Path, payload: object) -> None:
     """Write JSON to ``path`` through a temporary file, so a reader never sees half of it."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(payload, ensure_ascii=False))

@@ -19,6 +19,7 @@ from evalnb.cli.harbor_metric import write_json_atomic
 from evalnb.evaluation.catalog import get_evaluator
 from evalnb.evaluation.engine import evaluate
 from evalnb.io.load import load
+from evalnb.lab.files import write_atomic
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -61,7 +62,5 @@ def run_harpia(
                                          "parameters": metric["parameters"], "result": record}))  # fmt: skip
     write_json_atomic(output_path, outputs)
     if log_path is not None:
-        tmp = log_path.with_name(log_path.name + ".tmp")
-        tmp.write_text("".join(line + "\n" for line in log_lines), encoding="utf-8")
-        tmp.replace(log_path)
+        write_atomic(log_path, "".join(line + "\n" for line in log_lines))
     return outputs

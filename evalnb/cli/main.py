@@ -126,6 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (EvalnbError, TypeError, ValueError) as exc:
         print(f"evalnb: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk, a missing folder: the output file was not written
+        print(f"evalnb: error: {exc}", file=sys.stderr)
+        return 1
 
 
 def _calibrate_export(args: argparse.Namespace) -> int:

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Self
 
 import polars as pl
 
-from evalnb.lab.errors import EvalnbError
+from evalnb.lab.errors import EvalnbError, StoreError
+from evalnb.lab.files import atomic_path
 from evalnb.lab.schema import SCHEMAS, TABLES, conform, empty
 from evalnb.lab.store import MERGED, append_rows, commit, read_store
 from evalnb.lab.verdicts import current_thresholds, verdicts
@@ -255,7 +256,14 @@ class LabCore:
             self._update({n: f for n, f in self._tables.items()
                           if n in MERGED or f is not self._synced.get(n)})  # fmt: skip
             return target
-        snapshot = commit(target, self._tables, base=None)
+        if target.exists():
+            snapshot = commit(target, self._tables, base=None)  # one transaction in the file
+        else:  # a new store appears whole or not at all
+            with atomic_path(target) as tmp:
+                try:
+                    snapshot = commit(tmp, self._tables, base=None)
+                except StoreError as exc:  # name the file the user asked for
+                    raise StoreError(str(exc).replace(str(tmp), str(target))) from exc
         self.path = target
         self._seen = dict(snapshot.versions)
         self._synced = dict(self._tables)

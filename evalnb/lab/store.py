@@ -311,6 +311,8 @@ def _connect(path: str | Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
 
 
 def _open_error(path: str | Path, exc: duckdb.Error) -> StoreError:
+    if "no space left" in str(exc).lower():
+        return StoreError(f"{path}: could not write the lab store: {_reason(exc)}")
     msg = f"{path}: cannot open as a DuckDB lab store ({exc}); expected a file written by evalnb"
     return StoreError(msg)
 

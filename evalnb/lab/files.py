@@ -1,0 +1,89 @@
+"""Writing a file whole or not at all: a temporary file in the same folder, then a rename.
+
+Every file evalnb writes for a user (reports, exports, archives, guardrail configs, CLI
+outputs, a new lab store) goes through here, so a crash, a kill or a full disk leaves the
+previous file as it was and no half-written file beside it. A temporary file left by a
+process killed mid-write (nothing can remove it then) is removed by the next write of the
+same file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["atomic_path", "write_atomic"]
+
+# The permissions an ordinary open() would give; read once, because os.umask can only be
+# read by setting it.
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | Path) -> Iterator[Path]:
+    """Yield a fresh path beside ``target``; when the block succeeds, rename it to ``target``.
+
+    The yielded path does not exist yet (a DuckDB store must be created by DuckDB). On any
+    error the temporary file (and a DuckDB ``.wal`` beside it) is removed and ``target``
+    is left as it was; a full disk is reported as such, naming ``target``.
+    """
+    final = Path(target)
+    _sweep(final)
+    tmp = final.with_name(f".{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        yield tmp
+        if not tmp.exists():
+            msg = f"nothing was written to the temporary file for {final}"
+            raise FileNotFoundError(msg)
+        tmp.chmod(0o666 & ~_UMASK)
+        tmp.replace(final)  # atomic on one file system: readers see the old or the new file
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            msg = f"no space left on the device writing {final}; free some space and retry (the previous file is unchanged)"
+            raise OSError(errno.ENOSPC, msg) from exc
+        raise
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+
+
+def _sweep(final: Path) -> None:
+    """Remove temporary files that writers of ``final`` killed mid-write left behind.
+
+    A temporary file names its writer's process id; one whose process is gone can only be
+    debris. A live process's file (another writer at work) is never touched.
+    """
+    for leftover in final.parent.glob(f".{final.name}.*.tmp*"):
+        pid = leftover.name[len(final.name) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            leftover.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def write_atomic(target: str | Path, data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8) to ``target`` whole, flushed to disk, or not at all."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    with atomic_path(target) as tmp, tmp.open("xb") as out:
+        out.write(payload)
+        out.flush()
+        os.fsync(out.fileno())
+    return Path(target)
