@@ -77,3 +77,42 @@ def test_entry_point(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "o.json").read_text()) == {"mean": 0.25}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ci", "5"], "--ci is a confidence level strictly between 0 and 1"),
+        (["--ci", "-1"], "--ci is a confidence level strictly between 0 and 1"),
+        (["--ci", "0.9", "--resamples", "0"], "--resamples is how many bootstrap resamples"),
+        (["--pass-threshold", "inf"], "--pass-threshold must be a finite number"),
+    ],
+)
+def test_bad_options_exit_2_and_write_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    src = tmp_path / "r.jsonl"
+    src.write_text('{"r": 1}\n{"r": 0}\n')
+    out = tmp_path / "o.json"
+    assert main(["metric", "-i", str(src), "-o", str(out), *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def infinite(rewards: list[float]) -> float:
+    return float("inf") if rewards else 0.0
+
+
+def test_non_finite_numbers_are_errors_not_invalid_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "r.jsonl"
+    out = tmp_path / "o.json"
+    src.write_text('{"r": 1}\n{"r": NaN}\n')
+    assert main(["metric", "-i", str(src), "-o", str(out)]) == 2
+    assert "line 2: field 'r': expected a finite number" in capsys.readouterr().err
+    src.write_text('{"r": 1}\n')
+    aggregate = "tests.test_harbor_metric:infinite"
+    assert main(["metric", "-i", str(src), "-o", str(out), "--aggregate", aggregate]) == 2
+    assert "are not finite numbers" in capsys.readouterr().err
+    assert not out.exists()

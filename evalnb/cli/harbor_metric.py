@@ -96,6 +96,7 @@ def harbor_metrics(
     >>> harbor_metrics([1.0, 0.0, 0.5, 0.0], ["mean", "pass_rate"])
     {'mean': 0.375, 'pass_rate': 0.25}
     """
+    _check_options(ci, resamples, pass_threshold)
     builtins: dict[str, Callable[[Sequence[float]], float]] = {
         **AGGREGATES,
         "pass_rate": lambda v: _pass_rate(v, pass_threshold),
@@ -128,7 +129,26 @@ def harbor_metrics(
             alpha = (1 - ci) / 2
             out[f"{name}_ci_low"] = stats[int(alpha * (resamples - 1))]
             out[f"{name}_ci_high"] = stats[int((1 - alpha) * (resamples - 1))]
+    bad = {k: v for k, v in out.items() if not math.isfinite(v)}
+    if bad:
+        msg = (
+            f"aggregates {bad} are not finite numbers, which JSON cannot hold; expected finite "
+            "rewards and aggregates defined for this many rewards"
+        )
+        raise ValueError(msg)
     return out
+
+
+def _check_options(ci: float | None, resamples: int, pass_threshold: float) -> None:
+    if ci is not None and not 0 < ci < 1:
+        msg = f"--ci is a confidence level strictly between 0 and 1, e.g. 0.95; got {ci!r}"
+        raise ValueError(msg)
+    if resamples < 1:
+        msg = f"--resamples is how many bootstrap resamples to draw (at least 1); got {resamples!r}"
+        raise ValueError(msg)
+    if not math.isfinite(pass_threshold):
+        msg = f"--pass-threshold must be a finite number; got {pass_threshold!r}"
+        raise ValueError(msg)
 
 
 def write_json_atomic(path: Path, payload: object) -> None:
