@@ -8,7 +8,7 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import duckdb
 import polars as pl
@@ -17,7 +17,9 @@ from evalnb.lab.errors import StoreConflict, StoreError
 from evalnb.lab.schema import SCHEMAS, TABLES, conform
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
+
+T = TypeVar("T")
 
 __all__ = ["APPEND_ONLY", "KEYED", "MERGED", "Snapshot", "append_rows", "commit", "read_store",
            "write_tables"]  # fmt: skip
@@ -144,31 +146,40 @@ def commit(
         When the store cannot be opened, is locked past the wait, or the write fails.
     """
     frames = {name: conform(frame, name) for name, frame in tables.items()}
+    return _retrying(
+        path, "write the lab store", lambda con: _commit(con, path, frames, base, previous)
+    )
+
+
+def _commit(
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    frames: Mapping[str, pl.DataFrame],
+    base: Mapping[str, int] | None,
+    previous: Mapping[str, pl.DataFrame] | None,
+) -> Snapshot:
     merged: dict[str, pl.DataFrame] = {}
-    with _transaction(path, "write the lab store") as con:
-        stored = _versions(con)
-        if base is not None:
-            stale = [n for n in frames if n not in MERGED and stored.get(n, 0) != base.get(n, 0)]
-            if stale:
-                _conflict(path, stale, stored, base)
-        for name, frame in frames.items():
-            if base is None:
-                _run(con, f'DELETE FROM "{name}"')
-                _insert(con, name, frame)
-            elif name in APPEND_ONLY:
-                _insert(con, name, _missing(con, name, frame))
-            elif name in KEYED:
-                _upsert(con, name, frame, (previous or {}).get(name))
-            else:
-                _run(con, f'DELETE FROM "{name}"')
-                _insert(con, name, frame)
-            if base is None or name not in MERGED:
-                stored[name] = stored.get(name, 0) + 1
-                _run(
-                    con, f'INSERT OR REPLACE INTO "{_VERSIONS}" VALUES (?, ?)', [name, stored[name]]
-                )
-            if name in MERGED:
-                merged[name] = conform(_select(con, name), name)
+    stored = _versions(con)
+    if base is not None:
+        stale = [n for n in frames if n not in MERGED and stored.get(n, 0) != base.get(n, 0)]
+        if stale:
+            _conflict(path, stale, stored, base)
+    for name, frame in frames.items():
+        if base is None:
+            _run(con, f'DELETE FROM "{name}"')
+            _insert(con, name, frame)
+        elif name in APPEND_ONLY:
+            _insert(con, name, _missing(con, name, frame))
+        elif name in KEYED:
+            _upsert(con, name, frame, (previous or {}).get(name))
+        else:
+            _run(con, f'DELETE FROM "{name}"')
+            _insert(con, name, frame)
+        if base is None or name not in MERGED:
+            stored[name] = stored.get(name, 0) + 1
+            _run(con, f'INSERT OR REPLACE INTO "{_VERSIONS}" VALUES (?, ?)', [name, stored[name]])
+        if name in MERGED:
+            merged[name] = conform(_select(con, name), name)
     return Snapshot(merged, {n: stored.get(n, 0) for n in frames})
 
 
@@ -231,9 +242,37 @@ def append_rows(path: str | Path, table: str, rows: pl.DataFrame) -> pl.DataFram
     appended, read in the same transaction.
     """
     frame = conform(rows, table)
-    with _transaction(path, f"append to {table!r}") as con:
+
+    def body(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         _insert(con, table, frame)
         return conform(_select(con, table), table)
+
+    return _retrying(path, f"append to {table!r}", body)
+
+
+def _retrying(path: str | Path, what: str, body: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+    """Run ``body`` in one transaction, again if it failed on a transient read of the file.
+
+    Seen under load with DuckDB 2.0 when another process was killed while it wrote the
+    file: the next transaction may read a block past the file's end. That transaction
+    committed nothing, so running it again (within the lock wait) is safe; a store that
+    stays unreadable still fails, naming the file.
+    """
+    deadline = time.monotonic() + float(os.environ.get("EVALNB_LOCK_WAIT_S", LOCK_WAIT_S))
+    delay = 0.01
+    while True:
+        try:
+            with _transaction(path, what) as con:
+                return body(con)
+        except StoreError as exc:
+            if not _transient(exc.__cause__) or time.monotonic() >= deadline:
+                raise
+            time.sleep(random.uniform(0, delay))
+            delay = min(delay * 2, 0.2)
+
+
+def _transient(exc: BaseException | None) -> bool:
+    return isinstance(exc, duckdb.IOException) and "could not read enough bytes" in str(exc).lower()
 
 
 def _insert(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> None:
@@ -262,17 +301,21 @@ def read_store(path: str | Path) -> Snapshot:
             "`evalnb import`. Import a source first: `evalnb import FILE --to LAB.duckdb`."
         )
         raise StoreError(msg)
-    con = _connect(path, read_only=True)
-    try:
-        _check_version(con, path)
-        versions = _versions(con)
-        tables = {name: conform(_select(con, name), name) for name in TABLES}
-        return Snapshot(tables, {n: versions.get(n, 0) for n in TABLES})
-    except duckdb.Error as exc:
-        msg = f"{path}: could not read the lab store: {exc}"
-        raise StoreError(msg) from exc
-    finally:
-        con.close()
+    deadline = time.monotonic() + float(os.environ.get("EVALNB_LOCK_WAIT_S", LOCK_WAIT_S))
+    while True:
+        con = _connect(path, read_only=True)
+        try:
+            _check_version(con, path)
+            versions = _versions(con)
+            tables = {name: conform(_select(con, name), name) for name in TABLES}
+            return Snapshot(tables, {n: versions.get(n, 0) for n in TABLES})
+        except duckdb.Error as exc:
+            if not (_transient(exc) and time.monotonic() < deadline):  # see _retrying
+                msg = f"{path}: could not read the lab store: {exc}"
+                raise StoreError(msg) from exc
+        finally:
+            con.close()
+        time.sleep(random.uniform(0, 0.05))
 
 
 def _select(con: duckdb.DuckDBPyConnection, name: str) -> pl.DataFrame:
