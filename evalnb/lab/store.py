@@ -244,6 +244,10 @@ def append_rows(path: str | Path, table: str, rows: pl.DataFrame) -> pl.DataFram
     frame = conform(rows, table)
 
     def body(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        # Closing the connection would checkpoint (rewrite the file from the WAL); a process
+        # killed then can damage the file under DuckDB 2.0. A label's commit is durable in
+        # the WAL already, so the checkpoint is left to the bulk writes.
+        _run(con, "PRAGMA disable_checkpoint_on_shutdown")
         _insert(con, table, frame)
         return conform(_select(con, table), table)
 
