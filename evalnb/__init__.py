@@ -10,7 +10,6 @@ map; ``lint-imports`` checks the direction): ``cli`` → ``api`` → ``widgets``
 from __future__ import annotations
 
 from evalnb import transforms
-from evalnb._version import __version__
 from evalnb.analysis.tables import RichTable, table
 from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
@@ -21,6 +20,7 @@ from evalnb.evaluation.engine import evaluate, evaluators
 from evalnb.io.load import FORMATS, detect_format
 from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError
 from evalnb.lab.schema import SCHEMAS, TABLES
+from evalnb.lab.version import __version__
 from evalnb.llm.client import ChatResult, LLMClient
 from evalnb.llm.hosts import run_suite
 from evalnb.llm.pairwise import pairwise

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalnb._version import __version__
 from evalnb.analysis.charts import heatmap, leaderboard_chart, to_svg
 from evalnb.analysis.derived import analyse
 from evalnb.analysis.leaderboard import overall_leaderboard
+from evalnb.lab.version import __version__
 
 if TYPE_CHECKING:
     from evalnb.analysis.derived import Analysed

@@ -3,7 +3,7 @@
 Every other package builds on it. ``LabCore`` is what lower layers take and return; the
 public ``evalnb.Lab`` (:mod:`evalnb.api`) extends it.
 
-Imports nothing else of evalnb (the bottom layer, with ``_version``).
+Imports nothing else of evalnb (the bottom layer; ``version`` holds the installed version).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import polars as pl
 
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["LabCore"]
+
+L = TypeVar("L", bound="LabCore")
 
 _KEYS = {
     "cases": ("case_id",),
@@ -91,11 +93,7 @@ class LabCore:
         built); this is how an entry point hands the user an :class:`evalnb.Lab` for a lab
         a lower layer built.
         """
-        if isinstance(lab, cls):
-            return lab
-        out = cls.__new__(cls)
-        out.__dict__.update(vars(lab))
-        return out
+        return lab if isinstance(lab, cls) else _clone(cls, lab)
 
     @classmethod
     def open(cls, path: str | Path) -> Self:
@@ -109,8 +107,7 @@ class LabCore:
 
     def _copy(self, tables: Mapping[str, pl.DataFrame] | None = None) -> Self:
         """Return a new lab on the same store and sync state, with ``tables`` replaced in memory."""
-        out = type(self).__new__(type(self))
-        out.__dict__.update(vars(self))
+        out = _clone(type(self), self)
         out._tables = dict(self._tables)
         out._tables.update({n: f if f is self._tables[n] else conform(f, n)
                             for n, f in (tables or {}).items()})  # fmt: skip
@@ -363,3 +360,10 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.samefile(b)
     except OSError:  # one of them is gone: not the same store any more
         return False
+
+
+def _clone(cls: type[L], lab: LabCore) -> L:
+    """Return a ``cls`` instance sharing ``lab``'s attributes (no table copied or conformed)."""
+    out = cls.__new__(cls)
+    out.__dict__.update(vars(lab))
+    return out

@@ -146,9 +146,8 @@ def commit(
         When the store cannot be opened, is locked past the wait, or the write fails.
     """
     frames = {name: conform(frame, name) for name, frame in tables.items()}
-    return _retrying(
-        path, "write the lab store", lambda con: _commit(con, path, frames, base, previous)
-    )
+    return _retrying(_in_transaction(path, "write the lab store",
+                                     lambda con: _commit(con, path, frames, base, previous)))  # fmt: skip
 
 
 def _commit(
@@ -251,28 +250,41 @@ def append_rows(path: str | Path, table: str, rows: pl.DataFrame) -> pl.DataFram
         _insert(con, table, frame)
         return conform(_select(con, table), table)
 
-    return _retrying(path, f"append to {table!r}", body)
+    return _retrying(_in_transaction(path, f"append to {table!r}", body))
 
 
-def _retrying(path: str | Path, what: str, body: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-    """Run ``body`` in one transaction, again if it failed on a transient read of the file.
+def _retrying(attempt: Callable[[], T]) -> T:
+    """Run ``attempt`` again while it fails on a transient short read of the store file.
 
     Seen under load with DuckDB 2.0 when another process was killed while it wrote the
-    file: the next transaction may read a block past the file's end. That transaction
-    committed nothing, so running it again (within the lock wait) is safe; a store that
-    stays unreadable still fails, naming the file.
+    file: the next transaction or read may ask for a block past the file's end. A failed
+    attempt committed nothing, so running it again (within the lock wait) is safe; a store
+    that stays unreadable still fails, naming the file.
     """
-    deadline = time.monotonic() + float(os.environ.get("EVALNB_LOCK_WAIT_S", LOCK_WAIT_S))
+    deadline = time.monotonic() + _lock_wait()
     delay = 0.01
     while True:
         try:
-            with _transaction(path, what) as con:
-                return body(con)
+            return attempt()
         except StoreError as exc:
             if not _transient(exc.__cause__) or time.monotonic() >= deadline:
                 raise
             time.sleep(random.uniform(0, delay))
             delay = min(delay * 2, 0.2)
+
+
+def _in_transaction(
+    path: str | Path, what: str, body: Callable[[duckdb.DuckDBPyConnection], T]
+) -> Callable[[], T]:
+    def attempt() -> T:
+        with _transaction(path, what) as con:
+            return body(con)
+
+    return attempt
+
+
+def _lock_wait() -> float:
+    return float(os.environ.get("EVALNB_LOCK_WAIT_S", LOCK_WAIT_S))
 
 
 def _transient(exc: BaseException | None) -> bool:
@@ -305,21 +317,21 @@ def read_store(path: str | Path) -> Snapshot:
             "`evalnb import`. Import a source first: `evalnb import FILE --to LAB.duckdb`."
         )
         raise StoreError(msg)
-    deadline = time.monotonic() + float(os.environ.get("EVALNB_LOCK_WAIT_S", LOCK_WAIT_S))
-    while True:
-        con = _connect(path, read_only=True)
-        try:
-            _check_version(con, path)
-            versions = _versions(con)
-            tables = {name: conform(_select(con, name), name) for name in TABLES}
-            return Snapshot(tables, {n: versions.get(n, 0) for n in TABLES})
-        except duckdb.Error as exc:
-            if not (_transient(exc) and time.monotonic() < deadline):  # see _retrying
-                msg = f"{path}: could not read the lab store: {exc}"
-                raise StoreError(msg) from exc
-        finally:
-            con.close()
-        time.sleep(random.uniform(0, 0.05))
+    return _retrying(lambda: _read(path))
+
+
+def _read(path: str | Path) -> Snapshot:
+    con = _connect(path, read_only=True)
+    try:
+        _check_version(con, path)
+        versions = _versions(con)
+        tables = {name: conform(_select(con, name), name) for name in TABLES}
+        return Snapshot(tables, {n: versions.get(n, 0) for n in TABLES})
+    except duckdb.Error as exc:
+        msg = f"{path}: could not read the lab store: {exc}"
+        raise StoreError(msg) from exc
+    finally:
+        con.close()
 
 
 def _select(con: duckdb.DuckDBPyConnection, name: str) -> pl.DataFrame:
@@ -335,7 +347,7 @@ def _connect(path: str | Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     DuckDB lets one process write a file at a time; evalnb holds it only for the length of
     one short transaction, so waiting a little is always enough at human labelling speed.
     """
-    wait = float(os.environ.get("EVALNB_LOCK_WAIT_S", LOCK_WAIT_S))
+    wait = _lock_wait()
     deadline = time.monotonic() + wait
     delay = 0.002
     while True:

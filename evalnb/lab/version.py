@@ -1,4 +1,4 @@
-"""The installed evalnb version (the bottom layer: any package may read it)."""
+"""The installed evalnb version (in the bottom layer, so any package may read it)."""
 
 from __future__ import annotations
 
