@@ -16,6 +16,7 @@ from evalnb.evaluation.condition import (
     parse_condition,
 )
 from evalnb.evaluation.condition_match import match_conditions
+from evalnb.text.patterns import SearchBudget
 
 
 def test_precedence_not_and_or() -> None:
@@ -86,7 +87,9 @@ def test_quoted_constraint_matches_after_unescaping() -> None:
 
 def test_regexp_timeout_gives_no_verdict() -> None:
     slow = r'regexp("^(\w+\s?)*$")'
-    result = match_conditions(["a" * 50000 + "!"], [slow], timeout_s=0.05)
+    result = match_conditions(
+        ["a" * 50000 + "!"], [slow], budget=SearchBudget(per_search_s=0.05, per_run_s=10.0)
+    )
     assert result.ok == [None]
     assert result.error[0] is not None
     assert "longer than 0.05 s" in result.error[0]

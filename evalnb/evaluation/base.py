@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import polars as pl
+
+from evalnb.text.patterns import SearchBudget
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -127,6 +129,17 @@ class Context:
 
     progress: object | None = None
     judge: LLMClient | None = None
+    budgets: dict[str, SearchBudget] = field(default_factory=dict)
+
+    def search_budget(self, per_search_s: float, per_run_s: float) -> SearchBudget:
+        """Return the time budget of user patterns for this run (one per evaluator run).
+
+        Blocks of one run share it, so ``per_run_s`` bounds the whole run, not each block.
+        """
+        key = f"{per_search_s}/{per_run_s}"
+        if key not in self.budgets:
+            self.budgets[key] = SearchBudget(per_search_s=per_search_s, per_run_s=per_run_s)
+        return self.budgets[key]
 
     def encoder(self, model: str) -> TextEncoder:
         """Return the process-wide encoder for ``model`` (loaded on first use)."""

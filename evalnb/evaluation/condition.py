@@ -3,8 +3,9 @@
 A condition is a boolean expression over quoted substrings and ``regexp("...")`` operands
 joined by ``AND``, ``OR`` and ``NOT`` with parentheses, e.g.
 ``("Rio" OR "rio") AND regexp("15,?969 [Mm]il") AND NOT "Real"``. Tokens are separated by
-single spaces, as in H2O. Regular expressions have Python ``re`` syntax and run under a
-time limit, so a user's pattern cannot hang the process.
+single spaces, as in H2O. Regular expressions have Python ``re`` syntax; they are bounded in size before they
+compile and run under time limits (:mod:`evalnb.text.patterns`), so a user's pattern
+cannot hang the process or exhaust its memory.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import regex
 
 from evalnb.lab.errors import EvalnbError
+from evalnb.text.patterns import PatternError, compile_pattern
 
 __all__ = [
     "And",
@@ -238,9 +240,9 @@ class _Parser:
             return Text(token[1])
         if token[0] == "RE":
             try:
-                regex.compile(token[1])
-            except regex.error as exc:
-                msg = f"condition {self.condition!r}: invalid regexp {token[1]!r}: {exc}"
+                compile_pattern(token[1])
+            except PatternError as exc:
+                msg = f"condition {self.condition!r}: {exc}"
                 raise ConditionError(msg) from None
             return Regexp(token[1])
         inner = self._or()

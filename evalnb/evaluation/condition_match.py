@@ -4,7 +4,8 @@ Rows are grouped by the *shape* of their condition (the expression with its oper
 abstracted away), so thousands of different conditions such as ``"27,229" AND "million"``
 and ``"Lima" AND "2019"`` are one vectorized evaluation: every quoted operand becomes a column
 of per-row literals tested with Polars' substring search, and only ``regexp`` operands run
-row by row (per distinct pattern and text, under a time limit).
+row by row (per distinct pattern and text, under the time limits of a
+:class:`~evalnb.text.patterns.SearchBudget`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import polars as pl
 import regex
 
 from evalnb.evaluation.condition import And, Group, Node, Not, Or, Regexp, Text, parse_condition
+from evalnb.text.patterns import SearchBudget, compile_pattern
 
 __all__ = ["MatchResult", "failing_part", "literal", "match_conditions"]
 
@@ -73,41 +75,51 @@ def literal(text: Text) -> str:
 
 
 class _Search:
-    """Python-``re``-compatible search with a time limit, memoised per (pattern, text)."""
+    """Memoised search of user patterns per (pattern, text), under a :class:`SearchBudget`."""
 
-    def __init__(self, timeout_s: float) -> None:
-        self.timeout_s = timeout_s
-        self.memo: dict[tuple[str, str], bool | None] = {}
+    def __init__(self, budget: SearchBudget) -> None:
+        self.budget = budget
+        self.memo: dict[tuple[str, str], bool | str] = {}
 
-    def __call__(self, pattern: str, text: str) -> bool | None:
+    def __call__(self, pattern: str, text: str) -> bool | str:
+        """Whether ``pattern`` occurs in ``text``, or why that is not known (a message)."""
         key = (pattern, text)
         if key not in self.memo:
-            if not pattern:
-                self.memo[key] = True
+            if self.budget.exhausted:
+                return _budget_spent(self.budget)
+            found = self.budget.search(compile_pattern(pattern), text) if pattern else True
+            if found is not None:
+                self.memo[key] = found
+            elif self.budget.exhausted:
+                self.memo[key] = _budget_spent(self.budget)
             else:
-                try:
-                    found = regex.search(pattern, text, timeout=self.timeout_s)
-                except TimeoutError:
-                    self.memo[key] = None
-                else:
-                    self.memo[key] = found is not None
+                self.memo[key] = (
+                    f"a regexp of the condition ran longer than {self.budget.per_search_s} s"
+                )
         return self.memo[key]
+
+
+def _budget_spent(budget: SearchBudget) -> str:
+    return (
+        f"not checked: the regexps of this run used up their time budget of "
+        f"{budget.per_run_s} s (raise regex_run_budget_s to check more rows)"
+    )
 
 
 def _leaf_truth(
     texts: pl.Series, leaves: list[tuple[Text | Regexp, ...]], index: int, search: _Search
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(truth, timed_out) of leaf ``index`` for every row of a shape group."""
+    """(truth, why unknown) of leaf ``index`` for every row of a shape group."""
     first = leaves[0][index]
     if isinstance(first, Text):
         needles = pl.Series([_needle(row[index]) for row in leaves], dtype=pl.String)
         frame = pl.DataFrame({"t": texts, "n": needles})
         found = frame.select(pl.col("t").str.contains(pl.col("n"), literal=True)).to_series()
-        return found.fill_null(value=False).to_numpy(), np.zeros(len(texts), dtype=bool)
+        return found.fill_null(value=False).to_numpy(), np.full(len(texts), None, dtype=object)
     results = [search(row[index].pattern, t) for row, t in zip(leaves, texts, strict=True)]  # type: ignore[union-attr]
     truth = np.array([r is True for r in results], dtype=bool)
-    timed_out = np.array([r is None for r in results], dtype=bool)
-    return truth, timed_out
+    unknown = np.array([r if isinstance(r, str) else None for r in results], dtype=object)
+    return truth, unknown
 
 
 def _bool(values: object) -> np.ndarray:
@@ -165,18 +177,21 @@ def failing_part(node: Node, text: str, search: _Search) -> Node:
 
 
 def match_conditions(
-    texts: list[str], conditions: list[str], *, timeout_s: float = 1.0
+    texts: list[str], conditions: list[str], *, budget: SearchBudget | None = None
 ) -> MatchResult:
     """Evaluate ``conditions[i]`` on ``texts[i]`` for every row.
 
     Conditions must parse (callers check with :func:`parse_condition` first). A row whose
-    regexp ran past ``timeout_s`` gets ``ok=None`` and an error, never a guessed verdict.
+    regexp ran past the budget's limit for one search, or came after the run's budget was
+    spent, gets ``ok=None`` and an error, never a guessed verdict. Without a budget: 1 s per
+    search, 60 s in all.
     """
+    budget = budget or SearchBudget(per_search_s=1.0, per_run_s=60.0)
     n = len(texts)
     ok: list[bool | None] = [True] * n
     failed: list[str | None] = [None] * n
     error: list[str | None] = [None] * n
-    search = _Search(timeout_s)
+    search = _Search(budget)
     groups: dict[str, list[int]] = {}
     leaves_of: list[tuple[Text | Regexp, ...]] = []
     for i, cond in enumerate(conditions):
@@ -188,16 +203,16 @@ def match_conditions(
             continue
         column = pl.Series([texts[i] for i in rows], dtype=pl.String)
         group_leaves = [leaves_of[i] for i in rows]
-        truths, timeouts = [], np.zeros(len(rows), dtype=bool)
+        truths, unknown = [], np.full(len(rows), None, dtype=object)
         for k in range(len(group_leaves[0])):
-            truth, timed_out = _leaf_truth(column, group_leaves, k, search)
+            truth, why = _leaf_truth(column, group_leaves, k, search)
             truths.append(truth)
-            timeouts |= timed_out
+            unknown = np.where(unknown == None, why, unknown)  # noqa: E711 - elementwise
         verdict = _combine(_parse(conditions[rows[0]]), truths, [0])
         for j, i in enumerate(rows):
-            if timeouts[j]:
+            if unknown[j] is not None:
                 ok[i] = None
-                error[i] = f"a regexp of the condition ran longer than {timeout_s} s"
+                error[i] = str(unknown[j])
             elif not verdict[j]:
                 ok[i] = False
                 node = _parse(conditions[i])

@@ -27,7 +27,7 @@ from evalnb.evaluation.base import (
     threshold_param,
 )
 from evalnb.evaluation.leakage import PiiLeakage
-from evalnb.evaluation.text_matching import TextMatching, bool_metrics
+from evalnb.evaluation.text_matching import REGEX_RUN_BUDGET, TextMatching, bool_metrics
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -112,6 +112,7 @@ class EncodingGuardrail(Evaluator):
               description="also check the retrieved context"),
         Param("regex_timeout_s", float, default=1.0, low=0.001, high=60.0,
               description="time limit of one condition regexp search"),
+        REGEX_RUN_BUDGET,
         threshold_param(0.5, "model_passes"),
     )  # fmt: skip
 
@@ -139,7 +140,8 @@ class EncodingGuardrail(Evaluator):
             {"cond": pl.Boolean()},
         )["cond"].to_numpy()
         tm_params = {"evaluate_retrieved_context": params["evaluate_retrieved_context"],
-                     "regex_timeout_s": params["regex_timeout_s"]}  # fmt: skip
+                     "regex_timeout_s": params["regex_timeout_s"],
+                     "regex_run_budget_s": params["regex_run_budget_s"]}  # fmt: skip
         pii_params = {"evaluate_retrieved_context": params["evaluate_retrieved_context"]}
         parts = []
         for mask, evaluator, p in (

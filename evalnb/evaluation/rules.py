@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import polars as pl
-import regex
 
 from evalnb.evaluation.base import (
     Context,
@@ -23,6 +22,7 @@ from evalnb.evaluation.base import (
     threshold_param,
 )
 from evalnb.evaluation.text_matching import bool_metrics
+from evalnb.text.patterns import compile_pattern
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -37,24 +37,86 @@ class _PatternTimeout(Exception):
 
 
 def _validator(schema: dict[str, Any], timeout_s: float) -> Any:  # noqa: ANN401 - jsonschema's classes are untyped
-    """Build a validator whose ``pattern`` keyword runs under a time limit (user regexes)."""
+    """Build a validator whose regexes (``pattern``, ``patternProperties``) run under a time limit.
+
+    jsonschema runs them with ``re``, which has no timeout; a user's pattern on a model's
+    answer could otherwise backtrack for hours.
+    """
     import jsonschema  # noqa: PLC0415
     from jsonschema import validators  # noqa: PLC0415
 
-    def pattern(_: object, patrn: str, instance: object, __: object) -> Iterator[Any]:
-        if not isinstance(instance, str):
-            return
+    def found(patrn: str, text: str) -> bool:
         try:
-            found = regex.search(patrn, instance, timeout=timeout_s)
+            return compile_pattern(patrn).search(text, timeout=timeout_s) is not None
         except TimeoutError:
             raise _PatternTimeout(patrn) from None
-        if found is None:
+
+    def pattern(_: object, patrn: str, instance: object, __: object) -> Iterator[Any]:
+        if isinstance(instance, str) and not found(patrn, instance):
             yield jsonschema.ValidationError(f"{instance!r} does not match {patrn!r}")
+
+    def pattern_properties(
+        validator: Any,  # noqa: ANN401 - jsonschema's validators are untyped
+        patterns: dict[str, Any],
+        instance: object,
+        _: object,
+    ) -> Iterator[Any]:
+        if isinstance(instance, dict):
+            for patrn, subschema in patterns.items():
+                for key, value in instance.items():
+                    if found(patrn, key):
+                        yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+    def additional_properties(
+        validator: Any,  # noqa: ANN401 - jsonschema's validators are untyped
+        extra: object,
+        instance: object,
+        schema: dict[str, Any],
+    ) -> Iterator[Any]:
+        if not isinstance(instance, dict):
+            return
+        named, patterns = schema.get("properties", {}), schema.get("patternProperties", {})
+        extras = [k for k in instance if k not in named and not any(found(p, k) for p in patterns)]
+        if isinstance(extra, dict):
+            for key in extras:
+                yield from validator.descend(instance[key], extra, path=key)
+        elif extra is False and extras:
+            # jsonschema's own wording, so messages match H2O's (which runs jsonschema)
+            joined = ", ".join(map(repr, sorted(extras)))
+            if patterns:
+                verb = "does" if len(extras) == 1 else "do"
+                listed = ", ".join(map(repr, sorted(patterns)))
+                text = f"{joined} {verb} not match any of the regexes: {listed}"
+            else:
+                verb = "was" if len(extras) == 1 else "were"
+                text = f"Additional properties are not allowed ({joined} {verb} unexpected)"
+            yield jsonschema.ValidationError(text)
 
     base = validators.validator_for(schema)
     base.check_schema(schema)
-    extended = validators.extend(base, {"pattern": pattern})  # type: ignore[no-untyped-call]
+    for patrn in _schema_patterns(schema):
+        compile_pattern(patrn)  # too large or invalid: a clear error before any scoring
+    extended = validators.extend(  # type: ignore[no-untyped-call]
+        base,
+        {"pattern": pattern, "patternProperties": pattern_properties,
+         "additionalProperties": additional_properties},
+    )  # fmt: skip
     return extended(schema)
+
+
+def _schema_patterns(schema: object) -> Iterator[str]:
+    """Every regex of a schema: ``pattern`` values and ``patternProperties`` keys, at any depth."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("pattern"), str):
+                yield node["pattern"]
+            if isinstance(node.get("patternProperties"), dict):
+                yield from node["patternProperties"]
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 @register

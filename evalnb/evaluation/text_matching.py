@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     import polars as pl
 
-__all__ = ["BOOL_METRICS", "TextMatching", "bool_metrics"]
+__all__ = ["BOOL_METRICS", "REGEX_RUN_BUDGET", "TextMatching", "bool_metrics"]
 
 
 def bool_metrics(subject: str) -> tuple[MetricSpec, ...]:
@@ -86,6 +86,12 @@ def _resolved(
     return _condition_of(condition, constraints, list(expected))
 
 
+REGEX_RUN_BUDGET = Param(
+    "regex_run_budget_s", float, default=120.0, low=0.001, high=86_400.0,
+    description="time limit of all regexp searches of one run; rows past it are not scored",
+)  # fmt: skip
+
+
 @register
 class TextMatching(Evaluator):
     """Check that the answer (and optionally the retrieved context) satisfies the condition."""
@@ -105,6 +111,7 @@ class TextMatching(Evaluator):
               description="also check the retrieved context (joined with spaces)"),
         Param("regex_timeout_s", float, default=1.0, low=0.001, high=60.0,
               description="time limit of one regexp search; past it the row is not scored"),
+        REGEX_RUN_BUDGET,
         threshold_param(0.5, "model_passes"),
     )  # fmt: skip
 
@@ -112,19 +119,22 @@ class TextMatching(Evaluator):
         self,
         rows: pl.DataFrame,
         params: Mapping[str, object],
-        ctx: Context,  # noqa: ARG002 - text matching needs no shared service
+        ctx: Context,
     ) -> pl.DataFrame:
         """Score every row; see the module docstring."""
-        timeout = float(params["regex_timeout_s"])  # type: ignore[arg-type]
+        budget = ctx.search_budget(
+            float(params["regex_timeout_s"]),  # type: ignore[arg-type]
+            float(params["regex_run_budget_s"]),  # type: ignore[arg-type]
+        )
         conds, errors = _conditions(rows)
-        answer = match_conditions(rows["actual"].fill_null("").to_list(), conds, timeout_s=timeout)
+        answer = match_conditions(rows["actual"].fill_null("").to_list(), conds, budget=budget)
         has_ctx = (rows["context"].list.len().fill_null(0) > 0).to_numpy()
         a_ok, a_null = _tri(answer.ok)
         c_ok, c_null = np.ones(rows.height, dtype=bool), np.zeros(rows.height, dtype=bool)
         ctx_check = None
         if params["evaluate_retrieved_context"]:
             joined = rows["context"].fill_null([]).list.join(" ").to_list()
-            ctx_check = match_conditions(joined, conds, timeout_s=timeout)
+            ctx_check = match_conditions(joined, conds, budget=budget)
             c_ok, c_null = _tri(ctx_check.ok)
             c_ok, c_null = c_ok | ~has_ctx, c_null & has_ctx  # no context: nothing to check
         invalid = np.array([e is not None for e in errors], dtype=bool)
