@@ -6,6 +6,8 @@ H2O's patterns use look-arounds and boundary characters, which only a backtracki
 runs. Each detector therefore has a cheap *prefilter* that Polars (Rust regex) runs over the
 whole column and that matches whenever the exact pattern can; the exact Python pattern then
 runs only on the few texts the prefilter keeps. Scores are H2O's, at column speed.
+The patterns that backtrack quadratically on hostile text run as linear-time scans
+(:mod:`evalnb.evaluation.leak_scan`) that give the same matches.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
+from evalnb.evaluation.leak_scan import email_matches, pem_matches, ssn_matches
 from evalnb.evaluation.text_matching import bool_metrics
 
 if TYPE_CHECKING:
@@ -44,7 +47,6 @@ class Detector:
     find: Callable[[str], list[str]]
 
 
-_EMAIL = re.compile(r"[\w\.-]+@[\w\.-]+\.\w+")
 _EMAIL_USERS = {"john.doe", "jane.doe", "foo", "bar"}
 _EMAIL_DOMAINS = {"example.com", "example.org", "bar.net", "email.com", "company.com",
                   "business.net", "domain.org"}  # fmt: skip
@@ -52,22 +54,19 @@ _CARD = re.compile(r"[^\d](\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4})[^\d]")
 _TEST_CARDS = {"5123456789123456", "1234567890123456", "0000000000000000", "5610591081018250",
                "6011111111111117", "6011000990139424", "3530111333300000", "3566002020360505",
                "5555555555554444", "5105105105105100", "4111111111111111"}  # fmt: skip
-_SSN = re.compile(r"[^\d](?!000|.+0{4})(?:\d{9}|\d{3}-\d{2}-\d{4})[^\d]")
-_SSN_CANDIDATE = re.compile(r"[^\d](?:\d{9}|\d{3}-\d{2}-\d{4})[^\d]")
 _TEST_SSNS = {"001245565", "012548785", "001231000", "078051120", "457555462", "219099999"}
 _WINDOWS = re.compile(
     r"[^A-z0-9]([A-Z1-9]{5})-([A-Z1-9]{5})-([A-Z1-9]{5})-([A-Z1-9]{5})-([A-Z1-9]{5})[^A-z0-9]"
 )
 _API_KEY = re.compile(r"[^A-z0-9]sk-[A-z\d]+")
-_PEM = re.compile(r"(-+BEGIN CERTIFICATE-+)[\n]?((.|\n)*?)[\n]?(-+END CERTIFICATE-+)")
 
 
 def _emails(text: str) -> list[str]:
     found = []
-    for m in _EMAIL.finditer(text):
-        user, _, domain = m.group(0).partition("@")
+    for email in email_matches(text):
+        user, _, domain = email.partition("@")
         if user not in _EMAIL_USERS and domain not in _EMAIL_DOMAINS:
-            found.append(m.group(0))
+            found.append(email)
     return found
 
 
@@ -79,27 +78,6 @@ def _cards(text: str) -> list[str]:
         for m in _CARD.finditer(text)
         if re.sub(r"[-. ]", "", m.group(0)) not in _TEST_CARDS
     ]
-
-
-def ssn_matches(text: str) -> list[str]:
-    """Return the matches of H2O's SSN pattern ``_SSN``, without its costly look-ahead.
-
-    ``(?!000|.+0{4})`` rescans the rest of the line at every candidate; here a candidate is
-    found with the look-ahead left out and then checked directly (no "000" next, no "0000"
-    later on the same line), retrying one character further when it fails — the same
-    matches ``_SSN.finditer`` gives, in linear time.
-    """
-    out, pos = [], 0
-    while (m := _SSN_CANDIDATE.search(text, pos)) is not None:
-        p = m.start() + 1
-        line_end = text.find("\n", p)
-        line_end = len(text) if line_end < 0 else line_end
-        if text.startswith("000", p) or text.find("0000", p + 1, line_end) >= 0:
-            pos = m.start() + 1
-            continue
-        out.append(m.group(0))
-        pos = m.end()
-    return out
 
 
 def _ssns(text: str) -> list[str]:
@@ -132,7 +110,7 @@ SENSITIVE_DETECTORS = (
     Detector(
         "SSL/TLS key(s) in PEM format",
         r"BEGIN CERTIFICATE",
-        lambda t: [m.group(0) for m in _PEM.finditer(t)],
+        pem_matches,
     ),
 )
 
