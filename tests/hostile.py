@@ -14,7 +14,7 @@ def adversarial_texts(size: int = MB) -> dict[str, str]:
         "@ then a long word": "a@" + "a" * n,
         "dots and dashes then @": ".-" * (n // 2) + "@x",
         "a@a. repeated": "a@a." * (n // 4),
-        "e-mail-like words": "x.y@z " * (n // 6),
+        "e-mail-like words": "x.y@z.io " * (n // 9),
         "digits": "1" * n,
         "card-like groups": "1234 " * (n // 5),
         "SSN candidates, 0000 at line end": "a123456789b" * (n // 11) + "0000",

@@ -97,6 +97,8 @@ def _seed_text(kind: str) -> tuple[str, str]:
 _leaf = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 10**12), st.floats(allow_nan=False),
     st.text(max_size=12), st.sampled_from(["", "INTERNAL ERROR: x", "REGEXP:(", "null", "[1]", "a\ud800b", "\U0001f600"]),
+    # hostile values: numbers past int64 and float, separators str.splitlines would cut at
+    st.sampled_from([10**23, -(10**23), 10**400, 2**63, "a\u2028b\u2029c\u0085d", 'regexp("a{4294967294}")']),
 )  # fmt: skip
 _json = st.recursive(
     _leaf,

@@ -7,21 +7,24 @@ back from ``interpretation.json`` and its scores from each ``<evaluator>/results
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from evalnb.lab.core import LabCore
-from evalnb.lab.errors import InputError
+from evalnb.lab.errors import InputError, describe
 from evalnb.lab.schema import SCHEMAS
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["LAB_TABLES", "read_archive"]
+__all__ = ["LAB_TABLES", "MAX_RATIO", "MAX_UNZIPPED_BYTES", "read_archive"]
 
 LAB_TABLES = ("cases", "outputs", "metrics", "thresholds", "labels", "models", "info")
+_OUTPUT_KEY = ["case_id", "model", "sample"]
+_WHAT = "an evalnb archive (interpretation.json and <evaluator>/results.json)"
 
 
 def _frame(records: list[dict[str, object]], table: str, where: str) -> pl.DataFrame:
@@ -48,21 +51,117 @@ def _frame(records: list[dict[str, object]], table: str, where: str) -> pl.DataF
                          str(exc).splitlines()[0][:200]) from None  # fmt: skip
 
 
+# An archive's members are inflated in memory and parsed as JSON (several times their size
+# again): both caps bound that. Deflated JSON of a lab shrinks 5-20 times; 1000:1 is a bomb.
+MAX_UNZIPPED_BYTES = int(os.environ.get("EVALNB_ARCHIVE_MAX_BYTES", 2 << 30))
+MAX_RATIO = 200
+_RATIO_FROM = 1 << 20  # tiny members may compress absurdly well; they cannot hurt
+
+
+def _members(zf: zipfile.ZipFile, name: str) -> list[str]:
+    """Check the declared sizes of the members to read; return the ``results.json`` names."""
+    infos = zf.infolist()
+    names = [i.filename for i in infos]
+    if "interpretation.json" not in names:
+        raise InputError(name, None, "interpretation.json", _WHAT, f"members {sorted(names)[:8]}")
+    results = sorted(n for n in names if n.count("/") == 1 and n.endswith("/results.json"))
+    wanted = {"interpretation.json", *results}
+    total = 0
+    for info in infos:
+        if info.filename not in wanted:
+            continue
+        total += info.file_size
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > _RATIO_FROM and ratio > MAX_RATIO:
+            raise InputError(name, None, info.filename, f"a compression ratio under {MAX_RATIO}:1",
+                             f"{ratio:,.0f}:1 ({info.file_size:,} bytes unzipped)",
+                             "This looks like a zip bomb; it was not inflated")  # fmt: skip
+    if total > MAX_UNZIPPED_BYTES:
+        raise InputError(name, None, None, f"at most {MAX_UNZIPPED_BYTES:,} bytes unzipped",
+                         f"{total:,} bytes", "Set EVALNB_ARCHIVE_MAX_BYTES to allow more")  # fmt: skip
+    repeated = sorted({n for n in names if names.count(n) > 1} & wanted)
+    if repeated:
+        raise InputError(name, None, repeated[0], "each member once", "it twice or more")
+    return results
+
+
+def _json_member(zf: zipfile.ZipFile, member: str, name: str) -> object:
+    where = f"{name}:{member}"
+    try:
+        return json.loads(zf.read(member))
+    except json.JSONDecodeError as exc:
+        raise InputError(where, f"line {exc.lineno}, column {exc.colno}", None, "valid JSON",
+                         exc.msg) from None  # fmt: skip
+    except UnicodeDecodeError as exc:
+        raise InputError(where, f"byte {exc.start}", None, "UTF-8 JSON", exc.reason) from None
+    except RecursionError:
+        raise InputError(where, None, None, "JSON nested < 1000 levels", "deeper") from None
+
+
+def _records_of(value: object, where: str, field: str) -> list[dict[str, object]]:
+    if not isinstance(value, list):
+        raise InputError(where, None, field, "a list of record objects", describe(value))
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise InputError(where, f"{field}[{i}]", None, "a record object", describe(item))
+    return value
+
+
+def _check_keys(tables: dict[str, pl.DataFrame], name: str) -> None:
+    """Ids unique and present, and every answer and score tied to what it belongs to."""
+    where = f"{name}:interpretation.json"
+    checks = (
+        ("cases", ["case_id"], where),
+        ("outputs", _OUTPUT_KEY, where),
+        ("scores", [*_OUTPUT_KEY, "evaluator", "metric"], f"{name}:<evaluator>/results.json"),
+    )
+    for table, key, source in checks:
+        frame = tables[table]
+        nulls = frame.select(pl.any_horizontal(pl.col(key).is_null()).arg_true()).to_series()
+        if nulls.len():
+            raise InputError(source, f"lab.{table}[{nulls[0]}]", key[0], "an id", "null")
+        dup = frame.select(pl.struct(key).is_first_distinct().not_().arg_true()).to_series()
+        if dup.len():
+            row = frame.row(dup[0], named=True)
+            hint = "Is a results file there twice?" if table == "scores" else ""
+            raise InputError(source, f"lab.{table}[{dup[0]}]", "/".join(key),
+                             f"one row per {tuple(key)}", f"{[row[k] for k in key]} twice",
+                             hint)  # fmt: skip
+    for table, parent, key in (("outputs", "cases", ["case_id"]),
+                               ("scores", "outputs", _OUTPUT_KEY)):  # fmt: skip
+        dangling = tables[table].join(tables[parent], on=key, how="anti")
+        if dangling.height:
+            row = dangling.row(0, named=True)
+            raise InputError(where if table == "outputs" else f"{name}:<evaluator>/results.json",
+                             f"lab.{table}", "/".join(key), f"ids present in lab.{parent}",
+                             f"{[row[k] for k in key]}, which is not there")  # fmt: skip
+
+
 def read_archive(path: str | Path) -> LabCore:
-    """Rebuild the lab an archive was written from (scores from each ``results.json``)."""
+    """Rebuild the lab an archive was written from (scores from each ``results.json``).
+
+    Raises
+    ------
+    InputError
+        On anything but an evalnb archive: missing or malformed members, members that would
+        inflate past the caps (``EVALNB_ARCHIVE_MAX_BYTES``, a ratio of 200:1), repeated
+        members, null or repeated ids, answers or scores of unknown cases.
+    """
     name = str(path)
     try:
         with zipfile.ZipFile(path) as zf:
-            interpretation = json.loads(zf.read("interpretation.json"))
-            results = [n for n in zf.namelist() if n.endswith("/results.json")]
-            scores = [
-                _frame(json.loads(zf.read(n)), "scores", f"{name}:{n}") for n in sorted(results)
-            ]
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(name, None, "interpretation.json",
-                         "an evalnb archive (interpretation.json and <evaluator>/results.json)",
-                         str(exc)[:200]) from None  # fmt: skip
-    tables = {t: _frame(interpretation.get("lab", {}).get(t, []), t, f"{name}:interpretation.json")
+            results = _members(zf, name)
+            doc = _json_member(zf, "interpretation.json", name)
+            parts = [(n, _json_member(zf, n, name)) for n in results]
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as exc:
+        raise InputError(name, None, None, _WHAT, str(exc)[:200]) from None
+    where = f"{name}:interpretation.json"
+    lab = doc.get("lab") if isinstance(doc, dict) else None
+    if not isinstance(lab, dict):
+        raise InputError(where, "$", "lab", "an object of the lab's tables", describe(lab))
+    tables = {t: _frame(_records_of(lab.get(t, []), where, f"lab.{t}"), t, where)
               for t in LAB_TABLES}  # fmt: skip
+    scores = [_frame(_records_of(v, f"{name}:{n}", "$"), "scores", f"{name}:{n}") for n, v in parts]
     tables["scores"] = pl.concat(scores) if scores else pl.DataFrame(schema=SCHEMAS["scores"])
+    _check_keys(tables, name)
     return LabCore(tables)

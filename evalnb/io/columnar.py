@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalnb.io.builder import content_id
+from evalnb.io.fields import MAX_SAMPLE
 from evalnb.io.tabular import _KEEP_EMPTY, _LISTS, _NUMBERS, _OUTPUT, resolve_mapping
 from evalnb.lab.schema import SCHEMAS, empty
 
@@ -57,7 +58,7 @@ def _field(frame: pl.DataFrame, name: str, col: str) -> pl.Expr | None:
     if name == "sample":
         if dtype == pl.Null:
             return pl.lit(0, pl.Int64).alias(name)
-        if not dtype.is_integer() or frame.select((c < 0).any()).item():
+        if not dtype.is_integer() or frame.select((c < 0).any() | (c > MAX_SAMPLE).any()).item():
             return None
         return c.fill_null(0).cast(pl.Int64).alias(name)
     if dtype == pl.Null:

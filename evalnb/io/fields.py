@@ -17,7 +17,9 @@ from evalnb.lab.errors import InputError, describe
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["Where"]
+__all__ = ["MAX_SAMPLE", "Where"]
+
+MAX_SAMPLE = 2**63 - 1  # samples are stored as Int64
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,10 @@ class Where:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(key, "a number or null", value)
-        result = float(value)
+        try:
+            result = float(value)
+        except OverflowError:  # an integer of 309 digits or more
+            result = math.inf
         if not math.isfinite(result):
             raise self.error(key, "a finite number", value)
         return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalnb.io.fields import Where, json_or_none, to_json
+from evalnb.io.fields import MAX_SAMPLE, Where, json_or_none, to_json
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -208,9 +208,9 @@ def _read_row(
     if not answered or not model_key:
         return
     sample = row.get("sample", 0)
-    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+    if isinstance(sample, bool) or not isinstance(sample, int) or not 0 <= sample <= MAX_SAMPLE:
         msg = "sample"
-        raise where.error(msg, "a non-negative integer", sample)
+        raise where.error(msg, "a non-negative integer below 2**63", sample)
     builder.add_output(
         {
             "case_id": case_id,

@@ -22,6 +22,7 @@ from evalnb.io.source import (
     Line,
     check_json_text,
     decode_text,
+    jsonl_lines,
     parse_json,
     read_bytes,
     read_csv,
@@ -110,24 +111,28 @@ def _detect(path: Path) -> _Sniffed:
     if head[:1] in "{[":
         try:
             doc = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             doc = _NOT_JSON
         if doc is not _NOT_JSON:
             found = _sniff_document(doc)
             if found is not None:  # parsed once: `_read` reuses the document
                 return _Sniffed(found, text, check_json_text(doc, text, name))
-        first = head.splitlines()[0]
+        first = jsonl_lines(head)[0]
         try:
             json.loads(first)
-        except (json.JSONDecodeError, RecursionError):
+        except RecursionError:
+            raise InputError(name, "line 1", None, "JSON nested < 1000 levels", "deeper") from None
+        except json.JSONDecodeError:
             # Not JSON Lines either: report the error as one broken JSON document.
             parse_json(text, name)
             raise InputError(name, None, None, "JSON or JSON Lines", "neither") from None
+        except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+            raise InputError(name, "line 1", None, "JSON", str(exc)[:200]) from None
         # The first record decides; `_read` parses (and checks) every line later.
         return _Sniffed(_sniff_lines(read_jsonl(first, name)), text)
     if head.startswith("null"):
         return _Sniffed("harbor", text)
-    header = head.splitlines()[0].split(",")
+    header = jsonl_lines(head)[0].split(",")
     names = {h.strip().strip('"') for h in header}
     if {"prompt", "response"} <= names <= {"system", "prompt", "response"}:
         return _Sniffed("tencent_csv", text)
@@ -167,7 +172,11 @@ def load(
     if sniffed.fmt == "evalnb_archive":
         return read_archive(path)
     builder = LabBuilder()
-    _read(path, sniffed, mapping, builder)
+    try:
+        _read(path, sniffed, mapping, builder)
+    except RecursionError:  # importers name the record where they can; this is the backstop
+        raise InputError(str(path), None, None, "values nested fewer than about 900 levels",
+                         "deeper nesting") from None  # fmt: skip
     return LabCore(builder.frames())
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "Line",
     "check_json_text",
     "decode_text",
+    "jsonl_lines",
     "parse_json",
     "read_bytes",
     "read_csv",
@@ -110,6 +111,8 @@ def parse_json(text: str, source: str) -> object:
         ) from None
     except RecursionError:
         raise InputError(source, None, None, "JSON nested < 1000 levels", "deeper") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise InputError(source, None, None, "valid JSON", str(exc)[:200]) from None
     return check_json_text(doc, text, source)
 
 
@@ -138,10 +141,19 @@ def _check_text(value: object, where: Where) -> None:
             _check_text(item, where.at(key))
 
 
+def jsonl_lines(text: str) -> list[str]:
+    r"""Split JSON Lines text at ``\n`` (``\r\n`` too) and nowhere else.
+
+    Not ``str.splitlines``: it also splits at U+2028, U+2029, U+0085 and others, which JSON
+    allows unescaped inside a string.
+    """
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def read_jsonl(text: str, source: str) -> list[Line]:
     """Parse JSON Lines: one JSON value per non-blank line."""
     out: list[Line] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(jsonl_lines(text), start=1):
         if not raw.strip():
             continue
         try:
@@ -156,6 +168,8 @@ def read_jsonl(text: str, source: str) -> list[Line]:
             ) from None
         except RecursionError:
             raise InputError(source, f"line {number}", None, "JSON", "too deep") from None
+        except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+            raise InputError(source, f"line {number}", None, "JSON", str(exc)[:200]) from None
         if _SURROGATE_ESCAPE.search(raw):
             _check_text(value, Where(source, f"line {number}"))
         out.append((number, value))
@@ -164,6 +178,10 @@ def read_jsonl(text: str, source: str) -> list[Line]:
 
 def read_csv(text: str, source: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Parse CSV with a header row; every row is returned with its 1-based line number."""
+    # The csv module refuses fields over 128 KB by default (a long answer or context is
+    # legitimate); the whole text is the natural bound of one field.
+    if csv.field_size_limit() < len(text):
+        csv.field_size_limit(len(text))
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)

@@ -6,7 +6,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from evalnb.io.fields import Where, to_json
+from evalnb.io.fields import MAX_SAMPLE, Where, to_json
+from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:
     from evalnb.io.builder import LabBuilder
@@ -130,8 +131,8 @@ def _convert(name: str, value: object, where: Where, col: str) -> object:
             sample = int(str(value)) if not isinstance(value, bool) else -1
         except ValueError:
             sample = -1
-        if sample < 0:
-            raise where.error(col, "a non-negative integer sample index", value)
+        if not 0 <= sample <= MAX_SAMPLE:
+            raise where.error(col, "a non-negative integer sample index below 2**63", value)
         return sample
     if value is None:
         return None
@@ -155,30 +156,43 @@ def read_records(
     builder.info["format"] = "table"
     builder.info["mapping"] = {**fields, **({"actual": wide} if wide else {})}
     for where, rec in records:
-        values = {n: _convert(n, rec.get(c), where, c) for n, c in fields.items()}
-        case = {k: v for k, v in values.items() if k not in _OUTPUT}
-        case["prompt"] = case.get("prompt") or ""
-        case.setdefault("expected", [])
-        case.setdefault("categories", [])
-        case.setdefault("corpus", [])
-        case["extra"] = to_json({k: _jsonable(v) for k, v in rec.items() if k not in used})
-        case_id = builder.add_case(case, where, id_field=fields.get("case_id", "prompt"))
-        output = {k: v for k, v in values.items() if k in _OUTPUT}
-        answers = (
-            [(m, _convert("actual", rec.get(c), where, c)) for m, c in wide.items()]
-            if wide
-            else (
-                [(output.get("model") or "model", output["actual"])] if "actual" in fields else []
-            )
+        try:
+            _read_record(where, rec, fields, wide, used, builder)
+        except RecursionError:  # a value nested too deeply to copy or serialise
+            raise InputError(where.source, where.location, None,
+                             "values nested fewer than about 900 levels", "deeper nesting") from None  # fmt: skip
+
+
+def _read_record(
+    where: Where,
+    rec: Mapping[str, object],
+    fields: Mapping[str, str],
+    wide: Mapping[str, str],
+    used: set[str],
+    builder: LabBuilder,
+) -> None:
+    values = {n: _convert(n, rec.get(c), where, c) for n, c in fields.items()}
+    case = {k: v for k, v in values.items() if k not in _OUTPUT}
+    case["prompt"] = case.get("prompt") or ""
+    case.setdefault("expected", [])
+    case.setdefault("categories", [])
+    case.setdefault("corpus", [])
+    case["extra"] = to_json({k: _jsonable(v) for k, v in rec.items() if k not in used})
+    case_id = builder.add_case(case, where, id_field=fields.get("case_id", "prompt"))
+    output = {k: v for k, v in values.items() if k in _OUTPUT}
+    answers = (
+        [(m, _convert("actual", rec.get(c), where, c)) for m, c in wide.items()]
+        if wide
+        else ([(output.get("model") or "model", output["actual"])] if "actual" in fields else [])
+    )
+    for model, actual in answers:
+        if actual is None:  # no answer in this row (null or absent): not an empty answer
+            continue
+        builder.add_output(
+            {**output, "case_id": case_id, "model": model, "actual": actual},
+            where,
+            id_field=fields.get("model", "model"),
         )
-        for model, actual in answers:
-            if actual is None:  # no answer in this row (null or absent): not an empty answer
-                continue
-            builder.add_output(
-                {**output, "case_id": case_id, "model": model, "actual": actual},
-                where,
-                id_field=fields.get("model", "model"),
-            )
 
 
 def _jsonable(value: object) -> object:

@@ -8,9 +8,13 @@ our code.
 
 from __future__ import annotations
 
+import reprlib
+
 __all__ = ["EvalnbError", "InputError", "StoreConflict", "StoreError"]
 
 _MAX_FOUND = 80
+_SHORT = reprlib.Repr()  # keyword arguments need Python 3.12
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlong = 3, _MAX_FOUND, _MAX_FOUND, 40
 
 
 class EvalnbError(Exception):
@@ -78,7 +82,8 @@ def describe(value: object) -> str:
     kind = _json_kind(value)
     if value is None or isinstance(value, bool):
         return kind
-    text = repr(value)
+    # reprlib, not repr: a value may be nested 1,000 deep (RecursionError) or hold megabytes.
+    text = _SHORT.repr(value)
     if len(text) > _MAX_FOUND:
         text = text[: _MAX_FOUND - 3] + "..."
     return f"{kind} {text}"
