@@ -3,7 +3,8 @@
 It is a real HTTP server (``ThreadingHTTPServer``) that answers ``POST /v1/chat/completions``.
 Markers in the last user message script trouble: ``[[429x2]]`` (the first two calls get
 429), ``[[500x1]]``, ``[[dropx1]]`` (connection closed without a reply), ``[[badbodyx1]]``
-(200 with a body that is not JSON), ``[[slow:0.5]]`` (delay), ``[[fail]]`` (always 500).
+(200 with a body that is not JSON), ``[[slow:0.5]]`` (delay), ``[[fail]]`` (always 500),
+``[[401echo]]`` (401 whose body echoes the credentials it got, as some hosts do).
 Otherwise the reply comes from ``responder(prompt) -> str``. Every call is counted per
 prompt, so tests can check that a resumed run repeats nothing.
 """
@@ -78,6 +79,15 @@ class LoopbackLLM:
                         return self._trouble(kind)
                 if "[[fail]]" in prompt:
                     return self._trouble("500")
+                if "[[401echo]]" in prompt:
+                    sent = (
+                        self.headers.get("Authorization", "")
+                        + " "
+                        + self.headers.get("api-key", "")
+                    )
+                    echo = {"error": {"message": f"Incorrect API key provided: {sent.strip()}. "
+                                                 f"Request: {self.path}"}}  # fmt: skip
+                    return self._send(401, json.dumps(echo).encode())
                 reply = owner.responder(prompt)
                 payload = {
                     "id": f"cmpl-{n}", "object": "chat.completion", "model": body.get("model"),

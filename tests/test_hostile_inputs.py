@@ -162,9 +162,7 @@ def test_archive_repeated_member_and_size_cap(
             zout.writestr(info.filename, zin.read(info.filename))
         with pytest.warns(UserWarning, match="Duplicate name"):
             zout.writestr("pii_leakage/results.json", _results(src))
-    with pytest.raises(
-        evalnb.InputError, match=r"results\.json': expected each member once"
-    ):
+    with pytest.raises(evalnb.InputError, match=r"results\.json': expected each member once"):
         evalnb.load(twice)
     monkeypatch.setattr(evalnb.io.archive, "MAX_UNZIPPED_BYTES", 1000)
     with pytest.raises(evalnb.InputError, match="expected at most 1,000 bytes unzipped"):

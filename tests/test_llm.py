@@ -310,3 +310,43 @@ def test_azure_style_auth_header_and_query(tmp_path: Path) -> None:
         assert client.chat(_ask("hi")).content == "1"
     assert seen == {"path": "/v1/chat/completions?api-version=2024-06-01", "api-key": "k-1",
                     "authorization": ""}  # fmt: skip
+
+
+def test_credentials_never_land_in_scores_reports_logs_or_cache(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    key, password, query_key = "sk-live-0123456789abcdef", "PASSW0RD-xyz", "qk-987654321"
+    lab = evalnb.load(pl.DataFrame({"prompt": ["hi", "fine"], "actual": ["[[401echo]] a", "b"]}))
+    with LoopbackLLM() as server, caplog.at_level("WARNING"):
+        url = server.base_url.replace("http://", f"http://reviewer:{password}@")
+        judge = evalnb.LLMClient(url, "judge", api_key=key, cache=tmp_path / "llm.duckdb",
+                                 backoff_s=0.01, max_retries=1, query={"key": query_key})  # fmt: skip
+        direct = judge.chat(_ask("[[401echo]] direct"))
+        # Without user info in the URL the key goes out as a bearer token, and comes back.
+        plain = evalnb.LLMClient(server.base_url, "judge", api_key=key, cache=False, max_retries=0)
+        bearer = plain.chat(_ask("[[401echo]] bearer")).error
+        scored = evalnb.evaluate(lab, ["byop"], judge=judge, progress=False,
+                                 prompt_template="Is {ACTUAL_OUTPUT} polite? true or false")  # fmt: skip
+    assert direct.error is not None and direct.error.startswith("HTTP 401")
+    assert "Incorrect API key provided" in direct.error and "***" in direct.error
+    report = scored.report(tmp_path / "r.html")
+    archive = scored.archive(tmp_path / "a.zip")
+    scored.save(tmp_path / "lab.duckdb")
+    details = " ".join(d for d in scored.scores["detail"].to_list() if d)
+    assert "judge call failed: HTTP 401" in details
+    assert bearer is not None and "Incorrect API key provided: Bearer ***" in bearer
+    places = {
+        "error": direct.error, "bearer echo": bearer, "scores": details, "report": report, "log": caplog.text,
+        "repr": repr(judge), "params": scored.scores.write_csv(),
+        "archive": archive.read_bytes().decode("latin-1"),
+        "store": (tmp_path / "lab.duckdb").read_bytes().decode("latin-1"),
+        "cache": (tmp_path / "llm.duckdb").read_bytes().decode("latin-1"),
+    }  # fmt: skip
+    with duckdb.connect(str(tmp_path / "llm.duckdb"), read_only=True) as con:
+        places["cache rows"] = str(
+            con.sql("SELECT CAST(COLUMNS(*) AS VARCHAR) FROM llm_cache").fetchall()
+        )
+    for where, text in places.items():
+        for secret in (key, password, query_key):
+            assert secret not in text, f"{secret} found in {where}"
+    assert "reviewer:" not in places["cache rows"] and "***@127.0.0.1" in places["cache rows"]

@@ -9,11 +9,17 @@ of two models *paired* (both see the same cases in each replicate). Above
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import warnings
+from typing import TYPE_CHECKING
 from math import erfc, sqrt
 
 import numpy as np
 import polars as pl
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = ["case_matrix", "compare_models", "leaderboard", "overall_leaderboard"]
 
@@ -59,9 +65,20 @@ def _replicate_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     return out
 
 
+@contextlib.contextmanager
+def _all_nan_ok() -> Iterator[None]:
+    """Give NaN statistics, not a warning, to a model with no scored case (all calls failed).
+
+    numpy reports all-NaN slices with ``warnings.warn``, which ``np.errstate`` does not cover.
+    """
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 def _interval(values: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     if values.shape[0] > _CLT_ROWS or values.shape[0] < 2:
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with _all_nan_ok():
             mean = np.nanmean(values, axis=0) if values.size else np.full(values.shape[1], np.nan)
             n = (~np.isnan(values)).sum(axis=0)
             half = (
@@ -71,7 +88,7 @@ def _interval(values: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, n
             )
         return mean - half, mean + half
     reps = _replicate_means(values, n_boot, seed)
-    with np.errstate(invalid="ignore"):
+    with _all_nan_ok():
         return np.nanpercentile(reps, 2.5, axis=0), np.nanpercentile(reps, 97.5, axis=0)
 
 
@@ -84,7 +101,7 @@ def leaderboard(verdicts: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0) ->
     for ev, metric, hib, thr, primary in keys.iter_rows():
         models, values, passed = case_matrix(verdicts, ev, metric)
         low, high = _interval(values, n_boot, seed)
-        with np.errstate(invalid="ignore"):
+        with _all_nan_ok():
             mean = np.nanmean(values, axis=0) if len(values) else np.full(len(models), np.nan)
             rate = np.nanmean(passed, axis=0) if len(passed) else np.full(len(models), np.nan)
         parts.append(pl.DataFrame({

@@ -12,6 +12,7 @@ from evalnb.evaluation.base import RESULT_SCHEMA, Context, Evaluator
 from evalnb.evaluation.catalog import catalog, get_evaluator
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
+from evalnb.llm.redact import public_url
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -103,7 +104,9 @@ def evaluate(
     routed = _split_params(classes, params)
     for cls in classes:
         if cls.judge and judge is not None:
-            routed[cls.id].setdefault("judge_model", f"{judge.model}@{judge.base_url}")
+            routed[cls.id].setdefault(
+                "judge_model", f"{judge.model}@{public_url(str(judge.base_url))}"
+            )
     resolved = {c.id: c.resolve(routed[c.id]) for c in classes}
     rows = lab.rows()
     scores, metrics, thresholds = lab.scores, lab.metrics, lab.thresholds

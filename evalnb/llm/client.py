@@ -6,7 +6,9 @@ timeout, token and cost accounting, and a response cache in DuckDB keyed by (end
 model, messages, parameters): each completed call is stored the moment it completes, so an
 interrupted run resumes without repeating one. Failed calls are returned as errors and not
 cached, so the next run retries them. The API key is read from the environment (or given)
-and never written anywhere: not to the cache, logs, reports or ``repr``.
+and never written anywhere: not to the cache, logs, reports or ``repr``. Error texts are
+redacted where they are made (a host may echo the key it refused) and URLs are kept in
+their public form (no ``user:key@``, no ``?key=``): see :mod:`evalnb.llm.redact`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from evalnb.llm.redact import SECRET_PARAMS, Redactor, public_url, url_secrets
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -174,10 +178,26 @@ class LLMClient:
             msg = f"concurrency must be at least 1; got {self.concurrency}"
             raise ValueError(msg)
 
+    def __repr__(self) -> str:
+        return (
+            f"LLMClient(base_url={public_url(str(self.base_url))!r}, model={self.model!r}, "
+            f"concurrency={self.concurrency}, cache={self.cache!r})"
+        )
+
     @property
     def endpoint(self) -> str:
-        """The chat-completions URL (without the key)."""
+        """The chat-completions URL (credentials included: for sending only)."""
         return f"{self.base_url}/chat/completions"
+
+    @property
+    def public_endpoint(self) -> str:
+        """The chat-completions URL without credentials: what is stored and shown."""
+        return public_url(self.endpoint)
+
+    def _redactor(self) -> Redactor:
+        key = self.api_key or os.environ.get(self.api_key_env)
+        query = tuple(v for k, v in self.query.items() if k.lower() in SECRET_PARAMS)
+        return Redactor((key, *url_secrets(str(self.base_url)), *query))
 
     def _cache_path(self) -> Path | None:
         if self.cache is False:
@@ -214,7 +234,7 @@ class LLMClient:
         from tqdm.auto import tqdm  # noqa: PLC0415
 
         body_params = {**self.params, **params}
-        keys = [_key(self.endpoint, self.model, c, body_params) for c in conversations]
+        keys = [_key(self.public_endpoint, self.model, c, body_params) for c in conversations]
         path = self._cache_path()
         cache = _Cache(path) if path is not None else None
         try:
@@ -255,7 +275,7 @@ class LLMClient:
                     if result.error is None and cache is not None:
                         text = json.dumps(request, ensure_ascii=False)
                         await loop.run_in_executor(
-                            writer, cache.put, k, self.endpoint, self.model, text, result
+                            writer, cache.put, k, self.public_endpoint, self.model, text, result
                         )
                     for i in idx:
                         results[i] = result
@@ -277,6 +297,7 @@ class LLMClient:
         import httpx  # noqa: PLC0415
 
         error = "not sent"
+        redactor = self._redactor()
         for attempt in range(self.max_retries + 1):
             await pacing.wait()
             start = time.perf_counter()
@@ -286,14 +307,15 @@ class LLMClient:
                 reply = await http.post(self.endpoint, json=request)
                 if reply.status_code == 200:
                     return self._parse(reply.text, time.perf_counter() - start, attempt + 1)
-                error = f"HTTP {reply.status_code}: {reply.text[:200]}"
+                # Redacted before it is cut: a key split at the cut would escape the mask.
+                error = f"HTTP {reply.status_code}: {redactor.redact(reply.text[:4000])[:200]}"
                 if reply.status_code not in _RETRY_STATUS:
                     break  # 400/401/404…: retrying cannot help
                 wait = _retry_after(reply.headers.get("retry-after"))
             except _BadReply as exc:
-                error = str(exc)
+                error = redactor.redact(str(exc))[:200]
             except (httpx.TimeoutException, httpx.TransportError) as exc:
-                error = f"{type(exc).__name__}: {exc}"
+                error = redactor.redact(f"{type(exc).__name__}: {exc}")
             if attempt < self.max_retries:
                 self.stats.retries += 1
                 base = self.backoff_s * 2**attempt
@@ -309,7 +331,8 @@ class LLMClient:
             body = json.loads(text)
             content = body["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            msg = f"malformed reply body ({type(exc).__name__}): {text[:120]!r}"
+            # Long enough to redact a key that straddles where the error is cut later.
+            msg = f"malformed reply body ({type(exc).__name__}): {text[:2000]!r}"
             raise _BadReply(msg) from None
         usage = body.get("usage") or {}
         pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
