@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import warnings
-from typing import TYPE_CHECKING
 from math import erfc, sqrt
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
