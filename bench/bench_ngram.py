@@ -21,6 +21,7 @@ from rouge_score import rouge_scorer
 
 from evalnb.evaluation import leakage as lk
 from evalnb.evaluation.bleu import sentence_bleu, single_order_bleu
+from evalnb.evaluation.leak_scan import EMAIL, SSN
 from evalnb.evaluation.leakage import PII_DETECTORS, detect
 from evalnb.evaluation.rouge import _stem, id_rouge_scores, ids_rouge
 from evalnb.text.ngram import id_ngram_stats, ids_13a, tokenize_13a
@@ -37,12 +38,12 @@ def _re_loop(text: str) -> list[str]:
     kinds = []
     if any(m.group(0).partition("@")[0] not in lk._EMAIL_USERS
            and m.group(0).partition("@")[2] not in lk._EMAIL_DOMAINS
-           for m in lk._EMAIL.finditer(text)):  # fmt: skip
+           for m in EMAIL.finditer(text)):  # fmt: skip
         kinds.append("email(s)")
     if any(m.group(0).replace("-", "").replace(" ", "").replace(".", "") not in lk._TEST_CARDS
            for m in lk._CARD.finditer(text)):  # fmt: skip
         kinds.append("credit card(s)")
-    if any(m.group(0)[1:-1].replace("-", "") not in lk._TEST_SSNS for m in lk._SSN.finditer(text)):
+    if any(m.group(0)[1:-1].replace("-", "") not in lk._TEST_SSNS for m in SSN.finditer(text)):
         kinds.append("SSN(s)")
     return kinds
 
