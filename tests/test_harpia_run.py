@@ -47,7 +47,7 @@ def test_outputs_and_log(tmp_path: Path) -> None:
         / 100
         for i in _DOC["instances"]  # type: ignore[index]
     ]
-    assert bleu["score"]["bleu"] == pytest.approx(sum(per_instance) / 2)
+    assert bleu["score"]["sacrebleu"] == pytest.approx(sum(per_instance) / 2)
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert len(lines) == 4
     assert lines[0]["instance_id"] == "1"

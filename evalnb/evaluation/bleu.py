@@ -1,7 +1,10 @@
-"""BLEU (h2o_semantics.md §8) over whole columns.
+"""BLEU (h2o_semantics.md §8, evaluators.md S1) over whole columns.
 
-sacrebleu-compatible sentence BLEU and H2O's per-order ``bleu_1`` … ``bleu_4``, with any
-number of references per case.
+``bleu_1`` … ``bleu_4`` are H2O's: ``nltk.word_tokenize`` on both texts, then NLTK's
+``sentence_bleu`` with one-hot weights per order and no smoothing (the order's clipped
+precision times the brevity penalty). ``sacrebleu`` is sacrebleu's sentence BLEU (13a
+tokens, effective order, smoothing): another number, under its own key. Any number of
+references per case.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.text.ngram import NgramStats, flat_ngram_stats, id_ngram_stats, ids_13a, tokenize_nltk
+from evalnb.text.ngram import NgramStats, flat_ngram_stats, id_ngram_stats, ids_13a
+from evalnb.text.treebank import word_tokenize
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -95,8 +99,10 @@ class Bleu(Evaluator):
     title = "BLEU"
     domain = "summarization"
     description = (
-        "BLEU of the answer against the expected answers: sacrebleu-compatible sentence BLEU "
-        "(13a tokens, effective order, smoothing) and H2O's per-order bleu_1..bleu_4."
+        "BLEU of the answer against the expected answers. bleu_1..bleu_4 are H2O's: NLTK "
+        "word_tokenize, then the n-gram order's clipped precision times the brevity penalty "
+        "(NLTK sentence_bleu, one-hot weights, no smoothing). sacrebleu is sacrebleu's "
+        "sentence BLEU (13a tokens, effective order, smoothing), a different number."
     )
     requires = ("actual", "expected")
     block_rows = BLOCK_ROWS
@@ -106,15 +112,16 @@ class Bleu(Evaluator):
         MetricSpec("bleu_2", "BLEU-2", "Bigram precision × brevity penalty.", threshold=0.75),
         MetricSpec("bleu_3", "BLEU-3", "Trigram precision × brevity penalty.", threshold=0.75),
         MetricSpec("bleu_4", "BLEU-4", "4-gram precision × brevity penalty.", threshold=0.75),
-        MetricSpec("bleu", "BLEU", "Sentence BLEU up to 4-grams (sacrebleu), in [0, 1].",
-                   threshold=0.75),
+        MetricSpec("sacrebleu", "sacreBLEU", "sacrebleu's sentence BLEU up to 4-grams (13a "
+                   "tokens, effective order, smoothing), in [0, 1]; not H2O's.", threshold=0.75),
     )  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (
-        Param("tokenizer", str, default="13a", choices=("13a", "nltk"),
-              description="sacrebleu's 13a, or NLTK word_tokenize as H2O uses"),
+        Param("tokenizer", str, default="nltk", choices=("nltk", "13a"),
+              description="tokens of bleu_1..bleu_4: NLTK word_tokenize as H2O, or "
+                          "sacrebleu's 13a (the sacrebleu metric always uses 13a)"),
         Param("lowercase", bool, default=False, description="lower-case before tokenizing"),
         Param("smooth_method", str, default="exp", choices=("exp", "floor", "add-k", "none"),
-              description="smoothing of sentence BLEU (sacrebleu's methods)"),
+              description="smoothing of the sacrebleu metric (sacrebleu's methods)"),
         threshold_param(0.75, "bleu_1"),
     )  # fmt: skip
 
@@ -133,13 +140,13 @@ class Bleu(Evaluator):
         lengths = expected.list.len().fill_null(0)
         # All references as one flat column: one tokenizer pass, no nesting.
         refs = expected.fill_null([]).explode().drop_nulls()
+        stats_13a = id_ngram_stats(ids_13a(actual, refs), lengths.to_numpy(), _MAX_ORDER)
+        stats = stats_13a
         if params["tokenizer"] == "nltk":
-            hyp, flat = tokenize_nltk(actual), tokenize_nltk(refs)
+            hyp, flat = word_tokenize(actual), word_tokenize(refs)
             stats = flat_ngram_stats(hyp, flat, lengths.to_numpy(), _MAX_ORDER)
-        else:
-            stats = id_ngram_stats(ids_13a(actual, refs), lengths.to_numpy(), _MAX_ORDER)
         values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
-        values["bleu"] = sentence_bleu(stats, str(params["smooth_method"]))
+        values["sacrebleu"] = sentence_bleu(stats_13a, str(params["smooth_method"]))
         no_ref = (lengths == 0).to_numpy()
         errored = rows["error"].is_not_null().to_numpy()
         detail = np.full(rows.height, None, dtype=object)

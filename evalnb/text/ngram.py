@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from evalnb.text.sentences import split_sentences
-
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
     "NgramStats", "TokenIds", "flat_ngram_stats", "id_ngram_stats", "ids_13a", "ngram_stats",
-    "tokenize_13a", "tokenize_nltk", "tokens_13a",
+    "tokenize_13a", "tokens_13a",
 ]  # fmt: skip
 
 # mteval-v13a as sacrebleu implements it (tokenizer_13a.py + tokenizer_re.py), one Polars
@@ -63,27 +61,6 @@ def ids_13a(*columns: pl.Series) -> TokenIds:
         for c, p in zip(columns, plain, strict=True)
     ]
     return TokenIds.split([f.to_series() for f in pl.collect_all(frames)])
-
-
-def tokenize_nltk(texts: pl.Series) -> pl.Series:
-    """Tokenize like NLTK's ``word_tokenize`` (Punkt sentences, then NLTK's Treebank words).
-
-    This is H2O's BLEU tokenization; it runs in Python, once per distinct text.
-
-    Examples
-    --------
-    >>> tokenize_nltk(pl.Series(["Hello world. It's 3.5 km, isn't it?"])).to_list()
-    [['Hello', 'world', '.', 'It', "'s", '3.5', 'km', ',', 'is', "n't", 'it', '?']]
-    """
-    from nltk.tokenize import NLTKWordTokenizer  # noqa: PLC0415
-
-    words = NLTKWordTokenizer()
-    values = texts.fill_null("").to_list()
-    memo: dict[str, list[str]] = {}
-    unique = list(dict.fromkeys(values))
-    for text, sentences in zip(unique, split_sentences(unique), strict=True):
-        memo[text] = [w for s in sentences for w in words.tokenize(s)]
-    return pl.Series([memo[v] for v in values], dtype=pl.List(pl.String))
 
 
 def tokens_13a(text: pl.Expr) -> pl.Expr:

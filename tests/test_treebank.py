@@ -1,0 +1,51 @@
+"""Column word tokenization equals ``nltk.word_tokenize`` (NLTK's own code and data)."""
+
+from __future__ import annotations
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalnb.text.synthetic import pairs
+from evalnb.text.treebank import word_tokenize
+from tests.nltk_reference import nltk_word_tokenize
+
+# Tokens every rule acts on: quotes and apostrophes, contractions, sentence ends, numbers,
+# brackets, dashes, white space of every kind, abbreviations, and non-ASCII (NLTK's path).
+_TOKENS = ["a", "Word", "it", "s", "re", "t", "'", "''", '"', "`", "``", "'s", "'re", "'t",
+           "n't", "can", "not", "cannot", "wanna", "gonna", "'tis", "d'ye", "more'n", ".",
+           "..", "...", "?", "!", ",", ":", ";", "@", "#", "$", "%", "&", "*", "-", "--", "(",
+           ")", "[", "]", "{", "}", "<", ">", "3", "3.5", "1,000", " ", "  ", "\n", "\t",
+           "\x0b", "\r\n", "Mr.", "Dr.", "U.S.", "e.g.", "«", "”", "—", "é", "\x1c"]  # fmt: skip
+
+
+def _check(texts: list[str]) -> None:
+    reference = nltk_word_tokenize()
+    assert word_tokenize(pl.Series(texts, dtype=pl.String)).to_list() == [
+        reference(t) for t in texts
+    ]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_TOKENS), max_size=25).map("".join), max_size=6))
+def test_equals_nltk_word_tokenize(texts: list[str]) -> None:
+    _check(texts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=40), max_size=6))
+def test_equals_nltk_on_arbitrary_text(texts: list[str]) -> None:
+    _check(texts)
+
+
+def test_known_cases_and_a_corpus() -> None:
+    _check(["Don't panic.", "Do not panic!", '"Hi," she said. \'Tis the season -- isn\'t it?',
+            "Good muffins cost $3.88\nin New York.  Please buy me\ntwo of them.\nThanks.",
+            "", "   ", "end with colon:\n", "gimme 'em 'twas wanna go"])  # fmt: skip
+    cands, refs = pairs(2000, seed=3)
+    _check(cands + refs)
+
+
+def test_nulls_and_repeats_keep_their_rows() -> None:
+    out = word_tokenize(pl.Series(["a b.", None, "a b.", "c"])).to_list()
+    assert out == [["a", "b", "."], [], ["a", "b", "."], ["c"]]
