@@ -175,3 +175,28 @@ def test_13a_tokens_stay_available_under_a_parameter() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert value == pytest.approx(nltk_bleu([ref], hyp, weights=(1, 0, 0, 0)), abs=1e-9)
+
+
+def test_token_ids_worst_case_density() -> None:
+    # One-byte texts hold the most tokens per byte the id buffer must fit.
+    texts = ["a"] * 2000 + ["b c d e"] * 10 + ["é", "", " "] * 300
+    assert ids_13a(pl.Series(texts)).lists(0) == [t.split() for t in texts]
+
+
+_SPACES = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.sampled_from(_SPACES) | st.characters(exclude_categories=("Cs",)),
+            max_size=12,
+        )
+    )
+)
+def test_split_agrees_with_python_split(texts: list[str]) -> None:
+    # The compiled splitter's white space is Python's str.split's, Unicode included.
+    assert TokenIds.split([pl.Series(texts, dtype=pl.String)]).lists(0) == [
+        t.split() for t in texts
+    ]

@@ -142,7 +142,8 @@ class EncodingGuardrail(Evaluator):
         tm_params = {"evaluate_retrieved_context": params["evaluate_retrieved_context"],
                      "regex_timeout_s": params["regex_timeout_s"],
                      "regex_run_budget_s": params["regex_run_budget_s"]}  # fmt: skip
-        pii_params = {"evaluate_retrieved_context": params["evaluate_retrieved_context"]}
+        pii_params = {"evaluate_retrieved_context": params["evaluate_retrieved_context"],
+                      "use_allow_lists": True}  # fmt: skip
         parts = []
         for mask, evaluator, p in (
             (kept & cond, TextMatching(), tm_params),
