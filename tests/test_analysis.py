@@ -130,14 +130,19 @@ def test_perturbation_flips_are_problems() -> None:
         perturbation=pl.when(pl.col("prompt").str.ends_with(" ?")).then(pl.lit("comma")),
     )  # fmt: skip
     lab = evalnb.evaluate(lab, ["rouge"], progress=False)
-    flips = lab.problems().filter(pl.col("problem_type") == "robustness")
+    flips = lab.problems(all_metrics=True).filter(pl.col("problem_type") == "robustness")
     # rouge_1/2/l: 'four'→'five' passes→fails on rouge_1 (0.67) and rouge_l; rouge_2 0.5 fails
     # too; london→paris fails→passes on rouge_1 and rouge_l (one word has no bigram: rouge_2
     # stays 0 and fails both times)
     texts = flips["description"].to_list()
     assert sum("from passed to failed" in t for t in texts) == 3
     assert sum("from failed to passed" in t for t in texts) == 2
+    # By default, as in H2O, only the primary metric (rouge_l) raises them: one per case.
+    primary = lab.problems().filter(pl.col("problem_type") == "robustness")
+    assert set(primary["metric"]) == {"rouge_l"} and primary.height == 2
     assert all(s == "HIGH" for s in flips["severity"])
+    few = lab.problems().filter(pl.col("description").str.contains("too few"))
+    assert few.height == 1 and few["severity"][0] == "LOW"  # 4 cases < 5
     assert set(flips["case_ids"].list.first()) == {
         by_prompt["what is 2+2 ?"],
         by_prompt["capital ?"],

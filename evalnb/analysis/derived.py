@@ -101,10 +101,10 @@ def compare_of(lab: LabCore, evaluator: str, metric: str | None = None, *,
     return compare_models(lab.verdicts(), evaluator, metric, seed=seed)
 
 
-def problems_of(lab: LabCore, *, seed: int = 0) -> pl.DataFrame:
-    """Return the problems of ``lab``, most severe first."""
+def problems_of(lab: LabCore, *, seed: int = 0, all_metrics: bool = False) -> pl.DataFrame:
+    """Return the problems of ``lab``, most severe first (see :func:`problems`)."""
     v = lab.verdicts()
-    return problems(lab, v, lab_leaderboard(lab, v, seed=seed))
+    return problems(lab, v, lab_leaderboard(lab, v, seed=seed), all_metrics=all_metrics)
 
 
 def insights_of(lab: LabCore, *, seed: int = 0) -> pl.DataFrame:

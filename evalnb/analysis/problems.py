@@ -17,7 +17,7 @@ from evalnb.lab.verdicts import is_finite
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["AVID", "PROBLEM_SCHEMA", "problems", "problems_json"]
+__all__ = ["AVID", "MIN_CASES", "PROBLEM_SCHEMA", "problems", "problems_json"]
 
 AVID = {
     "P0100": "Problems arising due to faults in the data pipeline",
@@ -33,6 +33,7 @@ PROBLEM_SCHEMA = pl.Schema(dict[str, pl.DataType]({
     "score": pl.Float64(), "threshold": pl.Float64(), "case_ids": pl.List(pl.String()),
 }))  # fmt: skip
 _SEVERITY_ORDER = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
+MIN_CASES = 5  # below this a model's mean and its interval say little
 _TYPE_BY_DOMAIN = {"generation": "accuracy", "retrieval": "retrieval", "privacy": "privacy",
                    "fairness": "fairness", "summarization": "summarization",
                    "classification": "classification"}  # fmt: skip
@@ -170,12 +171,49 @@ def _dataset_problems(lab: LabCore) -> list[dict[str, object]]:
     return out
 
 
-def problems(lab: LabCore, verdicts: pl.DataFrame, board: pl.DataFrame) -> pl.DataFrame:
-    """All problems of a lab, most severe first."""
+def _primary(frame: pl.DataFrame) -> pl.DataFrame:
+    """Rows of each evaluator's primary metric (all its rows when it marks none)."""
+    marked = frame.group_by("evaluator").agg(pl.col("primary").fill_null(value=False).any())
+    keep = frame.join(marked.rename({"primary": "_any"}), on="evaluator", how="left")
+    return keep.filter(pl.col("primary").fill_null(value=False) | ~pl.col("_any")).drop("_any")
+
+
+def _few_cases(board: pl.DataFrame) -> list[dict[str, object]]:
+    """H2O's "too few test cases": a model scored on fewer cases than a leaderboard needs."""
+    out: list[dict[str, object]] = []
+    few = board.filter(pl.col("n_cases") < MIN_CASES).unique(["evaluator", "model"], keep="first")
+    for row in few.sort("evaluator", "model").iter_rows(named=True):
+        out.append({
+            "severity": "LOW", "problem_type": "dataset", "avid_code": "P0100",
+            "evaluator": row["evaluator"], "metric": row["metric"], "model": row["model"],
+            "description": (
+                f"Only {row['n_cases']} test case(s) scored by {row['evaluator']} for model "
+                f"{row['model']}: fewer than {MIN_CASES}, too few for the leaderboard to be "
+                "meaningful."
+            ),
+            "actions_description": "Add test cases (e.g. generate them from the corpus) and "
+                                   "re-run the evaluation.",
+            "score": None, "threshold": None, "case_ids": [],
+        })  # fmt: skip
+    return out
+
+
+def problems(
+    lab: LabCore, verdicts: pl.DataFrame, board: pl.DataFrame, *, all_metrics: bool = False
+) -> pl.DataFrame:
+    """All problems of a lab, most severe first.
+
+    Threshold and flip problems concern each evaluator's primary metric, as in H2O (a flipped
+    text-matching case is one problem, not one per pass/fail metric); ``all_metrics=True``
+    raises them for every metric.
+    """
+    if not all_metrics:
+        board, verdicts = _primary(board), _primary(verdicts)
     rows = (
         _threshold_problems(board, verdicts)
         + _flip_problems(verdicts, lab.cases)
         + _dataset_problems(lab)
+        + _few_cases(board)
     )
     frame = (
         pl.DataFrame(rows, schema=PROBLEM_SCHEMA) if rows else pl.DataFrame(schema=PROBLEM_SCHEMA)

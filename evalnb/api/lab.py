@@ -115,9 +115,13 @@ class Lab(LabCore):
         """Paired comparison of every two models: difference, 95 % CI, p-value, who wins."""
         return derived.compare_of(self, evaluator, metric, seed=seed)
 
-    def problems(self, *, seed: int = 0) -> pl.DataFrame:
-        """Problems, most severe first: thresholds failed, perturbation flips, data issues."""
-        return derived.problems_of(self, seed=seed)
+    def problems(self, *, seed: int = 0, all_metrics: bool = False) -> pl.DataFrame:
+        """Problems, most severe first: thresholds failed, perturbation flips, data issues.
+
+        Threshold and flip problems concern each evaluator's primary metric, as in H2O;
+        ``all_metrics=True`` raises them for every metric.
+        """
+        return derived.problems_of(self, seed=seed, all_metrics=all_metrics)
 
     def insights(self, *, seed: int = 0) -> pl.DataFrame:
         """Insights: significant best/worst models, hardest prompts, speed and cost."""
