@@ -180,10 +180,9 @@ def _primary(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _few_cases(board: pl.DataFrame) -> list[dict[str, object]]:
     """H2O's "too few test cases": a model scored on fewer cases than a leaderboard needs."""
-    out: list[dict[str, object]] = []
     few = board.filter(pl.col("n_cases") < MIN_CASES).unique(["evaluator", "model"], keep="first")
-    for row in few.sort("evaluator", "model").iter_rows(named=True):
-        out.append({
+    return [
+        {
             "severity": "LOW", "problem_type": "dataset", "avid_code": "P0100",
             "evaluator": row["evaluator"], "metric": row["metric"], "model": row["model"],
             "description": (
@@ -194,8 +193,9 @@ def _few_cases(board: pl.DataFrame) -> list[dict[str, object]]:
             "actions_description": "Add test cases (e.g. generate them from the corpus) and "
                                    "re-run the evaluation.",
             "score": None, "threshold": None, "case_ids": [],
-        })  # fmt: skip
-    return out
+        }
+        for row in few.sort("evaluator", "model").iter_rows(named=True)
+    ]  # fmt: skip
 
 
 def problems(
