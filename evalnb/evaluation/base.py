@@ -193,10 +193,10 @@ class Evaluator(ABC):
             name: p.check(given[name], cls.id) if name in given else p.default
             for name, p in known.items()
         }
-        return {
-            name: known[name].normalize(v) if known[name].normalize is not None else v  # type: ignore[misc]
-            for name, v in values.items()
-        }
+        for name, p in known.items():
+            if p.normalize is not None:
+                values[name] = p.normalize(values[name])
+        return values
 
     @classmethod
     def scoring_key(cls, params: Mapping[str, object]) -> str:
