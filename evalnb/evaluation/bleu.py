@@ -143,7 +143,9 @@ class Bleu(Evaluator):
         stats_13a = id_ngram_stats(ids_13a(actual, refs), lengths.to_numpy(), _MAX_ORDER)
         stats = stats_13a
         if params["tokenizer"] == "nltk":
-            hyp, flat = word_tokenize(actual), word_tokenize(refs)
+            # One call for answers and references: texts shared by both are tokenized once.
+            both = word_tokenize(pl.concat([actual, refs.cast(pl.String)]))
+            hyp, flat = both.head(actual.len()), both.tail(refs.len())
             stats = flat_ngram_stats(hyp, flat, lengths.to_numpy(), _MAX_ORDER)
         values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
         values["sacrebleu"] = sentence_bleu(stats_13a, str(params["smooth_method"]))
