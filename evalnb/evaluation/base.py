@@ -132,14 +132,14 @@ class Context:
 
     progress: object | None = None
     judge: LLMClient | None = None
-    budgets: dict[str, SearchBudget] = field(default_factory=dict)
+    budgets: dict[tuple[float, float], SearchBudget] = field(default_factory=dict)
 
     def search_budget(self, per_search_s: float, per_run_s: float) -> SearchBudget:
         """Return the time budget of user patterns for this run (one per evaluator run).
 
         Blocks of one run share it, so ``per_run_s`` bounds the whole run, not each block.
         """
-        key = f"{per_search_s}/{per_run_s}"
+        key = (per_search_s, per_run_s)
         if key not in self.budgets:
             self.budgets[key] = SearchBudget(per_search_s=per_search_s, per_run_s=per_run_s)
         return self.budgets[key]

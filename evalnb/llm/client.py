@@ -249,6 +249,7 @@ class LLMClient:
                        disable=not progress, desc=f"chat {self.model}")  # fmt: skip
             gate = asyncio.Semaphore(self.concurrency)
             pacing = _Pacer(self.requests_per_second)
+            redactor = self._redactor()  # once per batch: every failed call's text goes through it
             headers = {"Content-Type": "application/json"}
             key = self.api_key or os.environ.get(self.api_key_env)
             if key:
@@ -271,7 +272,7 @@ class LLMClient:
                             "messages": conversations[idx[0]],
                             **body_params,
                         }
-                        result = await self._call(http, request, pacing)
+                        result = await self._call(http, request, pacing, redactor)
                     if result.error is None and cache is not None:
                         text = json.dumps(request, ensure_ascii=False)
                         await loop.run_in_executor(
@@ -292,12 +293,11 @@ class LLMClient:
         return [r if r is not None else ChatResult(None, "not sent") for r in results]
 
     async def _call(
-        self, http: httpx.AsyncClient, request: dict[str, Any], pacing: _Pacer
+        self, http: httpx.AsyncClient, request: dict[str, Any], pacing: _Pacer, redactor: Redactor
     ) -> ChatResult:
         import httpx  # noqa: PLC0415
 
         error = "not sent"
-        redactor = self._redactor()
         for attempt in range(self.max_retries + 1):
             await pacing.wait()
             start = time.perf_counter()
