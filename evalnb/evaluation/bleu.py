@@ -25,8 +25,8 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.text.ngram import NgramStats, flat_ngram_stats, id_ngram_stats, ids_13a
-from evalnb.text.treebank import word_tokenize
+from evalnb.text.ngram import NgramStats, TokenIds, id_ngram_stats, ids_13a
+from evalnb.text.treebank import spaced_words
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -144,9 +144,9 @@ class Bleu(Evaluator):
         stats = stats_13a
         if params["tokenizer"] == "nltk":
             # One call for answers and references: texts shared by both are tokenized once.
-            both = word_tokenize(pl.concat([actual, refs.cast(pl.String)]))
-            hyp, flat = both.head(actual.len()), both.tail(refs.len())
-            stats = flat_ngram_stats(hyp, flat, lengths.to_numpy(), _MAX_ORDER)
+            both = spaced_words(pl.concat([actual, refs.cast(pl.String)]))
+            ids = TokenIds.split([both.head(actual.len()), both.tail(refs.len())])
+            stats = id_ngram_stats(ids, lengths.to_numpy(), _MAX_ORDER)
         values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
         values["sacrebleu"] = sentence_bleu(stats_13a, str(params["smooth_method"]))
         no_ref = (lengths == 0).to_numpy()

@@ -15,7 +15,7 @@ from evalnb.lab.schema import SCHEMAS, empty
 if TYPE_CHECKING:
     from evalnb.io.fields import Where
 
-__all__ = ["LabBuilder", "content_id"]
+__all__ = ["LabBuilder", "content_id", "content_ids"]
 
 # Fields that define a case: two rows agreeing on all of them are the same case (used when a
 # source has no id of its own).
@@ -36,6 +36,49 @@ def content_id(case: dict[str, Any]) -> str:
     """Stable id of a case from its content (prompt, references, condition, chat)."""
     payload = json.dumps([case.get(k) for k in _IDENTITY], ensure_ascii=False)
     return "c" + hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+# json.dumps(..., ensure_ascii=False) escapes exactly these characters.
+_JSON_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    **{chr(i): f"\\u{i:04x}" for i in range(0x20)},
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
+
+
+def _json_string(value: pl.Expr) -> pl.Expr:
+    """``json.dumps`` of each string (``ensure_ascii=False``); null gives ``null``."""
+    quoted = pl.concat_str([pl.lit('"'), value.str.replace_many(_JSON_ESCAPES), pl.lit('"')])
+    return pl.when(value.is_null()).then(pl.lit("null")).otherwise(quoted)
+
+
+def content_ids(frame: pl.DataFrame) -> pl.Series:
+    """:func:`content_id` of every row of ``frame``, with the JSON built as column passes.
+
+    The ids are stored in labs, so they must stay byte-for-byte those of
+    :func:`content_id`; a property test holds the two together.
+    """
+    parts: list[pl.Expr] = []
+    for key in _IDENTITY:
+        dtype = frame.schema.get(key)
+        if dtype is None:
+            parts.append(pl.lit("null"))
+        elif dtype == pl.List(pl.String):
+            items = pl.col(key).list.eval(_json_string(pl.element())).list.join(", ")
+            listed = pl.concat_str([pl.lit("["), items, pl.lit("]")])
+            parts.append(pl.when(pl.col(key).is_null()).then(pl.lit("null")).otherwise(listed))
+        else:
+            parts.append(_json_string(pl.col(key).cast(pl.String)))
+    payload = frame.select(
+        pl.concat_str([pl.lit("["), pl.concat_str(parts, separator=", "), pl.lit("]")])
+    ).to_series()
+    digests = ["c" + hashlib.sha256(p.encode()).hexdigest()[:16] for p in payload]
+    return pl.Series("case_id", digests, dtype=pl.String)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalnb.io.builder import content_id
+from evalnb.io.builder import content_ids
 from evalnb.io.fields import MAX_SAMPLE
 from evalnb.io.tabular import _KEEP_EMPTY, _LISTS, _NUMBERS, _OUTPUT, resolve_mapping
 from evalnb.lab.schema import SCHEMAS, empty
@@ -125,8 +125,7 @@ def _cases(conv: pl.DataFrame, fields: Mapping[str, str]) -> tuple[pl.DataFrame,
     if missing.any():
         identity = ("prompt", "expected", "condition", "constraints", "system", "messages")
         present = [k for k in identity if k in conv.columns]
-        rows = conv.filter(missing).select(present).iter_rows(named=True)
-        ids = pl.Series([content_id(r) for r in rows], dtype=pl.String)
+        ids = content_ids(conv.filter(missing).select(present))
         case_id = case_id.scatter(missing.arg_true(), ids)
     columns = [c for c in SCHEMAS["cases"] if c in conv.columns or c == "case_id"]
     table = conv.with_columns(case_id=case_id).select(columns).unique(maintain_order=True)

@@ -22,6 +22,12 @@ __all__ = ["split_sentences"]
 
 @lru_cache(maxsize=1)
 def _punkt() -> PunktSentenceTokenizer:
+    """NLTK's English Punkt tokenizer, deciding each distinct break context once.
+
+    Punkt asks ``text_contains_sentbreak`` of the few words around every ``.``, ``?`` or
+    ``!``; the answer depends on that context string alone (and on the fixed parameters),
+    and real texts repeat contexts ("system. The") often, so the answers are memoized.
+    """
     try:
         from punkt.data import english  # noqa: PLC0415
     except ImportError as exc:  # pragma: no cover - a dependency of evalnb
@@ -37,7 +43,10 @@ def _punkt() -> PunktSentenceTokenizer:
     params.collocations = set(english.COLLOCATIONS)
     params.sent_starters = set(english.SENT_STARTERS)
     params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
-    return PunktSentenceTokenizer(params)
+    tokenizer = PunktSentenceTokenizer(params)
+    decide = lru_cache(maxsize=1 << 16)(tokenizer.text_contains_sentbreak)
+    tokenizer.text_contains_sentbreak = decide
+    return tokenizer
 
 
 def split_sentences(texts: Sequence[str | None], *, min_chars: int = 0) -> list[list[str]]:
@@ -51,6 +60,9 @@ def split_sentences(texts: Sequence[str | None], *, min_chars: int = 0) -> list[
     [['Hello Mr. Smith.', 'How are you today?']]
     """
     tokenizer = _punkt()
+    # Decisions are remembered within one call only: what a call costs does not depend on
+    # what came before (and benchmarks time the work, not a warm cache).
+    tokenizer.text_contains_sentbreak.cache_clear()
     memo: dict[str, list[str]] = {}
     out: list[list[str]] = []
     for text in texts:

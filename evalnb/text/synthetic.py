@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-__all__ = ["ADVERSARIAL", "pairs"]
+__all__ = ["ADVERSARIAL", "edit", "pairs"]
 
 _WORDS = [
     "the",
@@ -106,7 +106,8 @@ def _reference(rng: random.Random, vocab: list[str], weights: list[float]) -> li
     return words
 
 
-def _edit(rng: random.Random, words: list[str], vocab: list[str]) -> list[str]:
+def edit(rng: random.Random, words: list[str], vocab: list[str]) -> list[str]:
+    """Edit ``words`` at a random rate: substitute, delete, insert (from ``vocab``), swap."""
     out = list(words)
     rate = rng.uniform(0.05, 0.6)
     for _ in range(max(1, int(len(out) * rate))):
@@ -136,7 +137,7 @@ def pairs(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
         if roll < 0.05:
             cand = _reference(rng, vocab, weights)
         else:
-            cand = _edit(rng, ref, vocab)
+            cand = edit(rng, ref, vocab)
             if roll < 0.25:
                 cand += _reference(rng, vocab, weights)[: rng.randint(3, 8)]
         cands.append(" ".join(cand))

@@ -12,39 +12,41 @@ Two parts stay in Python, each only where it is needed:
 
 * Punkt, for texts that contain a possible sentence break (a ``.``, ``?`` or ``!`` followed
   by punctuation or by white space and more text); any other text is one sentence;
-* texts with characters outside printable ASCII and its white space, where Python's and
-  Rust's ``\w``, ``\s`` and ``\b`` could disagree: NLTK's own tokenizer runs on those.
+* texts holding a character on which Python's ``re`` or ``regex`` and Rust's regex disagree (``\w``,
+  ``\s``, ``\d`` or case folding onto an ASCII letter; found by asking both engines about
+  every character of the Basic Multilingual Plane once per process), or a character beyond
+  it: NLTK's own tokenizer runs on those.
 
 Property tests compare the result with NLTK on random texts built from the tokens the rules
-act on.
+act on, and on arbitrary text.
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
+import regex
 
 from evalnb.text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from nltk.tokenize import NLTKWordTokenizer
 
-__all__ = ["word_tokenize"]
+__all__ = ["spaced_words", "word_tokenize"]
 
-# Printable ASCII and the white space Python and Rust agree on (not \x1c-\x1f, which Python
-# counts as white space and Rust does not).
-_SAFE = r"^[\t\n\x0b\x0c\r\x20-\x7e]*$"
 # Where Punkt could end a sentence: a sentence-end character followed by punctuation, or by
 # white space and another token (PunktLanguageVars' period context).
-_MAY_BREAK = r"""[.?!](?:[)";}\]*:@'({\[!?]|\s+\S)"""
+_MAY_BREAK = r"""[.?!](?:[)";}\]*:@'({\[!?‘’“”«»]|\s+\S)"""
 _MARK = "\x00"  # never in a safe text
 
-# NLTKWordTokenizer's substitutions in order, for safe texts: rules that only act on
-# non-ASCII characters are left out; "${n}" is Rust's group reference.
+# NLTKWordTokenizer's substitutions in order, for safe texts; "${n}" is Rust's group
+# reference.
 _STARTING_QUOTES = (
-    (r"(`+)", " ${1} "),
+    (r"([«“‘„]|`+)", " ${1} "),
     (r'^"', "``"),
     (r"(``)", " ${1} "),
     (r"""([ (\[{<])("|'{2})""", "${1} `` "),
@@ -54,11 +56,13 @@ _STARTING_QUOTES = (
     ("'" + _MARK + r"((?i:re|ve|ll|m|t|s|d|n))\b", "'${1}"),
 )
 _PUNCTUATION = (
-    (r"""([^.])(\.)([\])}>"' ]*)\s*$""", "${1} ${2} ${3} "),
+    # NLTK's run here is possessive (*+); followed by \s*$ that changes no match.
+    (r"""([^.])(\.)([\])}>"'»”’ ]*)\s*$""", "${1} ${2} ${3} "),
     (r"([:,])([^\d])", " ${1} ${2}"),
     (r"([:,])(\n?)$", " ${1} ${2}"),
     (r"\.{2,}", " ${0} "),
     (r"[;@#$%&]", " ${0} "),
+    (r"[\u2012-\u2015]", " ${0} "),
     (r"""([^.])(\.)([\])}>"']*)\s*$""", "${1} ${2}${3} "),
     (r"[?!]", " ${0} "),
     (r"([^'])' ", "${1} ' "),
@@ -67,10 +71,11 @@ _PUNCTUATION = (
     (r"--", " -- "),
 )
 _ENDING_QUOTES = (
+    (r"([»”’])", " ${1} "),
     (r"''", " '' "),
     (r'"', " '' "),
     # \s+ → " ", without rewriting the single spaces (most matches, no change)
-    (r"[\t\n\x0b\x0c\r ]{2,}|[\t\n\x0b\x0c\r]", " "),
+    (r"\s{2,}|[\s&&[^ ]]", " "),
     (r"([^' ])('[sS]|'[mM]|'[dD]|') ", "${1} ${2} "),
     (r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", "${1} ${2} "),
 )
@@ -101,6 +106,40 @@ _CONTRACTIONS = (
 
 
 @lru_cache(maxsize=1)
+def _safe() -> str:
+    r"""Build the pattern of texts on which both regex engines read the rules alike.
+
+    Every character of the Basic Multilingual Plane (surrogates aside) is asked, of Python's
+    ``re`` and ``regex`` (NLTK runs its rules with both) and of Polars' Rust regex, whether it is ``\w``, ``\s`` and ``\d`` and whether it
+    matches an ASCII letter ignoring case (the contraction rules are case-insensitive).
+    Characters where the two agree form the class; ``\x00`` (the marker) is left out. The
+    two engines' Unicode tables differ in version and in a few definitions (Python's ``\w``
+    takes ``\p{No}``, Rust's takes marks; Python counts ``\x1c``-``\x1f`` as white space),
+    so asking both is the only check that stays true as either is upgraded.
+    """
+    codes = np.array([c for c in range(1, 0x10000) if not 0xD800 <= c < 0xE000])
+    chars = [chr(c) for c in codes]
+    text = "".join(chars)
+    where = {code: i for i, code in enumerate(codes)}
+    tests = (r"\w", r"\s", r"\d", r"(?i)[a-z]")
+    agree = np.ones(codes.size, dtype=bool)
+    column = pl.Series(chars)
+    for test in tests:
+        rust = column.str.contains(f"^{test}$").to_numpy()
+        for engine in (re, regex):  # NLTK runs most rules with regex, contractions with re
+            python = np.zeros(codes.size, dtype=bool)
+            python[[where[ord(m.group())] for m in engine.finditer(test, text)]] = True
+            agree &= python == rust
+    # Ranges of agreeing characters, as \x{..} escapes Rust reads in a class.
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], agree.astype(np.int8), [0]])))
+    ranges = "".join(
+        f"\\x{{{codes[a]:x}}}-\\x{{{codes[b - 1]:x}}}"
+        for a, b in zip(edges[::2], edges[1::2], strict=True)
+    )
+    return f"^[{ranges}]*$"
+
+
+@lru_cache(maxsize=1)
 def _nltk_words() -> NLTKWordTokenizer:
     from nltk.tokenize import NLTKWordTokenizer  # noqa: PLC0415 - only for unsafe texts
 
@@ -108,7 +147,10 @@ def _nltk_words() -> NLTKWordTokenizer:
 
 
 def _treebank(sentences: pl.Expr) -> pl.Expr:
-    """Tokenize each (safe) sentence as ``NLTKWordTokenizer.tokenize`` does."""
+    """Tokenize each (safe) sentence as ``NLTKWordTokenizer.tokenize`` does.
+
+    The tokens come out separated by white space (with some to spare at the ends).
+    """
     s = sentences
     for pattern, repl in _STARTING_QUOTES:
         s = s.str.replace_all(pattern, repl)
@@ -118,7 +160,65 @@ def _treebank(sentences: pl.Expr) -> pl.Expr:
     s = pl.concat_str([pl.lit(" "), s, pl.lit(" ")])
     for pattern, repl in (*_ENDING_QUOTES, *_CONTRACTIONS):
         s = s.str.replace_all(pattern, repl)
-    return s.str.extract_all(r"[^\t\n\x0b\x0c\r ]+").fill_null([])
+    return s
+
+
+def spaced_words(texts: pl.Series) -> pl.Series:
+    """Give each text's ``nltk.word_tokenize`` tokens separated by white space.
+
+    NLTK's tokens hold no white space (its tokenizer ends with ``str.split``), so splitting
+    the result on white space gives the tokens back; BLEU hands it straight to the compiled
+    interner (:class:`evalnb.text.ngram.TokenIds`), with no list of small strings built.
+    Nulls read as empty.
+    """
+    frame = pl.DataFrame({"text": texts.fill_null("")})
+    # Each distinct text once: references repeat across the models of a lab.
+    kinds = (
+        frame.unique("text", maintain_order=True)
+        .with_row_index("t")
+        .with_columns(
+            safe=pl.col("text").str.contains(_safe()),
+            breaks=pl.col("text").str.contains(_MAY_BREAK),
+        )
+    )
+    # A safe text that cannot break is one sentence: Punkt would only right-strip it.
+    whole = (
+        kinds.lazy()
+        .filter(pl.col("safe") & ~pl.col("breaks"))
+        .select("t", spaced=_treebank(pl.col("text").str.strip_chars_end()))
+    )
+    split = kinds.filter(pl.col("safe") & pl.col("breaks"))
+    # Flat (text, sentence) columns: Polars builds a nested column from Python lists one
+    # inner list at a time, which costs more than the tokenization.
+    owner, sentence = [], []
+    for t, sents in zip(split["t"], split_sentences(split["text"].to_list()), strict=True):
+        owner += [t] * len(sents)
+        sentence += sents
+    sentences = (
+        pl.LazyFrame({"t": owner, "s": sentence}, schema={"t": pl.UInt32, "s": pl.String})
+        .group_by("t", maintain_order=True)
+        .agg(spaced=_treebank(pl.col("s")).str.join(" "))
+    )
+    unsafe = kinds.filter(~pl.col("safe"))
+    words = _nltk_words()
+    slow = pl.LazyFrame(
+        {
+            "t": unsafe["t"],
+            "spaced": [
+                " ".join(w for s in sents for w in words.tokenize(s))
+                for sents in split_sentences(unsafe["text"].to_list())
+            ],
+        },
+        schema={"t": pl.UInt32, "spaced": pl.String},
+    )
+    by_text = (
+        pl.concat([whole, sentences, slow])
+        .join(kinds.lazy().select("t", "text"), on="t", how="right")
+        .select("text", pl.col("spaced").fill_null(""))
+    )
+    return (
+        frame.lazy().join(by_text, on="text", how="left", maintain_order="left").collect()["spaced"]
+    )
 
 
 def word_tokenize(texts: pl.Series) -> pl.Series:
@@ -129,51 +229,4 @@ def word_tokenize(texts: pl.Series) -> pl.Series:
     >>> word_tokenize(pl.Series(["Don't panic. It's 3.5 km, isn't it?"])).to_list()
     [['Do', "n't", 'panic', '.', 'It', "'s", '3.5', 'km', ',', 'is', "n't", 'it', '?']]
     """
-    unique = texts.fill_null("").unique(maintain_order=True).rename("text")
-    kinds = (
-        pl.DataFrame({"text": unique})
-        .with_row_index("t")
-        .with_columns(
-            safe=pl.col("text").str.contains(_SAFE),
-            breaks=pl.col("text").str.contains(_MAY_BREAK),
-        )
-    )
-    # One row per sentence of a safe text: the text itself (right-stripped, as Punkt leaves
-    # the last sentence) unless it may break, then Punkt's sentences.
-    whole = kinds.filter(pl.col("safe") & ~pl.col("breaks")).select(
-        "t", pl.col("text").str.strip_chars_end().alias("s")
-    )
-    split = kinds.filter(pl.col("safe") & pl.col("breaks"))
-    sentences = pl.DataFrame(
-        {"t": split["t"], "s": split_sentences(split["text"].to_list())},
-        schema={"t": pl.UInt32, "s": pl.List(pl.String)},
-    ).explode("s")
-    safe = (
-        pl.concat([whole, sentences.drop_nulls("s")])
-        .with_row_index("order")
-        .with_columns(tokens=_treebank(pl.col("s")))
-        .sort("t", "order")
-        .group_by("t", maintain_order=True)
-        .agg(pl.col("tokens").list.explode(keep_nulls=False, empty_as_null=False))
-    )
-    unsafe = kinds.filter(~pl.col("safe"))
-    words = _nltk_words()
-    slow = pl.DataFrame(
-        {
-            "t": unsafe["t"],
-            "tokens": [
-                [w for s in sents for w in words.tokenize(s)]
-                for sents in split_sentences(unsafe["text"].to_list())
-            ],
-        },
-        schema={"t": pl.UInt32, "tokens": pl.List(pl.String)},
-    )
-    by_text = (
-        kinds.select("t", "text")
-        .join(pl.concat([safe, slow]), on="t", how="left")
-        .with_columns(pl.col("tokens").fill_null([]))
-    )
-    lookup = pl.DataFrame({"text": texts.fill_null("")}).join(
-        by_text.select("text", "tokens"), on="text", how="left", maintain_order="left"
-    )
-    return lookup["tokens"]
+    return spaced_words(texts).str.extract_all(r"\S+").fill_null([]).rename(texts.name)
