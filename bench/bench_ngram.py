@@ -1,135 +1,177 @@
-"""BLEU, ROUGE and PII throughput: evalnb's column kernels vs the peer libraries' loops.
+"""BLEU, ROUGE and PII through ``evalnb.evaluate`` against the peers used the fastest way.
 
-Usage: .venv/bin/python bench/bench_ngram.py [--pairs 20000]
+Usage: .venv/bin/python bench/bench_ngram.py [--pairs 20000] [--runs 3] [--corpus real]
+       [--pii-texts 200000] [--no-cold]
 
-Prints, per metric: peer seconds, ours, the ratio and the largest absolute difference over
-every pair of a seeded corpus (`evalnb.text.synthetic.pairs`), all measured in this one process.
+Warm: each side is warmed up on 50 pairs, then timed as the median of ``--runs`` runs.
+evalnb runs through its public API on a fresh lab every run (``evalnb.load`` of a frame,
+then ``evalnb.evaluate``); the peers reuse one scorer object (``sacrebleu.metrics.BLEU``,
+``rouge_score.RougeScorer``), as a user who knows them would. Cold: a fresh interpreter
+per side (imports, reading the pairs from Parquet, scoring), median of three.
+
+The pairs are real sentences (``bench/real_pairs.py``) unless ``--corpus synthetic``.
+Prints seconds, the ratio and the largest difference from the peer over every pair.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import time
-import warnings
+import sys
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 import sacrebleu
-from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
 from rouge_score import rouge_scorer
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import evalnb
+from bench.common import cold_seconds, warm_median, write_pairs
+from bench.real_pairs import real_pairs
 from evalnb.evaluation import leakage as lk
-from evalnb.evaluation.bleu import sentence_bleu, single_order_bleu
 from evalnb.evaluation.leak_scan import EMAIL, SSN
-from evalnb.evaluation.leakage import PII_DETECTORS, detect
-from evalnb.evaluation.rouge import _stem, id_rouge_scores, ids_rouge
-from evalnb.text.ngram import id_ngram_stats, ids_13a, tokenize_13a
+from evalnb.evaluation.rouge import _stem
 from evalnb.text.synthetic import pairs
 
-
-def _ours_bleu(cands: list[str], refs: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    stats = id_ngram_stats(ids_13a(pl.Series(cands), pl.Series(refs)), np.ones(len(refs), np.int64))
-    return sentence_bleu(stats), single_order_bleu(stats, 1)
+_ROUGE = ("rouge1", "rouge2", "rougeL")
 
 
-def _re_loop(text: str) -> list[str]:
-    """The peer: H2O's three patterns (look-ahead included) and allow-lists, per text."""
-    kinds = []
-    if any(m.group(0).partition("@")[0] not in lk._EMAIL_USERS
-           and m.group(0).partition("@")[2] not in lk._EMAIL_DOMAINS
-           for m in EMAIL.finditer(text)):  # fmt: skip
-        kinds.append("email(s)")
-    if any(m.group(0).replace("-", "").replace(" ", "").replace(".", "") not in lk._TEST_CARDS
-           for m in lk._CARD.finditer(text)):  # fmt: skip
-        kinds.append("credit card(s)")
-    if any(m.group(0)[1:-1].replace("-", "") not in lk._TEST_SSNS for m in SSN.finditer(text)):
-        kinds.append("SSN(s)")
-    return kinds
+def _evaluate(cands: list[str], refs: list[str], evaluator: str, **params: object) -> pl.DataFrame:
+    """Scores of a fresh lab, one column per metric, in pair order."""
+    frame = pl.DataFrame({"prompt": [str(i) for i in range(len(cands))], "actual": cands,
+                          "expected": refs})  # fmt: skip
+    lab = evalnb.evaluate(evalnb.load(frame), [evaluator], progress=False, **params)
+    return lab.scores.pivot(on="metric", index="case_id", values="value", maintain_order=True)
 
 
-def _pii(n: int) -> tuple[str, float, float, float]:
-    """PII detection on ``n`` texts, 10% carrying an e-mail, phone-like number or card."""
+def _bleu(cands: list[str], refs: list[str], runs: int) -> tuple[str, float, float, float]:
+    bleu = sacrebleu.metrics.BLEU(effective_order=True)  # what sacrebleu.sentence_bleu builds
+
+    def peer() -> np.ndarray:
+        # sacrebleu remembers up to 65,536 tokenized lines: with the same texts every run,
+        # the later runs would time a cache lookup. Each run starts empty, as ours does.
+        Tokenizer13a.__call__.cache_clear()
+        TokenizerRegexp.__call__.cache_clear()
+        return np.array([bleu.sentence_score(c, [r]).score / 100
+                         for c, r in zip(cands, refs, strict=True)])  # fmt: skip
+
+    def ours() -> np.ndarray:
+        # tokenizer="13a": the sacrebleu-compatible configuration (no NLTK tokens to build)
+        return _evaluate(cands, refs, "bleu", tokenizer="13a")["sacrebleu"].to_numpy()
+
+    peer_s, theirs = warm_median(peer, runs)
+    ours_s, mine = warm_median(ours, runs)
+    return ("sacrebleu (BLEU object reused)", peer_s, ours_s, float(np.max(np.abs(mine - theirs))))
+
+
+def _rouge(cands: list[str], refs: list[str], runs: int) -> tuple[str, float, float, float]:
+    scorer = rouge_scorer.RougeScorer(list(_ROUGE), use_stemmer=True)  # H2O's setting
+
+    def peer() -> list[dict[str, object]]:
+        return [scorer.score(r, c) for c, r in zip(cands, refs, strict=True)]
+
+    def ours() -> pl.DataFrame:
+        _stem.cache_clear()  # each run stems its vocabulary afresh, as the peer does
+        return _evaluate(cands, refs, "rouge", use_stemmer=True)
+
+    peer_s, theirs = warm_median(peer, runs)
+    ours_s, mine = warm_median(ours, runs)
+    diff = max(
+        float(np.max(np.abs(mine[k].to_numpy() - np.array([s[t].fmeasure for s in theirs]))))  # type: ignore[attr-defined]
+        for k, t in zip(("rouge_1", "rouge_2", "rouge_l"), _ROUGE, strict=True)
+    )
+    return ("ROUGE-1/2/L, stemmer (RougeScorer reused)", peer_s, ours_s, diff)
+
+
+def _re_loop(text: str) -> bool:
+    """The peer: H2O's three patterns and allow-lists with Python ``re``, text by text."""
+    return (
+        any(m.group(0).partition("@")[0] not in lk._EMAIL_USERS
+            and m.group(0).partition("@")[2] not in lk._EMAIL_DOMAINS
+            for m in EMAIL.finditer(text))
+        or any(m.group(0).replace("-", "").replace(" ", "").replace(".", "") not in lk._TEST_CARDS
+               for m in lk._CARD.finditer(text))
+        or any(m.group(0)[1:-1].replace("-", "") not in lk._TEST_SSNS for m in SSN.finditer(text))
+    )  # fmt: skip
+
+
+def _pii(cands: list[str], n: int, runs: int) -> tuple[str, float, float, float]:
+    """PII leakage on ``n`` texts, a tenth of them carrying an e-mail, a card or an SSN."""
     rng = random.Random(7)
-    cands, _ = pairs(min(n, 20_000), seed=5)
     texts = [cands[i % len(cands)] for i in range(n)]
     for i in rng.sample(range(n), n // 10):
         texts[i] += rng.choice([" mail jane.smith@acme.com now", " card 4532 0151 2365 8463 ok",
                                 " ssn 123-45-6789 here"])  # fmt: skip
-    start = time.perf_counter()
-    theirs = [_re_loop(t) for t in texts]  # H2O's patterns with Python re, text by text
-    peer = time.perf_counter() - start
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        ours = detect(pl.Series(texts), PII_DETECTORS)
-        times.append(time.perf_counter() - start)
-    same = all([p.split(" - ")[0] for p in ours.get(i, [])] == t for i, t in enumerate(theirs))
-    return (f"PII (H2O detectors) vs Python re loop, {n:,} texts", peer, float(np.median(times)),
-            0.0 if same else 1.0)  # fmt: skip
+    peer_s, theirs = warm_median(lambda: [_re_loop(t) for t in texts], runs)
+    frame = pl.DataFrame({"prompt": [str(i) for i in range(n)], "actual": texts})
+
+    def ours() -> np.ndarray:
+        lab = evalnb.evaluate(evalnb.load(frame), ["pii_leakage"], progress=False)
+        passes = lab.scores.filter(pl.col("metric") == "model_passes")
+        return passes.sort("case_id")["value"].to_numpy()
+
+    ours_s, mine = warm_median(ours, runs)
+    found = dict(zip(frame["prompt"], theirs, strict=True))
+    ids = evalnb.load(frame).rows().select("case_id", "prompt").sort("case_id")["prompt"]
+    wrong = sum((v < 1) != found[p] for v, p in zip(mine, ids, strict=True))
+    return (f"PII leakage, {n:,} texts (Python re loop)", peer_s, ours_s, float(wrong))
+
+
+_COLD_OURS = """
+import evalnb, polars as pl
+f = pl.read_parquet(DATA).with_columns(prompt=pl.int_range(pl.len()).cast(pl.String))
+evalnb.evaluate(evalnb.load(f), [{name!r}], progress=False, **{params!r}).scores
+"""
+_COLD_PEER = {
+    "bleu": """
+import sacrebleu, polars as pl
+f = pl.read_parquet(DATA)
+bleu = sacrebleu.metrics.BLEU(effective_order=True)
+[bleu.sentence_score(c, [r]).score for c, r in zip(f["actual"], f["expected"])]
+""",
+    "rouge": """
+import polars as pl
+from rouge_score import rouge_scorer
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
+f = pl.read_parquet(DATA)
+scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+[scorer.score(r, c) for c, r in zip(f["actual"], f["expected"])]
+""",
+}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    """Print the warm table, then the cold one."""
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--corpus", choices=("real", "synthetic"), default="real")
     parser.add_argument("--pii-texts", type=int, default=200_000)
+    parser.add_argument("--no-cold", action="store_true")
     args = parser.parse_args()
-    cands, refs = pairs(args.pairs, seed=2026)
-    rows = []
-
-    # sentence_bleu builds a new BLEU (and tokenizer cache) per call: the peer runs cold.
-    start = time.perf_counter()
-    theirs = np.array(
-        [sacrebleu.sentence_bleu(c, [r]).score / 100 for c, r in zip(cands, refs, strict=True)]
-    )
-    peer = time.perf_counter() - start
-    ours_t = []
-    for _ in range(3):
-        start = time.perf_counter()
-        ours, ours_1 = _ours_bleu(cands, refs)
-        ours_t.append(time.perf_counter() - start)
-    mine = float(np.median(ours_t))
-    rows.append(
-        ("BLEU vs sacrebleu.sentence_bleu loop", peer, mine, float(np.max(np.abs(ours - theirs))))
-    )
-
-    tok = [t.split() for t in tokenize_13a(pl.Series(cands)).list.join(" ").to_list()]
-    rtok = [t.split() for t in tokenize_13a(pl.Series(refs)).list.join(" ").to_list()]
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        nl = np.array([nltk_bleu([r], h, weights=(1, 0, 0, 0)) if h and r else 0.0
-                       for h, r in zip(tok, rtok, strict=True)])  # fmt: skip
-    peer_nltk = time.perf_counter() - start
-    rows.append(("BLEU-1 vs nltk sentence_bleu loop (pre-tokenized)", peer_nltk, mine,
-                 float(np.max(np.abs(ours_1 - nl)))))  # fmt: skip
-
-    for stem in (False, True):
-        scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=stem)
-        start = time.perf_counter()
-        theirs_r = [scorer.score(r, c) for c, r in zip(cands, refs, strict=True)]
-        peer_r = time.perf_counter() - start
-        times = []
-        for _ in range(3):
-            _stem.cache_clear()  # each timed run stems its vocabulary afresh, as the peer does
-            start = time.perf_counter()
-            tokens = ids_rouge(pl.Series(cands), pl.Series(refs), stem=stem)
-            c_off, r_off = tokens.offsets
-            ours_r = id_rouge_scores(tokens, c_off[:-1], c_off[1:], r_off[:-1], r_off[1:])
-            times.append(time.perf_counter() - start)
-        diff = max(
-            float(np.max(np.abs(ours_r[k] - np.array([s[t].fmeasure for s in theirs_r]))))
-            for k, t in (("rouge_1", "rouge1"), ("rouge_2", "rouge2"), ("rouge_l", "rougeL"))
-        )
-        label = f"ROUGE-1/2/L vs rouge-score{' (stemmer)' if stem else ''}"
-        rows.append((label, peer_r, float(np.median(times)), diff))
-
-    rows.append(_pii(args.pii_texts))
-
-    print(f"pairs: {args.pairs:,} (seeded corpus, one process)")
-    print(f"{'metric':<52}{'peer s':>9}{'ours s':>9}{'ratio':>8}{'max |Δ|':>11}")
+    cands, refs = (real_pairs if args.corpus == "real" else pairs)(args.pairs, seed=2026)
+    _evaluate(cands[:50], refs[:50], "bleu", tokenizer="13a")  # imports, compiled kernels
+    _evaluate(cands[:50], refs[:50], "rouge")
+    _evaluate(cands[:50], refs[:50], "pii_leakage")
+    rows = [_bleu(cands, refs, args.runs), _rouge(cands, refs, args.runs),
+            _pii(cands, args.pii_texts, args.runs)]  # fmt: skip
+    print(f"pairs: {args.pairs:,} ({args.corpus}); warm, median of {args.runs} runs each; "
+          "evalnb through evalnb.load + evalnb.evaluate")  # fmt: skip
+    print(f"{'metric (peer)':<46}{'peer s':>9}{'ours s':>9}{'ratio':>8}{'max |Δ|':>11}")
     for name, p, o, d in rows:
-        print(f"{name:<52}{p:>9.3f}{o:>9.3f}{p / o:>7.1f}x{d:>11.1e}")
+        print(f"{name:<46}{p:>9.3f}{o:>9.3f}{p / o:>7.1f}x{d:>11.1e}")
+    if args.no_cold:
+        return
+    data = write_pairs(cands, refs)
+    print("cold: a fresh interpreter per side (imports + read Parquet + score), median of 3")
+    for name, params in (("bleu", {"tokenizer": "13a"}), ("rouge", {})):
+        ours_s = cold_seconds(_COLD_OURS.format(name=name, params=params), data)
+        peer_s = cold_seconds(_COLD_PEER[name], data)
+        print(f"{name:<46}{peer_s:>9.2f}{ours_s:>9.2f}{peer_s / ours_s:>7.1f}x")
 
 
 if __name__ == "__main__":

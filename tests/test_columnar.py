@@ -94,6 +94,19 @@ def test_column_content_ids_are_the_record_ids(
     assert content_ids(frame).to_list() == [content_id(r) for r in frame.iter_rows(named=True)]
 
 
+def test_json_list_text_and_bracketed_prose() -> None:
+    """A reference may be JSON text of a list, or prose that opens with a bracket."""
+    _same(
+        pl.DataFrame(
+            {
+                "prompt": ["a", "b", "c", "d"],
+                "expected": ['["x", "y"]', "[1] Smith et al.", ' ["z"]', "[unclosed"],
+                "actual": ["p", "q", "r", "s"],
+            }
+        )
+    )
+
+
 def test_wide_table() -> None:
     _same(
         pl.DataFrame(
@@ -111,8 +124,6 @@ def test_wide_table() -> None:
 @pytest.mark.parametrize(
     "frame",
     [
-        # an expected answer given as JSON text of a list: parsed record by record
-        pl.DataFrame({"prompt": ["p"], "expected": ['["a", "b"]'], "actual": ["x"]}),
         # a float column left unmapped: Python and Polars print floats differently
         pl.DataFrame({"prompt": ["p"], "actual": ["x"], "score": [0.1]}),
         # a string duration: converted record by record
@@ -125,6 +136,10 @@ def test_steps_aside_and_the_record_path_imports(frame: pl.DataFrame) -> None:
 
 
 def test_errors_come_from_the_record_path() -> None:
+    numbers = pl.DataFrame({"prompt": ["p"], "expected": ["[1, 2]"], "actual": ["x"]})
+    assert frame_tables(numbers, {}, "<frame>") is None
+    with pytest.raises(InputError, match="record 0: field 'expected'"):
+        evalnb.load(numbers)
     clash = pl.DataFrame({"case_id": ["a", "a"], "prompt": ["p", "q"], "actual": ["x", "y"]})
     with pytest.raises(InputError, match="record 1"):
         evalnb.load(clash)

@@ -41,11 +41,7 @@ def _field(frame: pl.DataFrame, name: str, col: str) -> pl.Expr | None:
                 return None  # a null item: the record path names it
             return c.fill_null([]).alias(name)
         if dtype == pl.String:
-            if frame.select(c.str.strip_chars_start().str.starts_with("[").any()).item():
-                return None  # JSON text of a list: parsed record by record
-            return (
-                pl.when(c.is_null() | (c == "")).then([]).otherwise(pl.concat_list(c)).alias(name)
-            )
+            return _string_lists(frame, col, name)
         return None
     if name in _NUMBERS:
         if dtype == pl.Null:
@@ -68,6 +64,38 @@ def _field(frame: pl.DataFrame, name: str, col: str) -> pl.Expr | None:
     if dtype != pl.String:
         return None
     return (c if name in _KEEP_EMPTY else pl.when(c != "").then(c)).alias(name)
+
+
+def _string_lists(frame: pl.DataFrame, col: str, name: str) -> pl.Expr | None:
+    """A text column as one-item lists, reading JSON list text as the record path does.
+
+    Texts that open with ``[`` are parsed here (a reference may also just begin with a
+    bracket, "[1] Smith et al.": then it stays one text); a JSON value that is not a list
+    of strings returns ``None``, so the record path names the record.
+    """
+    c = pl.col(col)
+    bracketed = frame.select(c.filter(c.str.strip_chars_start().str.starts_with("[")).unique())
+    keys, values = [], []
+    for text in bracketed.to_series():
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            parsed = [text]
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(parsed, list) or not all(isinstance(v, str) for v in parsed):
+            return None
+        keys.append(text)
+        values.append(parsed)
+    single = pl.when(c.is_null() | (c == "")).then([]).otherwise(pl.concat_list(c))
+    if not keys:
+        return single.alias(name)
+    lookup = pl.DataFrame(
+        {col: keys, "\x00parsed": values},
+        schema={col: pl.String, "\x00parsed": pl.List(pl.String)},
+    )
+    joined = frame.select(c).join(lookup, on=col, how="left", maintain_order="left")
+    return pl.lit(joined.select(pl.coalesce("\x00parsed", single)).to_series()).alias(name)
 
 
 def frame_tables(
