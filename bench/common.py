@@ -47,7 +47,7 @@ def cold_seconds(code: str, data: Path, runs: int = 3) -> float:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(  # noqa: S603 - our own interpreter on our own code
+        subprocess.run(
             [sys.executable, "-c", f"DATA = {str(data)!r}\n{code}"], check=True, cwd=ROOT
         )
         times.append(time.perf_counter() - start)

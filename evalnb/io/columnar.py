@@ -67,7 +67,7 @@ def _field(frame: pl.DataFrame, name: str, col: str) -> pl.Expr | None:
 
 
 def _string_lists(frame: pl.DataFrame, col: str, name: str) -> pl.Expr | None:
-    """A text column as one-item lists, reading JSON list text as the record path does.
+    """Read a text column as one-item lists, and JSON list text as the record path does.
 
     Texts that open with ``[`` are parsed here (a reference may also just begin with a
     bracket, "[1] Smith et al.": then it stays one text); a JSON value that is not a list
