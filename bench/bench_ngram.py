@@ -60,7 +60,9 @@ def _bleu(cands: list[str], refs: list[str], runs: int) -> tuple[str, float, flo
 
     def ours() -> np.ndarray:
         # tokenizer="13a": the sacrebleu-compatible configuration (no NLTK tokens to build)
-        return _evaluate(cands, refs, "bleu", tokenizer="13a")["sacrebleu"].to_numpy()
+        return _evaluate(cands, refs, "bleu", tokenizer="13a", sacrebleu=True)[
+            "sacrebleu"
+        ].to_numpy()
 
     peer_s, theirs = warm_median(peer, runs)
     ours_s, mine = warm_median(ours, runs)
@@ -168,7 +170,7 @@ def main() -> None:
         return
     data = write_pairs(cands, refs)
     print("cold: a fresh interpreter per side (imports + read Parquet + score), median of 3")
-    for name, params in (("bleu", {"tokenizer": "13a"}), ("rouge", {})):
+    for name, params in (("bleu", {"tokenizer": "13a", "sacrebleu": True}), ("rouge", {})):
         ours_s = cold_seconds(_COLD_OURS.format(name=name, params=params), data)
         peer_s = cold_seconds(_COLD_PEER[name], data)
         print(f"{name:<46}{peer_s:>9.2f}{ours_s:>9.2f}{peer_s / ours_s:>7.1f}x")

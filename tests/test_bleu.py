@@ -105,7 +105,7 @@ def test_evaluator_rows_references_and_errors() -> None:
         "actual": ["the cat sat on the mat", "a b c", "x", "MODEL HOST INTERNAL ERROR: x"],
         "error": [None, None, None, "MODEL HOST INTERNAL ERROR: x"],
     })  # fmt: skip
-    lab = evalnb.evaluate(evalnb.load(frame), ["bleu"], progress=False)
+    lab = evalnb.evaluate(evalnb.load(frame), ["bleu"], progress=False, sacrebleu=True)
     wide = lab.scores.pivot(on="metric", index="case_id", values="value")
     assert wide["sacrebleu"][0] == pytest.approx(
         sacrebleu.sentence_bleu(
@@ -117,6 +117,9 @@ def test_evaluator_rows_references_and_errors() -> None:
     assert lab.metrics.filter(pl.col("primary"))["metric"].to_list() == ["bleu_1"]
     lower = evalnb.evaluate(evalnb.load(frame), ["bleu"], lowercase=True, progress=False)
     assert lower.scores["params"][0] != lab.scores["params"][0]
+    # By default only H2O's orders are scored; the leaderboard shows no empty sacrebleu.
+    assert set(lower.scores["metric"]) == {"bleu_1", "bleu_2", "bleu_3", "bleu_4"}
+    assert "sacrebleu" not in set(lower.leaderboard(n_boot=50)["metric"])
 
 
 def test_large_vocabulary_uses_per_pair_ids() -> None:

@@ -18,7 +18,7 @@ _DOC = {
          "expected-output": ["It is raining."]},
     ],
     "metrics": [
-        {"id": "bleu", "enable": True, "parameters": {"smooth_method": "floor"}},
+        {"id": "bleu", "enable": True, "parameters": {"smooth_method": "floor", "sacrebleu": True}},
         {"id": "rouge", "enable": True, "parameters": {"use_stemmer": False}},
         {"id": "answer_similarity", "enable": False, "parameters": {}},
     ],
@@ -38,7 +38,7 @@ def test_outputs_and_log(tmp_path: Path) -> None:
     outputs = json.loads(out.read_text())
     assert [o["metric"] for o in outputs] == ["bleu", "rouge"]  # the disabled one is skipped
     bleu = outputs[0]
-    assert bleu["parameters"] == {"smooth_method": "floor"}
+    assert bleu["parameters"] == {"smooth_method": "floor", "sacrebleu": True}
     assert bleu["elapsed time"] >= 0
     per_instance = [
         sacrebleu.sentence_bleu(

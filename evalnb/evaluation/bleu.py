@@ -2,8 +2,9 @@
 
 ``bleu_1`` … ``bleu_4`` are H2O's: ``nltk.word_tokenize`` on both texts, then NLTK's
 ``sentence_bleu`` with one-hot weights per order and no smoothing (the order's clipped
-precision times the brevity penalty). ``sacrebleu`` is sacrebleu's sentence BLEU (13a
-tokens, effective order, smoothing): another number, under its own key. Any number of
+precision times the brevity penalty). With ``sacrebleu=True``, the metric ``sacrebleu`` is
+sacrebleu's sentence BLEU (13a tokens, effective order, smoothing): another number, under its
+own key, scored only when asked (its own tokenization costs as much again). Any number of
 references per case.
 """
 
@@ -101,8 +102,9 @@ class Bleu(Evaluator):
     description = (
         "BLEU of the answer against the expected answers. bleu_1..bleu_4 are H2O's: NLTK "
         "word_tokenize, then the n-gram order's clipped precision times the brevity penalty "
-        "(NLTK sentence_bleu, one-hot weights, no smoothing). sacrebleu is sacrebleu's "
-        "sentence BLEU (13a tokens, effective order, smoothing), a different number."
+        "(NLTK sentence_bleu, one-hot weights, no smoothing). With sacrebleu=True the "
+        "metric sacrebleu is sacrebleu's sentence BLEU (13a tokens, effective order, "
+        "smoothing), a different number."
     )
     requires = ("actual", "expected")
     block_rows = BLOCK_ROWS
@@ -113,13 +115,16 @@ class Bleu(Evaluator):
         MetricSpec("bleu_3", "BLEU-3", "Trigram precision × brevity penalty.", threshold=0.75),
         MetricSpec("bleu_4", "BLEU-4", "4-gram precision × brevity penalty.", threshold=0.75),
         MetricSpec("sacrebleu", "sacreBLEU", "sacrebleu's sentence BLEU up to 4-grams (13a "
-                   "tokens, effective order, smoothing), in [0, 1]; not H2O's.", threshold=0.75),
+                   "tokens, effective order, smoothing), in [0, 1]; not H2O's. Scored with "
+                   "sacrebleu=True.", threshold=0.75),
     )  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (
         Param("tokenizer", str, default="nltk", choices=("nltk", "13a"),
               description="tokens of bleu_1..bleu_4: NLTK word_tokenize as H2O, or "
                           "sacrebleu's 13a (the sacrebleu metric always uses 13a)"),
         Param("lowercase", bool, default=False, description="lower-case before tokenizing"),
+        Param("sacrebleu", bool, default=False,
+              description="also score sacrebleu's sentence BLEU (metric sacrebleu)"),
         Param("smooth_method", str, default="exp", choices=("exp", "floor", "add-k", "none"),
               description="smoothing of the sacrebleu metric (sacrebleu's methods)"),
         threshold_param(0.75, "bleu_1"),
@@ -140,15 +145,21 @@ class Bleu(Evaluator):
         lengths = expected.list.len().fill_null(0)
         # All references as one flat column: one tokenizer pass, no nesting.
         refs = expected.fill_null([]).explode().drop_nulls()
-        stats_13a = id_ngram_stats(ids_13a(actual, refs), lengths.to_numpy(), _MAX_ORDER)
-        stats = stats_13a
+        stats_13a = None
+        if params["tokenizer"] == "13a" or params["sacrebleu"]:
+            stats_13a = id_ngram_stats(ids_13a(actual, refs), lengths.to_numpy(), _MAX_ORDER)
         if params["tokenizer"] == "nltk":
             # One call for answers and references: texts shared by both are tokenized once.
             both = spaced_words(pl.concat([actual, refs.cast(pl.String)]))
             ids = TokenIds.split([both.head(actual.len()), both.tail(refs.len())])
             stats = id_ngram_stats(ids, lengths.to_numpy(), _MAX_ORDER)
+        else:
+            assert stats_13a is not None  # noqa: S101 - computed just above for 13a
+            stats = stats_13a
         values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
-        values["sacrebleu"] = sentence_bleu(stats_13a, str(params["smooth_method"]))
+        if params["sacrebleu"]:
+            assert stats_13a is not None  # noqa: S101 - computed just above when asked
+            values["sacrebleu"] = sentence_bleu(stats_13a, str(params["smooth_method"]))
         no_ref = (lengths == 0).to_numpy()
         errored = rows["error"].is_not_null().to_numpy()
         detail = np.full(rows.height, None, dtype=object)
