@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import argparse
 import resource
-import time
-
 import sys
+import time
 from pathlib import Path
 
 import polars as pl

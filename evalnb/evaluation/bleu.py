@@ -145,20 +145,19 @@ class Bleu(Evaluator):
         lengths = expected.list.len().fill_null(0)
         # All references as one flat column: one tokenizer pass, no nesting.
         refs = expected.fill_null([]).explode().drop_nulls()
+        per_pair = lengths.to_numpy()
         stats_13a = None
         if params["tokenizer"] == "13a" or params["sacrebleu"]:
-            stats_13a = id_ngram_stats(ids_13a(actual, refs), lengths.to_numpy(), _MAX_ORDER)
-        if params["tokenizer"] == "nltk":
+            stats_13a = id_ngram_stats(ids_13a(actual, refs), per_pair, _MAX_ORDER)
+        if params["tokenizer"] == "13a" and stats_13a is not None:
+            stats = stats_13a
+        else:
             # One call for answers and references: texts shared by both are tokenized once.
             both = spaced_words(pl.concat([actual, refs.cast(pl.String)]))
             ids = TokenIds.split([both.head(actual.len()), both.tail(refs.len())])
-            stats = id_ngram_stats(ids, lengths.to_numpy(), _MAX_ORDER)
-        else:
-            assert stats_13a is not None  # noqa: S101 - computed just above for 13a
-            stats = stats_13a
+            stats = id_ngram_stats(ids, per_pair, _MAX_ORDER)
         values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
-        if params["sacrebleu"]:
-            assert stats_13a is not None  # noqa: S101 - computed just above when asked
+        if params["sacrebleu"] and stats_13a is not None:
             values["sacrebleu"] = sentence_bleu(stats_13a, str(params["smooth_method"]))
         no_ref = (lengths == 0).to_numpy()
         errored = rows["error"].is_not_null().to_numpy()
