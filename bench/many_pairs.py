@@ -60,7 +60,7 @@ def many_pairs(n: int, seed: int = 0) -> pl.DataFrame:
             "ref": refs,
             "tail": tail,
             "mark": rng.choice([".", "!", "?", ""], size=n),
-        }  # fmt: skip
+        }
     )
 
     def capital(name: str) -> pl.Expr:
