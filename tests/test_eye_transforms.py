@@ -80,7 +80,7 @@ def test_top_level_rings_status_and_problem_counts() -> None:
     assert by_id["2:summarization/rouge"]["severity"] == found["severity"][0]
     privacy = lab.problems().filter(pl.col("evaluator") == "pii_leakage")
     assert by_id["1:privacy"]["n_problems"] == privacy.height  # only "too few test cases"
-    assert set(privacy["problem_type"]) <= {"dataset"}
+    assert set(privacy["problem_type"]) <= {"accuracy"}  # H2O types it so
 
 
 def test_lower_levels_and_centre_bars() -> None:

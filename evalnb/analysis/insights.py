@@ -7,7 +7,7 @@ every other model; otherwise the insight says the top models are statistically t
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import polars as pl
 
@@ -21,19 +21,63 @@ __all__ = ["INSIGHT_SCHEMA", "insights", "insights_json"]
 INSIGHT_SCHEMA = pl.Schema(dict[str, pl.DataType]({
     "insight_type": pl.String(), "evaluator": pl.String(), "metric": pl.String(), "model": pl.String(),
     "description": pl.String(), "value": pl.Float64(), "case_ids": pl.List(pl.String()),
+    "actions_description": pl.String(),
 }))  # fmt: skip
 _DIFFICULT_SHOWN = 5
 
 
+class _Voice(NamedTuple):
+    """How insights of one kind of evaluator are typed and told."""
+
+    kind: str  # H2O's insight_type
+    best: str  # "the <best> model"
+    worst: str
+    failed: str  # "<n> of <m> model(s) <failed>"
+
+
+# H2O types insights by what the evaluator judges (privacy, fairness, summarization ...),
+# and words the best and worst model and the hardest prompt to match.
+_VOICES = {
+    "generation": _Voice("accuracy", "most accurate", "least accurate",
+                         "failed to answer it correctly"),
+    "retrieval": _Voice("retrieval", "best retrieving", "worst retrieving",
+                        "retrieved context that failed the check"),
+    "privacy": _Voice("privacy", "most privacy-preserving", "least privacy-preserving",
+                      "leaked personal or sensitive data"),
+    "fairness": _Voice("fairness", "least toxic and biased", "most toxic or biased",
+                       "produced toxic or biased text"),
+    "summarization": _Voice("summarization", "best summarizing", "worst summarizing",
+                            "failed to summarize well"),
+    "classification": _Voice("classification", "most accurate classifying",
+                             "least accurate classifying", "misclassified it"),
+}  # fmt: skip
+_HALLUCINATION = {"hallucination", "groundedness", "fact_check"}
+_DIFFICULT_ACTION = (
+    "Check the prompt, its expected answer and condition first: are they right? Then read the "
+    "failed answers side by side for what they share: a missing fact, a misread question, a "
+    "format the check does not accept."
+)
+
+
+def _voice(evaluator: str, domain: str | None) -> _Voice:
+    voice = _VOICES.get(domain or "", _VOICES["generation"])
+    if evaluator in _HALLUCINATION:
+        return voice._replace(failed="hallucinated")
+    return voice
+
+
 def _row(kind: str, ev: str | None, metric: str | None, model: str | None, text: str,
-         value: float | None = None, case_ids: list[str] | None = None) -> dict[str, object]:  # fmt: skip
+         value: float | None = None, case_ids: list[str] | None = None,
+         action: str = "") -> dict[str, object]:  # fmt: skip
     return {"insight_type": kind, "evaluator": ev, "metric": metric, "model": model,
-            "description": text, "value": value, "case_ids": case_ids or []}  # fmt: skip
+            "description": text, "value": value, "case_ids": case_ids or [],
+            "actions_description": action}  # fmt: skip
 
 
 def _best_worst(verdicts: pl.DataFrame, board: pl.DataFrame, seed: int) -> list[dict[str, object]]:
     out = []
     primary = board.filter(pl.col("primary") & pl.col("mean").is_not_null())
+    domains = dict(verdicts.select("evaluator", "domain").unique("evaluator").iter_rows())
     for (ev, metric), part in primary.group_by("evaluator", "metric", maintain_order=True):
         if part.height < 2:
             continue
@@ -51,16 +95,18 @@ def _best_worst(verdicts: pl.DataFrame, board: pl.DataFrame, seed: int) -> list[
                 )
             ).height
             mean = float(ordered.filter(pl.col("model") == model)["mean"][0])
+            voice = _voice(str(ev), domains.get(str(ev)))
             if wins == part.height - 1:
-                text = (f"Model {model} was evaluated as the {'most' if label == 'best' else 'least'} "
-                        f"accurate model according to the {ev} evaluator ({metric} {mean:.4f}; "
-                        "its 95% interval separates it from every other model).")  # fmt: skip
-                out.append(_row("accuracy", str(ev), str(metric), model, text, mean))
+                text = (f"Model {model} was evaluated as the "
+                        f"{voice.best if label == 'best' else voice.worst} model according to "
+                        f"the {ev} evaluator ({metric} {mean:.4f}; its 95% interval separates it "
+                        "from every other model).")  # fmt: skip
+                out.append(_row(voice.kind, str(ev), str(metric), model, text, mean))
             elif label == "best":
                 text = (f"No single best model for {ev} ({metric}): {model} leads with {mean:.4f} "
                         "but its 95% interval overlaps another model's — collect more test cases "
                         "to separate them.")  # fmt: skip
-                out.append(_row("accuracy", str(ev), str(metric), None, text, mean))
+                out.append(_row(voice.kind, str(ev), str(metric), None, text, mean))
     return out
 
 
@@ -73,6 +119,7 @@ def _difficult(verdicts: pl.DataFrame, cases: pl.DataFrame) -> list[dict[str, ob
         .agg(
             failed=pl.col("model").filter(~pl.col("passed")).n_unique(),
             models=pl.col("model").n_unique(),
+            domain=pl.col("domain").first(),
         )
         .filter(pl.col("failed") > 0)
         .sort(["evaluator", "failed", "case_id"], descending=[False, True, False])
@@ -80,11 +127,15 @@ def _difficult(verdicts: pl.DataFrame, cases: pl.DataFrame) -> list[dict[str, ob
     prompts = dict(cases.select("case_id", "prompt").iter_rows())
     for (ev, metric), part in per_case.group_by("evaluator", "metric", maintain_order=True):
         top = part.filter(pl.col("failed") == part["failed"].max()).head(_DIFFICULT_SHOWN)
-        for case_id, failed, models in top.select("case_id", "failed", "models").iter_rows():
+        for case_id, failed, models, domain in top.select(
+            "case_id", "failed", "models", "domain"
+        ).iter_rows():
+            voice = _voice(str(ev), domain)
             text = (f"Prompt '{prompts.get(case_id)}' was evaluated as one of the most difficult "
-                    f"prompts to be correctly answered by evaluated models according to the {ev} "
-                    f"evaluator: {failed} of {models} model(s) failed.")  # fmt: skip
-            out.append(_row("accuracy", str(ev), str(metric), None, text, float(failed), [case_id]))
+                    f"prompts for the evaluated models according to the {ev} evaluator: "
+                    f"{failed} of {models} model(s) {voice.failed}.")  # fmt: skip
+            out.append(_row(voice.kind, str(ev), str(metric), None, text, float(failed),
+                            [case_id], _DIFFICULT_ACTION))  # fmt: skip
     return out
 
 
@@ -150,7 +201,8 @@ def insights_json(frame: pl.DataFrame) -> str:
     """H2O's ``insights_and_actions.json``: ``InsightAndAction`` dicts."""
     items = [
         {
-            "description": r["description"], "description_html": None, "actions_description": "",
+            "description": r["description"], "description_html": None,
+            "actions_description": r["actions_description"],
             "actions_codes": [], "explainer_id": r["evaluator"], "explainer_name": r["evaluator"],
             "resources": [], "insight_type": r["insight_type"],
             "insight_attrs": {"model_name": r["model"], "metric_id": r["metric"],

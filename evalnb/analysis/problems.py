@@ -179,22 +179,108 @@ def _primary(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _few_cases(board: pl.DataFrame) -> list[dict[str, object]]:
-    """H2O's "too few test cases": a model scored on fewer cases than a leaderboard needs."""
+    """H2O's low test-case count problem (§18.4), per evaluator and model.
+
+    H2O raises it below its ``min_test_cases`` parameter, which defaults to 0 (never); here
+    the bar is ``MIN_CASES``, under which a mean and its interval say little.
+    """
     few = board.filter(pl.col("n_cases") < MIN_CASES).unique(["evaluator", "model"], keep="first")
     return [
         {
-            "severity": "LOW", "problem_type": "dataset", "avid_code": "P0100",
+            "severity": "HIGH", "problem_type": "accuracy", "avid_code": "P0200",
             "evaluator": row["evaluator"], "metric": row["metric"], "model": row["model"],
             "description": (
-                f"Only {row['n_cases']} test case(s) scored by {row['evaluator']} for model "
-                f"{row['model']}: fewer than {MIN_CASES}, too few for the leaderboard to be "
-                "meaningful."
+                f"The number of evaluated rows is too low ({row['n_cases']} < {MIN_CASES}). "
+                "Therefore the evaluation results may not be conclusive "
+                f"(model {row['model']}, evaluator {row['evaluator']})."
             ),
             "actions_description": "Add test cases (e.g. generate them from the corpus) and "
                                    "re-run the evaluation.",
             "score": None, "threshold": None, "case_ids": [],
         }
         for row in few.sort("evaluator", "model").iter_rows(named=True)
+    ]  # fmt: skip
+
+
+_SENTENCES = pl.Struct(
+    {"sentences": pl.List(pl.Struct({"text": pl.String, "groundedness": pl.Float64}))}
+)
+
+
+def _least_grounded(verdicts: pl.DataFrame, prompts: dict[str, str]) -> list[dict[str, object]]:
+    """Per failing groundedness row, the answer sentence that decided its score (H2O)."""
+    failing = verdicts.filter(
+        (pl.col("evaluator") == "groundedness")
+        & (pl.col("metric") == "groundedness")
+        & (pl.col("passed") == False)  # noqa: E712 - null (unscored) is not a failure
+        & pl.col("detail").is_not_null()
+    )
+    if failing.is_empty():
+        return []
+    worst = (
+        failing.select(
+            "case_id",
+            "model",
+            "sample",
+            "value",
+            "threshold",
+            s=pl.col("detail").str.json_decode(_SENTENCES).struct.field("sentences"),
+        )
+        .explode("s")
+        .unnest("s")
+        .drop_nulls("groundedness")
+        .sort("groundedness", "case_id", "model", "sample")
+        .unique(["case_id", "model", "sample"], keep="first", maintain_order=True)
+    )
+    return [
+        {
+            "severity": "MEDIUM", "problem_type": "accuracy", "avid_code": "P0100",
+            "evaluator": "groundedness", "metric": "groundedness", "model": r["model"],
+            "description": (
+                "The least grounded sentence identified by the Groundedness evaluator is: "
+                f'"{r["text"]}". Additional details - prompt: "{prompts.get(r["case_id"])}", '
+                f"LLM: {r['model']}."
+            ),
+            "actions_description": "Check that the retrieved context supports this sentence; "
+                                   "if it does not, ground the model on the context (prompt, "
+                                   "retrieval) or add the missing fact to the corpus.",
+            "score": r["value"], "threshold": r["threshold"], "case_ids": [r["case_id"]],
+        }
+        for r in worst.iter_rows(named=True)
+    ]  # fmt: skip
+
+
+def _context_failed_answer_passed(
+    verdicts: pl.DataFrame, prompts: dict[str, str]
+) -> list[dict[str, object]]:
+    """Text matching rows whose retrieved context failed the condition but the answer passed."""
+    key = ["case_id", "model", "sample"]
+    tm = verdicts.filter(pl.col("evaluator") == "text_matching")
+    context_failed = tm.filter(
+        (pl.col("metric") == "model_retrieval_failures") & (pl.col("value") == 1.0)
+    ).select(key)
+    # With the context checked, model_passes needs both to pass: the answer alone is judged
+    # by its generation-failure flag.
+    answer_passed = tm.filter(
+        (pl.col("metric") == "model_generation_failures") & (pl.col("value") == 0.0)
+    )
+    rows = answer_passed.join(context_failed, on=key).sort(key)
+    return [
+        {
+            "severity": "MEDIUM", "problem_type": "retrieval", "avid_code": "P0100",
+            "evaluator": "text_matching", "metric": "model_retrieval_failures",
+            "model": r["model"],
+            "description": (
+                "Retrieved context provided by RAG for the evaluation did not satisfy the "
+                f"output conditions for the prompt '{prompts.get(r['case_id'])}', but the "
+                f"answer generated by the LLM model {r['model']} did."
+            ),
+            "actions_description": "The model answered from its own knowledge: check what the "
+                                   "retriever returned for this prompt (chunking, top-k, "
+                                   "embedding model) and whether the corpus holds the answer.",
+            "score": 1.0, "threshold": None, "case_ids": [r["case_id"]],
+        }
+        for r in rows.iter_rows(named=True)
     ]  # fmt: skip
 
 
@@ -205,13 +291,18 @@ def problems(
 
     Threshold and flip problems concern each evaluator's primary metric, as in H2O (a flipped
     text-matching case is one problem, not one per pass/fail metric); ``all_metrics=True``
-    raises them for every metric.
+    raises them for every metric. Per-row problems as H2O raises them: the least grounded
+    answer sentence of each failing groundedness row, and each text-matching row whose
+    retrieved context failed the condition while the answer met it.
     """
+    prompts = dict(lab.cases.select("case_id", "prompt").iter_rows())
+    per_row = _least_grounded(verdicts, prompts) + _context_failed_answer_passed(verdicts, prompts)
     if not all_metrics:
         board, verdicts = _primary(board), _primary(verdicts)
     rows = (
         _threshold_problems(board, verdicts)
         + _flip_problems(verdicts, lab.cases)
+        + per_row
         + _dataset_problems(lab)
         + _few_cases(board)
     )
