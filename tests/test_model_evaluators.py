@@ -296,3 +296,133 @@ def test_summarization_without_conv_weights_says_so(
     with pytest.raises(ModelUnavailable, match="SummaC-Conv weights not found"):
         evalnb.evaluate(lab, ["summarization"], nli_model=str(nli), model="all-MiniLM-L6-v2",
                         conv_weights=str(tmp_path / "nope.bin"), progress=False)  # fmt: skip
+
+
+def _tiny_t5(folder: Path) -> Path:
+    """A one-layer T5 with a word-level tokenizer: the foundation of the HHEM-shaped model."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast, T5Config
+
+    words = ["<pad>", "</s>", "<unk>", "premise:", "hypothesis:", *_WORDS]
+    word_level = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    word_level.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    PreTrainedTokenizerFast(tokenizer_object=word_level, pad_token="<pad>", eos_token="</s>",
+                            unk_token="<unk>").save_pretrained(folder)  # fmt: skip
+    T5Config(vocab_size=len(words), d_model=16, d_ff=32, d_kv=8, num_layers=1, num_heads=2,
+             pad_token_id=0, eos_token_id=1, decoder_start_token_id=0).save_pretrained(folder)  # fmt: skip
+    return folder
+
+
+def _hhem(root: Path) -> Path:
+    """A model folder shaped like HHEM's repository: weights, config, its own code, no tokenizer."""
+    import importlib.util
+    import shutil
+    import sys
+
+    foundation = _tiny_t5(root / "foundation")
+    folder = root / "hhem"
+    folder.mkdir()
+    code = Path(__file__).parent / "hhem_code"
+    for name in ("configuration_hhem.py", "modeling_hhem.py"):
+        shutil.copy(code / name, folder / name)
+    # Build the weights with the same code, imported as the package the loader will make.
+    package = "hhem_test_build"
+    spec = importlib.util.spec_from_file_location(package, folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])  # fmt: skip
+    assert spec is not None
+    sys.modules[package] = importlib.util.module_from_spec(spec)
+    modeling = importlib.import_module(f"{package}.modeling_hhem")
+    config_mod = importlib.import_module(f"{package}.configuration_hhem")
+    torch.manual_seed(5)
+    model = modeling.HHEMTestForSequenceClassification(
+        config_mod.HHEMTestConfig(foundation=str(foundation))
+    )
+    torch.nn.init.normal_(model.t5.classifier.weight, std=3.0)  # outputs that differ by input
+    model.save_pretrained(folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["auto_map"] = {
+        "AutoConfig": "configuration_hhem.HHEMTestConfig",
+        "AutoModelForSequenceClassification": "modeling_hhem.HHEMTestForSequenceClassification",
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_hallucination_loads_an_hhem_shaped_model_with_its_own_code(tmp_path: Path) -> None:
+    """HHEM needs trust_remote_code and its foundation's tokenizer; the score is its predict."""
+    from transformers import AutoModelForSequenceClassification
+
+    folder = _hhem(tmp_path)
+    lab = evalnb.evaluate(_lab(), ["hallucination"], model=str(folder), progress=False)
+    reference = AutoModelForSequenceClassification.from_pretrained(
+        folder, trust_remote_code=True
+    ).eval()
+    answer = "you are stupid. the cat sat on the mat!"
+    p = reference.predict([("the cat sat on the mat.", answer), ("a dog is bad", answer)])
+    got = _values(lab, "hallucination")
+    assert got[0] == pytest.approx(float(p.max()), abs=1e-5)
+    assert got[1] == pytest.approx(float(reference.predict([("good answer", "nice answer.")])[0]),
+                                   abs=1e-5)  # fmt: skip
+    with pytest.raises(
+        ModelUnavailable, match=r"ships its own Python code.*trust_remote_code=True"
+    ):
+        evalnb.evaluate(_lab(), ["hallucination"], model=str(folder), trust_remote_code=False,
+                        progress=False)  # fmt: skip
+
+
+def test_hhem_without_its_foundation_names_what_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _hhem(tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config["foundation"] = "google/flan-t5-base"  # not in this machine's cache
+    (folder / "config.json").write_text(json.dumps(config))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(
+        ModelUnavailable, match=r"is not available .*builds on .google/flan-t5-base."
+    ):
+        evalnb.evaluate(_lab(), ["hallucination"], model=str(folder), progress=False)
+
+
+def test_fairness_bias_runs_an_onnx_export_as_h2o_does(tmp_path: Path) -> None:
+    """H2O runs the bias model as an ONNX export: a folder with model.onnx runs on ONNX Runtime,
+    and gives what the PyTorch model it was exported from gives."""
+    import warnings
+
+    from transformers import (
+        DistilBertConfig,
+        DistilBertForSequenceClassification,
+        DistilBertTokenizerFast,
+    )
+
+    onnx_dir = tmp_path / "onnx"
+    onnx_dir.mkdir()
+    (tmp_path / "vocab.txt").write_text(
+        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *_WORDS])
+    )
+    tok = DistilBertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt"))
+    torch.manual_seed(6)
+    config = DistilBertConfig(vocab_size=len(_WORDS) + 5, dim=16, hidden_dim=32, n_layers=1,
+                              n_heads=2, max_position_embeddings=64,
+                              id2label={0: "Non-biased", 1: "Biased"},
+                              label2id={"Non-biased": 0, "Biased": 1})  # fmt: skip
+    model = DistilBertForSequenceClassification(config).eval()
+    torch.nn.init.normal_(model.classifier.weight, std=3.0)  # outputs that differ by input
+    enc = tok(["the cat sat on the mat"], return_tensors="pt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the exporter's tracing notes
+        torch.onnx.export(model, (enc["input_ids"], enc["attention_mask"]),
+                          str(onnx_dir / "model.onnx"), input_names=["input_ids", "attention_mask"],
+                          output_names=["logits"], dynamo=False,
+                          dynamic_axes={"input_ids": {0: "b", 1: "s"},
+                                        "attention_mask": {0: "b", 1: "s"}, "logits": {0: "b"}})  # fmt: skip
+    config.save_pretrained(onnx_dir)
+    tok.save_pretrained(onnx_dir)
+    lab = evalnb.evaluate(_lab(), ["fairness_bias"], model=str(onnx_dir), progress=False)
+    texts = ["you are stupid. the cat sat on the mat!", "nice answer."]
+    with torch.inference_mode():
+        logits = model(**tok(texts, padding=True, return_tensors="pt")).logits.numpy()
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    expected = np.where(p.argmax(axis=1) == 1, 0.5 + p.max(axis=1) / 2, 0.5 - p.max(axis=1) / 2)
+    assert _values(lab, "fairness_bias")[:2] == pytest.approx(expected.tolist(), abs=1e-5)
+    assert len(set(np.round(expected, 4))) == 2  # the two answers score differently

@@ -128,12 +128,17 @@ class Hallucination(Evaluator):
                           threshold=0.75, primary=True),)  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (
         _model_param("vectara/hallucination_evaluation_model"),
+        Param("trust_remote_code", bool, default=True,
+              description="let the model run the code it ships: HHEM is a flan-t5 with its "
+                          "own head and prompt, defined in its repository's code"),
         threshold_param(0.75, "hallucination"),
     )  # fmt: skip
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:  # noqa: ARG002
         """Score every (chunk, answer) pair once; each row keeps its best chunk."""
-        clf = load_classifier(str(params["model"]), self.id)
+        clf = load_classifier(
+            str(params["model"]), self.id, trust_remote_code=bool(params["trust_remote_code"])
+        )
         contexts = rows["context"].fill_null([]).to_list()
         answers = rows["actual"].fill_null("").to_list()
         seg = Segments(np.array([len(c) for c in contexts], dtype=np.int64))
@@ -176,8 +181,9 @@ class FairnessBias(Evaluator):
     title = "Fairness bias"
     domain = "fairness"
     description = (
-        "Bias classifier (d4data/bias-detection-model by default): 0.5 + p/2 when the top "
-        "label is 'Biased' with probability p, else 0.5 - p/2."
+        "Bias classifier (d4data/bias-detection-model by default; a folder with its ONNX "
+        "export, as H2O runs it, or with PyTorch weights): 0.5 + p/2 when the top label is "
+        "'Biased' with probability p, else 0.5 - p/2."
     )
     requires = ("actual",)
     metrics = (MetricSpec("fairness_bias", "Fairness bias", "High score: high fairness bias.",

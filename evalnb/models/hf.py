@@ -25,6 +25,7 @@ __all__ = [
     "CausalLM",
     "Classifier",
     "ModelUnavailable",
+    "OnnxClassifier",
     "ScoringLM",
     "load_causal_lm",
     "load_classifier",
@@ -42,21 +43,85 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _load(kind: str, name: str, evaluator: str, **kwargs: Any) -> tuple[Any, Any]:  # noqa: ANN401
+def _source(name: str) -> str:
+    folder = Path(name).expanduser()
+    return str(folder) if folder.is_dir() else name
+
+
+def _tokenizer(transformers: Any, source: str, config: Any, local: bool, **kwargs: Any) -> Any:  # noqa: ANN401
+    """Load the model's tokenizer, or its foundation model's when it ships none.
+
+    Vectara's HHEM ships only its weights and code: it tokenizes with the tokenizer of the
+    model it was fine-tuned from, named in its config (``foundation``: flan-t5-base).
+    """
+    try:
+        return transformers.AutoTokenizer.from_pretrained(source, local_files_only=local, **kwargs)
+    except (OSError, ValueError, TypeError):
+        foundation = getattr(config, "foundation", None)
+        if not isinstance(foundation, str):
+            raise
+        return transformers.AutoTokenizer.from_pretrained(
+            _source(foundation), local_files_only=local, trust_remote_code=False
+        )
+
+
+def _why(name: str, evaluator: str, exc: BaseException, trust: bool) -> str:
+    """Say what failed and what to do, by what the loader reported."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "trust_remote_code" in str(exc) and not trust:
+        return (
+            f"{evaluator}: model {name!r} ships its own Python code, and {evaluator} does not "
+            "run model code unless asked. Pass trust_remote_code=True if you trust the model's "
+            f"source ({first})."
+        )
+    if "TensorFlow" in str(exc) or "tf_model.h5" in str(exc):
+        return (
+            f"{evaluator}: model {name!r} has TensorFlow weights only ({first}). Export it to "
+            "ONNX (optimum-cli export onnx --model <name> <folder>) or to PyTorch, then pass "
+            "model='<folder>' (ONNX needs pip install 'evalnb[onnx]')."
+        )
+    if isinstance(exc, OSError):
+        return (
+            f"{evaluator}: model {name!r} is not available ({first}). It, or a model it "
+            "builds on, is not in the local Hugging Face cache and the hub cannot be reached "
+            "(or HF_HUB_OFFLINE is set). Pass model='<local folder>' with a copy of it, or run "
+            "once with hub access to cache it."
+        )
+    return f"{evaluator}: model {name!r} could not be loaded: {first}"
+
+
+def _load(
+    kind: str,
+    name: str,
+    evaluator: str,
+    *,
+    trust_remote_code: bool = False,
+    **kwargs: Any,  # noqa: ANN401
+) -> tuple[Any, Any]:
     import transformers  # noqa: PLC0415
 
-    source = str(Path(name).expanduser()) if Path(name).expanduser().is_dir() else name
+    source = _source(name)
+    # Always said, never left to transformers: left unset it asks on stdin (and a notebook
+    # kernel waits forever).
+    trust = {"trust_remote_code": trust_remote_code}
+    seen: dict[str, Any] = {}
 
     def fetch(local: bool) -> tuple[Any, Any]:
-        config = transformers.AutoConfig.from_pretrained(source, local_files_only=local, **kwargs)
+        config = transformers.AutoConfig.from_pretrained(
+            source, local_files_only=local, **trust, **kwargs
+        )
+        seen["config"] = config
         # kind "lm": a decoder-only or an encoder-decoder LM, whichever the model is
         name_of_auto = kind
         if kind == "lm":
             seq2seq = bool(getattr(config, "is_encoder_decoder", False))
             name_of_auto = "AutoModelForSeq2SeqLM" if seq2seq else "AutoModelForCausalLM"
         auto = getattr(transformers, name_of_auto)
-        tok = transformers.AutoTokenizer.from_pretrained(source, local_files_only=local, **kwargs)
-        return tok, auto.from_pretrained(source, config=config, local_files_only=local, **kwargs)
+        tok = _tokenizer(transformers, source, config, local, **trust, **kwargs)
+        model = auto.from_pretrained(
+            source, config=config, local_files_only=local, **trust, **kwargs
+        )
+        return tok, model
 
     try:
         try:  # the local copy first: no network round trips (and retries) when it is there
@@ -65,13 +130,11 @@ def _load(kind: str, name: str, evaluator: str, **kwargs: Any) -> tuple[Any, Any
             if os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
                 raise
             tokenizer, model = fetch(local=False)
-    except (OSError, ValueError) as exc:
-        msg = (
-            f"{evaluator}: model {name!r} is not available ({str(exc).splitlines()[0]}). "
-            "It is not in the local Hugging Face cache and the hub cannot be reached (or "
-            "HF_HUB_OFFLINE is set). Pass model='<local folder>' with a copy of it, or run "
-            "once with hub access to cache it."
-        )
+    except (OSError, ValueError, ImportError) as exc:
+        msg = _why(name, evaluator, exc, trust_remote_code)
+        foundation = getattr(seen.get("config"), "foundation", None)
+        if isinstance(foundation, str):
+            msg += f" It builds on {foundation!r} (its tokenizer and config), needed too."
         raise ModelUnavailable(msg) from None
     device = _device()
     model = model.to(device).eval()
@@ -115,10 +178,80 @@ def _max_len(tokenizer: Any) -> int:  # noqa: ANN401
     return int(limit) if isinstance(limit, int) and limit < 100_000 else 512
 
 
+@dataclass
+class OnnxClassifier(Classifier):
+    """A sequence classifier exported to ONNX, run by ONNX Runtime (CUDA when present).
+
+    ``model`` is the ``onnxruntime.InferenceSession``; the tokenizer is the exported folder's.
+    """
+
+    def logits(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> np.ndarray:
+        """Raw logits for each text (or each (text, pair)), as :meth:`Classifier.logits`."""
+        wanted = {i.name for i in self.model.get_inputs()}
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            first = [texts[i] for i in idx]
+            second = [pairs[i] for i in idx] if pairs is not None else None
+            enc = self.tokenizer(first, second, padding=True, truncation=True,
+                                 max_length=_max_len(self.tokenizer), return_tensors="np")  # fmt: skip
+            feed = {k: v.astype(np.int64) for k, v in enc.items() if k in wanted}
+            out[idx] = np.asarray(self.model.run(None, feed)[0], dtype=np.float32)
+        return out
+
+
+def _onnx_file(name: str) -> Path | None:
+    """Find the ONNX graph of a local model folder (``model.onnx``, or ``onnx/model.onnx``)."""
+    folder = Path(name).expanduser()
+    for candidate in (folder / "model.onnx", folder / "onnx" / "model.onnx"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _load_onnx(graph: Path, name: str, evaluator: str) -> OnnxClassifier:
+    try:
+        import onnxruntime as ort  # noqa: PLC0415
+    except ImportError:
+        msg = (
+            f"{evaluator}: model {name!r} is an ONNX export; running it needs ONNX Runtime: "
+            "pip install 'evalnb[onnx]'"
+        )
+        raise ModelUnavailable(msg) from None
+    import transformers  # noqa: PLC0415
+
+    folder = graph.parent if (graph.parent / "config.json").is_file() else graph.parent.parent
+    try:
+        config = transformers.AutoConfig.from_pretrained(
+            str(folder), local_files_only=True, trust_remote_code=False
+        )
+        tokenizer = transformers.AutoTokenizer.from_pretrained(
+            str(folder), local_files_only=True, trust_remote_code=False
+        )
+    except (OSError, ValueError) as exc:
+        raise ModelUnavailable(_why(name, evaluator, exc, trust=False)) from None
+    wanted = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    providers = [p for p in wanted if p in ort.get_available_providers()]
+    session = ort.InferenceSession(str(graph), providers=providers)
+    labels = [str(config.id2label[i]) for i in range(len(config.id2label))]
+    return OnnxClassifier(tokenizer, session, labels)
+
+
 @lru_cache(maxsize=8)
-def load_classifier(name: str, evaluator: str) -> Classifier:
-    """Load a sequence classifier once per process."""
-    tokenizer, model = _load("AutoModelForSequenceClassification", name, evaluator)
+def load_classifier(name: str, evaluator: str, *, trust_remote_code: bool = False) -> Classifier:
+    """Load a sequence classifier once per process.
+
+    A local folder holding ``model.onnx`` (an ONNX export, as H2O runs the fairness bias
+    model) runs with ONNX Runtime; anything else loads with transformers (PyTorch).
+    ``trust_remote_code`` lets a model run the code it ships (Vectara's HHEM does).
+    """
+    graph = _onnx_file(name)
+    if graph is not None:
+        return _load_onnx(graph, name, evaluator)
+    tokenizer, model = _load(
+        "AutoModelForSequenceClassification", name, evaluator, trust_remote_code=trust_remote_code
+    )
     id2label = model.config.id2label
     labels = [str(id2label[i]) for i in range(len(id2label))]
     return Classifier(tokenizer, model, labels)
