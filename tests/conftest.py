@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+# Code that the tests copy beside a model's weights (imported by transformers as that
+# model's package, never as a test module).
+collect_ignore = ["hhem_code"]
+
 # Tests never reach a model hub, and keep their embedding cache out of the home folder.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("EVALNB_CACHE_DIR", tempfile.mkdtemp(prefix="evalnb-cache-"))
