@@ -24,6 +24,7 @@ act on, and on arbitrary text.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -163,6 +164,21 @@ def _treebank(sentences: pl.Expr) -> pl.Expr:
     return s
 
 
+def _punkt_sentences(kinds: pl.DataFrame) -> tuple[list[int], list[str]]:
+    """Split the safe texts that may break with Punkt: each sentence with its text's index.
+
+    Flat (text, sentence) columns: Polars builds a nested column from Python lists one inner
+    list at a time, which costs more than the tokenization.
+    """
+    split = kinds.filter(pl.col("safe") & pl.col("breaks"))
+    owner: list[int] = []
+    sentence: list[str] = []
+    for t, sents in zip(split["t"], split_sentences(split["text"].to_list()), strict=True):
+        owner += [t] * len(sents)
+        sentence += sents
+    return owner, sentence
+
+
 def spaced_words(texts: pl.Series) -> pl.Series:
     """Give each text's ``nltk.word_tokenize`` tokens separated by white space.
 
@@ -187,13 +203,11 @@ def spaced_words(texts: pl.Series) -> pl.Series:
         .filter(pl.col("safe") & ~pl.col("breaks"))
         .select("t", spaced=_treebank(pl.col("text").str.strip_chars_end()))
     )
-    split = kinds.filter(pl.col("safe") & pl.col("breaks"))
-    # Flat (text, sentence) columns: Polars builds a nested column from Python lists one
-    # inner list at a time, which costs more than the tokenization.
-    owner, sentence = [], []
-    for t, sents in zip(split["t"], split_sentences(split["text"].to_list()), strict=True):
-        owner += [t] * len(sents)
-        sentence += sents
+    # Polars runs those passes without the GIL while Punkt (Python) splits the other texts.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        whole_done = pool.submit(whole.collect)
+        owner, sentence = _punkt_sentences(kinds)
+        whole = whole_done.result().lazy()
     sentences = (
         pl.LazyFrame({"t": owner, "s": sentence}, schema={"t": pl.UInt32, "s": pl.String})
         .group_by("t", maintain_order=True)
