@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -154,23 +154,29 @@ class Classifier:
     labels: list[str]
     batch_size: int = 32
 
+    # What the tokenizer returns for _forward: PyTorch tensors here, NumPy arrays for ONNX.
+    tensors: ClassVar[str] = "pt"
+
     def logits(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> np.ndarray:
         """Raw logits for each text (or each (text, pair) when ``pairs`` is given)."""
-        import torch  # noqa: PLC0415
-
         order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths batch well
         out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
-        device = next(self.model.parameters()).device
         for start in range(0, len(texts), self.batch_size):
             idx = order[start : start + self.batch_size]
             first = [texts[i] for i in idx]
             second = [pairs[i] for i in idx] if pairs is not None else None
             enc = self.tokenizer(first, second, padding=True, truncation=True,
-                                 max_length=_max_len(self.tokenizer), return_tensors="pt")  # fmt: skip
-            with torch.inference_mode():
-                logits = self.model(**{k: v.to(device) for k, v in enc.items()}).logits
-            out[idx] = logits.float().cpu().numpy()
+                                 max_length=_max_len(self.tokenizer), return_tensors=self.tensors)  # fmt: skip
+            out[idx] = self._forward(enc)
         return out
+
+    def _forward(self, enc: Any) -> np.ndarray:  # noqa: ANN401
+        import torch  # noqa: PLC0415
+
+        device = next(self.model.parameters()).device
+        with torch.inference_mode():
+            logits = self.model(**{k: v.to(device) for k, v in enc.items()}).logits
+        return logits.float().cpu().numpy()  # type: ignore[no-any-return]
 
 
 def _max_len(tokenizer: Any) -> int:  # noqa: ANN401
@@ -185,20 +191,12 @@ class OnnxClassifier(Classifier):
     ``model`` is the ``onnxruntime.InferenceSession``; the tokenizer is the exported folder's.
     """
 
-    def logits(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> np.ndarray:
-        """Raw logits for each text (or each (text, pair)), as :meth:`Classifier.logits`."""
+    tensors: ClassVar[str] = "np"
+
+    def _forward(self, enc: Any) -> np.ndarray:  # noqa: ANN401
         wanted = {i.name for i in self.model.get_inputs()}
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            first = [texts[i] for i in idx]
-            second = [pairs[i] for i in idx] if pairs is not None else None
-            enc = self.tokenizer(first, second, padding=True, truncation=True,
-                                 max_length=_max_len(self.tokenizer), return_tensors="np")  # fmt: skip
-            feed = {k: v.astype(np.int64) for k, v in enc.items() if k in wanted}
-            out[idx] = np.asarray(self.model.run(None, feed)[0], dtype=np.float32)
-        return out
+        feed = {k: v.astype(np.int64) for k, v in enc.items() if k in wanted}
+        return np.asarray(self.model.run(None, feed)[0], dtype=np.float32)
 
 
 def _onnx_file(name: str) -> Path | None:
