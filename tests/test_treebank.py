@@ -53,3 +53,24 @@ def test_known_cases_and_a_corpus() -> None:
 def test_nulls_and_repeats_keep_their_rows() -> None:
     out = word_tokenize(pl.Series(["a b.", None, "a b.", "c"])).to_list()
     assert out == [["a", "b", "."], [], ["a", "b", "."], ["c"]]
+
+
+def test_plain_break_contexts_are_decided_as_punkt_decides() -> None:
+    """The direct decision for "word. Next" and "word? Next" equals Punkt's own, including
+    every abbreviation and collocation of the English parameters."""
+    import random
+
+    from punkt.data import english
+
+    from evalnb.text.sentences import _punkt
+
+    decide = _punkt().text_contains_sentbreak
+    contexts = [f"{x}. {y}" for a, b in english.COLLOCATIONS
+                for x in (a, a.capitalize()) for y in (b, b.capitalize())]  # fmt: skip
+    contexts += [f"{a}. {n}" for a in english.ABBREV_TYPES for n in ("The", "the")]
+    rng = random.Random(0)
+    words = ["Mr", "etc", "inc", "No", "vs", "a", "I", "fig", "al", "system", "The", "the",
+             "Edelman", "St", "Co", "It", "Jan", "pp", "OK", "Ltd", "approx", "3", "x2"]  # fmt: skip
+    contexts += [f"{rng.choice(words)}{rng.choice('.?!')} {rng.choice(words)}"
+                 for _ in range(3000)]  # fmt: skip
+    assert [decide(c) for c in contexts] == [decide._slow.__wrapped__(c) for c in contexts]
