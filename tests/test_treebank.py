@@ -74,3 +74,16 @@ def test_plain_break_contexts_are_decided_as_punkt_decides() -> None:
     contexts += [f"{rng.choice(words)}{rng.choice('.?!')} {rng.choice(words)}"
                  for _ in range(3000)]  # fmt: skip
     assert [decide(c) for c in contexts] == [decide._slow.__wrapped__(c) for c in contexts]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS), max_size=30).map("".join))
+def test_sentences_equal_nltk_sent_tokenize(text: str) -> None:
+    """Sentence splitting (with its shortcut for texts needing no realignment) is NLTK's."""
+    import nltk
+
+    from evalnb.text.sentences import split_sentences
+
+    nltk_word_tokenize()  # installs the punkt_tab data NLTK loads
+    expected = nltk.sent_tokenize(text) if text else []
+    assert split_sentences([text]) == [expected]

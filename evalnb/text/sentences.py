@@ -13,6 +13,8 @@ from collections import defaultdict
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+import regex
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -54,6 +56,51 @@ def _punkt() -> PunktSentenceTokenizer:
 # one space and a word.
 _PERIOD = re.compile(r"([A-Za-z]{2,})\. ([A-Za-z]+)")
 _MARK = re.compile(r"[A-Za-z]+[?!] [A-Za-z]+")
+
+
+# Punkt's possible break: an end character followed by one of its "non-word" characters, or by
+# white space and a token (PunktLanguageVars' period context, with NLTK 3.10's curly quotes).
+_POSSIBLE_BREAK = regex.compile(r"""[.?!](?=[)";}\]*:@'({\[!?‘’“”«»]|\s)""")
+_AFTER = regex.compile(r"\s+(\S+)")  # with regex, as NLTK: its \s is not re's
+_WHITE = " \t\n\r\x0b\x0c"  # string.whitespace: where Punkt looks for a word's start
+_REALIGNED = set("\"')]}‘’“”«»")  # a sentence opening with these is moved back (realigned)
+
+
+def _split_simply(text: str, decide: Callable[[str], bool]) -> list[str] | None:
+    """Split as Punkt does, without its generators, when no break needs realignment.
+
+    Punkt finds each possible break, takes the word before it (back to the last white space)
+    and the token after it as the context, asks ``decide`` about that context, and cuts after
+    the end character, the next sentence starting at the token. Texts where a possible break
+    is followed by punctuation rather than white space, where the next token opens with a
+    quote or bracket (Punkt would realign it), or where two possible breaks share a word are
+    left to Punkt (``None``). Property tests compare the result with ``nltk.sent_tokenize``.
+    """
+    cuts: list[tuple[int, int]] = []  # (end of a sentence, start of the next)
+    word_to = 0  # where the previous possible break's word ends (at its end character)
+    for found in _POSSIBLE_BREAK.finditer(text):
+        at = found.start()
+        after = _AFTER.match(text, at + 1)
+        if after is None or after.group(1)[0] in _REALIGNED:
+            return None
+        last_white = max(text.rfind(c, word_to, at) for c in _WHITE)
+        if last_white > word_to:
+            start = last_white + 1
+        elif cuts or word_to:
+            return None  # the words overlap: Punkt drops the earlier break
+        else:
+            start = 0
+        if decide(text[start:at] + text[at] + after.group(0)):
+            cuts.append((at + 1, after.start(1)))
+        word_to = at
+    sentences, begin = [], 0
+    for end, nxt in cuts:
+        sentences.append(text[begin:end])
+        begin = nxt
+    last = text[begin : len(text.rstrip())]
+    if last:
+        sentences.append(last)
+    return sentences
 
 
 class _Decider:
@@ -106,6 +153,9 @@ def split_sentences(texts: Sequence[str | None], *, min_chars: int = 0) -> list[
             out.append([])
             continue
         if text not in memo:
-            memo[text] = [s for s in tokenizer.tokenize(text) if len(s) > min_chars]
+            split = _split_simply(text, tokenizer.text_contains_sentbreak)
+            if split is None:
+                split = tokenizer.tokenize(text)
+            memo[text] = [s for s in split if len(s) > min_chars]
         out.append(memo[text])
     return out
