@@ -228,6 +228,17 @@ def test_mutated_archives_fail_cleanly(tmp_path: Path) -> None:
     assert outcomes["rejected"] > 0
 
 
+def test_archive_with_a_huge_integer_id_is_an_input_error(tmp_path: Path) -> None:
+    """Found by the fuzzer above: an id too large for any Polars integer type."""
+    src = _archive(tmp_path)
+    results = json.loads(_results(src))
+    rows = results if isinstance(results, list) else next(iter(results.values()))
+    rows[0]["case_id"] = 10**400
+    path = _rewrite(src, tmp_path / "huge.zip", {"pii_leakage/results.json": results}, {})
+    with pytest.raises(evalnb.InputError, match=r"huge\.zip"):
+        evalnb.load(path)
+
+
 # --- leakage on hostile texts ---------------------------------------------------------------
 
 

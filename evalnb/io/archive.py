@@ -46,7 +46,8 @@ def _frame(records: list[dict[str, object]], table: str, where: str) -> pl.DataF
             elif v == pl.Float64():
                 casts.append(pl.col(k).cast(pl.Float64))
         return frame.with_columns(casts) if casts else frame
-    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+    except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as exc:
+        # OverflowError: an integer too large for any Polars type where a text id is expected
         raise InputError(where, None, table, f"records with the columns of evalnb.SCHEMAS[{table!r}]",
                          str(exc).splitlines()[0][:200]) from None  # fmt: skip
 
