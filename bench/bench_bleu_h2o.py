@@ -14,9 +14,7 @@ Prints seconds, the ratio and the largest difference over all pairs and orders.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from nltk.translate.bleu_score import sentence_bleu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
+from bench.common import warm_median
 from bench.real_pairs import real_pairs
 from evalnb.text.synthetic import pairs
 from tests.nltk_reference import nltk_word_tokenize
@@ -54,15 +53,6 @@ def _peer(cands: list[str], refs: list[str]) -> np.ndarray:
     return out
 
 
-def _timed(fn: object, runs: int, *args: object) -> tuple[float, np.ndarray]:
-    times, result = [], np.zeros(0)
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn(*args)  # type: ignore[operator]
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
-
-
 def main() -> None:
     """Warm both sides, then time them the same way."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -74,8 +64,8 @@ def main() -> None:
     cands, refs = make(args.pairs, seed=11)
     _ours(cands[:50], refs[:50])
     _peer(cands[:50], refs[:50])
-    ours_s, ours = _timed(_ours, args.runs, cands, refs)
-    peer_s, peer = _timed(_peer, args.runs, cands, refs)
+    ours_s, ours = warm_median(lambda: _ours(cands, refs), args.runs)
+    peer_s, peer = warm_median(lambda: _peer(cands, refs), args.runs)
     print(f"pairs: {args.pairs:,} ({args.corpus}), median of {args.runs} runs each, both warm")
     print(f"H2O bleu_1..4  nltk loop {peer_s:7.2f} s   evalnb.evaluate {ours_s:6.2f} s   "
           f"{peer_s / ours_s:5.1f}x   max |diff| {np.max(np.abs(ours - peer)):.1e}")  # fmt: skip

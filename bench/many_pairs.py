@@ -17,7 +17,7 @@ import random
 import numpy as np
 import polars as pl
 
-from evalnb.text.synthetic import _vocab
+from evalnb.text.synthetic import vocabulary
 
 __all__ = ["many_pairs"]
 
@@ -35,7 +35,7 @@ def _texts(ids: np.ndarray, lengths: np.ndarray, vocab: pl.Series) -> pl.Series:
 def many_pairs(n: int, seed: int = 0) -> pl.DataFrame:
     """Return ``n`` distinct pairs as a frame of ``actual`` and ``expected`` texts."""
     rng = np.random.default_rng(seed)
-    words = _vocab(random.Random(seed), 4000)
+    words = vocabulary(random.Random(seed), 4000)
     numbers = [str(k) for k in rng.integers(1, 99_999, 2_000)] + [
         f"{x:.2f}" for x in rng.random(500)
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-__all__ = ["ADVERSARIAL", "edit", "pairs"]
+__all__ = ["ADVERSARIAL", "edit", "pairs", "vocabulary"]
 
 _WORDS = [
     "the",
@@ -90,7 +90,8 @@ ADVERSARIAL = (
 )  # fmt: skip
 
 
-def _vocab(rng: random.Random, n_pseudo: int) -> list[str]:
+def vocabulary(rng: random.Random, n_pseudo: int) -> list[str]:
+    """English function and domain words, then ``n_pseudo`` seeded pseudo-words."""
     letters = "abcdefghijklmnopqrstuvwxyz"
     pseudo = ["".join(rng.choices(letters, k=rng.randint(3, 9))) for _ in range(n_pseudo)]
     return list(_WORDS) + pseudo
@@ -128,7 +129,7 @@ def edit(rng: random.Random, words: list[str], vocab: list[str]) -> list[str]:
 def pairs(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
     """Return ``n`` (candidates, references), deterministic for ``seed``."""
     rng = random.Random(seed)
-    vocab = _vocab(rng, 4000)
+    vocab = vocabulary(rng, 4000)
     weights = [1.0 / (rank + 2.7) ** 1.1 for rank in range(len(vocab))]
     cands, refs = [], []
     for _ in range(n):
