@@ -203,3 +203,35 @@ def test_split_agrees_with_python_split(texts: list[str]) -> None:
     assert TokenIds.split([pl.Series(texts, dtype=pl.String)]).lists(0) == [
         t.split() for t in texts
     ]
+
+
+# What the 13a rules and replacements act on, some digits, letters, multi-byte characters.
+_13A_ALPHABET = ".,-'0123456789ab/:@{~[`!&(+<>;\"\n\x1c\u00e9\u00a0\u2003\u4e2d "
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=_13A_ALPHABET, max_size=16)
+        | st.sampled_from(
+            ["<skipped>", "&quot;x&amp;", "a-\nb", "1.,2", "x.,.y", "3--4", ".5", "5."]
+        ),
+        max_size=8,
+    )
+)
+def test_compiled_13a_rules_agree_with_sacrebleu(texts: list[str]) -> None:
+    # Each rule's byte scan against sacrebleu's regexes, on texts dense in what they match.
+    tok = Tokenizer13a()
+    assert ids_13a(pl.Series(texts, dtype=pl.String)).lists(0) == [
+        tok(t.rstrip()).split() for t in texts
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=_13A_ALPHABET, max_size=16), max_size=8))
+def test_column_13a_rules_agree_with_sacrebleu(texts: list[str]) -> None:
+    # The Polars expression (used where tokens are wanted as lists) on the same texts.
+    tok = Tokenizer13a()
+    assert tokenize_13a(pl.Series(texts, dtype=pl.String)).to_list() == [
+        tok(t.rstrip()).split() for t in texts
+    ]

@@ -1,8 +1,9 @@
-"""Whitespace splitting and token interning, compiled (numba), straight from Arrow buffers.
+"""Token splitting and interning, compiled (numba), straight from Arrow buffers.
 
 Tokenizers prepare a column with Polars passes (regex rules leave tokens separated by
-whitespace); this module splits every text and numbers equal tokens equally, without ever
-building a list of small strings. Ids are dense, in order of first appearance.
+whitespace), or name the compiled rules that split it (sacrebleu's 13a); this module splits
+every text and numbers equal tokens equally, without ever building a list of small strings.
+Ids are dense, in order of first appearance.
 """
 
 from __future__ import annotations
@@ -11,43 +12,29 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-__all__ = ["intern_tokens"]
+from evalnb.text.rules13a import MAY_ISOLATE, isolated_13a
+from evalnb.text.utf8 import SPACE_LEADS, space_width
+
+__all__ = ["intern_buffers", "intern_tokens", "joined_buffers"]
 
 
-@njit(cache=True, inline="always")
-def _space(data: np.ndarray, i: int, end: int) -> int:
-    r"""Byte length of the white space character at ``data[i]`` (0 when it is not one).
-
-    White space as Python's ``str.split`` and Rust's ``\s`` (Unicode White_Space) see it.
-    """
-    b = np.int64(data[i])
-    if b < 0x80:
-        return 1 if b == 32 or (b >= 9 and b <= 13) or (b >= 0x1C and b <= 0x1F) else 0
-    return _wide_space(data, i, end, b)
-
-
-@njit(cache=True, inline="always")
-def _wide_space(data: np.ndarray, i: int, end: int, b: np.int64) -> int:
-    if b == 0xC2 and i + 1 < end:
-        c = data[i + 1]
-        return 2 if c == 0x85 or c == 0xA0 else 0
-    if (b != 0xE1 and b != 0xE2 and b != 0xE3) or i + 2 >= end:
-        return 0
-    c, d = np.int64(data[i + 1]), np.int64(data[i + 2])
-    if b == 0xE1:  # U+1680
-        return 3 if c == 0x9A and d == 0x80 else 0
-    if b == 0xE3:  # U+3000
-        return 3 if c == 0x80 and d == 0x80 else 0
-    if c == 0x80 and ((d >= 0x80 and d <= 0x8A) or d == 0xA8 or d == 0xA9 or d == 0xAF):
-        return 3  # U+2000..200A, U+2028, U+2029, U+202F
-    return 3 if c == 0x81 and d == 0x9F else 0  # U+205F
+# Per splitting (white space; white space and 13a), the bytes that may end a token: one
+# lookup settles most bytes before the exact tests run.
+_MAY_END = np.stack([SPACE_LEADS, SPACE_LEADS | MAY_ISOLATE])
+_FNV_START = np.uint64(14695981039346656037)
+_FNV_PRIME = np.uint64(1099511628211)
 
 
 @njit(cache=True, inline="always")
 def _hash(data: np.ndarray, a: int, b: int) -> np.uint64:
-    h = np.uint64(14695981039346656037)  # FNV-1a
+    h = _FNV_START  # FNV-1a
     for i in range(a, b):
-        h = (h ^ np.uint64(data[i])) * np.uint64(1099511628211)
+        h = (h ^ np.uint64(data[i])) * _FNV_PRIME
+    return _finish(h)
+
+
+@njit(cache=True, inline="always")
+def _finish(h: np.uint64) -> np.uint64:
     return h ^ (h >> np.uint64(29))
 
 
@@ -64,7 +51,8 @@ def _same(data: np.ndarray, a: int, b: int, c: int, d: int) -> bool:
 @njit(cache=True)
 def _fill(
     data: np.ndarray,
-    offsets: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
     first: int,
     ids: np.ndarray,
     text_off: np.ndarray,
@@ -72,25 +60,36 @@ def _fill(
     starts: np.ndarray,
     ends: np.ndarray,
     vocab: int,
+    rules13a: bool,
 ) -> tuple[int, int]:
     """Intern texts from ``first`` on until done or the table is half full.
 
-    Returns the next text to do (``offsets.size - 1`` when done) and the vocabulary size.
+    Returns the next text to do (``lows.size`` when done) and the vocabulary size.
     The arrays are parameters, never reassigned here: that keeps this loop fast.
     """
     mask = np.uint64(slots.size - 1)
     count = text_off[first]
-    for t in range(first, offsets.size - 1):
-        i, end = offsets[t], offsets[t + 1]
+    may_end = _MAY_END[1 if rules13a else 0]
+    for t in range(first, lows.size):
+        lo = lows[t]
+        i, end = lo, highs[t]
         while i < end:
-            w = _space(data, i, end)
+            w = space_width(data, i, end)
             if w:
                 i += w
                 continue
+            # The token's hash is taken while its end is sought: one read of each byte.
+            h = (_FNV_START ^ np.uint64(data[i])) * _FNV_PRIME
             j = i + 1
-            while j < end and _space(data, j, end) == 0:
-                j += 1
-            s = np.int64(_hash(data, i, j) & mask)
+            if not (rules13a and isolated_13a(data, i, lo, end)):
+                while j < end:
+                    if may_end[data[j]] and (
+                        space_width(data, j, end) or (rules13a and isolated_13a(data, j, lo, end))
+                    ):
+                        break
+                    h = (h ^ np.uint64(data[j])) * _FNV_PRIME
+                    j += 1
+            s = np.int64(_finish(h) & mask)
             while slots[s] != -1 and not _same(data, starts[slots[s]], ends[slots[s]], i, j):
                 s = np.int64((s + 1) & mask)
             if slots[s] == -1:
@@ -103,7 +102,7 @@ def _fill(
             count += 1
             i = j
         text_off[t + 1] = count
-    return offsets.size - 1, vocab
+    return lows.size, vocab
 
 
 @njit(cache=True)
@@ -121,12 +120,13 @@ def _rehash(
 
 @njit(cache=True)
 def _split_intern(
-    data: np.ndarray, offsets: np.ndarray
+    data: np.ndarray, lows: np.ndarray, highs: np.ndarray, rules13a: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Token ids, token offsets per text, and each id's first (start, end) in ``data``."""
-    n = offsets.size - 1
-    # A text of L bytes holds at most ceil(L / 2) tokens (one byte, one space, ...).
-    ids = np.empty(data.size // 2 + n + 1, dtype=np.int64)
+    n = lows.size
+    # Split on white space, a text of L bytes holds at most ceil(L / 2) tokens (one byte, one
+    # space, ...); the 13a rules may make a token of every byte ("!!!").
+    ids = np.empty((data.size if rules13a else data.size // 2) + n + 1, dtype=np.int64)
     text_off = np.zeros(n + 1, dtype=np.int64)
     cap = 1 << 12
     slots = np.full(cap, -1, dtype=np.int64)
@@ -134,7 +134,7 @@ def _split_intern(
     ends = np.empty(cap // 2, dtype=np.int64)
     t, vocab = 0, 0
     while True:
-        t, vocab = _fill(data, offsets, t, ids, text_off, slots, starts, ends, vocab)
+        t, vocab = _fill(data, lows, highs, t, ids, text_off, slots, starts, ends, vocab, rules13a)
         if t == n:
             break
         cap *= 2
@@ -195,17 +195,39 @@ def intern_tokens(
     vocab
         The token of each id.
     """
+    data, offsets = joined_buffers(columns)
+    return intern_buffers(data, offsets[:-1], offsets[1:], [len(c) for c in columns])
+
+
+def joined_buffers(columns: list[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
+    """UTF-8 bytes and offsets of several string arrays, one after another (nulls empty)."""
     parts = [_buffers(c) for c in columns]
     data = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.uint8)
     shift = np.cumsum([0] + [p[0].size for p in parts])
-    joined = np.concatenate([[0]] + [p[1][1:] + shift[k] for k, p in enumerate(parts)]).astype(
-        np.int64
-    )
-    ids, text_off, starts, ends = _split_intern(data, joined)
+    joined = np.concatenate([[0]] + [p[1][1:] + shift[k] for k, p in enumerate(parts)])
+    return data, joined.astype(np.int64)
+
+
+def intern_buffers(
+    data: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    counts: list[int],
+    *,
+    rules13a: bool = False,
+) -> tuple[np.ndarray, list[np.ndarray], pa.LargeStringArray]:
+    """:func:`intern_tokens` of texts already laid out as one UTF-8 buffer.
+
+    ``data[lows[t]:highs[t]]`` is text ``t``; ``counts`` says how many texts each
+    column holds, in order. With ``rules13a``, tokens also end where sacrebleu's 13a rules
+    set a character apart (:func:`evalnb.text.rules13a.isolated_13a`): the texts must have
+    had 13a's replacements (:func:`evalnb.text.rules13a.replaced_13a`).
+    """
+    ids, text_off, starts, ends = _split_intern(data, lows, highs, rules13a)
     chars, vocab_off = _gather(data, starts, ends)
     vocab = pa.LargeStringArray.from_buffers(
         len(starts), pa.py_buffer(vocab_off), pa.py_buffer(chars)
     )
-    bounds = np.cumsum([0] + [len(c) for c in columns])
-    offsets = [text_off[bounds[k] : bounds[k + 1] + 1] for k in range(len(columns))]
+    bounds = np.cumsum([0, *counts])
+    offsets = [text_off[bounds[k] : bounds[k + 1] + 1] for k in range(len(counts))]
     return ids, offsets, vocab
