@@ -15,20 +15,71 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["ROOT", "cold_seconds", "warm_median", "write_pairs"]
+__all__ = ["ROOT", "cold_seconds", "evalnb_warm", "ratios", "warm_median", "write_pairs"]
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
 
 
-def warm_median(fn: Callable[[], T], runs: int) -> tuple[float, T]:
-    """Median seconds of ``runs`` calls (the caller warms up first) and the last result."""
+def warm_median(
+    fn: Callable[..., T], runs: int, setup: Callable[[], object] | None = None
+) -> tuple[float, T]:
+    """Median seconds of ``runs`` calls (the caller warms up first) and the last result.
+
+    With ``setup``, each call gets a fresh ``setup()`` result as its argument, made outside
+    the timing (a fresh lab for each run, as a peer gets its input lists ready-made).
+    """
     times, result = [], None
     for _ in range(runs):
+        args = () if setup is None else (setup(),)
         start = time.perf_counter()
-        result = fn()
+        result = fn(*args)
         times.append(time.perf_counter() - start)
     return statistics.median(times), result  # type: ignore[return-value]
+
+
+def evalnb_warm(
+    frame: pl.DataFrame,
+    evaluator: str,
+    runs: int,
+    before: Callable[[], object] | None = None,
+    **params: object,
+) -> tuple[float, float, pl.DataFrame]:
+    """Time ``evalnb.evaluate(lab, [evaluator]).scores`` on a fresh lab per run.
+
+    Each run's lab is loaded (``evalnb.load(frame)``) just before it, outside the evaluate
+    timing, as a peer gets its lists of texts ready-made; the loading is timed on its own so
+    that a benchmark prints both. ``before`` runs before each load (clearing caches).
+
+    Returns
+    -------
+    tuple
+        Median evaluate seconds, median load seconds, and the scores one column per metric.
+    """
+    import evalnb  # noqa: PLC0415 - the benchmarks put the repository on sys.path first
+
+    loads: list[float] = []
+
+    def fresh() -> evalnb.Lab:
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        lab = evalnb.load(frame)
+        loads.append(time.perf_counter() - start)
+        return lab
+
+    seconds, scores = warm_median(
+        lambda lab: evalnb.evaluate(lab, [evaluator], progress=False, **params).scores,
+        runs,
+        setup=fresh,
+    )
+    wide = scores.pivot(on="metric", index="case_id", values="value", maintain_order=True)
+    return seconds, statistics.median(loads), wide
+
+
+def ratios(peer_s: float, ours_s: float, load_s: float) -> str:
+    """The warm ratio, then the ratio with the lab's loading counted on our side too."""
+    return f"{peer_s / ours_s:.1f}x ({peer_s / (ours_s + load_s):.1f}x with the load)"
 
 
 def write_pairs(cands: list[str], refs: list[str]) -> Path:

@@ -26,24 +26,16 @@ _FNV_PRIME = np.uint64(1099511628211)
 
 
 @njit(cache=True, inline="always")
-def _hash(data: np.ndarray, a: int, b: int) -> np.uint64:
-    h = _FNV_START  # FNV-1a
-    for i in range(a, b):
-        h = (h ^ np.uint64(data[i])) * _FNV_PRIME
-    return _finish(h)
-
-
-@njit(cache=True, inline="always")
 def _finish(h: np.uint64) -> np.uint64:
     return h ^ (h >> np.uint64(29))
 
 
 @njit(cache=True, inline="always")
-def _same(data: np.ndarray, a: int, b: int, c: int, d: int) -> bool:
+def _same(store: np.ndarray, a: int, b: int, data: np.ndarray, c: int, d: int) -> bool:
     if b - a != d - c:
         return False
     for k in range(b - a):  # noqa: SIM110 - numba compiles no generator inside all()
-        if data[a + k] != data[c + k]:
+        if store[a + k] != data[c + k]:
             return False
     return True
 
@@ -57,12 +49,13 @@ def _fill(
     ids: np.ndarray,
     text_off: np.ndarray,
     slots: np.ndarray,
-    starts: np.ndarray,
-    ends: np.ndarray,
+    vhash: np.ndarray,
+    voff: np.ndarray,
+    store: np.ndarray,
     vocab: int,
     rules13a: bool,
 ) -> tuple[int, int]:
-    """Intern texts from ``first`` on until done or the table is half full.
+    """Intern texts from ``first`` on until done, the table half full or the store full.
 
     Returns the next text to do (``lows.size`` when done) and the vocabulary size.
     The arrays are parameters, never reassigned here: that keeps this loop fast.
@@ -89,14 +82,23 @@ def _fill(
                         break
                     h = (h ^ np.uint64(data[j])) * _FNV_PRIME
                     j += 1
-            s = np.int64(_finish(h) & mask)
-            while slots[s] != -1 and not _same(data, starts[slots[s]], ends[slots[s]], i, j):
+            h = _finish(h)
+            s = np.int64(h & mask)
+            # Known tokens are compared in the compact store, not where they first appeared
+            # in the texts: the store stays in cache, the texts do not.
+            while slots[s] != -1 and not (
+                vhash[slots[s]] == h
+                and _same(store, voff[slots[s]], voff[slots[s] + 1], data, i, j)
+            ):
                 s = np.int64((s + 1) & mask)
             if slots[s] == -1:
-                if 2 * (vocab + 1) > slots.size:
+                used = voff[vocab]
+                if 2 * (vocab + 1) > slots.size or used + j - i > store.size:
                     return t, vocab  # grow, then redo this text (its new tokens are kept)
                 slots[s] = vocab
-                starts[vocab], ends[vocab] = i, j
+                vhash[vocab] = h
+                store[used : used + j - i] = data[i:j]
+                voff[vocab + 1] = used + j - i
                 vocab += 1
             ids[count] = slots[s]
             count += 1
@@ -106,12 +108,10 @@ def _fill(
 
 
 @njit(cache=True)
-def _rehash(
-    data: np.ndarray, starts: np.ndarray, ends: np.ndarray, vocab: int, cap: int
-) -> np.ndarray:
+def _rehash(vhash: np.ndarray, vocab: int, cap: int) -> np.ndarray:
     slots = np.full(cap, -1, dtype=np.int64)
     for v in range(vocab):
-        q = np.int64(_hash(data, starts[v], ends[v]) & np.uint64(cap - 1))
+        q = np.int64(vhash[v] & np.uint64(cap - 1))
         while slots[q] != -1:
             q = (q + 1) & (cap - 1)
         slots[q] = v
@@ -119,10 +119,17 @@ def _rehash(
 
 
 @njit(cache=True)
+def _grown(values: np.ndarray, size: int) -> np.ndarray:
+    out = np.empty(size, dtype=values.dtype)
+    out[: values.size] = values
+    return out
+
+
+@njit(cache=True)
 def _split_intern(
     data: np.ndarray, lows: np.ndarray, highs: np.ndarray, rules13a: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Token ids, token offsets per text, and each id's first (start, end) in ``data``."""
+    """Token ids, token offsets per text, and the vocabulary's bytes and offsets."""
     n = lows.size
     # Split on white space, a text of L bytes holds at most ceil(L / 2) tokens (one byte, one
     # space, ...); the 13a rules may make a token of every byte ("!!!").
@@ -130,32 +137,25 @@ def _split_intern(
     text_off = np.zeros(n + 1, dtype=np.int64)
     cap = 1 << 12
     slots = np.full(cap, -1, dtype=np.int64)
-    starts = np.empty(cap // 2, dtype=np.int64)
-    ends = np.empty(cap // 2, dtype=np.int64)
+    vhash = np.empty(cap // 2, dtype=np.uint64)
+    voff = np.zeros(cap // 2 + 1, dtype=np.int64)
+    store = np.empty(1 << 16, dtype=np.uint8)
     t, vocab = 0, 0
     while True:
-        t, vocab = _fill(data, lows, highs, t, ids, text_off, slots, starts, ends, vocab, rules13a)
+        t, vocab = _fill(
+            data, lows, highs, t, ids, text_off, slots, vhash, voff, store, vocab, rules13a
+        )
         if t == n:
             break
-        cap *= 2
-        slots = _rehash(data, starts, ends, vocab, cap)
-        starts = np.concatenate((starts, np.empty(cap // 2 - starts.size, np.int64)))
-        ends = np.concatenate((ends, np.empty(cap // 2 - ends.size, np.int64)))
+        if 2 * (vocab + 1) > cap:
+            cap *= 2
+            slots = _rehash(vhash, vocab, cap)
+            vhash = _grown(vhash, cap // 2)
+            voff = _grown(voff, cap // 2 + 1)
+        else:  # the store is full: a token longer than what is left
+            store = _grown(store, 2 * store.size + highs[t] - lows[t])
     count = text_off[n]
-    return ids[:count].copy(), text_off, starts[:vocab].copy(), ends[:vocab].copy()
-
-
-@njit(cache=True)
-def _gather(
-    data: np.ndarray, starts: np.ndarray, ends: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    off = np.zeros(starts.size + 1, dtype=np.int64)
-    for v in range(starts.size):
-        off[v + 1] = off[v] + ends[v] - starts[v]
-    out = np.empty(off[-1], dtype=np.uint8)
-    for v in range(starts.size):
-        out[off[v] : off[v + 1]] = data[starts[v] : ends[v]]
-    return out, off
+    return ids[:count].copy(), text_off, store[: voff[vocab]].copy(), voff[: vocab + 1].copy()
 
 
 def _buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -223,10 +223,9 @@ def intern_buffers(
     set a character apart (:func:`evalnb.text.rules13a.isolated_13a`): the texts must have
     had 13a's replacements (:func:`evalnb.text.rules13a.replaced_13a`).
     """
-    ids, text_off, starts, ends = _split_intern(data, lows, highs, rules13a)
-    chars, vocab_off = _gather(data, starts, ends)
+    ids, text_off, chars, vocab_off = _split_intern(data, lows, highs, rules13a)
     vocab = pa.LargeStringArray.from_buffers(
-        len(starts), pa.py_buffer(vocab_off), pa.py_buffer(chars)
+        vocab_off.size - 1, pa.py_buffer(vocab_off), pa.py_buffer(chars)
     )
     bounds = np.cumsum([0, *counts])
     offsets = [text_off[bounds[k] : bounds[k + 1] + 1] for k in range(len(counts))]
