@@ -144,11 +144,11 @@ class Context:
             self.budgets[key] = SearchBudget(per_search_s=per_search_s, per_run_s=per_run_s)
         return self.budgets[key]
 
-    def encoder(self, model: str) -> TextEncoder:
+    def encoder(self, model: str, precision: str = "fp32") -> TextEncoder:
         """Return the process-wide encoder for ``model`` (loaded on first use)."""
         from evalnb.models.encoder import get_encoder  # noqa: PLC0415 - torch loads only when needed
 
-        return get_encoder(model)
+        return get_encoder(model, precision=precision)
 
 
 # Rows per scoring call of the row-local evaluators (n-grams, regexes): large enough that

@@ -39,12 +39,19 @@ _MODEL = Param("model", str, default=DEFAULT_MODEL,
                            "cached here)", normalize=lambda m: used_model(str(m)))  # fmt: skip
 
 
+_PRECISION = Param("precision", str, default="fp32", choices=("fp32", "int8"),
+                   description="fp32, or int8: an int8 ONNX Runtime copy of the model on a "
+                               "CPU, about twice as fast, similarities off by about 0.01 "
+                               "(at most 0.07 measured); needs evalnb[onnx]")  # fmt: skip
+
+
 def _threshold(default: float, metric: str) -> Param:
     return threshold_param(default, metric, low=-1.0)  # cosine similarities can be negative
 
 
-def _embed(ctx: Context, model: str, texts: Sequence[str]) -> np.ndarray:
-    return ctx.encoder(model).encode(list(texts))
+def _embed(ctx: Context, params: Mapping[str, object], texts: Sequence[str]) -> np.ndarray:
+    encoder = ctx.encoder(str(params["model"]), str(params.get("precision", "fp32")))
+    return encoder.encode(list(texts))
 
 
 def _sentences(texts: Sequence[str | None], min_chars: int) -> tuple[list[str], Segments]:
@@ -78,7 +85,11 @@ class AnswerSimilarity(Evaluator):
     metrics = (MetricSpec("answer_similarity", "Answer similarity",
                           "Cosine similarity of answer and expected answer.", min=-1.0,
                           threshold=0.75, primary=True),)  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (_MODEL, _threshold(0.75, "answer_similarity"))
+    params: ClassVar[tuple[Param, ...]] = (
+        _MODEL,
+        _PRECISION,
+        _threshold(0.75, "answer_similarity"),
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Embed answers and references once each; keep each row's best reference."""
@@ -86,7 +97,7 @@ class AnswerSimilarity(Evaluator):
         seg = Segments(np.array([len(r) for r in refs]))
         flat = [r for row in refs for r in row]
         actual = rows["actual"].fill_null("").to_list()
-        emb = _embed(ctx, str(params["model"]), actual + flat)
+        emb = _embed(ctx, params, actual + flat)
         best = reduce_rows(cross_max(emb[len(actual):], seg, emb[: len(actual)],
                                      Segments(np.ones(len(actual), dtype=np.int64))), seg, "max")  # fmt: skip
         errored = rows["error"].is_not_null().to_numpy()
@@ -119,13 +130,17 @@ class SentenceSimilarity(Evaluator):
                    "Minimum over answer sentences of the best similarity.", min=-1.0,
                    threshold=0.75),
     )  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (_MODEL, _threshold(0.75, "mean_answer_similarity"))
+    params: ClassVar[tuple[Param, ...]] = (
+        _MODEL,
+        _PRECISION,
+        _threshold(0.75, "mean_answer_similarity"),
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Sentences of all references count (best of, in favour of the model)."""
         ans, aseg = _sentences(rows["actual"].to_list(), 0)
         ref, rseg = _ref_sentences(rows["expected"])
-        emb = _embed(ctx, str(params["model"]), ans + ref)
+        emb = _embed(ctx, params, ans + ref)
         best = cross_max(emb[: len(ans)], aseg, emb[len(ans) :], rseg)
         mean, low = reduce_rows(best, aseg, "mean"), reduce_rows(best, aseg, "min")
         errored = rows["error"].is_not_null().to_numpy()
@@ -165,13 +180,13 @@ class AnswerRelevancy(Evaluator):
     metrics = (MetricSpec("answer_relevancy", "Answer relevancy",
                           "Best similarity of an answer sentence to the question.", min=-1.0,
                           threshold=0.75, primary=True),)  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (_MODEL, _threshold(0.75, "answer_relevancy"))
+    params: ClassVar[tuple[Param, ...]] = (_MODEL, _PRECISION, _threshold(0.75, "answer_relevancy"))
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Answers with no sentence over 10 characters score 0.0 (H2O crashes there)."""
         ans, aseg = _sentences(rows["actual"].to_list(), 10)
         prompts = rows["prompt"].fill_null("").to_list()
-        emb = _embed(ctx, str(params["model"]), prompts + ans)
+        emb = _embed(ctx, params, prompts + ans)
         one = Segments(np.ones(len(prompts), dtype=np.int64))
         best = reduce_rows(
             cross_max(emb[: len(prompts)], one, emb[len(prompts) :], aseg), one, "max"
@@ -199,14 +214,14 @@ class Groundedness(Evaluator):
     metrics = (MetricSpec("groundedness", "Groundedness",
                           "Similarity of the least grounded answer sentence to the context.",
                           min=-1.0, threshold=0.75, primary=True),)  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (_MODEL, _threshold(0.75, "groundedness"))
+    params: ClassVar[tuple[Param, ...]] = (_MODEL, _PRECISION, _threshold(0.75, "groundedness"))
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows without answer or context sentences are not scored (as in H2O)."""
         ans, aseg = _sentences(rows["actual"].to_list(), 10)
         ctx_s, per_chunk, per_row = _chunk_sentences(rows["context"].to_list(), 10)
         row_sent = Segments(_sum_by_row(per_chunk.counts, per_row))
-        emb = _embed(ctx, str(params["model"]), ans + ctx_s)
+        emb = _embed(ctx, params, ans + ctx_s)
         best = cross_max(emb[: len(ans)], aseg, emb[len(ans) :], row_sent)
         value = reduce_rows(best, aseg, "min")
         errored = rows["error"].is_not_null().to_numpy()
@@ -242,11 +257,13 @@ def _sentence_details(
     return out
 
 
-def _chunk_relevance(rows: pl.DataFrame, model: str, ctx: Context) -> tuple[np.ndarray, Segments]:
+def _chunk_relevance(
+    rows: pl.DataFrame, params: Mapping[str, object], ctx: Context
+) -> tuple[np.ndarray, Segments]:
     """Per retrieved chunk: its best sentence similarity to the question (NaN: no sentence)."""
     ctx_s, per_chunk, per_row = _chunk_sentences(rows["context"].to_list(), 10)
     prompts = rows["prompt"].fill_null("").to_list()
-    emb = _embed(ctx, model, prompts + ctx_s)
+    emb = _embed(ctx, params, prompts + ctx_s)
     # One "left item" per chunk: the question of its row, repeated.
     chunk_prompt = emb[: len(prompts)][per_row.row_of_item()]
     one = Segments(np.ones(per_row.total, dtype=np.int64))
@@ -270,6 +287,7 @@ class ContextMrr(Evaluator):
                           primary=True),)  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (
         _MODEL,
+        _PRECISION,
         Param("mrr_relevant_chunk_threshold", float, default=0.7, low=0.0, high=1.0,
               description="similarity from which a chunk counts as relevant"),
         Param("mrr_relevant_chunk_oor_idx", int, default=10, low=1,
@@ -279,7 +297,7 @@ class ContextMrr(Evaluator):
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Ranks are the retrieval ranks: a chunk without sentences is simply not relevant."""
-        relevance, per_row = _chunk_relevance(rows, str(params["model"]), ctx)
+        relevance, per_row = _chunk_relevance(rows, params, ctx)
         thr = float(params["mrr_relevant_chunk_threshold"])  # type: ignore[arg-type]
         cutoff = int(params["mrr_relevant_chunk_oor_idx"])  # type: ignore[call-overload]
         rank_in_row = np.arange(per_row.total) - np.repeat(per_row.starts, per_row.counts) + 1
@@ -312,11 +330,15 @@ class ContextRelevancy(Evaluator):
         MetricSpec("precision_relevancy", "Precision relevancy", "Average chunk relevancy.",
                    min=-1.0, threshold=0.75, primary=True),
     )  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (_MODEL, _threshold(0.75, "precision_relevancy"))
+    params: ClassVar[tuple[Param, ...]] = (
+        _MODEL,
+        _PRECISION,
+        _threshold(0.75, "precision_relevancy"),
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Chunks without a sentence over 10 characters are left out; no chunk: not scored."""
-        relevance, per_row = _chunk_relevance(rows, str(params["model"]), ctx)
+        relevance, per_row = _chunk_relevance(rows, params, ctx)
         recall = reduce_rows(relevance, per_row, "max")
         precision = reduce_rows(relevance, per_row, "mean")
         why = reasons(
