@@ -84,8 +84,8 @@ def _fill(
                     j += 1
             h = _finish(h)
             s = np.int64(h & mask)
-            # Known tokens are compared in the compact store, not where they first appeared
-            # in the texts: the store stays in cache, the texts do not.
+            # Known tokens live in a compact store (the vocabulary handed back); their full
+            # hash is compared before their bytes.
             while slots[s] != -1 and not (
                 vhash[slots[s]] == h
                 and _same(store, voff[slots[s]], voff[slots[s] + 1], data, i, j)

@@ -17,13 +17,16 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "NgramStats", "TokenIds", "flat_ngram_stats", "id_ngram_stats", "ids_13a", "ngram_stats",
-    "tokenize_13a", "tokens_13a",
+    "REPLACEMENTS_13A", "NgramStats", "TokenIds", "flat_ngram_stats", "id_ngram_stats",
+    "ids_13a", "ngram_stats", "tokenize_13a", "tokens_13a",
 ]  # fmt: skip
 
 # mteval-v13a as sacrebleu implements it (tokenizer_13a.py + tokenizer_re.py), one Polars
 # pass per rule. Rust regex and Python `re` agree on these patterns: no look-arounds, and
 # leftmost-first, non-overlapping replacement in both.
+# 13a's character replacements, in its order (before its rules).
+REPLACEMENTS_13A = (("<skipped>", ""), ("-\n", ""), ("\n", " "), ("&quot;", '"'),
+                    ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))  # fmt: skip
 _13A_RULES = (
     # sacrebleu's class also holds the space (the range " -&"); padding a space with spaces
     # changes no token, and leaving it out makes this pass 8x faster.
@@ -72,8 +75,7 @@ def _replaced_13a(text: pl.Expr) -> pl.Expr:
     # They become spaces before the strip, which must come first: "-\n" at the very end of a
     # text is stripped to "-", not replaced by nothing.
     s = text.fill_null("").str.replace_all(r"[\x1c-\x1f]", " ").str.strip_chars_end()
-    for old, new in (("<skipped>", ""), ("-\n", ""), ("\n", " "), ("&quot;", '"'),
-                     ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">")):  # fmt: skip
+    for old, new in REPLACEMENTS_13A:
         s = s.str.replace_all(old, new, literal=True)
     return s
 

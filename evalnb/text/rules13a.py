@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from evalnb.text.ngram import REPLACEMENTS_13A
 from evalnb.text.utf8 import space_width
 
 __all__ = ["MAY_ISOLATE", "isolated_13a", "replaced_13a"]
@@ -80,12 +81,11 @@ def isolated_13a(data: np.ndarray, k: int, lo: int, end: int) -> bool:
     return rule2 or not _digit(data, k + 1, lo, end)
 
 
-# 13a's character replacements, in its order; each (pattern, replacement) as UTF-8 bytes.
+# The replacements as UTF-8 bytes, which the compiled code reads.
 _REPLACEMENTS = tuple(
     (np.frombuffer(old.encode(), np.uint8), np.frombuffer(new.encode(), np.uint8))
-    for old, new in (("<skipped>", ""), ("-\n", ""), ("\n", " "), ("&quot;", '"'),
-                     ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))
-)  # fmt: skip
+    for old, new in REPLACEMENTS_13A
+)
 
 
 @njit(cache=True)
