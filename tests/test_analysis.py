@@ -57,6 +57,10 @@ def test_changing_a_threshold_recomputes_without_rescoring(
     assert (cur["threshold"], cur["source"]) == (0.8, "user")
     with pytest.raises(KeyError, match="no metric 'nope'"):
         lab.set_threshold("rouge", "nope", 0.1)
+    for outside in (6, -0.1, float("nan")):
+        with pytest.raises(ValueError, match=r"outside the metric's range \[0.0, 1.0\]"):
+            lab.set_threshold("rouge", "rouge_l", outside)
+    assert lab.current_thresholds().filter(pl.col("metric") == "rouge_l")["threshold"][0] == 0.8
 
 
 def test_leaderboard_pass_rates_and_ranks() -> None:
@@ -202,3 +206,10 @@ def test_insights_take_their_type_and_wording_from_the_evaluator() -> None:
     assert hard.height == 5 and hard["description"].str.contains("leaked personal").all()
     exported = [i for i in json.loads(lab.insights_json()) if "most difficult" in i["description"]]
     assert len(exported) == 5 and all(i["actions_description"] for i in exported)
+
+
+def test_one_evaluator_id_as_a_string() -> None:
+    # A string is one id, not a sequence of one-letter ids.
+    lab = evalnb.load(pl.DataFrame({"prompt": ["q"], "expected": ["a b"], "actual": ["a b"]}))
+    scored = evalnb.evaluate(lab, "rouge", progress=False)
+    assert set(scored.scores["evaluator"]) == {"rouge"}

@@ -70,7 +70,7 @@ def _split_params(
 
 def evaluate(
     lab: L,
-    names: Sequence[str],
+    names: str | Sequence[str],
     *,
     progress: bool = True,
     judge: LLMClient | None = None,
@@ -84,7 +84,7 @@ def evaluate(
         The lab to score. When it is backed by a store (``lab.path``), the new scores,
         metrics and thresholds are written to it in one transaction.
     names
-        Evaluator ids (see :func:`evaluators`).
+        Evaluator ids (see :func:`evaluators`), or one id.
     progress
         Show a ``tqdm`` progress bar.
     judge
@@ -100,7 +100,10 @@ def evaluate(
     skipped; changing a scoring parameter rescores every row of that evaluator. A
     ``metric_threshold`` is recorded as a user threshold and never causes rescoring.
     """
-    classes = [get_evaluator(n) for n in dict.fromkeys(names)]
+    # One id is one evaluator: iterating a string would ask for evaluators "b", "l", ...
+    classes = [
+        get_evaluator(n) for n in dict.fromkeys([names] if isinstance(names, str) else names)
+    ]
     routed = _split_params(classes, params)
     for cls in classes:
         if cls.judge and judge is not None:

@@ -314,7 +314,19 @@ class LabCore:
         Everything derived (verdicts, problems, insights, charts, report) follows at once;
         no score is recomputed. Written through to the lab's store when it has one.
         """
-        self.metric_spec(evaluator, metric)  # a KeyError naming the known metrics
+        spec = self.metric_spec(evaluator, metric)  # a KeyError naming the known metrics
+        low, high = spec.get("min"), spec.get("max")
+        value = float(value)
+        if (
+            value != value
+            or (low is not None and value < low)
+            or (high is not None and value > high)
+        ):
+            msg = (
+                f"threshold {value} for {evaluator}/{metric} is outside the metric's range "
+                f"[{low}, {high}]: no score could pass or fail by it; pass a value in that range"
+            )
+            raise ValueError(msg)
         row = pl.DataFrame([{"evaluator": evaluator, "metric": metric, "threshold": float(value),
                              "source": source, "created_at": dt.datetime.now(dt.UTC)}],
                            schema=SCHEMAS["thresholds"])  # fmt: skip
