@@ -10,6 +10,7 @@ map; ``lint-imports`` checks the direction): ``cli`` → ``api`` → ``widgets``
 from __future__ import annotations
 
 from evalnb import transforms
+from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
 from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
@@ -41,6 +42,7 @@ __all__ = [
     "LLMClient",
     "Lab",
     "Labeler",
+    "Report",
     "RichTable",
     "StoreConflict",
     "StoreError",

@@ -336,7 +336,7 @@ def test_credentials_never_land_in_scores_reports_logs_or_cache(
     assert "judge call failed: HTTP 401" in details
     assert bearer is not None and "Incorrect API key provided: Bearer ***" in bearer
     places = {
-        "error": direct.error, "bearer echo": bearer, "scores": details, "report": report, "log": caplog.text,
+        "error": direct.error, "bearer echo": bearer, "scores": details, "report": report.html, "log": caplog.text,
         "repr": repr(judge), "params": scored.scores.write_csv(),
         "archive": archive.read_bytes().decode("latin-1"),
         "store": (tmp_path / "lab.duckdb").read_bytes().decode("latin-1"),

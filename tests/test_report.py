@@ -27,7 +27,10 @@ def _lab() -> evalnb.Lab:
 
 
 def test_report_escapes_every_model_text(tmp_path: Path) -> None:
-    html = _lab().report(tmp_path / "r.html")
+    report = _lab().report(tmp_path / "r.html")
+    html = report.html
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == html
+    assert str(report) == str(tmp_path / "r.html")  # printing it shows the path, not the page
     assert "<script>" not in html and "<img" not in html and "<iframe" not in html
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
     assert "Content-Security-Policy" in html
@@ -40,7 +43,7 @@ def test_report_in_chromium_makes_no_request_and_runs_nothing(tmp_path: Path) ->
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("Debian chromium is not installed (EVALNB_BROWSER=1 bash scripts/install)")
-    path = _lab().report(tmp_path / "r.html") and tmp_path / "r.html"
+    path = Path(_lab().report(tmp_path / "r.html"))  # usable as the path it was written to
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
                                      args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -93,3 +96,14 @@ def test_report_command(tmp_path: Path) -> None:
                  "--zip", str(tmp_path / "r.zip")]) == 0  # fmt: skip
     assert "Most difficult cases" in (tmp_path / "r.html").read_text(encoding="utf-8")
     assert evalnb.load(tmp_path / "r.zip").scores.height == _lab().scores.height
+
+
+def test_report_shows_itself_sandboxed_in_a_notebook(tmp_path: Path) -> None:
+    report = _lab().report()  # not written: still shown, and says so
+    assert report.path is None and "not written" in repr(report)
+    frame = report._repr_html_()
+    assert frame.startswith('<iframe sandbox=""') and "srcdoc=" in frame
+    # The document is escaped once more inside srcdoc: no raw tag reaches the notebook page.
+    assert "<script" not in frame and "<svg" not in frame and "&lt;svg" in frame
+    with pytest.raises(TypeError, match="not written to a file"):
+        Path(report)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.analysis import derived
 from evalnb.analysis.judges import judge_report
+from evalnb.analysis.rendered import Report
 from evalnb.calibration.guardrail import corpus_patch, guardrail_config
 from evalnb.calibration.judges import judge_agreement
 from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
@@ -83,16 +84,18 @@ class Lab(LabCore):
         return write_atomic(path, text)
 
     def report(self, path: str | Path | None = None, *, title: str | None = None,
-               seed: int = 0) -> str:  # fmt: skip
+               seed: int = 0) -> Report:  # fmt: skip
         """Render the self-contained HTML report; also write it to ``path`` when given.
 
         One file with no network access and no script: summary with a severity semaphore,
         problems, insights, one section per evaluator (metrics, chart, weakest cases,
-        problems, parameters), the dataset, models and thresholds in force.
+        problems, parameters), the dataset, models and thresholds in force. The returned
+        :class:`evalnb.Report` prints as its path, shows itself in a notebook cell, and
+        holds the document in ``html``.
         """
         from evalnb.analysis.report import render_report  # noqa: PLC0415 - loads Altair: only when a report is written
 
-        return derived.write_text(path, render_report(self, title=title, seed=seed))
+        return Report.written(render_report(self, title=title, seed=seed), path)
 
     def archive(self, path: str | Path, *, seed: int = 0) -> Path:
         """Write a ZIP archive in H2O's layout; ``evalnb.load(path)`` reads it back."""
