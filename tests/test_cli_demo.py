@@ -87,3 +87,59 @@ def test_cli_generic_mapping_and_entry_point(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "prompt column" in done.stderr
+
+
+def test_cli_version_evaluate_and_catalog(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert (
+        done.value.code == 0 and capsys.readouterr().out.strip() == f"evalnb {evalnb.__version__}"
+    )
+    csv = tmp_path / "answers.csv"
+    csv.write_text("question,answer,reference\nWho wrote Hamlet?,Shakespeare did,Shakespeare\n")
+    store = tmp_path / "lab.duckdb"
+    # A source file needs a store for its scores.
+    assert main(["evaluate", str(csv), "-e", "rouge"]) == 2
+    assert "pass --to LAB.duckdb" in capsys.readouterr().err
+    assert main(["evaluate", str(csv), "--to", str(store), "-e", "rouge", "-e", "bleu",
+                 "--set", "use_stemmer=true"]) == 0  # fmt: skip
+    assert "evaluated rouge, bleu" in capsys.readouterr().out
+    lab = evalnb.open(store)
+    assert set(lab.scores["evaluator"]) == {"rouge", "bleu"}
+    assert json.loads(lab.scores.filter(pl.col("evaluator") == "rouge")["params"][0])["use_stemmer"]
+    # A store is scored in place; a bad parameter is refused and names it.
+    assert main(["evaluate", str(store), "-e", "rouge", "--set", "nope"]) == 2
+    assert "--set expects NAME=VALUE, got 'nope'" in capsys.readouterr().err
+    assert main(["evaluators"]) == 0
+    assert "pii_leakage" in capsys.readouterr().out
+
+
+def test_cli_info_on_a_source_file_says_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    csv = tmp_path / "answers.csv"
+    csv.write_text("question,answer\nq,a\n")
+    assert main(["info", str(csv)]) == 2
+    err = capsys.readouterr().err
+    assert "is not an evalnb lab store" in err and f"evalnb import {csv} --to LAB.duckdb" in err
+    assert "Catalog Error" not in err
+
+
+def test_every_cli_option_has_help() -> None:
+    import argparse
+
+    from evalnb.cli.main import _parser
+
+    def walk(parser: argparse.ArgumentParser) -> list[str]:
+        missing = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    missing += walk(child)
+            elif action.help is None:
+                missing.append(f"{parser.prog}: {action.dest}")
+        return missing
+
+    assert walk(_parser()) == []

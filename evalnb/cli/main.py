@@ -1,4 +1,4 @@
-"""The ``evalnb`` command: import sources into a DuckDB lab store, describe a store, run the demo."""
+"""The ``evalnb`` command: import, evaluate, describe and report lab stores; run the demo."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -15,9 +15,10 @@ from evalnb.api.demo import build_demo_lab
 from evalnb.api.lab import Lab, load, open_lab
 from evalnb.cli.harbor_metric import harbor_metrics, read_rewards, write_json_atomic
 from evalnb.cli.harpia import run_harpia
-from evalnb.evaluation.engine import evaluate
+from evalnb.evaluation.engine import evaluate, evaluators
 from evalnb.io.load import FORMATS
 from evalnb.lab.errors import EvalnbError
+from evalnb.lab.version import __version__
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,9 +38,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalnb", description="Evaluate LLM and RAG test labs (see README.md)."
     )
+    parser.add_argument("--version", action="version", version=f"evalnb {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     imp = sub.add_parser("import", help="import a source file into a DuckDB lab store")
-    imp.add_argument("file", type=Path)
+    imp.add_argument("file", type=Path, help="source file (format detected unless --format)")
     imp.add_argument("--to", type=Path, required=True, help="the LAB.duckdb store to write")
     imp.add_argument("--format", choices=sorted(FORMATS), help="skip format detection")
     imp.add_argument(
@@ -52,39 +54,59 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument(
         "--replace", action="store_true", help="replace the store's content instead of adding"
     )
+    ev = sub.add_parser(
+        "evaluate", help="run evaluators over a lab store (or a source file) and save the scores"
+    )
+    ev.add_argument("source", type=Path, help="a LAB.duckdb store, or a source file to import")
+    ev.add_argument("-e", "--evaluator", action="append", required=True, metavar="ID",
+                    help="evaluator id (repeat for several; `evalnb evaluators` lists them)")  # fmt: skip
+    ev.add_argument("--to", type=Path,
+                    help="store to write (default: the store given as source; required for a "
+                         "source file)")  # fmt: skip
+    ev.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="evaluator parameter; VALUE is read as JSON when it parses, else as "
+                         "text, e.g. --set model=all-MiniLM-L6-v2 --set lowercase=true")  # fmt: skip
+    ev.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
+                    help="column mapping when the source is a generic table")  # fmt: skip
+    sub.add_parser("evaluators", help="list the evaluator catalog (id, domain, title)")
     info = sub.add_parser("info", help="describe a lab store")
-    info.add_argument("store", type=Path)
+    info.add_argument("store", type=Path, help="the LAB.duckdb store to describe")
     rep = sub.add_parser(
         "report", help="write the HTML report (and the ZIP archive) of a lab store"
     )
-    rep.add_argument("store", type=Path)
+    rep.add_argument("store", type=Path, help="the LAB.duckdb store to report on")
     rep.add_argument("-o", "--output", type=Path, required=True, help="HTML file to write")
     rep.add_argument("--zip", type=Path, default=None, help="also write the archive here")
     metric = sub.add_parser(
         "metric", help="Harbor metric: aggregate a rewards JSONL into a JSON of numbers"
     )
-    metric.add_argument("-i", "--input-path", type=Path, required=True)
-    metric.add_argument("-o", "--output-path", type=Path, required=True)
+    metric.add_argument("-i", "--input-path", type=Path, required=True,
+                        help="rewards JSONL, one JSON object per trial")  # fmt: skip
+    metric.add_argument("-o", "--output-path", type=Path, required=True,
+                        help="JSON file of the aggregated numbers to write")  # fmt: skip
     metric.add_argument(
         "--aggregate",
         default="mean",
         help="comma-separated: mean, pass_rate, median, min, max, sum, count, std, or "
         "module:function (default: mean)",
     )
-    metric.add_argument("--pass-threshold", type=float, default=1.0)
+    metric.add_argument("--pass-threshold", type=float, default=1.0,
+                        help="reward from which a trial passes, for pass_rate (default: 1.0)")  # fmt: skip
     metric.add_argument("--ci", type=float, help="bootstrap confidence level, e.g. 0.95")
-    metric.add_argument("--resamples", type=int, default=2000)
-    metric.add_argument("--seed", type=int, default=0)
+    metric.add_argument("--resamples", type=int, default=2000,
+                        help="bootstrap resamples for --ci (default: 2000)")  # fmt: skip
+    metric.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     harpia = sub.add_parser("harpia", help="HarpIA: run the metrics an input JSON asks for")
-    harpia.add_argument("input", type=Path)
-    harpia.add_argument("-o", "--output", type=Path, required=True)
+    harpia.add_argument("input", type=Path, help="HarpIA input JSON")
+    harpia.add_argument("-o", "--output", type=Path, required=True,
+                        help="HarpIA output JSON to write")  # fmt: skip
     harpia.add_argument("--log", type=Path, help="JSONL log, one line per (instance, metric)")
     cal = sub.add_parser("calibrate", help="human calibration: export its results")
     cal_sub = cal.add_subparsers(dest="calibrate_command", required=True)
     export = cal_sub.add_parser(
         "export", help="write the guardrail configuration and the corpus patch of a lab store"
     )
-    export.add_argument("store", type=Path)
+    export.add_argument("store", type=Path, help="the LAB.duckdb store holding the labels")
     export.add_argument("--guardrail", type=Path, help="guardrail configuration JSON to write")
     export.add_argument("--corpus-patch", type=Path, help="corpus patch Markdown to write")
     export.add_argument("--corpus-patch-json", type=Path, help="corpus patch JSON to write")
@@ -108,6 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _import(args)
         if args.command == "metric":
             return _metric(args)
+        if args.command == "evaluate":
+            return _evaluate(args)
+        if args.command == "evaluators":
+            _print(_table(evaluators().select("id", "domain", "title")))
+            return 0
         if args.command == "harpia":
             run_harpia(args.input, args.output, args.log)
             return 0
@@ -152,14 +179,58 @@ def _calibrate_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _import(args: argparse.Namespace) -> int:
-    mapping: dict[str, object] = {}
-    for item in args.map:
-        field, sep, column = item.partition("=")
-        if not sep:
-            msg = f"--map expects FIELD=COLUMN, got {item!r}"
+def _pairs(items: list[str], option: str) -> dict[str, str]:
+    """Split ``NAME=VALUE`` items into a dict, or raise a TypeError naming a malformed one."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            msg = f"{option} expects NAME=VALUE, got {item!r}"
             raise TypeError(msg)
-        mapping[field] = column
+        out[name] = value
+    return out
+
+
+def _value(text: str) -> object:
+    """Read a --set value: JSON when it parses (numbers, true/false, lists), else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    if _is_store(args.source):
+        lab, target = open_lab(args.source), args.to or args.source
+        if target != args.source:  # score a copy, leaving the source store as it was
+            lab.save(target)
+            lab = open_lab(target)
+    else:
+        if args.to is None:
+            msg = f"{args.source} is a source file: pass --to LAB.duckdb to keep its scores"
+            raise ValueError(msg)
+        # Parse and check everything before the store is touched: a bad file writes nothing.
+        lab = load(args.source, **_pairs(args.map, "--map"))
+        if args.to.exists():
+            lab = open_lab(args.to).merge(lab)
+        lab.save(args.to)
+        lab, target = open_lab(args.to), args.to
+    params: dict[str, Any] = {k: _value(v) for k, v in _pairs(args.set, "--set").items()}
+    if reserved := {"progress", "judge"} & set(params):
+        msg = f"--set {sorted(reserved)[0]}=… is not an evaluator parameter"
+        raise ValueError(msg)
+    # A store-backed lab writes its scores to the store in one transaction.
+    lab = evaluate(lab, list(args.evaluator), progress=sys.stderr.isatty(), **params)
+    _print(f"evaluated {', '.join(args.evaluator)} → {target}\n{describe(lab)}")
+    return 0
+
+
+def _is_store(path: Path) -> bool:
+    return path.suffix == ".duckdb"
+
+
+def _import(args: argparse.Namespace) -> int:
+    mapping: dict[str, object] = dict(_pairs(args.map, "--map"))
     # Parse and check everything before the store is touched: a bad file writes nothing.
     lab = load(args.file, format=args.format, **mapping)
     if args.to.exists() and not args.replace:

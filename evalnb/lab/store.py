@@ -317,7 +317,20 @@ def read_store(path: str | Path) -> Snapshot:
             "`evalnb import`. Import a source first: `evalnb import FILE --to LAB.duckdb`."
         )
         raise StoreError(msg)
+    if not _is_duckdb(Path(path)):
+        msg = (
+            f"{path} is not an evalnb lab store (a DuckDB file written by `Lab.save` or "
+            "`evalnb import`). To read a source file, use `evalnb.load(path)` or "
+            f"`evalnb import {path} --to LAB.duckdb`."
+        )
+        raise StoreError(msg)
     return _retrying(lambda: _read(path))
+
+
+def _is_duckdb(path: Path) -> bool:
+    """Whether ``path`` starts like a DuckDB database file (its magic bytes at offset 8)."""
+    with path.open("rb") as head:
+        return head.read(12)[8:12] == b"DUCK"
 
 
 def _read(path: str | Path) -> Snapshot:
