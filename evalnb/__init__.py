@@ -17,7 +17,7 @@ from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` 
 from evalnb.diagnosis.failure_clusters import FailureClusters
 from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.evaluation.condition import ConditionError
-from evalnb.evaluation.engine import evaluate, evaluators
+from evalnb.evaluation.engine import NothingScoredWarning, evaluate, evaluators
 from evalnb.io.load import FORMATS, detect_format
 from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError
 from evalnb.lab.schema import SCHEMAS, TABLES
@@ -42,6 +42,7 @@ __all__ = [
     "LLMClient",
     "Lab",
     "Labeler",
+    "NothingScoredWarning",
     "Report",
     "RichTable",
     "StoreConflict",

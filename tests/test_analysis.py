@@ -213,3 +213,20 @@ def test_one_evaluator_id_as_a_string() -> None:
     lab = evalnb.load(pl.DataFrame({"prompt": ["q"], "expected": ["a b"], "actual": ["a b"]}))
     scored = evalnb.evaluate(lab, "rouge", progress=False)
     assert set(scored.scores["evaluator"]) == {"rouge"}
+
+
+def test_an_evaluator_that_scores_nothing_says_so_and_the_leaderboard_stays_quiet() -> None:
+    lab = evalnb.load(
+        pl.DataFrame({"prompt": ["a", "b"], "actual": ["x", "y"], "model": ["m1", "m2"]})
+    )
+    with pytest.warns(
+        evalnb.NothingScoredWarning, match="bleu scored none of the 2 answers"
+    ) as caught:
+        scored = evalnb.evaluate(lab, ["bleu", "pii_leakage"], progress=False)
+    assert len(caught) == 1  # PII scored its rows: no warning for it
+    assert "no expected answer to compare with" in str(caught[0].message)
+    # Everything derived from all-null scores runs without a warning (filterwarnings=error).
+    scored.leaderboard()
+    scored.leaderboard(overall=True)
+    scored.problems()
+    scored.insights()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from typing import TYPE_CHECKING, TypeVar
 
 import polars as pl
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
     from evalnb.llm.client import LLMClient
 
-__all__ = ["evaluate", "evaluators"]
+__all__ = ["NothingScoredWarning", "evaluate", "evaluators"]
 
 _KEY = ["case_id", "model", "sample"]
 # The lab comes back as the class it came in (a user's evalnb.Lab stays one).
@@ -124,12 +125,33 @@ def evaluate(
             if todo.height:
                 ctx = Context(progress=bar, judge=judge)
                 new = _score_blocks(cls, todo, resolved[cls.id], ctx, bar)
+                _warn_if_nothing_scored(cls, new)
                 scores = _merge_scores(scores, new, cls.id, key)
             metrics = _merge_metrics(metrics, cls)
             thresholds = _user_threshold(thresholds, cls, routed[cls.id])
     finally:
         bar.close()
     return lab._derive({"scores": scores, "metrics": metrics, "thresholds": thresholds})
+
+
+class NothingScoredWarning(UserWarning):
+    """An evaluator ran but gave no row a value (e.g. BLEU on a lab with no expected answers)."""
+
+
+def _warn_if_nothing_scored(cls: type[Evaluator], new: pl.DataFrame) -> None:
+    """Warn, where a notebook shows it, when every value is null, with the commonest reason."""
+    if new.is_empty() or new.get_column("value").is_not_null().any():
+        return
+    reasons = new.get_column("detail").drop_nulls().str.json_path_match("$.reason").drop_nulls()
+    why = f" (the commonest reason: {reasons.mode().sort()[0]})" if reasons.len() else ""
+    needs = ", ".join(cls.requires)
+    message = (
+        f"{cls.id} scored none of the {new.select('case_id', 'model', 'sample').n_unique()} "
+        f"answers it was "
+        f"given{why}; it needs {needs} on each row. Map the missing columns when loading, "
+        "e.g. evalnb.load(path, expected='reference_column')."
+    )
+    warnings.warn(message, NothingScoredWarning, stacklevel=3)
 
 
 def _score_blocks(
