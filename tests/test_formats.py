@@ -175,3 +175,12 @@ def test_mapping_errors(tmp_path: Path) -> None:
     path = _jsonl(tmp_path / "set.jsonl", EVAL_ONLY)
     with pytest.raises(TypeError, match="generic tables only"):
         evalnb.load(path, prompt="x")
+
+
+def test_same_question_several_models_unmapped_hints_at_model(tmp_path: Path) -> None:
+    path = tmp_path / "answers.csv"
+    path.write_text("question,answer,llm\nq1,a,m1\nq1,b,m2\n")
+    with pytest.raises(evalnb.InputError, match=r"map the column naming the model, e\.g\. "
+                       r"load\(path, model='llm'\)"):  # fmt: skip
+        evalnb.load(path)
+    assert evalnb.load(path, model="llm").models == ["m1", "m2"]

@@ -85,6 +85,21 @@ def content_ids(frame: pl.DataFrame) -> pl.Series:
     ).to_series()
 
 
+def _unmapped_hint(known: dict[str, Any], case: dict[str, Any]) -> str:
+    """Name the unmapped columns that differ: often the one saying which model answered."""
+    try:
+        a, b = json.loads(known.get("extra") or "{}"), json.loads(case.get("extra") or "{}")
+    except ValueError:
+        return ""
+    columns = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    if not columns:
+        return ""
+    return (
+        f" The unmapped column(s) {columns} differ: the same question answered by several "
+        f"models? Then map the column naming the model, e.g. load(path, model={columns[0]!r})."
+    )
+
+
 @dataclass
 class LabBuilder:
     """Accumulates cases, outputs, scores and metric specs, rejecting inconsistent ids."""
@@ -121,7 +136,8 @@ class LabBuilder:
                 id_field,
                 f"a unique id, or the same case content as at {self._describe(case_id)}",
                 case_id,
-                f"The two records differ in {diff}; give them different ids.",
+                f"The two records differ in {diff}; give them different ids."
+                + _unmapped_hint(known, case),
             )
         return case_id
 
