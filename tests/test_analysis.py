@@ -96,12 +96,13 @@ def test_paired_comparison_and_significant_best_model() -> None:
     assert pairs["ci_high"][0] < 0 and pairs["p_value"][0] < 0.01
     assert pairs["diff"].to_list() == pytest.approx([-0.75, -0.5, 0.25])
     ins = lab.insights()
-    # ROUGE is a summarization metric in H2O: its insights are typed and worded so.
-    best = ins.filter(pl.col("description").str.contains("best summarizing model"))
+    # ROUGE in a question-answering lab: its insights are typed and worded as accuracy (in a
+    # summarization lab as summarization: test_overlap_problems_take_the_type_of_the_labs_task).
+    best = ins.filter(pl.col("description").str.contains("most accurate model"))
     assert best["model"].to_list() == ["good"]
-    worst = ins.filter(pl.col("description").str.contains("worst summarizing model"))
+    worst = ins.filter(pl.col("description").str.contains("least accurate model"))
     assert worst["model"].to_list() == ["bad"]
-    assert set(ins.filter(pl.col("evaluator") == "rouge")["insight_type"]) == {"summarization"}
+    assert set(ins.filter(pl.col("evaluator") == "rouge")["insight_type"]) == {"accuracy"}
     assert "fastest" in ins.filter(pl.col("model") == "mid")["description"].str.join(" ")[0]
     assert "cheapest" in ins.filter(pl.col("model") == "mid")["description"].str.join(" ")[0]
 
@@ -230,3 +231,18 @@ def test_an_evaluator_that_scores_nothing_says_so_and_the_leaderboard_stays_quie
     scored.leaderboard(overall=True)
     scored.problems()
     scored.insights()
+
+
+def test_overlap_problems_take_the_type_of_the_labs_task() -> None:
+    qa = _lab().problems().filter(pl.col("evaluator") == "rouge")
+    assert set(qa["problem_type"]) == {"accuracy"}  # a Q&A lab: not "summarization"
+    assert "Review the failing answers" in qa["actions_description"][0]
+    rows = [{"prompt": f"Summarize the report number {i}.", "expected": "a short summary",
+             "actual": "unrelated words" if model == "bad" else "a short summary", "model": model}
+            for i in range(6) for model in ("good", "bad")]  # fmt: skip
+    lab = evalnb.evaluate(evalnb.load(pl.DataFrame(rows)), "rouge", progress=False)
+    summaries = lab.problems().filter(pl.col("evaluator") == "rouge")
+    assert set(summaries["problem_type"]) == {"summarization"}
+    worded = lab.insights().filter(pl.col("evaluator") == "rouge")
+    assert set(worded["insight_type"]) == {"summarization"}
+    assert worded["description"].str.contains("summarizing model").any()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import polars as pl
 
 from evalnb.analysis.leaderboard import compare_models
+from evalnb.analysis.task import with_task_domain
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -186,6 +187,7 @@ def insights(
     lab: LabCore, verdicts: pl.DataFrame, board: pl.DataFrame, *, seed: int = 0
 ) -> pl.DataFrame:
     """All insights of a lab as a frame (``INSIGHT_SCHEMA``)."""
+    verdicts = with_task_domain(verdicts, lab.cases)  # BLEU and ROUGE: worded by the task
     rows = (
         _best_worst(verdicts, board, seed)
         + _difficult(verdicts, lab.cases)

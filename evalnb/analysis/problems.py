@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalnb.analysis.task import with_task_domain
 from evalnb.lab.verdicts import is_finite
 
 if TYPE_CHECKING:
@@ -295,6 +296,7 @@ def problems(
     answer sentence of each failing groundedness row, and each text-matching row whose
     retrieved context failed the condition while the answer met it.
     """
+    verdicts = with_task_domain(verdicts, lab.cases)  # BLEU and ROUGE: typed by the task
     prompts = dict(lab.cases.select("case_id", "prompt").iter_rows())
     per_row = _least_grounded(verdicts, prompts) + _context_failed_answer_passed(verdicts, prompts)
     if not all_metrics:
