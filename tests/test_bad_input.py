@@ -78,7 +78,7 @@ def test_store_errors(tmp_path: Path) -> None:
     with pytest.raises(evalnb.StoreError, match="no such lab store"):
         evalnb.open(tmp_path / "none.duckdb")
     junk = _write(tmp_path, "junk.duckdb", b"not a database at all")
-    with pytest.raises(evalnb.StoreError, match="cannot open as a DuckDB lab store"):
+    with pytest.raises(evalnb.StoreError, match="is not an evalnb lab store"):
         evalnb.open(junk)
 
 

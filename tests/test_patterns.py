@@ -80,8 +80,9 @@ def test_text_matching_budget_is_per_run_and_unscored_rows_explain_why() -> None
         "actual": [f"{'a' * 40_000}{i}!" for i in range(n)],
         "condition": [f'regexp("{_SLOW}")'] * n,
     }))  # fmt: skip
-    scored = evalnb.evaluate(lab, ["text_matching"], progress=False, regex_timeout_s=0.05,
-                             regex_run_budget_s=0.3).scores  # fmt: skip
+    with pytest.warns(evalnb.NothingScoredWarning, match="time budget of 0.3 s"):
+        scored = evalnb.evaluate(lab, ["text_matching"], progress=False, regex_timeout_s=0.05,
+                                 regex_run_budget_s=0.3).scores  # fmt: skip
     passes = scored.filter(pl.col("metric") == "model_passes")
     assert passes["value"].null_count() == n
     reasons = [json.loads(d)["reason"] for d in passes["detail"]]

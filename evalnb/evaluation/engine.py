@@ -143,14 +143,15 @@ def _warn_if_nothing_scored(cls: type[Evaluator], new: pl.DataFrame) -> None:
     if new.is_empty() or new.get_column("value").is_not_null().any():
         return
     reasons = new.get_column("detail").drop_nulls().str.json_path_match("$.reason").drop_nulls()
-    why = f" (the commonest reason: {reasons.mode().sort()[0]})" if reasons.len() else ""
-    needs = ", ".join(cls.requires)
-    message = (
-        f"{cls.id} scored none of the {new.select('case_id', 'model', 'sample').n_unique()} "
-        f"answers it was "
-        f"given{why}; it needs {needs} on each row. Map the missing columns when loading, "
-        "e.g. evalnb.load(path, expected='reference_column')."
-    )
+    answers = new.select("case_id", "model", "sample").n_unique()
+    message = f"{cls.id} scored none of the {answers} answers it was given"
+    if reasons.len():
+        message += f"; the commonest reason: {reasons.mode().sort()[0]}"
+    else:  # no reason recorded: say what the evaluator reads, the usual cause
+        message += (
+            f"; it needs {', '.join(cls.requires)} on each row: map the missing columns when "
+            "loading, e.g. evalnb.load(path, expected='reference_column')"
+        )
     warnings.warn(message, NothingScoredWarning, stacklevel=3)
 
 
