@@ -18,6 +18,7 @@ from evalnb.cli.harpia import run_harpia
 from evalnb.evaluation.engine import evaluate, evaluators
 from evalnb.io.load import FORMATS
 from evalnb.lab.errors import EvalnbError
+from evalnb.lab.store import is_store
 from evalnb.lab.version import __version__
 
 if TYPE_CHECKING:
@@ -200,7 +201,7 @@ def _value(text: str) -> object:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    if _is_store(args.source):
+    if is_store(args.source):  # by its content, as opening it checks, not by its name
         lab, target = open_lab(args.source), args.to or args.source
         if target != args.source:  # score a copy, leaving the source store as it was
             lab.save(target)
@@ -223,10 +224,6 @@ def _evaluate(args: argparse.Namespace) -> int:
     lab = evaluate(lab, list(args.evaluator), progress=sys.stderr.isatty(), **params)
     _print(f"evaluated {', '.join(args.evaluator)} → {target}\n{describe(lab)}")
     return 0
-
-
-def _is_store(path: Path) -> bool:
-    return path.suffix == ".duckdb"
 
 
 def _import(args: argparse.Namespace) -> int:

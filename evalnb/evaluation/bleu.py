@@ -4,7 +4,7 @@
 ``sentence_bleu`` with one-hot weights per order and no smoothing (the order's clipped
 precision times the brevity penalty). With ``sacrebleu=True``, the metric ``sacrebleu`` is
 sacrebleu's sentence BLEU (13a tokens, effective order, smoothing): another number, under its
-own key, scored only when asked (its own tokenization costs as much again). Any number of
+own key, scored only when asked (it needs a tokenization of its own). Any number of
 references per case.
 """
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
@@ -318,7 +319,7 @@ class LabCore:
         low, high = spec.get("min"), spec.get("max")
         value = float(value)
         if (
-            value != value
+            math.isnan(value)
             or (low is not None and value < low)
             or (high is not None and value > high)
         ):
@@ -327,7 +328,7 @@ class LabCore:
                 f"[{low}, {high}]: no score could pass or fail by it; pass a value in that range"
             )
             raise ValueError(msg)
-        row = pl.DataFrame([{"evaluator": evaluator, "metric": metric, "threshold": float(value),
+        row = pl.DataFrame([{"evaluator": evaluator, "metric": metric, "threshold": value,
                              "source": source, "created_at": dt.datetime.now(dt.UTC)}],
                            schema=SCHEMAS["thresholds"])  # fmt: skip
         self._append("thresholds", row)

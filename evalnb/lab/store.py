@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["APPEND_ONLY", "KEYED", "MERGED", "Snapshot", "append_rows", "commit", "read_store",
-           "write_tables"]  # fmt: skip
+__all__ = ["APPEND_ONLY", "KEYED", "MERGED", "Snapshot", "append_rows", "commit", "is_store",
+           "read_store", "write_tables"]  # fmt: skip
 
 # Bumped whenever a table's columns change; a store of another version is refused with a
 # message instead of being misread.
@@ -317,7 +317,7 @@ def read_store(path: str | Path) -> Snapshot:
             "`evalnb import`. Import a source first: `evalnb import FILE --to LAB.duckdb`."
         )
         raise StoreError(msg)
-    if not _is_duckdb(Path(path)):
+    if not is_store(path):
         msg = (
             f"{path} is not an evalnb lab store (a DuckDB file written by `Lab.save` or "
             "`evalnb import`). To read a source file, use `evalnb.load(path)` or "
@@ -327,9 +327,11 @@ def read_store(path: str | Path) -> Snapshot:
     return _retrying(lambda: _read(path))
 
 
-def _is_duckdb(path: Path) -> bool:
-    """Whether ``path`` starts like a DuckDB database file (its magic bytes at offset 8)."""
-    with path.open("rb") as head:
+def is_store(path: str | Path) -> bool:
+    """Whether ``path`` is a file that starts like a DuckDB database (magic bytes at offset 8)."""
+    if not Path(path).is_file():
+        return False
+    with Path(path).open("rb") as head:
         return head.read(12)[8:12] == b"DUCK"
 
 

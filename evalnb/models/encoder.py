@@ -180,8 +180,11 @@ class TextEncoder:
         if precision == "int8":
             from evalnb.models.int8 import Int8Encoder  # noqa: PLC0415 - ONNX Runtime on demand
 
-            folder = cache_dir if cache_dir is not None else Path(tempfile.mkdtemp())
-            self._int8 = Int8Encoder(self._model, self.model_id, folder)
+            if cache_dir is not None:
+                self._int8 = Int8Encoder(self._model, self.model_id, cache_dir)
+            else:  # no cache: build in a scratch folder, gone once the session has loaded it
+                with tempfile.TemporaryDirectory() as scratch:
+                    self._int8 = Int8Encoder(self._model, self.model_id, Path(scratch))
             self.model_id += "#int8"  # never mixed with fp32 vectors in the cache
         self._memo: dict[str, np.ndarray] = {}
         self._cache = _DiskCache(cache_dir, self.model_id) if cache_dir is not None else None
