@@ -7,6 +7,7 @@ own commands and read outputs from the notebook model, as a user's clicks would.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -14,7 +15,9 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +186,68 @@ def _text(output: dict[str, Any]) -> str:
 def launch(playwright: Any) -> Any:
     """Launch Debian chromium headless with the flags these machines need."""
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+def _is_loopback(url: str) -> bool:
+    """Whether ``url`` stays on this machine (``data:`` and loopback ``blob:`` URLs do)."""
+    if url.startswith(("data:", "about:")):
+        return True
+    if url.startswith("blob:"):
+        url = url[len("blob:") :]
+    return urllib.parse.urlsplit(url).hostname in LOOPBACK
+
+
+class Traffic:
+    """Records what a page asks of the network and what it logs as an error.
+
+    Requests that would leave the loopback address are aborted (so a test never depends on a
+    network it does not have) and recorded; :meth:`check` fails the test on any of them and
+    on any console error or uncaught page exception.
+    """
+
+    def __init__(self, page: Any) -> None:
+        self.outside: list[str] = []
+        self.errors: list[str] = []
+        page.route("**/*", self._route)
+        page.on("websocket", lambda ws: self._seen(ws.url))
+        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+
+    def _seen(self, url: str) -> bool:
+        if _is_loopback(url):
+            return True
+        self.outside.append(url)
+        return False
+
+    def _route(self, route: Any) -> None:
+        if self._seen(route.request.url):
+            route.continue_()
+        else:
+            route.abort()
+
+    def check(self) -> None:
+        problems = [f"request leaving loopback: {u}" for u in self.outside] + self.errors
+        if problems:
+            pytest.fail("the page was not clean:\n" + "\n".join(problems))
+
+
+@contextlib.contextmanager
+def lab_page(
+    root: Path, *, width: int = 1300, height: int = 1000
+) -> Iterator[tuple[JupyterLab, Any]]:
+    """A JupyterLab serving ``root`` and a chromium page on it, checked clean at the end."""
+    sync_api = require_browser()
+    server = JupyterLab(root, root / ".jupyter")
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = launch(pw)
+            page = browser.new_page(viewport={"width": width, "height": height})
+            traffic = Traffic(page)
+            yield server, page
+            traffic.check()
+            browser.close()
+    finally:
+        server.stop()

@@ -16,7 +16,7 @@ import evalnb
 from evalnb.api.demo import build_demo_lab
 from evalnb.cli.main import DEMO_EVALUATORS
 from evalnb.transforms import eye_bars, eye_dots, eye_index, eye_nodes
-from tests.jupyter_harness import ARTIFACTS, JupyterLab, launch, notebook, require_browser
+from tests.jupyter_harness import ARTIFACTS, lab_page, notebook, require_browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -76,136 +76,128 @@ def _shot(page: Any, name: str) -> None:
 def test_eye_drills_down_to_a_case_and_back_in_jupyterlab(
     demo_store: tuple[Path, str], tmp_path: Path
 ) -> None:
-    sync_api = require_browser()
+    require_browser()
     store, evil_case = demo_store
     lab = evalnb.open(store)
     idx = eye_index(lab)
     notebook(tmp_path / "eye.ipynb", [f"import evalnb\nlab = evalnb.open({str(store)!r})\nw = lab.eye()\nw"])  # fmt: skip
-    server = JupyterLab(tmp_path, tmp_path / ".jupyter")
-    try:
-        with sync_api.sync_playwright() as pw:
-            browser = launch(pw)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            server.open(page, "eye.ipynb")
-            server.run_cell(page, 0)
-            page.wait_for_selector(".evalnb-eye svg.ee-sun .ee-seg")
+    with lab_page(tmp_path, width=1400, height=1000) as (server, page):
+        server.open(page, "eye.ipynb")
+        server.run_cell(page, 0)
+        page.wait_for_selector(".evalnb-eye svg.ee-sun .ee-seg")
 
-            # Top: domains inside, evaluators outside, problem counts as the kernel found.
-            top = eye_nodes(idx, [])
-            assert (
-                _ring_keys(page, 1)
-                == top.filter(pl.col("ring") == 1)["keys"].list.join("/").to_list()
-            )
-            assert sorted(_ring_keys(page, 2)) == sorted(
-                top.filter(pl.col("ring") == 2)["keys"].list.join("/").to_list()
-            )
-            gen = top.filter(pl.col("id") == "1:generation").row(0, named=True)
-            badge = page.locator(".ee-seg[data-ring='1'][data-key='generation'] .ee-badge text")
-            assert badge.text_content() == (
-                str(gen["n_problems"]) if gen["n_problems"] < 100 else "99+"
-            )
-            _shot(page, "0-domains")
+        # Top: domains inside, evaluators outside, problem counts as the kernel found.
+        top = eye_nodes(idx, [])
+        assert (
+            _ring_keys(page, 1) == top.filter(pl.col("ring") == 1)["keys"].list.join("/").to_list()
+        )
+        assert sorted(_ring_keys(page, 2)) == sorted(
+            top.filter(pl.col("ring") == 2)["keys"].list.join("/").to_list()
+        )
+        gen = top.filter(pl.col("id") == "1:generation").row(0, named=True)
+        badge = page.locator(".ee-seg[data-ring='1'][data-key='generation'] .ee-badge text")
+        assert badge.text_content() == (
+            str(gen["n_problems"]) if gen["n_problems"] < 100 else "99+"
+        )
+        _shot(page, "0-domains")
 
-            # Domain → evaluators and their metrics.
-            _click_segment(page, "generation", 1)
-            _wait_depth(page, 1)
-            assert (
-                _ring_keys(page, 1)
-                == eye_nodes(idx, ["generation"])
-                .filter(pl.col("ring") == 1)["keys"]
-                .list.join("/")
-                .to_list()
-            )
-            _shot(page, "1-domain")
+        # Domain → evaluators and their metrics.
+        _click_segment(page, "generation", 1)
+        _wait_depth(page, 1)
+        assert (
+            _ring_keys(page, 1)
+            == eye_nodes(idx, ["generation"])
+            .filter(pl.col("ring") == 1)["keys"]
+            .list.join("/")
+            .to_list()
+        )
+        _shot(page, "1-domain")
 
-            # Evaluator → metrics and models; hover the centre for the bar chart.
-            _click_segment(page, "groundedness", 1)
-            _wait_depth(page, 2)
-            _shot(page, "2-evaluator")
-            _click_segment(page, "groundedness", 1)
-            _wait_depth(page, 3)
-            page.hover(".evalnb-eye .ee-centre circle")
-            page.wait_for_selector(".evalnb-eye .ee-bars:not([hidden]) rect.ee-bar")
-            bars = eye_bars(idx, ["generation", "groundedness", "groundedness"])
-            assert page.locator(".ee-bars rect.ee-bar").count() == bars.height
-            _shot(page, "3-metric")
-            page.mouse.move(5, 5)
+        # Evaluator → metrics and models; hover the centre for the bar chart.
+        _click_segment(page, "groundedness", 1)
+        _wait_depth(page, 2)
+        _shot(page, "2-evaluator")
+        _click_segment(page, "groundedness", 1)
+        _wait_depth(page, 3)
+        page.hover(".evalnb-eye .ee-centre circle")
+        page.wait_for_selector(".evalnb-eye .ee-bars:not([hidden]) rect.ee-bar")
+        bars = eye_bars(idx, ["generation", "groundedness", "groundedness"])
+        assert page.locator(".ee-bars rect.ee-bar").count() == bars.height
+        _shot(page, "3-metric")
+        page.mouse.move(5, 5)
 
-            # Metric → model: the dot chart, one dot per case, threshold line.
-            model = "breeze-8b"
-            _click_segment(page, model, 2)
-            _wait_depth(page, 4)
-            dots = eye_dots(idx, "groundedness", "groundedness", model)
-            page.wait_for_selector(".evalnb-eye svg.ee-dotchart circle.ee-dot")
-            assert page.locator("circle.ee-dot").count() == dots.height
-            assert page.locator("line.ee-threshold").count() == 1
-            _shot(page, "4-model")
+        # Metric → model: the dot chart, one dot per case, threshold line.
+        model = "breeze-8b"
+        _click_segment(page, model, 2)
+        _wait_depth(page, 4)
+        dots = eye_dots(idx, "groundedness", "groundedness", model)
+        page.wait_for_selector(".evalnb-eye svg.ee-dotchart circle.ee-dot")
+        assert page.locator("circle.ee-dot").count() == dots.height
+        assert page.locator("line.ee-threshold").count() == 1
+        _shot(page, "4-model")
 
-            # Dot → case panel with the right prompt, scores and scored sentences.
-            worst = dots.row(0, named=True)
-            dot = f"circle.ee-dot[data-case='{worst['case_id']}']"
-            _click_at_centre(page, dot, dot)
-            page.wait_for_selector(".evalnb-eye .ee-panel .ee-prompt")
-            prompt = lab.cases.filter(pl.col("case_id") == worst["case_id"])["prompt"][0]
-            assert page.locator(".ee-panel .ee-prompt .ee-text").text_content() == prompt
-            card = page.locator(
-                ".ee-panel .ee-card[data-metric='groundedness/groundedness'] .ee-card-value"
-            )
-            assert card.text_content() == f"{worst['value']:.3f}"
-            assert page.locator(".ee-panel .ee-sentence").count() >= 1
-            assert (
-                page.locator(".ee-panel .ee-card").count()
-                == idx.verdicts.filter(
-                    (pl.col("case_id") == worst["case_id"]) & (pl.col("model") == model)
-                ).height
-            )
-            _shot(page, "5-case")
-            assert worst["case_id"] in server.run_code(page, "print(w.selected_case)")
-            assert (
-                server.run_code(page, "print(w.selection()['case_id'].unique().to_list())").strip()
-                == f"['{worst['case_id']}']"
-            )
+        # Dot → case panel with the right prompt, scores and scored sentences.
+        worst = dots.row(0, named=True)
+        dot = f"circle.ee-dot[data-case='{worst['case_id']}']"
+        _click_at_centre(page, dot, dot)
+        page.wait_for_selector(".evalnb-eye .ee-panel .ee-prompt")
+        prompt = lab.cases.filter(pl.col("case_id") == worst["case_id"])["prompt"][0]
+        assert page.locator(".ee-panel .ee-prompt .ee-text").text_content() == prompt
+        card = page.locator(
+            ".ee-panel .ee-card[data-metric='groundedness/groundedness'] .ee-card-value"
+        )
+        assert card.text_content() == f"{worst['value']:.3f}"
+        assert page.locator(".ee-panel .ee-sentence").count() >= 1
+        assert (
+            page.locator(".ee-panel .ee-card").count()
+            == idx.verdicts.filter(
+                (pl.col("case_id") == worst["case_id"]) & (pl.col("model") == model)
+            ).height
+        )
+        _shot(page, "5-case")
+        assert worst["case_id"] in server.run_code(page, "print(w.selected_case)")
+        assert (
+            server.run_code(page, "print(w.selection()['case_id'].unique().to_list())").strip()
+            == f"['{worst['case_id']}']"
+        )
 
-            # Compare with a second metric: the picker writes `compare`, dots redraw.
-            page.select_option(
-                ".evalnb-eye select.ee-compare", label="Answer similarity (answer_similarity)"
-            )
-            page.wait_for_function(
-                "() => document.querySelector('.ee-dotchart .ee-axis-title')?.textContent !== ''"
-            )
-            assert "answer_similarity" in server.run_code(page, "print(w.compare)")
-            assert page.locator("circle.ee-dot").count() == dots.height
-            _shot(page, "6-compare")
+        # Compare with a second metric: the picker writes `compare`, dots redraw.
+        page.select_option(
+            ".evalnb-eye select.ee-compare", label="Answer similarity (answer_similarity)"
+        )
+        page.wait_for_function(
+            "() => document.querySelector('.ee-dotchart .ee-axis-title')?.textContent !== ''"
+        )
+        assert "answer_similarity" in server.run_code(page, "print(w.compare)")
+        assert page.locator("circle.ee-dot").count() == dots.height
+        _shot(page, "6-compare")
 
-            # Back up: close the dot chart, then the top crumb.
-            page.click(".evalnb-eye button.ee-back")
-            _wait_depth(page, 3)
-            page.click(".evalnb-eye .ee-crumb[data-depth='0']")
-            _wait_depth(page, 0)
+        # Back up: close the dot chart, then the top crumb.
+        page.click(".evalnb-eye button.ee-back")
+        _wait_depth(page, 3)
+        page.click(".evalnb-eye .ee-crumb[data-depth='0']")
+        _wait_depth(page, 0)
 
-            # Python drives the view.
-            server.run_code(page, "w.path = ['retrieval']")
-            _wait_depth(page, 1)
-            assert (
-                _ring_keys(page, 1)
-                == eye_nodes(idx, ["retrieval"])
-                .filter(pl.col("ring") == 1)["keys"]
-                .list.join("/")
-                .to_list()
-            )
-            _shot(page, "7-python-path")
-            err = server.run_code(page, "w.path = ['no-such-domain']", expect_error=True)
-            assert err.startswith("TraitError") and "retrieval" in err
+        # Python drives the view.
+        server.run_code(page, "w.path = ['retrieval']")
+        _wait_depth(page, 1)
+        assert (
+            _ring_keys(page, 1)
+            == eye_nodes(idx, ["retrieval"])
+            .filter(pl.col("ring") == 1)["keys"]
+            .list.join("/")
+            .to_list()
+        )
+        _shot(page, "7-python-path")
+        err = server.run_code(page, "w.path = ['no-such-domain']", expect_error=True)
+        assert err.startswith("TraitError") and "retrieval" in err
 
-            # Model output is text, never markup.
-            server.run_code(page, f"w.path = ['generation', 'groundedness', 'groundedness', 'atlas-70b']\n"
-                                  f"w.selected_case = {{'case_id': {evil_case!r}, 'model': 'atlas-70b'}}")  # fmt: skip
-            page.wait_for_function(
-                "() => document.querySelector('.ee-panel .ee-actual')?.textContent.includes('<script>')"
-            )
-            assert page.locator(".ee-panel img, .ee-panel script").count() == 0
-            assert page.evaluate("window.__evalnb_xss") is None
-            _shot(page, "8-escaped")
-            browser.close()
-    finally:
-        server.stop()
+        # Model output is text, never markup.
+        server.run_code(page, f"w.path = ['generation', 'groundedness', 'groundedness', 'atlas-70b']\n"
+                              f"w.selected_case = {{'case_id': {evil_case!r}, 'model': 'atlas-70b'}}")  # fmt: skip
+        page.wait_for_function(
+            "() => document.querySelector('.ee-panel .ee-actual')?.textContent.includes('<script>')"
+        )
+        assert page.locator(".ee-panel img, .ee-panel script").count() == 0
+        assert page.evaluate("window.__evalnb_xss") is None
+        _shot(page, "8-escaped")

@@ -6,7 +6,7 @@
 import { scaleLinear } from "d3-scale";
 import { text } from "./common.js";
 import { rows, svg, tooltip } from "./dom.js";
-import { dotLayout, fmt, goodness, thresholdPosition } from "./eye_layout.js";
+import { dotDomain, dotLayout, fmt, goodness, thresholdPosition } from "./eye_layout.js";
 
 const SIZE = 520;
 
@@ -56,18 +56,15 @@ export function dotChart(model, path, level, onClose) {
   const H = 360;
   const left = 44;
   const bottom = H - 40;
-  const vals = dots.map((d) => d.value).filter((v) => Number.isFinite(v));
-  const thr = Number.isFinite(level.threshold) ? [level.threshold] : [];
   // The data's extent (with the threshold), not the metric's full range: cosine metrics
   // span [-1, 1] but answers rarely go below 0, and half an empty chart hides the shape.
-  const lo0 = Math.min(...vals, ...thr);
-  const hi0 = Math.max(...vals, ...thr);
-  const pad = (hi0 - lo0) * 0.04 || 0.5;
-  const lo = level.min !== null && level.min !== undefined ? Math.max(level.min, lo0 - pad) : lo0 - pad;
-  const hi = level.max !== null && level.max !== undefined ? Math.min(level.max, hi0 + pad) : hi0 + pad;
-  const x = scaleLinear()
-    .domain([lo, hi > lo ? hi : lo + 1])
-    .range([left, W - 16]);
+  const [lo, hi] = dotDomain(
+    dots.map((d) => d.value),
+    level.threshold,
+    level.min,
+    level.max,
+  );
+  const x = scaleLinear().domain([lo, hi]).range([left, W - 16]);
   const out = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "ee-dotchart", role: "img" });
   for (const t of x.ticks(6)) {
     const tick = svg("text", { x: x(t), y: bottom + 16, class: "ee-axis" });

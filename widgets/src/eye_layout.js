@@ -155,3 +155,26 @@ export function labelPlacement(x0, x1, inner, outer) {
   const angle = mid < 180 ? mid - 90 : mid - 270;
   return { angle, room: across };
 }
+
+/**
+ * The x domain of the dot chart: the data's extent with the threshold, padded, inside the
+ * metric's range when it has one. A level with no finite score (all missing, or a view drawn
+ * before its data arrived) falls back to the metric's range, else [0, 1]: never NaN.
+ * @param {number[]} values
+ * @param {number | null | undefined} threshold
+ * @param {number | null | undefined} min
+ * @param {number | null | undefined} max
+ * @returns {[number, number]}
+ */
+export function dotDomain(values, threshold, min, max) {
+  const known = values.filter((v) => Number.isFinite(v));
+  if (Number.isFinite(threshold)) known.push(/** @type {number} */ (threshold));
+  const hasMin = Number.isFinite(min);
+  const hasMax = Number.isFinite(max);
+  const lo0 = known.length ? Math.min(...known) : hasMin ? /** @type {number} */ (min) : 0;
+  const hi0 = known.length ? Math.max(...known) : hasMax ? /** @type {number} */ (max) : 1;
+  const pad = (hi0 - lo0) * 0.04 || 0.5;
+  const lo = hasMin ? Math.max(/** @type {number} */ (min), lo0 - pad) : lo0 - pad;
+  const hi = hasMax ? Math.min(/** @type {number} */ (max), hi0 + pad) : hi0 + pad;
+  return [lo, hi > lo ? hi : lo + 1];
+}

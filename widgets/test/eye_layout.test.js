@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  dotDomain,
   dotLayout,
   fmt,
   goodness,
@@ -77,4 +78,13 @@ test("labels run along wide arcs and across narrow ones, never upside down", () 
   const narrow = labelPlacement(Math.PI / 2 - 0.05, Math.PI / 2 + 0.05, 100, 172);
   assert.equal(narrow.angle, 0);
   assert.equal(narrow.room, 64);
+});
+
+test("the dot chart's domain is finite even with no score to show", () => {
+  assert.deepEqual(dotDomain([], null, 0, 1), [0, 1]);
+  const [a, b] = dotDomain([NaN, NaN], undefined, null, null);
+  assert.ok(Math.abs(a + 0.04) < 1e-12 && Math.abs(b - 1.04) < 1e-12);
+  const [lo, hi] = dotDomain([0.2, 0.6], 0.5, 0, 1);
+  assert.ok(Math.abs(lo - 0.184) < 1e-12 && Math.abs(hi - 0.616) < 1e-12);
+  assert.deepEqual(dotDomain([0.3], null, 0, 1), [0, 0.8]); // one value: half a unit each side
 });
