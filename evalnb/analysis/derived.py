@@ -15,7 +15,8 @@ import polars as pl
 
 from evalnb.analysis.classification import with_macro
 from evalnb.analysis.insights import insights, insights_json
-from evalnb.analysis.leaderboard import compare_models, leaderboard, overall_leaderboard
+from evalnb.analysis.leaderboard import compare_models, leaderboard
+from evalnb.analysis.overall import overall_leaderboard
 from evalnb.analysis.problems import problems, problems_json
 from evalnb.analysis.tables import RichTable, table
 from evalnb.lab.files import write_atomic
@@ -85,8 +86,9 @@ def write_text(path: str | Path | None, text: str) -> str:
 def leaderboard_of(lab: LabCore, *, overall: bool = False, n_boot: int = 1000,
                    seed: int = 0) -> pl.DataFrame:  # fmt: skip
     """Return the leaderboard of ``lab`` (see :meth:`evalnb.Lab.leaderboard`)."""
-    board = lab_leaderboard(lab, lab.verdicts(), n_boot=n_boot, seed=seed)
-    return overall_leaderboard(board) if overall else board
+    verdicts = lab.verdicts()
+    board = lab_leaderboard(lab, verdicts, n_boot=n_boot, seed=seed)
+    return overall_leaderboard(verdicts, board, n_boot=n_boot, seed=seed) if overall else board
 
 
 def compare_of(lab: LabCore, evaluator: str, metric: str | None = None, *,

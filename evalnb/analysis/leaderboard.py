@@ -4,7 +4,7 @@ Statistics are over **cases**: a model's several samples of one case are average
 a case weighs the same whatever its sample count. Intervals resample cases with
 replacement; one set of resampled indices serves every model, which makes the comparison
 of two models *paired* (both see the same cases in each replicate). Above
-``_CLT_ROWS`` cases a normal interval replaces the bootstrap (memory; the two agree there).
+``CLT_ROWS`` cases a normal interval replaces the bootstrap (memory; the two agree there).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["case_matrix", "compare_models", "leaderboard", "overall_leaderboard"]
+__all__ = ["CLT_ROWS", "all_nan_ok", "case_matrix", "compare_models", "leaderboard"]
 
-_CLT_ROWS = 50_000
+CLT_ROWS = 50_000
 _Z = 1.959963984540054  # two-sided 95 %
 
 
@@ -66,7 +66,7 @@ def _replicate_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def _all_nan_ok() -> Iterator[None]:
+def all_nan_ok() -> Iterator[None]:
     """Give NaN statistics, not a warning, to a model with no scored case (all calls failed).
 
     numpy reports all-NaN slices with ``warnings.warn``, which ``np.errstate`` does not cover.
@@ -77,8 +77,8 @@ def _all_nan_ok() -> Iterator[None]:
 
 
 def _interval(values: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    if values.shape[0] > _CLT_ROWS or values.shape[0] < 2:
-        with _all_nan_ok():
+    if values.shape[0] > CLT_ROWS or values.shape[0] < 2:
+        with all_nan_ok():
             mean = np.nanmean(values, axis=0) if values.size else np.full(values.shape[1], np.nan)
             n = (~np.isnan(values)).sum(axis=0)
             half = (
@@ -88,7 +88,7 @@ def _interval(values: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, n
             )
         return mean - half, mean + half
     reps = _replicate_means(values, n_boot, seed)
-    with _all_nan_ok():
+    with all_nan_ok():
         return np.nanpercentile(reps, 2.5, axis=0), np.nanpercentile(reps, 97.5, axis=0)
 
 
@@ -101,7 +101,7 @@ def leaderboard(verdicts: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0) ->
     for ev, metric, hib, thr, primary in keys.iter_rows():
         models, values, passed = case_matrix(verdicts, ev, metric)
         low, high = _interval(values, n_boot, seed)
-        with _all_nan_ok():
+        with all_nan_ok():
             mean = np.nanmean(values, axis=0) if len(values) else np.full(len(models), np.nan)
             rate = np.nanmean(passed, axis=0) if len(passed) else np.full(len(models), np.nan)
         parts.append(pl.DataFrame({
@@ -145,7 +145,7 @@ def compare_models(
                 (a, b, len(d), float(d.mean()) if len(d) else None, None, None, None, False)
             )
             continue
-        if len(d) > _CLT_ROWS:
+        if len(d) > CLT_ROWS:
             half = _Z * d.std(ddof=1) / np.sqrt(len(d))
             low, high = d.mean() - half, d.mean() + half
             se = d.std(ddof=1) / np.sqrt(len(d))
@@ -160,19 +160,3 @@ def compare_models(
     return pl.DataFrame(rows, schema={"a": pl.String, "b": pl.String, "n_cases": pl.Int64,
                                       "diff": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
                                       "p_value": pl.Float64, "a_beats_b": pl.Boolean}, orient="row")  # fmt: skip
-
-
-def overall_leaderboard(board: pl.DataFrame) -> pl.DataFrame:
-    """Per model over the evaluators' primary metrics: mean pass rate and mean rank."""
-    primary = board.filter(pl.col("primary"))
-    return (
-        primary.group_by("model")
-        .agg(
-            evaluators=pl.len(),
-            pass_rate=pl.col("pass_rate").mean(),
-            mean_rank=pl.col("rank").cast(pl.Float64).mean(),
-            wins=(pl.col("rank") == 1).sum(),
-        )
-        .sort(["pass_rate", "mean_rank"], descending=[True, False], nulls_last=True)
-        .with_columns(rank=pl.int_range(1, pl.len() + 1).cast(pl.UInt32))
-    )

@@ -17,7 +17,7 @@ import polars as pl
 
 from evalnb.analysis.charts import heatmap, leaderboard_chart, to_svg
 from evalnb.analysis.derived import analyse
-from evalnb.analysis.leaderboard import overall_leaderboard
+from evalnb.analysis.overall import overall_leaderboard
 from evalnb.lab.version import __version__
 
 if TYPE_CHECKING:
@@ -200,7 +200,7 @@ def render_report(
     body = (
         f"<h1>{_e(name)}</h1><p>Generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC by evalnb {_e(__version__)}.</p>"
         f"<h2>Summary</h2>{_semaphore(probs)}"
-        f"<h3>Overall leaderboard</h3>{_table(overall_leaderboard(board))}"
+        f"<h3>Overall leaderboard</h3>{_table(overall_leaderboard(verdicts, board))}"
         + (f"<figure>{to_svg(heatmap(board.filter(pl.col('primary'))))}</figure>" if board.height else "")
         + f"<h3>Evaluators</h3><ul>{toc}</ul>"
         f"<h2>Problems</h2>{_problems_html(probs)}"

@@ -109,7 +109,11 @@ class Lab(LabCore):
                     seed: int = 0) -> pl.DataFrame:  # fmt: skip
         """Per (evaluator, metric, model): mean with a bootstrap 95 % CI, pass rate, rank.
 
-        ``overall=True``: one row per model over the evaluators' primary metrics.
+        ``overall=True``: one row per model over the evaluators' primary metrics: the pass
+        rate averaged over them, and ``rank`` by it, each with a 95 % interval from case
+        resampling (``rank_ci_low``/``rank_ci_high``: the best and worst rank the model
+        takes in the central 95 % of replicates). ``mean_rank`` and ``wins`` summarize the
+        per-metric ranks and may order models differently.
         """
         return derived.leaderboard_of(self, overall=overall, n_boot=n_boot, seed=seed)
 
