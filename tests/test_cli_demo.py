@@ -143,3 +143,21 @@ def test_every_cli_option_has_help() -> None:
         return missing
 
     assert walk(_parser()) == []
+
+
+@pytest.mark.slow
+def test_install_says_what_it_is_doing() -> None:
+    """`bash scripts/demo` runs scripts/install first: each step is announced, then the result.
+
+    On an installed checkout (the suite runs in one) every step is quick, so this runs it.
+    """
+    done = subprocess.run(["bash", "scripts/install"], cwd=ROOT, capture_output=True,
+                          text=True, check=True, timeout=600)  # fmt: skip
+    steps = [line for line in done.stderr.splitlines() if line.startswith("[install]")]
+    said = " / ".join(steps)
+    for words in ("updating pip", "installing torch", "installing evalnb with its dependencies",
+                  "building the notebook widgets", "ready in"):  # fmt: skip
+        assert words in said, f"scripts/install never said {words!r}: {said}"
+    assert steps[-1].startswith("[install] ready in")
+    demo = (ROOT / "scripts" / "demo").read_text(encoding="utf-8")
+    assert demo.index("[demo] installing") < demo.index("bash scripts/install")
