@@ -47,6 +47,12 @@ def _ring_keys(page: Any, ring: int) -> list[str]:
     )
 
 
+def _expected_keys(idx: Any, path: list[str], ring: int) -> list[str]:
+    """The segment keys of ``ring`` at ``path``, as the pure transform computes them."""
+    nodes = eye_nodes(idx, path).filter(pl.col("ring") == ring)
+    return nodes["keys"].list.join("/").to_list()
+
+
 def _click_at_centre(page: Any, selector: str, target: str) -> None:
     """Click with the mouse where ``selector`` is drawn, checking ``target`` gets the click."""
     box = page.locator(selector).first.bounding_box()
@@ -104,13 +110,7 @@ def test_eye_drills_down_to_a_case_and_back_in_jupyterlab(
         # Domain → evaluators and their metrics.
         _click_segment(page, "generation", 1)
         _wait_depth(page, 1)
-        assert (
-            _ring_keys(page, 1)
-            == eye_nodes(idx, ["generation"])
-            .filter(pl.col("ring") == 1)["keys"]
-            .list.join("/")
-            .to_list()
-        )
+        assert _ring_keys(page, 1) == _expected_keys(idx, ["generation"], 1)
         _shot(page, "1-domain")
 
         # Evaluator → metrics and models; hover the centre for the bar chart.
@@ -181,13 +181,7 @@ def test_eye_drills_down_to_a_case_and_back_in_jupyterlab(
         # Python drives the view.
         server.run_code(page, "w.path = ['retrieval']")
         _wait_depth(page, 1)
-        assert (
-            _ring_keys(page, 1)
-            == eye_nodes(idx, ["retrieval"])
-            .filter(pl.col("ring") == 1)["keys"]
-            .list.join("/")
-            .to_list()
-        )
+        assert _ring_keys(page, 1) == _expected_keys(idx, ["retrieval"], 1)
         _shot(page, "7-python-path")
         err = server.run_code(page, "w.path = ['no-such-domain']", expect_error=True)
         assert err.startswith("TraitError") and "retrieval" in err
