@@ -80,13 +80,15 @@ def test_text_matching_budget_is_per_run_and_unscored_rows_explain_why() -> None
         "actual": [f"{'a' * 40_000}{i}!" for i in range(n)],
         "condition": [f'regexp("{_SLOW}")'] * n,
     }))  # fmt: skip
-    with pytest.warns(evalnb.NothingScoredWarning, match="time budget of 0.3 s"):
+    # At most three 0.05 s searches fit in 0.12 s, so the budget is the commonest reason the
+    # warning gives, however loaded the machine.
+    with pytest.warns(evalnb.NothingScoredWarning, match="time budget of 0.12 s"):
         scored = evalnb.evaluate(lab, ["text_matching"], progress=False, regex_timeout_s=0.05,
-                                 regex_run_budget_s=0.3).scores  # fmt: skip
+                                 regex_run_budget_s=0.12).scores  # fmt: skip
     passes = scored.filter(pl.col("metric") == "model_passes")
     assert passes["value"].null_count() == n
     reasons = [json.loads(d)["reason"] for d in passes["detail"]]
-    assert any("time budget of 0.3 s" in r for r in reasons)
+    assert any("time budget of 0.12 s" in r for r in reasons)
 
 
 def test_json_schema_patterns_are_bounded_too() -> None:
