@@ -12,6 +12,7 @@ from __future__ import annotations
 from evalnb import transforms
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
+from evalnb.api.corpus import Corpus, corpus
 from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb.diagnosis.failure_clusters import FailureClusters
@@ -39,6 +40,7 @@ __all__ = [
     "TABLES",
     "ChatResult",
     "ConditionError",
+    "Corpus",
     "EvalnbError",
     "Eye",
     "FailureClusters",
@@ -54,6 +56,7 @@ __all__ = [
     "TopicModel",
     "Weakness",
     "__version__",
+    "corpus",
     "detect_format",
     "evaluate",
     "evaluators",

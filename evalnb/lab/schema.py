@@ -122,6 +122,22 @@ THRESHOLDS = pl.Schema(
 MODELS = pl.Schema({"model": _STR, "key": _STR, "meta": _STR})
 INFO = pl.Schema({"key": _STR, "value": _STR})
 
+# A corpus's chunks (evalnb.corpus): the documents test cases are generated from, each chunk
+# an exact slice [start, end) of its page's (PDF) or document's text.
+CHUNKS = pl.Schema(
+    {
+        "chunk_id": _STR,
+        "doc": _STR,
+        "page": _I64,
+        "heading": _STR,
+        "start": _I64,
+        "end": _I64,
+        "text": _STR,
+        "n_tokens": _I64,
+        "topic": _STR,
+    }
+)
+
 SCHEMAS: Mapping[str, pl.Schema] = {
     "cases": CASES,
     "outputs": OUTPUTS,
@@ -131,6 +147,7 @@ SCHEMAS: Mapping[str, pl.Schema] = {
     "thresholds": THRESHOLDS,
     "models": MODELS,
     "info": INFO,
+    "chunks": CHUNKS,
 }
 TABLES: tuple[str, ...] = tuple(SCHEMAS)
 

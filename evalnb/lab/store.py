@@ -14,7 +14,7 @@ import duckdb
 import polars as pl
 
 from evalnb.lab.errors import StoreConflict, StoreError
-from evalnb.lab.schema import SCHEMAS, TABLES, conform
+from evalnb.lab.schema import SCHEMAS, TABLES, conform, empty
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -340,7 +340,10 @@ def _read(path: str | Path) -> Snapshot:
     try:
         _check_version(con, path)
         versions = _versions(con)
-        tables = {name: conform(_select(con, name), name) for name in TABLES}
+        # A store written before a table existed (chunks came later) reads it as empty.
+        known = {r[0] for r in _run(con, "SELECT table_name FROM duckdb_tables()")}
+        tables = {name: conform(_select(con, name), name) if name in known else empty(name)
+                  for name in TABLES}  # fmt: skip
         return Snapshot(tables, {n: versions.get(n, 0) for n in TABLES})
     except duckdb.Error as exc:
         msg = f"{path}: could not read the lab store: {exc}"

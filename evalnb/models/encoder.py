@@ -25,7 +25,7 @@ import tempfile
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,7 @@ __all__ = [
     "TextEncoder",
     "cosine",
     "get_encoder",
+    "token_counter",
     "used_model",
 ]
 
@@ -305,6 +306,28 @@ class _DiskCache:
 def default_cache_dir() -> Path:
     """``$EVALNB_CACHE_DIR``, else ``~/.cache/evalnb``."""
     return Path(os.environ.get("EVALNB_CACHE_DIR", Path.home() / ".cache" / "evalnb"))
+
+
+@lru_cache(maxsize=4)
+def token_counter(model: str = DEFAULT_MODEL) -> Any:  # noqa: ANN401 - a tokenizers.Tokenizer
+    """Return the tokenizer of embedding model ``model``, to size chunks in its tokens.
+
+    Read from the model's ``tokenizer.json`` (no model weights loaded); resolved like the
+    encoder itself, so the same offline rules and fallbacks apply.
+    """
+    from tokenizers import Tokenizer  # noqa: PLC0415
+
+    target, _ = resolve_model(model)
+    file = Path(target) / "tokenizer.json"
+    if file.is_file():
+        tokenizer = Tokenizer.from_file(str(file))
+        # The file carries the model's truncation (a count would stop at it) and padding.
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        return tokenizer
+    from transformers import AutoTokenizer  # noqa: PLC0415 - a model that ships no tokenizer.json
+
+    return AutoTokenizer.from_pretrained(target)
 
 
 @lru_cache(maxsize=4)

@@ -1,0 +1,161 @@
+"""A corpus: documents read, cut into chunks and kept in a lab store (``evalnb.corpus``).
+
+The chunks are the ``chunks`` table of a :class:`~evalnb.Lab`, so a corpus lives in the same
+DuckDB file as the tests generated from it, and every generated case can name the chunk it
+came from. Reading a document again replaces its chunks and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from evalnb.api.lab import Lab
+from evalnb.diagnosis.topics import TopicModel, topics
+from evalnb.io.documents import DocumentLimits, document_paths, read_document
+from evalnb.models.encoder import token_counter
+from evalnb.text.chunking import chunk_texts
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["Corpus", "corpus"]
+
+
+def _chunk_id(doc: str, page: int | None, start: int, text: str) -> str:
+    key = f"{doc}\x1f{page}\x1f{start}\x1f{text}".encode()
+    return hashlib.blake2b(key, digest_size=8).hexdigest()
+
+
+class Corpus:
+    """Chunks of documents, with their topics, held in a lab (and its store, when saved).
+
+    Attributes
+    ----------
+    lab
+        The lab whose ``chunks`` table this corpus is.
+    model
+        The embedding model whose tokenizer sized the chunks (and that embeds them).
+    """
+
+    def __init__(self, lab: Lab, *, model: str = "all-MiniLM-L6-v2") -> None:
+        self.lab = lab
+        self.model = model
+
+    @property
+    def chunks(self) -> pl.DataFrame:
+        """Return the chunks, one row each.
+
+        Columns: ``chunk_id``, ``doc``, ``page``, ``heading``, the ``[start, end)`` span in
+        the page's (PDF) or the document's text as read (sections joined by a blank line),
+        ``text``, ``n_tokens`` and ``topic``.
+        """
+        return self.lab.table("chunks")
+
+    def __repr__(self) -> str:
+        c = self.chunks
+        return (
+            f"<evalnb.Corpus: {c['doc'].n_unique()} documents, {c.height} chunks, "
+            f"{int(c['n_tokens'].sum() or 0):,} tokens, {c['topic'].drop_nulls().n_unique()} topics>"
+        )
+
+    def summary(self) -> pl.DataFrame:
+        """Per document: pages, chunks, tokens and topics."""
+        return self.chunks.group_by("doc", maintain_order=True).agg(
+            pages=pl.col("page").n_unique(),
+            chunks=pl.len(),
+            tokens=pl.col("n_tokens").sum(),
+            topics=pl.col("topic").drop_nulls().n_unique(),
+        )
+
+    def topics(self, *, min_topic_size: int = 5, seed: int = 0, **params: object) -> TopicModel:
+        """Find the corpus's topics: :func:`evalnb.topics` run on the chunks' texts.
+
+        The parameters are those of :func:`evalnb.topics` (H2O's topic-modeling ones). Edit
+        the result (``rename``, ``merge``, ``exclude``), then keep it with
+        :meth:`set_topics`.
+        """
+        texts = self.chunks["text"].to_list()
+        return topics(texts, min_topic_size=min_topic_size, seed=seed,
+                      model=str(params.pop("model", self.model)), **params)  # type: ignore[arg-type]  # fmt: skip
+
+    def set_topics(self, model: TopicModel) -> Corpus:
+        """Write each chunk's topic from ``model`` (fitted on these chunks); saved with the lab."""
+        texts = self.chunks["text"]
+        if model.assignments.height != texts.len() or not model.assignments["text"].equals(
+            texts.rename("text")
+        ):
+            msg = (
+                "this topic model was not fitted on this corpus's chunks (texts differ); "
+                "fit it with corpus.topics(...)"
+            )
+            raise ValueError(msg)
+        self.lab._update({"chunks": self.chunks.with_columns(topic=model.assignments["topic"])})
+        return self
+
+    def save(self, path: str | Path) -> Path:
+        """Write the lab holding this corpus to a DuckDB store (see :meth:`evalnb.Lab.save`)."""
+        return self.lab.save(path)
+
+
+def corpus(
+    paths: str | Path | Iterable[str | Path],
+    *,
+    store: str | Path | None = None,
+    max_tokens: int = 256,
+    model: str = "all-MiniLM-L6-v2",
+    limits: DocumentLimits | None = None,
+) -> Corpus:
+    """Read documents into a :class:`Corpus` of chunks.
+
+    Parameters
+    ----------
+    paths
+        Documents (PDF, Markdown, HTML, plain text, DOCX), or folders of them.
+    store
+        A lab store to keep the corpus in: created if missing; in an existing store the
+        documents read here replace their earlier chunks, the rest is kept.
+    max_tokens
+        Chunk budget in tokens of ``model``'s tokenizer (a chunk respects sentence ends
+        whenever one fits).
+    model
+        The embedding model the chunks are for.
+    limits
+        Bounds on each document (size, pages, text, seconds).
+
+    Raises
+    ------
+    evalnb.InputError
+        When a document cannot be read, naming the file (and the page of a PDF).
+    """
+    sections = [s for path in document_paths(paths) for s in read_document(path, limits)]
+    pieces = chunk_texts([s.text for s in sections], max_tokens=max_tokens,
+                         count_tokens=token_counter(model))  # fmt: skip
+    meta = pl.DataFrame(
+        {"doc": [s.doc for s in sections], "page": [s.page for s in sections],
+         "heading": [s.heading for s in sections], "offset": [s.start for s in sections]},
+        schema={"doc": pl.String, "page": pl.Int64, "heading": pl.String, "offset": pl.Int64},
+    ).with_row_index("section").with_columns(pl.col("section").cast(pl.Int64))  # fmt: skip
+    # A PDF chunk's span is in its page's text; any other's in the whole document's text.
+    new = pieces.join(meta, on="section").with_columns(
+        start=pl.col("start") + pl.when(pl.col("page").is_null()).then("offset").otherwise(0),
+        end=pl.col("end") + pl.when(pl.col("page").is_null()).then("offset").otherwise(0),
+    )
+    new = new.with_columns(
+        chunk_id=pl.struct("doc", "page", "start", "text").map_elements(
+            lambda r: _chunk_id(r["doc"], r["page"], r["start"], r["text"]), return_dtype=pl.String
+        ),
+        topic=pl.lit(None, pl.String),
+    ).select("chunk_id", "doc", "page", "heading", "start", "end", "text", "n_tokens", "topic")
+    if store is not None and Path(store).exists():
+        lab = Lab.open(store)
+        kept = lab.table("chunks").filter(~pl.col("doc").is_in(new["doc"].unique().to_list()))
+        lab._update({"chunks": pl.concat([kept, new])})
+    else:
+        lab = Lab({"chunks": new})
+        if store is not None:
+            lab.save(store)
+    return Corpus(lab, model=model)

@@ -1,0 +1,328 @@
+"""Documents into text sections: PDF, Markdown, HTML, plain text and DOCX.
+
+Each reader gives a document's **sections**: its text cut where the document itself cuts it
+(a PDF page; a Markdown, HTML or Word heading), with the heading path and the section's
+start in the document's text, so a chunk can always be traced back to a page and a place.
+
+Libraries, chosen for being well kept and pure Python (nothing to compile, nothing
+AGPL-licensed): ``pypdf`` (BSD; PyMuPDF extracts better but is AGPL), ``markdown-it-py``
+(CommonMark, already used by Jupyter), ``beautifulsoup4`` on ``lxml`` (tolerant of real-world
+HTML) and ``python-docx``.
+
+Every document is bounded (:class:`DocumentLimits`): its size on disk, the uncompressed size
+of a DOCX's parts (a zip bomb is refused before it is opened), its page count, the text
+extracted from it and the seconds spent on it. A file that breaks a bound, or cannot be
+parsed, raises :class:`~evalnb.InputError` naming the file and, for a PDF, the page.
+"""
+
+from __future__ import annotations
+
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalnb.lab.errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+__all__ = ["SUFFIXES", "DocumentLimits", "Section", "document_paths", "read_document"]
+
+
+@dataclass(frozen=True)
+class DocumentLimits:
+    """Bounds on one document; the defaults fit a long report, not an archive of them."""
+
+    max_bytes: int = 64 * 2**20
+    max_unzipped_bytes: int = 256 * 2**20
+    max_pages: int = 3_000
+    max_chars: int = 20_000_000
+    max_seconds: float = 120.0
+
+
+@dataclass(frozen=True)
+class Section:
+    """A piece of a document's text: a page of a PDF, or what follows a heading."""
+
+    doc: str
+    page: int | None
+    heading: str
+    text: str
+    start: int  # offset of ``text`` in the document's text (sections joined by a blank line)
+
+
+class _Budget:
+    """Counts a document's pages, characters and seconds against its limits."""
+
+    def __init__(self, path: Path, limits: DocumentLimits) -> None:
+        self.path, self.limits = path, limits
+        self.chars = 0
+        self.pages = 0
+        self.deadline = time.monotonic() + limits.max_seconds
+
+    def take(self, text: str, page: int | None = None) -> str:
+        where = None if page is None else f"page {page}"
+        self.chars += len(text)
+        if self.chars > self.limits.max_chars:
+            raise InputError(str(self.path), where, None,
+                             f"at most {self.limits.max_chars:,} characters of text",
+                             f"more ({self.chars:,} so far)", "split the document")  # fmt: skip
+        if time.monotonic() > self.deadline:
+            raise InputError(str(self.path), where, None,
+                             f"a document read within {self.limits.max_seconds:g} s",
+                             "a slower one", "split or simplify the document")  # fmt: skip
+        return text
+
+
+def _join(doc: str, parts: Iterable[tuple[int | None, str, str]]) -> list[Section]:
+    """Sections from (page, heading, text), with their offsets in the joined text."""
+    out: list[Section] = []
+    offset = 0
+    for page, heading, text in parts:
+        body = text.strip()
+        if not body:
+            continue
+        out.append(Section(doc, page, heading, body, offset))
+        offset += len(body) + 2  # the blank line between sections
+    return out
+
+
+def _utf8(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), f"byte {exc.start}", None, "UTF-8 text",
+                         f"the bytes {data[exc.start:exc.start + 4]!r}",
+                         "save the file as UTF-8") from None  # fmt: skip
+
+
+def _pdf(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:
+    import io  # noqa: PLC0415
+
+    import pypdf  # noqa: PLC0415
+    from pypdf.errors import PyPdfError  # noqa: PLC0415
+
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise InputError(str(path), None, None, "an unencrypted PDF", "an encrypted one",
+                             "decrypt it first (e.g. qpdf --decrypt)")  # fmt: skip
+        n = len(reader.pages)
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise InputError(str(path), None, None, "a PDF pypdf can read", str(exc)[:200]) from None
+    if n > budget.limits.max_pages:
+        raise InputError(str(path), None, None, f"at most {budget.limits.max_pages} pages",
+                         f"{n} pages", "split the document")  # fmt: skip
+    parts: list[tuple[int | None, str, str]] = []
+    for i in range(n):
+        try:
+            text = reader.pages[i].extract_text() or ""
+        except (PyPdfError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
+            raise InputError(str(path), f"page {i + 1}", None, "a page pypdf can read",
+                             str(exc)[:200] or type(exc).__name__) from None  # fmt: skip
+        parts.append((i + 1, "", budget.take(text, i + 1)))
+    return parts
+
+
+def _markdown(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:
+    from markdown_it import MarkdownIt  # noqa: PLC0415
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(_utf8(path, data))
+    parts: list[tuple[int | None, str, str]] = []
+    path_of: list[tuple[int, str]] = []  # the open headings: (level, title)
+    blocks: list[str] = []
+    in_heading = 0
+
+    def flush() -> None:
+        parts.append((None, " › ".join(t for _, t in path_of), "\n\n".join(blocks)))
+        blocks.clear()
+
+    for token in tokens:
+        if token.type == "heading_open":
+            flush()
+            in_heading = int(token.tag[1:])
+        elif token.type == "inline":
+            text = "".join(
+                c.content if c.type != "softbreak" else " " for c in token.children or []
+            )
+            if in_heading:
+                while path_of and path_of[-1][0] >= in_heading:
+                    path_of.pop()
+                path_of.append((in_heading, text.strip()))
+            else:
+                blocks.append(budget.take(text))
+        elif token.type == "heading_close":
+            in_heading = 0
+        elif token.type in ("fence", "code_block"):
+            blocks.append(budget.take(token.content.rstrip("\n")))
+    flush()
+    return parts
+
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_BLOCKS = ("p", "li", "pre", "blockquote", "td", "th", "dd", "dt", "figcaption", "caption")
+
+
+def _html(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:  # noqa: ARG001
+    from bs4 import BeautifulSoup  # noqa: PLC0415
+
+    soup = BeautifulSoup(data, "lxml")  # decodes by the document's own charset, else sniffs
+    for junk in soup(["script", "style", "noscript", "template", "nav", "header", "footer"]):
+        junk.decompose()
+    parts: list[tuple[int | None, str, str]] = []
+    path_of: list[tuple[int, str]] = []
+    blocks: list[str] = []
+    for el in soup.find_all([*_HEADINGS, *_BLOCKS]):
+        if el.name in _HEADINGS:
+            parts.append((None, " › ".join(t for _, t in path_of), "\n\n".join(blocks)))
+            blocks = []
+            level = int(el.name[1])
+            while path_of and path_of[-1][0] >= level:
+                path_of.pop()
+            path_of.append((level, " ".join(el.get_text(" ").split())))
+        elif el.find_parent(_BLOCKS) is None:  # a block inside a block is read with it
+            sep = "" if el.name == "pre" else " "
+            text = el.get_text(sep)
+            blocks.append(budget.take(text if el.name == "pre" else " ".join(text.split())))
+    parts.append((None, " › ".join(t for _, t in path_of), "\n\n".join(blocks)))
+    return parts
+
+
+def _docx(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:
+    import io  # noqa: PLC0415
+
+    import docx  # noqa: PLC0415
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            unzipped = sum(i.file_size for i in archive.infolist())
+    except zipfile.BadZipFile as exc:
+        raise InputError(str(path), None, None, "a DOCX (a zip of XML parts)", str(exc)) from None
+    if unzipped > budget.limits.max_unzipped_bytes:
+        raise InputError(str(path), None, None,
+                         f"at most {budget.limits.max_unzipped_bytes:,} bytes once unzipped",
+                         f"{unzipped:,} bytes", "this looks like a zip bomb")  # fmt: skip
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except (ValueError, KeyError, zipfile.BadZipFile, OSError) as exc:
+        raise InputError(str(path), None, None, "a DOCX python-docx can read",
+                         str(exc)[:200] or type(exc).__name__) from None  # fmt: skip
+    parts: list[tuple[int | None, str, str]] = []
+    path_of: list[tuple[int, str]] = []
+    blocks: list[str] = []
+    for paragraph in document.paragraphs:
+        style = paragraph.style.name if paragraph.style is not None else ""
+        text = budget.take(paragraph.text)
+        level = _docx_heading_level(style or "")
+        if level:
+            parts.append((None, " › ".join(t for _, t in path_of), "\n\n".join(blocks)))
+            blocks = []
+            while path_of and path_of[-1][0] >= level:
+                path_of.pop()
+            path_of.append((level, text.strip()))
+        elif text.strip():
+            blocks.append(text)
+    for table in document.tables:
+        for row in table.rows:
+            blocks.append(budget.take(" | ".join(cell.text.strip() for cell in row.cells)))
+    parts.append((None, " › ".join(t for _, t in path_of), "\n\n".join(blocks)))
+    return parts
+
+
+def _docx_heading_level(style: str) -> int:
+    """1–9 for Word's "Heading N" styles ("Title" counts as 1), 0 for any other style."""
+    if style == "Title":
+        return 1
+    if style.startswith("Heading "):
+        tail = style.removeprefix("Heading ")
+        return int(tail) if tail.isdigit() else 0
+    return 0
+
+
+def _text(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:
+    return [(None, "", budget.take(_utf8(path, data)))]
+
+
+_READERS: dict[str, Callable[[Path, bytes, _Budget], list[tuple[int | None, str, str]]]] = {
+    ".pdf": _pdf,
+    ".md": _markdown,
+    ".markdown": _markdown,
+    ".html": _html,
+    ".htm": _html,
+    ".docx": _docx,
+    ".txt": _text,
+    "": _text,  # README, LICENSE, COPYING: plain text by convention
+}
+SUFFIXES = tuple(s for s in _READERS if s)
+
+
+def _looks_like_text(path: Path) -> bool:
+    """Whether a file of unknown suffix (``Apache-2.0``, ``NEWS.1st``) reads as UTF-8 text."""
+    import codecs  # noqa: PLC0415
+
+    try:
+        with path.open("rb") as f:
+            head = f.read(8192)
+    except OSError:
+        return False
+    if b"\0" in head:
+        return False
+    try:  # incremental: a character cut at the 8 KiB mark is not an error
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def read_document(path: str | Path, limits: DocumentLimits | None = None) -> list[Section]:
+    """Read one document into sections (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        When the file is of a kind not read here, breaks a limit or cannot be parsed.
+    """
+    path = Path(path)
+    limits = limits or DocumentLimits()
+    reader = _READERS.get(path.suffix.lower()) or (_text if _looks_like_text(path) else None)
+    if reader is None:
+        raise InputError(str(path), None, None,
+                         f"a document ending in one of {', '.join(SUFFIXES)}, or UTF-8 text",
+                         f"{path.suffix!r}", "convert it, or leave it out")  # fmt: skip
+    try:
+        size = path.stat().st_size
+        if size > limits.max_bytes:
+            raise InputError(str(path), None, None, f"at most {limits.max_bytes:,} bytes",
+                             f"{size:,} bytes", "split the document")  # fmt: skip
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            str(path), None, None, "a readable file", exc.strerror or str(exc)
+        ) from None
+    return _join(str(path), reader(path, data, _Budget(path, limits)))
+
+
+def document_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
+    """Return the documents named, a folder standing for the readable files under it (sorted)."""
+    given = [paths] if isinstance(paths, str | Path) else list(paths)
+    out: list[Path] = []
+    for item in given:
+        path = Path(item)
+        if path.is_dir():
+            out.extend(
+                p for p in sorted(path.rglob("*"))
+                if p.is_file() and not p.name.startswith(".")
+                and (p.suffix.lower() in _READERS or _looks_like_text(p))
+            )  # fmt: skip
+        elif path.exists():
+            out.append(path)
+        else:
+            raise InputError(
+                str(path), None, None, "a document or a folder of them", "nothing there"
+            )
+    if not out:
+        raise InputError(", ".join(map(str, given)), None, None,
+                         f"documents ending in one of {', '.join(SUFFIXES)}", "none")  # fmt: skip
+    return out
