@@ -114,7 +114,7 @@ def test_an_encrypted_pdf_says_so(tmp_path: Path) -> None:
     path = tmp_path / "locked.pdf"
     with path.open("wb") as f:
         writer.write(f)
-    with pytest.raises(evalnb.InputError, match="expected an unencrypted PDF.*qpdf --decrypt"):
+    with pytest.raises(evalnb.InputError, match=r"expected an unencrypted PDF.*qpdf --decrypt"):
         read_document(path)
 
 
