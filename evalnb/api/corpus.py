@@ -15,14 +15,16 @@ import polars as pl
 
 from evalnb.api.lab import Lab
 from evalnb.diagnosis.topics import TopicModel, topics
+from evalnb.generation.judge_free import JUDGE_FREE
+from evalnb.generation.suite import generate_cases
 from evalnb.io.documents import DocumentLimits, document_paths, read_document
 from evalnb.models.encoder import token_counter
 from evalnb.text.chunking import chunk_texts
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
-__all__ = ["Corpus", "corpus"]
+__all__ = ["Corpus", "corpus", "generate_tests"]
 
 
 def _chunk_id(doc: str, page: int | None, start: int, text: str) -> str:
@@ -159,3 +161,44 @@ def corpus(
         if store is not None:
             lab.save(store)
     return Corpus(lab, model=model)
+
+
+def generate_tests(
+    corpus: Corpus,
+    n: int = 50,
+    *,
+    generators: Sequence[str] | None = None,
+    topics: Sequence[str] | None = None,
+    seed: int = 0,
+    dedupe: float = 0.92,
+) -> Lab:
+    """Generate a test suite from a corpus, offline: a lab of cases traced to their chunks.
+
+    Parameters
+    ----------
+    corpus
+        The corpus (:func:`evalnb.corpus`); set its topics first for topic balance.
+    n
+        How many cases at most (fewer when the corpus offers fewer distinct questions).
+    generators
+        Judge-free generators to use (default: all of ``cloze``, ``definition``, ``section``,
+        ``numeric`` and ``yes_no``; :mod:`evalnb.generation.judge_free` describes them).
+    topics
+        Only chunks of these topics.
+    seed
+        Same seed, same corpus: same suite.
+    dedupe
+        Cosine similarity of two prompts from which the later one is dropped.
+
+    Returns
+    -------
+    evalnb.Lab
+        The corpus's lab with the generated cases added: ``question_type`` is the
+        generator, ``topic`` the chunk's, ``corpus`` the chunk's text, and ``extra`` (JSON)
+        the generator, chunk ids, document and the sentence the answer rests on. In the
+        corpus's store when it has one.
+    """
+    cases = generate_cases(corpus.chunks, n=n, generators=list(generators or JUDGE_FREE),
+                           topics=topics, seed=seed, dedupe=dedupe, model=corpus.model)  # fmt: skip
+    old = corpus.lab.cases.filter(~pl.col("case_id").is_in(cases["case_id"].to_list()))
+    return corpus.lab._derive({"cases": pl.concat([old, cases], how="diagonal_relaxed")})

@@ -1,0 +1,100 @@
+"""From documents to a suite offline: judge-free generators on a real corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import evalnb
+from evalnb.models.encoder import get_encoder
+from tests.corpus_docs import LICENSES, readme_markdown
+
+pytestmark = pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files")
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, evalnb.Lab]:
+    folder = tmp_path_factory.mktemp("corpus")
+    (folder / "README.md").write_text(readme_markdown(), encoding="utf-8")
+    docs = [LICENSES / n for n in ("Apache-2.0", "GPL-3", "MPL-2.0")] + [folder / "README.md"]
+    store = folder / "lab.duckdb"
+    corpus = evalnb.corpus(docs, store=store, max_tokens=160)
+    corpus.set_topics(corpus.topics(min_topic_size=5, seed=0))
+    return store, evalnb.generate_tests(corpus, n=45, seed=0)
+
+
+def test_a_real_corpus_gives_a_suite_of_supported_distinct_cases(
+    suite: tuple[Path, evalnb.Lab],
+) -> None:
+    _, lab = suite
+    cases = lab.cases
+    assert cases.height >= 30
+    assert set(cases["question_type"]) == {"cloze", "definition", "section", "numeric", "yes_no"}
+    chunks = lab.table("chunks")
+    text_of = dict(chunks.select("chunk_id", "text").iter_rows())
+    for row in cases.iter_rows(named=True):
+        extra = json.loads(row["extra"])
+        (chunk_id,) = extra["chunk_ids"]
+        evidence, expected = extra["evidence"], row["expected"][0]
+        assert evidence in text_of[chunk_id]  # the answer rests on a sentence of its chunk
+        assert row["corpus"] == [text_of[chunk_id]]
+        kind = row["question_type"]
+        assert "\n" not in expected, (kind, expected)
+        if kind in ("cloze", "numeric"):
+            prompt = row["prompt"]
+            blanked = prompt[prompt.index(": ", prompt.index("blank")) + 2 :]
+            assert blanked.replace("_____", expected, 1) == _clean(evidence)
+        elif kind == "definition":
+            assert expected in _clean(evidence)
+        elif kind == "section":
+            assert expected == _clean(evidence)
+        else:
+            verdict, _, said = expected.partition(". ")
+            assert verdict in ("Yes", "No") and said == _clean(evidence)
+            statement = row["prompt"].split('is this true: "', 1)[1][:-1]
+            assert (statement == said) == (verdict == "Yes")
+    # no duplicates, not even near ones
+    assert cases["prompt"].n_unique() == cases.height
+    emb = get_encoder("all-MiniLM-L6-v2").encode(cases["prompt"].to_list())
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    sim = emb @ emb.T
+    np.fill_diagonal(sim, 0)
+    assert sim.max() < 0.92
+    # every case has its chunk's topic, and the topics are spread
+    topic_of = dict(chunks.select("chunk_id", "topic").iter_rows())
+    for row in cases.iter_rows(named=True):
+        assert row["topic"] == topic_of[json.loads(row["extra"])["chunk_ids"][0]]
+    assert cases["topic"].drop_nulls().n_unique() == chunks["topic"].drop_nulls().n_unique()
+
+
+def test_the_suite_is_in_the_store_and_a_seed_repeats_it(suite: tuple[Path, evalnb.Lab]) -> None:
+    store, lab = suite
+    kept = evalnb.open(store)
+    assert kept.cases.sort("case_id").equals(lab.cases.sort("case_id"))
+    corpus = evalnb.Corpus(kept)
+    again = evalnb.generate_tests(corpus, n=45, seed=0)
+    assert again.cases.sort("case_id").equals(lab.cases.sort("case_id"))  # nothing added twice
+    other = evalnb.generate_tests(evalnb.Corpus(evalnb.Lab({"chunks": kept.table("chunks")})),
+                                  n=45, seed=1)  # fmt: skip
+    assert set(other.cases["prompt"]) != set(lab.cases["prompt"])
+
+
+def test_generators_and_topics_can_be_chosen(suite: tuple[Path, evalnb.Lab]) -> None:
+    _, lab = suite
+    corpus = evalnb.Corpus(evalnb.Lab({"chunks": lab.table("chunks")}))
+    topic = lab.table("chunks")["topic"].drop_nulls()[0]
+    only = evalnb.generate_tests(corpus, n=10, generators=["definition"], topics=[topic]).cases
+    assert set(only["question_type"]) == {"definition"} and set(only["topic"]) == {topic}
+    with pytest.raises(ValueError, match=r"unknown generators \['riddle'\]"):
+        evalnb.generate_tests(corpus, generators=["riddle"])
+    with pytest.raises(ValueError, match="no chunks to generate from"):
+        evalnb.generate_tests(corpus, topics=["no such topic"])
+    assert pl.Series(only["prompt"]).str.contains("what does").all()
