@@ -57,17 +57,20 @@ def _dedupe(ordered: list[Candidate], n: int, threshold: float, model: str) -> l
             fresh.append(c)
     encoder = get_encoder(model)
     kept: list[Candidate] = []
-    vectors: list[np.ndarray] = []
+    kept_vectors: np.ndarray | None = None  # rows filled up to len(kept)
     batch = max(4 * n, 64)  # embed ahead in batches: most candidates are never needed
     for start in range(0, len(fresh), batch):
         part = fresh[start : start + batch]
         emb = encoder.encode([c.prompt for c in part])
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+        if kept_vectors is None:
+            kept_vectors = np.empty((n, emb.shape[1]), dtype=emb.dtype)
         for candidate, vector in zip(part, emb, strict=True):
-            if vectors and float(np.max(np.stack(vectors) @ vector)) >= threshold:
+            k = len(kept)
+            if k and float(np.max(kept_vectors[:k] @ vector)) >= threshold:
                 continue
             kept.append(candidate)
-            vectors.append(vector)
+            kept_vectors[k] = vector
             if len(kept) == n:
                 return kept
     return kept

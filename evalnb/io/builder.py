@@ -184,8 +184,8 @@ class LabBuilder:
                 "info",
             ),
         }
-        for name in ("labels", "thresholds"):
-            out[name] = empty(name)
+        for name in SCHEMAS:  # the tables an import never fills (labels, chunks, ...)
+            out.setdefault(name, empty(name))
         return out
 
 
