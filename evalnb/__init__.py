@@ -15,6 +15,7 @@ from evalnb.analysis.tables import RichTable, table
 from evalnb.api.corpus import Corpus, corpus, generate_tests
 from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
+from evalnb.api.validation import Validation, validate_tests
 from evalnb.diagnosis.failure_clusters import FailureClusters
 from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.evaluation.condition import ConditionError
@@ -54,6 +55,7 @@ __all__ = [
     "StoreConflict",
     "StoreError",
     "TopicModel",
+    "Validation",
     "Weakness",
     "__version__",
     "corpus",
@@ -70,5 +72,6 @@ __all__ = [
     "table",
     "topics",
     "transforms",
+    "validate_tests",
     "weakness",
 ]

@@ -138,6 +138,18 @@ CHUNKS = pl.Schema(
     }
 )
 
+# Test validation (evalnb.validate_tests): scores of a test case itself (its expected answer
+# against its source), not of a model's answer, so apart from ``scores`` and leaderboards.
+VALIDATION = pl.Schema(
+    {
+        "case_id": _STR,
+        "metric": _STR,
+        "value": _F64,
+        "detail": _STR,
+        "params": _STR,
+    }
+)
+
 SCHEMAS: Mapping[str, pl.Schema] = {
     "cases": CASES,
     "outputs": OUTPUTS,
@@ -148,6 +160,7 @@ SCHEMAS: Mapping[str, pl.Schema] = {
     "models": MODELS,
     "info": INFO,
     "chunks": CHUNKS,
+    "validation": VALIDATION,
 }
 TABLES: tuple[str, ...] = tuple(SCHEMAS)
 

@@ -245,6 +245,25 @@ class TextEncoder:
             return np.zeros((0, dim), dtype=np.float32)
         return np.stack([self._memo[k] for k in keys])
 
+    def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Contextual embeddings of each text's tokens (special tokens dropped), L2-normalised.
+
+        For token-matching scores (a BERTScore-style F1). Not cached: they are as long as
+        the text. Runs the model at its own precision (never the int8 copy).
+        """
+        if not texts:
+            return []
+        raw = self._model.encode(list(texts), output_value="token_embeddings",
+                                 batch_size=self.batch_size, convert_to_numpy=False,
+                                 show_progress_bar=False)  # fmt: skip
+        out = []
+        for tokens in raw:
+            inner = tokens[1:-1] if len(tokens) > 2 else tokens  # [CLS] … [SEP]
+            vectors = inner.float().cpu().numpy()
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            out.append(vectors / np.where(norms == 0, 1, norms))
+        return out
+
 
 def _hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
