@@ -98,3 +98,19 @@ def test_generators_and_topics_can_be_chosen(suite: tuple[Path, evalnb.Lab]) -> 
     with pytest.raises(ValueError, match="no chunks to generate from"):
         evalnb.generate_tests(corpus, topics=["no such topic"])
     assert pl.Series(only["prompt"]).str.contains("what does").all()
+
+
+def test_a_generated_suite_exports_for_h2o(suite: tuple[Path, evalnb.Lab], tmp_path: Path) -> None:
+    _, lab = suite
+    path = lab.export(tmp_path / "suite.json", format="h2o_suite")
+    tests = json.loads(path.read_text(encoding="utf-8"))["tests"]
+    docs = {json.loads(e)["doc"] for e in lab.cases["extra"]}
+    assert {t["documents"][0] for t in tests} == docs  # one test per source document
+    back = evalnb.load(path).cases.sort("case_id")
+    cases = lab.cases.sort("case_id")
+    for column in ("case_id", "prompt", "expected"):
+        assert back[column].equals(cases[column])
+    assert all(json.loads(e)["question_type"] for e in back["extra"])  # kept for a round trip
+    # and as a test lab (cases with no categories used to break that export)
+    as_lab = evalnb.load(lab.export(tmp_path / "lab.json")).cases.sort("case_id")
+    assert as_lab["prompt"].equals(cases["prompt"])

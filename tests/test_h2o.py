@@ -66,6 +66,25 @@ def test_save_open_and_export_round_trip(name: str, tmp_path: Path) -> None:
 
 
 @needs_shared
+@pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if e[0] == "h2o_suite"))
+def test_a_suite_exports_as_a_suite(name: str, tmp_path: Path) -> None:
+    lab = evalnb.load(SHARED / name)
+    path = lab.export(tmp_path / "suite.json", format="h2o_suite")
+    original = json.loads((SHARED / name).read_text(encoding="utf-8"))
+    written = json.loads(path.read_text(encoding="utf-8"))
+    # a test with no key gets the id the importer gave it
+    keys = [t.get("key", f"test-{i}") for i, t in enumerate(original["tests"])]
+    assert [t["key"] for t in written["tests"]] == keys
+    assert [len(t["test_cases"]) for t in written["tests"]] == [
+        len(t["test_cases"]) for t in original["tests"]
+    ]
+    again = evalnb.load(path)
+    # the whole case table comes back, and so does the suite's own metadata
+    assert_frame_equal(again.cases, lab.cases)
+    assert again.info == lab.info
+
+
+@needs_shared
 def test_suite_fields() -> None:
     lab = evalnb.load(SHARED / "ci_rag_test_suite-no-OR-constraints.json")
     first = lab.cases.row(0, named=True)

@@ -23,7 +23,7 @@ from evalnb.calibration.recalibrate import recalibrate
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.diagnosis.failure_clusters import failure_clusters
 from evalnb.diagnosis.question_types import set_question_types
-from evalnb.io.h2o_export import h2o_lab_document
+from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
 from evalnb.io.load import load as load_core
 from evalnb.io.tencent_export import tencent_records
 from evalnb.lab.core import LabCore
@@ -71,15 +71,19 @@ class Lab(LabCore):
         path
             The file to write (replaced whole; written to a temporary file first).
         format
-            ``"h2o_lab"`` (H2O Eval Studio test lab JSON) or ``"tencent"`` (Tencent TI
-            evaluation-only JSONL). Importing the file back gives equal cases and outputs.
+            ``"h2o_lab"`` (H2O Eval Studio test lab JSON), ``"h2o_suite"`` (H2O test suite
+            JSON: the cases only, grouped into tests by their documents) or ``"tencent"``
+            (Tencent TI evaluation-only JSONL). Importing the file back gives equal cases
+            (and outputs, for the formats that hold them).
         """
         if format == "h2o_lab":
             text = json.dumps(h2o_lab_document(self), indent=4, ensure_ascii=False)
+        elif format == "h2o_suite":
+            text = json.dumps(h2o_suite_document(self), indent=4, ensure_ascii=False)
         elif format == "tencent":
             text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in tencent_records(self))
         else:
-            msg = f"cannot export to {format!r}; expected 'h2o_lab' or 'tencent'"
+            msg = f"cannot export to {format!r}; expected 'h2o_lab', 'h2o_suite' or 'tencent'"
             raise ValueError(msg)
         return write_atomic(path, text)
 

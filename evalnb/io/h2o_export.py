@@ -1,14 +1,15 @@
-"""Export a lab as an H2O Eval Studio test lab JSON document."""
+"""Export a lab as an H2O Eval Studio test lab or test suite JSON document."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["h2o_lab_document"]
+__all__ = ["h2o_lab_document", "h2o_suite_document"]
 
 
 def _model_meta(lab: LabCore) -> dict[str, dict[str, Any]]:
@@ -43,10 +44,10 @@ def _case_fields(case: dict[str, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {
         "key": case["case_id"],
         "input": case["prompt"],
-        "corpus": list(case["corpus"]),
-        "categories": list(case["categories"]),
+        "corpus": list(case["corpus"] or []),
+        "categories": list(case["categories"] or []),
         "relationships": relationships,
-        "expected_output": case["expected"][0] if len(case["expected"]) else "",
+        "expected_output": case["expected"][0] if case["expected"] else "",
     }
     if case["test_id"]:
         fields["test_key"] = case["test_id"]
@@ -97,7 +98,8 @@ def h2o_lab_document(lab: LabCore) -> dict[str, Any]:
         {**fields, "context": [], "actual_output": "", "model_key": ""} for fields in cases.values()
     ]
     info = lab.info
-    doc: dict[str, Any] = {}
+    extra = lab.info.get("extra") if lab.info.get("format") == "h2o_suite" else None
+    doc: dict[str, Any] = dict(extra) if isinstance(extra, dict) else {}
     for key in ("name", "description"):
         if key in info:
             doc[key] = info[key]
@@ -110,4 +112,60 @@ def h2o_lab_document(lab: LabCore) -> dict[str, Any]:
     extra = info.get("extra")
     if isinstance(extra, dict):
         doc.update(extra)
+    return doc
+
+
+def _suite_case(case: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """Return the test's documents and the test case of one case of the lab."""
+    extra: dict[str, Any] = json.loads(case["extra"] or "{}")
+    relationships = extra.pop("relationships", None)
+    if relationships is None and case["perturbation_of"] is not None:
+        relationships = [{"type": "perturbation_source", "target": case["perturbation_of"],
+                          "target_type": "test_case"}]  # fmt: skip
+    # A generated case's corpus holds its chunk's text; H2O's documents name the files.
+    documents = [extra["doc"]] if isinstance(extra.get("doc"), str) else list(case["corpus"] or [])
+    fields: dict[str, Any] = {
+        "key": case["case_id"],
+        "prompt": case["prompt"],
+        "categories": list(case["categories"] or []),
+        "expected_output": case["expected"][0] if case["expected"] else "",
+    }
+    if relationships:
+        fields["relationships"] = relationships
+    if case["constraints"] is not None:
+        fields["constraints"] = json.loads(case["constraints"])
+    if case["condition"] is not None:
+        fields["condition"] = case["condition"]
+    for name in ("topic", "question_type"):  # not H2O's, kept as extra keys it ignores
+        if case[name] is not None:
+            fields[name] = case[name]
+    fields.update(extra)
+    return documents, fields
+
+
+def h2o_suite_document(lab: LabCore) -> dict[str, Any]:
+    """Build an H2O Eval Studio test suite: cases grouped into tests by test id and documents.
+
+    Only cases travel (a suite has no answers). ``evalnb.load`` reads the file back with the
+    same case ids, prompts, expected answers, constraints, categories and documents.
+    """
+    tests: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
+    for case in lab.cases.iter_rows(named=True):
+        documents, fields = _suite_case(case)
+        group = (case["test_id"] or "", tuple(documents))
+        if group not in tests:
+            key = (
+                case["test_id"]
+                or "test-" + hashlib.sha256(json.dumps(documents).encode()).hexdigest()[:12]
+            )
+            meta = lab.info.get("h2o_tests")  # a test's other keys, kept at import
+            known = meta.get(key, {}) if isinstance(meta, dict) else {}
+            tests[group] = {"key": key, **known, "documents": documents, "test_cases": []}
+        tests[group]["test_cases"].append(fields)
+    extra = lab.info.get("extra") if lab.info.get("format") == "h2o_suite" else None
+    doc: dict[str, Any] = dict(extra) if isinstance(extra, dict) else {}
+    for key in ("name", "description"):
+        if key in lab.info:
+            doc[key] = lab.info[key]
+    doc["tests"] = list(tests.values())
     return doc
