@@ -16,6 +16,10 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from email.message import Message
 
 PAGE_CHARS = 3_000
 
@@ -25,7 +29,8 @@ def _texts() -> list[tuple[str, str, str]]:
     found: dict[str, tuple[str, str, str]] = {}
     for dist in importlib.metadata.distributions():
         name = str(dist.metadata["Name"])
-        body = str(dist.metadata.get_payload() or "")
+        # The long description is the message body (PackageMetadata is an email Message).
+        body = str(cast("Message", dist.metadata).get_payload() or "")
         if len(body) > 1_000:
             found.setdefault(body, (f"{name}-README", ".md", body))
         for file in dist.files or []:
