@@ -3,9 +3,11 @@
 The overall score of a model is its **pass rate averaged over the primary metrics** (each
 metric weighs the same, whatever its case count). ``rank`` orders models by that score
 (ties share the better rank). A rank is only as firm as the data under it, so the table
-gives the 95 % interval of each rank and of each pass rate, from the same case resampling
-the leaderboard uses: one set of resampled cases serves every model and metric, so the
-models are compared on the same cases in each replicate.
+gives the 95 % interval of each rank and of each pass rate, from paired case resampling as
+the leaderboard does it: one set of resampled cases serves every model and metric, so the
+models are compared on the same cases in each replicate. The resample is drawn as case
+weights (how often each case is drawn) times the pass matrix, not as gathered rows, so
+memory stays at replicates × cases however many models and metrics there are.
 
 ``mean_rank`` (the average of a model's per-metric ranks) and ``wins`` (metrics it ranks
 first on) are other summaries, kept because they answer other questions (consistency,

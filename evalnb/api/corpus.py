@@ -18,7 +18,7 @@ from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.generation.judge_free import JUDGE_FREE
 from evalnb.generation.suite import generate_cases
 from evalnb.io.documents import DocumentLimits, document_paths, read_document
-from evalnb.models.encoder import token_counter
+from evalnb.models.encoder import model_tokenizer
 from evalnb.text.chunking import chunk_texts
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ def corpus(
     """
     sections = [s for path in document_paths(paths) for s in read_document(path, limits)]
     pieces = chunk_texts([s.text for s in sections], max_tokens=max_tokens,
-                         count_tokens=token_counter(model))  # fmt: skip
+                         tokenizer=model_tokenizer(model))  # fmt: skip
     meta = pl.DataFrame(
         {"doc": [s.doc for s in sections], "page": [s.page for s in sections],
          "heading": [s.heading for s in sections], "offset": [s.start for s in sections]},

@@ -188,7 +188,8 @@ def _section(chunk: Chunk, ctx: Context) -> list[Candidate]:
     usable = [s for s in chunk.sentences if _usable(s)]
     if not usable:
         return []
-    words = {w for s in usable for w in _words(s) if w not in _words(heading)}
+    in_heading = set(_words(heading))
+    words = {w for s in usable for w in _words(s) if w not in in_heading}
     if not words:
         return []
     term = max(sorted(words), key=lambda w: ctx.rarity.get(w, 0.0))

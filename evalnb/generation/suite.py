@@ -8,7 +8,6 @@ at or above ``dedupe``) is dropped, so rephrasings of one question count once.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections import defaultdict
@@ -19,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from evalnb.generation.judge_free import JUDGE_FREE, Candidate, Chunk, Context, term_rarity
+from evalnb.io.builder import content_id
 from evalnb.models.encoder import get_encoder
 from evalnb.text.sentences import split_sentences
 
@@ -39,11 +39,6 @@ def _balanced(by_topic: dict[str, dict[str, list[Candidate]]]) -> list[Candidate
     """Topics in turn; within a topic, generators in turn."""
     per_topic = [list(_round_robin(list(gens.values()))) for _, gens in sorted(by_topic.items())]
     return list(_round_robin(per_topic))
-
-
-def _case_id(candidate: Candidate) -> str:
-    key = json.dumps([candidate.prompt, candidate.expected, candidate.chunk_id])
-    return "g" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def _dedupe(ordered: list[Candidate], n: int, threshold: float, model: str) -> list[Candidate]:
@@ -129,7 +124,8 @@ def generate_cases(
     chosen = _dedupe(_balanced(by_topic), n, dedupe, model)
     return pl.DataFrame(
         {
-            "case_id": [_case_id(c) for c in chosen],
+            # The id any import gives a case of this content (prompts are distinct here).
+            "case_id": [content_id({"prompt": c.prompt, "expected": [c.expected]}) for c in chosen],
             "prompt": [c.prompt for c in chosen],
             "expected": [[c.expected] for c in chosen],
             "question_type": [c.generator for c in chosen],

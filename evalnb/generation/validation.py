@@ -82,8 +82,11 @@ def validation_rows(
     a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
     s = s / np.maximum(np.linalg.norm(s, axis=1, keepdims=True), 1e-12)
     values: dict[str, list[float]] = {"answer_source_cosine": list((a * s).sum(axis=1))}
-    tokens = [_token_scores(x, y) for x, y in zip(encoder.token_embeddings(answers),
-                                                   encoder.token_embeddings(sources), strict=True)]  # fmt: skip
+    # Many cases share a source (a chunk): its token embeddings are computed once.
+    distinct = list(dict.fromkeys(sources))
+    by_source = dict(zip(distinct, encoder.token_embeddings(distinct), strict=True))
+    tokens = [_token_scores(x, by_source[y])
+              for x, y in zip(encoder.token_embeddings(answers), sources, strict=True)]  # fmt: skip
     values["token_precision"] = [t[0] for t in tokens]
     values["token_recall"] = [t[1] for t in tokens]
     values["token_f1"] = [t[2] for t in tokens]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalnb.io.zipbound import check_members
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError, describe
 from evalnb.lab.schema import SCHEMAS
@@ -20,7 +21,7 @@ from evalnb.lab.schema import SCHEMAS
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["LAB_TABLES", "MAX_RATIO", "MAX_UNZIPPED_BYTES", "read_archive"]
+__all__ = ["LAB_TABLES", "MAX_UNZIPPED_BYTES", "read_archive"]
 
 LAB_TABLES = ("cases", "outputs", "metrics", "thresholds", "labels", "models", "info")
 _OUTPUT_KEY = ["case_id", "model", "sample"]
@@ -53,10 +54,8 @@ def _frame(records: list[dict[str, object]], table: str, where: str) -> pl.DataF
 
 
 # An archive's members are inflated in memory and parsed as JSON (several times their size
-# again): both caps bound that. Deflated JSON of a lab shrinks 5-20 times; 1000:1 is a bomb.
+# again): the caps of evalnb.io.zipbound bound that.
 MAX_UNZIPPED_BYTES = int(os.environ.get("EVALNB_ARCHIVE_MAX_BYTES", 2 << 30))
-MAX_RATIO = 200
-_RATIO_FROM = 1 << 20  # tiny members may compress absurdly well; they cannot hurt
 
 
 def _members(zf: zipfile.ZipFile, name: str) -> list[str]:
@@ -67,19 +66,8 @@ def _members(zf: zipfile.ZipFile, name: str) -> list[str]:
         raise InputError(name, None, "interpretation.json", _WHAT, f"members {sorted(names)[:8]}")
     results = sorted(n for n in names if n.count("/") == 1 and n.endswith("/results.json"))
     wanted = {"interpretation.json", *results}
-    total = 0
-    for info in infos:
-        if info.filename not in wanted:
-            continue
-        total += info.file_size
-        ratio = info.file_size / max(info.compress_size, 1)
-        if info.file_size > _RATIO_FROM and ratio > MAX_RATIO:
-            raise InputError(name, None, info.filename, f"a compression ratio under {MAX_RATIO}:1",
-                             f"{ratio:,.0f}:1 ({info.file_size:,} bytes unzipped)",
-                             "This looks like a zip bomb; it was not inflated")  # fmt: skip
-    if total > MAX_UNZIPPED_BYTES:
-        raise InputError(name, None, None, f"at most {MAX_UNZIPPED_BYTES:,} bytes unzipped",
-                         f"{total:,} bytes", "Set EVALNB_ARCHIVE_MAX_BYTES to allow more")  # fmt: skip
+    check_members((i for i in infos if i.filename in wanted), name, max_total=MAX_UNZIPPED_BYTES,
+                  total_hint="Set EVALNB_ARCHIVE_MAX_BYTES to allow more")  # fmt: skip
     repeated = sorted({n for n in names if names.count(n) > 1} & wanted)
     if repeated:
         raise InputError(name, None, repeated[0], "each member once", "it twice or more")

@@ -17,12 +17,14 @@ parsed, raises :class:`~evalnb.InputError` naming the file and, for a PDF, the p
 
 from __future__ import annotations
 
+import io
 import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalnb.io.zipbound import check_members
 from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:
@@ -76,6 +78,33 @@ class _Budget:
         return text
 
 
+class _Outline:
+    """Sections of a document cut at its headings, each labelled with its heading path."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[int | None, str, str]] = []
+        self._open: list[tuple[int, str]] = []  # the headings in force: (level, title)
+        self._blocks: list[str] = []
+
+    def _flush(self) -> None:
+        self.parts.append((None, " › ".join(t for _, t in self._open), "\n\n".join(self._blocks)))
+        self._blocks = []
+
+    def heading(self, level: int, title: str) -> None:
+        """End the current section; a heading closes those at its level and deeper."""
+        self._flush()
+        while self._open and self._open[-1][0] >= level:
+            self._open.pop()
+        self._open.append((level, title.strip()))
+
+    def add(self, text: str) -> None:
+        self._blocks.append(text)
+
+    def close(self) -> list[tuple[int | None, str, str]]:
+        self._flush()
+        return self.parts
+
+
 def _join(doc: str, parts: Iterable[tuple[int | None, str, str]]) -> list[Section]:
     """Sections from (page, heading, text), with their offsets in the joined text."""
     out: list[Section] = []
@@ -99,8 +128,6 @@ def _utf8(path: Path, data: bytes) -> str:
 
 
 def _pdf(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:
-    import io  # noqa: PLC0415
-
     import pypdf  # noqa: PLC0415
     from pypdf.errors import PyPdfError  # noqa: PLC0415
 
@@ -130,35 +157,24 @@ def _markdown(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None
     from markdown_it import MarkdownIt  # noqa: PLC0415
 
     tokens = MarkdownIt("commonmark").enable("table").parse(_utf8(path, data))
-    parts: list[tuple[int | None, str, str]] = []
-    path_of: list[tuple[int, str]] = []  # the open headings: (level, title)
-    blocks: list[str] = []
-    in_heading = 0
-
-    def flush() -> None:
-        parts.append((None, " › ".join(t for _, t in path_of), "\n\n".join(blocks)))
-        blocks.clear()
-
+    outline = _Outline()
+    level = 0  # inside a heading: its level
     for token in tokens:
         if token.type == "heading_open":
-            flush()
-            in_heading = int(token.tag[1:])
+            level = int(token.tag[1:])
         elif token.type == "inline":
             text = "".join(
                 c.content if c.type != "softbreak" else " " for c in token.children or []
             )
-            if in_heading:
-                while path_of and path_of[-1][0] >= in_heading:
-                    path_of.pop()
-                path_of.append((in_heading, text.strip()))
+            if level:
+                outline.heading(level, text)
             else:
-                blocks.append(budget.take(text))
+                outline.add(budget.take(text))
         elif token.type == "heading_close":
-            in_heading = 0
+            level = 0
         elif token.type in ("fence", "code_block"):
-            blocks.append(budget.take(token.content.rstrip("\n")))
-    flush()
-    return parts
+            outline.add(budget.take(token.content.rstrip("\n")))
+    return outline.close()
 
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
@@ -171,64 +187,44 @@ def _html(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, st
     soup = BeautifulSoup(data, "lxml")  # decodes by the document's own charset, else sniffs
     for junk in soup(["script", "style", "noscript", "template", "nav", "header", "footer"]):
         junk.decompose()
-    parts: list[tuple[int | None, str, str]] = []
-    path_of: list[tuple[int, str]] = []
-    blocks: list[str] = []
+    outline = _Outline()
     for el in soup.find_all([*_HEADINGS, *_BLOCKS]):
         if el.name in _HEADINGS:
-            parts.append((None, " › ".join(t for _, t in path_of), "\n\n".join(blocks)))
-            blocks = []
-            level = int(el.name[1])
-            while path_of and path_of[-1][0] >= level:
-                path_of.pop()
-            path_of.append((level, " ".join(el.get_text(" ").split())))
+            outline.heading(int(el.name[1]), " ".join(el.get_text(" ").split()))
         elif el.find_parent(_BLOCKS) is None:  # a block inside a block is read with it
-            sep = "" if el.name == "pre" else " "
-            text = el.get_text(sep)
-            blocks.append(budget.take(text if el.name == "pre" else " ".join(text.split())))
-    parts.append((None, " › ".join(t for _, t in path_of), "\n\n".join(blocks)))
-    return parts
+            text = el.get_text("" if el.name == "pre" else " ")
+            outline.add(budget.take(text if el.name == "pre" else " ".join(text.split())))
+    return outline.close()
 
 
 def _docx(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:
-    import io  # noqa: PLC0415
-
     import docx  # noqa: PLC0415
 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            unzipped = sum(i.file_size for i in archive.infolist())
+            infos = archive.infolist()
     except zipfile.BadZipFile as exc:
         raise InputError(str(path), None, None, "a DOCX (a zip of XML parts)", str(exc)) from None
-    if unzipped > budget.limits.max_unzipped_bytes:
-        raise InputError(str(path), None, None,
-                         f"at most {budget.limits.max_unzipped_bytes:,} bytes once unzipped",
-                         f"{unzipped:,} bytes", "this looks like a zip bomb")  # fmt: skip
+    check_members(infos, str(path), max_total=budget.limits.max_unzipped_bytes,
+                  total_hint="this looks like a zip bomb")  # fmt: skip
     try:
         document = docx.Document(io.BytesIO(data))
     except (ValueError, KeyError, zipfile.BadZipFile, OSError) as exc:
         raise InputError(str(path), None, None, "a DOCX python-docx can read",
                          str(exc)[:200] or type(exc).__name__) from None  # fmt: skip
-    parts: list[tuple[int | None, str, str]] = []
-    path_of: list[tuple[int, str]] = []
-    blocks: list[str] = []
+    outline = _Outline()
     for paragraph in document.paragraphs:
         style = paragraph.style.name if paragraph.style is not None else ""
         text = budget.take(paragraph.text)
         level = _docx_heading_level(style or "")
         if level:
-            parts.append((None, " › ".join(t for _, t in path_of), "\n\n".join(blocks)))
-            blocks = []
-            while path_of and path_of[-1][0] >= level:
-                path_of.pop()
-            path_of.append((level, text.strip()))
+            outline.heading(level, text)
         elif text.strip():
-            blocks.append(text)
+            outline.add(text)
     for table in document.tables:
         for row in table.rows:
-            blocks.append(budget.take(" | ".join(cell.text.strip() for cell in row.cells)))
-    parts.append((None, " › ".join(t for _, t in path_of), "\n\n".join(blocks)))
-    return parts
+            outline.add(budget.take(" | ".join(cell.text.strip() for cell in row.cells)))
+    return outline.close()
 
 
 def _docx_heading_level(style: str) -> int:

@@ -26,21 +26,20 @@ def _model_meta(lab: LabCore) -> dict[str, dict[str, Any]]:
     return metas
 
 
+def _relationships(case: dict[str, Any], extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return a case's H2O relationships: those kept at import, else its perturbation link."""
+    kept = extra.pop("relationships", None)
+    if kept is not None:
+        return list(kept)
+    if case["perturbation_of"] is None:
+        return []
+    return [{"type": "perturbation_source", "target": case["perturbation_of"],
+             "target_type": "test_case"}]  # fmt: skip
+
+
 def _case_fields(case: dict[str, Any]) -> dict[str, Any]:
     extra: dict[str, Any] = json.loads(case["extra"] or "{}")
-    relationships = extra.pop("relationships", None)
-    if relationships is None:
-        relationships = (
-            []
-            if case["perturbation_of"] is None
-            else [
-                {
-                    "type": "perturbation_source",
-                    "target": case["perturbation_of"],
-                    "target_type": "test_case",
-                }
-            ]
-        )
+    relationships = _relationships(case, extra)
     fields: dict[str, Any] = {
         "key": case["case_id"],
         "input": case["prompt"],
@@ -118,10 +117,7 @@ def h2o_lab_document(lab: LabCore) -> dict[str, Any]:
 def _suite_case(case: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
     """Return the test's documents and the test case of one case of the lab."""
     extra: dict[str, Any] = json.loads(case["extra"] or "{}")
-    relationships = extra.pop("relationships", None)
-    if relationships is None and case["perturbation_of"] is not None:
-        relationships = [{"type": "perturbation_source", "target": case["perturbation_of"],
-                          "target_type": "test_case"}]  # fmt: skip
+    relationships = _relationships(case, extra)
     # A generated case's corpus holds its chunk's text; H2O's documents name the files.
     documents = [extra["doc"]] if isinstance(extra.get("doc"), str) else list(case["corpus"] or [])
     fields: dict[str, Any] = {

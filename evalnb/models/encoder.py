@@ -43,7 +43,7 @@ __all__ = [
     "TextEncoder",
     "cosine",
     "get_encoder",
-    "token_counter",
+    "model_tokenizer",
     "used_model",
 ]
 
@@ -328,7 +328,7 @@ def default_cache_dir() -> Path:
 
 
 @lru_cache(maxsize=4)
-def token_counter(model: str = DEFAULT_MODEL) -> Any:  # noqa: ANN401 - a tokenizers.Tokenizer
+def model_tokenizer(model: str = DEFAULT_MODEL) -> Any:  # noqa: ANN401 - a tokenizers.Tokenizer
     """Return the tokenizer of embedding model ``model``, to size chunks in its tokens.
 
     Read from the model's ``tokenizer.json`` (no model weights loaded); resolved like the

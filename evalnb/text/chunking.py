@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
 __all__ = ["CHUNK_SCHEMA", "chunk_texts"]
 
@@ -29,7 +29,7 @@ def chunk_texts(
     texts: Sequence[str],
     *,
     max_tokens: int,
-    count_tokens: Callable[[str], int] | Any,  # noqa: ANN401 - a counter or a tokenizer
+    tokenizer: Any,  # noqa: ANN401 - tokenizers or transformers, both duck-typed
     overlap: float | None = None,
 ) -> pl.DataFrame:
     """Cut each text into chunks of at most ``max_tokens`` tokens.
@@ -40,9 +40,9 @@ def chunk_texts(
         The texts (sections) to cut.
     max_tokens
         The token budget of a chunk.
-    count_tokens
-        A function from text to its token count, or a ``tokenizers.Tokenizer`` /
-        ``transformers`` tokenizer (semchunk counts with it, special tokens excluded).
+    tokenizer
+        A ``tokenizers.Tokenizer`` or a ``transformers`` tokenizer: tokens are counted
+        with it, special tokens excluded (as semchunk counts them).
     overlap
         Share of a chunk repeated at the start of the next (``None``: no overlap).
 
@@ -57,23 +57,23 @@ def chunk_texts(
     if max_tokens < 8:
         msg = f"max_tokens must be at least 8 (a chunk holds a few words), got {max_tokens}"
         raise ValueError(msg)
-    chunker: Any = chunkerify(count_tokens, max_tokens)  # its result type depends on flags
-    counter = (
-        count_tokens if callable(count_tokens) and not hasattr(count_tokens, "encode") else None
-    )
-    rows: list[tuple[int, int, int, int, str, int]] = []
+    chunker: Any = chunkerify(tokenizer, max_tokens)  # its result type depends on flags
+    rows: list[tuple[int, int, int, int, str]] = []
     for i, text in enumerate(texts):
         if not text.strip():
             continue
         chunks, spans = chunker(text, offsets=True, overlap=overlap)
-        for j, (chunk, (start, end)) in enumerate(zip(chunks, spans, strict=True)):
-            n = counter(chunk) if counter is not None else _count(count_tokens, chunk)
-            rows.append((i, j, start, end, chunk, n))
-    return pl.DataFrame(rows, schema=CHUNK_SCHEMA, orient="row")
+        rows.extend((i, j, start, end, chunk)
+                    for j, (chunk, (start, end)) in enumerate(zip(chunks, spans, strict=True)))  # fmt: skip
+    counts = _counts(tokenizer, [r[4] for r in rows])
+    return pl.DataFrame([(*r, n) for r, n in zip(rows, counts, strict=True)],
+                        schema=CHUNK_SCHEMA, orient="row")  # fmt: skip
 
 
-def _count(tokenizer: Any, text: str) -> int:  # noqa: ANN401 - tokenizers or transformers
-    """Tokens of ``text`` without special tokens, as semchunk counts them."""
-    encoded = tokenizer.encode(text, add_special_tokens=False)
-    ids = getattr(encoded, "ids", encoded)
-    return len(ids)
+def _counts(tokenizer: Any, texts: list[str]) -> list[int]:  # noqa: ANN401
+    """Tokens of each text without special tokens, in one batched call."""
+    if not texts:
+        return []
+    if hasattr(tokenizer, "encode_batch"):  # tokenizers: Rust, in parallel
+        return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+    return [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
