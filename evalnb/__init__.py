@@ -12,7 +12,7 @@ from __future__ import annotations
 from evalnb import transforms
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
-from evalnb.api.corpus import Corpus, corpus, generate_tests
+from evalnb.api.corpus import Corpus, corpus, generate_tests, generation_report
 from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb.api.validation import Validation, validate_tests
@@ -64,6 +64,7 @@ __all__ = [
     "evaluators",
     "eye",
     "generate_tests",
+    "generation_report",
     "labeler",
     "load",
     "open",

@@ -43,7 +43,7 @@ def test_a_real_corpus_gives_a_suite_of_supported_distinct_cases(
     for row in cases.iter_rows(named=True):
         extra = json.loads(row["extra"])
         (chunk_id,) = extra["chunk_ids"]
-        evidence, expected = extra["evidence"], row["expected"][0]
+        (evidence,), expected = extra["evidence"], row["expected"][0]
         assert evidence in text_of[chunk_id]  # the answer rests on a sentence of its chunk
         assert row["corpus"] == [text_of[chunk_id]]
         kind = row["question_type"]
@@ -104,8 +104,8 @@ def test_a_generated_suite_exports_for_h2o(suite: tuple[Path, evalnb.Lab], tmp_p
     _, lab = suite
     path = lab.export(tmp_path / "suite.json", format="h2o_suite")
     tests = json.loads(path.read_text(encoding="utf-8"))["tests"]
-    docs = {json.loads(e)["doc"] for e in lab.cases["extra"]}
-    assert {t["documents"][0] for t in tests} == docs  # one test per source document
+    docs = {tuple(json.loads(e)["docs"]) for e in lab.cases["extra"]}
+    assert {tuple(t["documents"]) for t in tests} == docs  # one test per source document
     back = evalnb.load(path).cases.sort("case_id")
     cases = lab.cases.sort("case_id")
     for column in ("case_id", "prompt", "expected"):

@@ -8,6 +8,7 @@ came from. Reading a document again replaces its chunks and nothing else.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,8 @@ import polars as pl
 from evalnb.api.lab import Lab
 from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.generation.judge_free import JUDGE_FREE
+from evalnb.generation.llm_generators import REPORT_SCHEMA
+from evalnb.generation.llm_kinds import LLM_KINDS
 from evalnb.generation.suite import generate_cases
 from evalnb.io.documents import DocumentLimits, document_paths, read_document
 from evalnb.models.encoder import model_tokenizer
@@ -24,7 +27,9 @@ from evalnb.text.chunking import chunk_texts
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-__all__ = ["Corpus", "corpus", "generate_tests"]
+    from evalnb.llm.client import LLMClient
+
+__all__ = ["Corpus", "corpus", "generate_tests", "generation_report"]
 
 
 def _chunk_id(doc: str, page: int | None, start: int, text: str) -> str:
@@ -168,11 +173,13 @@ def generate_tests(
     n: int = 50,
     *,
     generators: Sequence[str] | None = None,
+    llm: LLMClient | None = None,
     topics: Sequence[str] | None = None,
     seed: int = 0,
     dedupe: float = 0.92,
+    json_mode: bool = True,
 ) -> Lab:
-    """Generate a test suite from a corpus, offline: a lab of cases traced to their chunks.
+    """Generate a test suite from a corpus: a lab of cases traced to their chunks.
 
     Parameters
     ----------
@@ -181,24 +188,61 @@ def generate_tests(
     n
         How many cases at most (fewer when the corpus offers fewer distinct questions).
     generators
-        Judge-free generators to use (default: all of ``cloze``, ``definition``, ``section``,
-        ``numeric`` and ``yes_no``; :mod:`evalnb.generation.judge_free` describes them).
+        Generators to use, judge-free and LLM ones mixed as wished. Judge-free (offline):
+        ``cloze``, ``definition``, ``section``, ``numeric``, ``yes_no``
+        (:mod:`evalnb.generation.judge_free`). LLM (need ``llm``): ``factual``,
+        ``boolean``, ``multiple_choice``, ``multi_hop``, ``inference``, ``comparison``,
+        ``numerical``, ``conditional``, ``ambiguity``, ``unanswerable``
+        (:mod:`evalnb.generation.llm_kinds`). Default: the LLM ones with ``llm``, else the
+        judge-free ones.
+    llm
+        The client that writes the LLM generators' questions. Its cache makes a repeated
+        or interrupted run send no call twice.
     topics
         Only chunks of these topics.
     seed
-        Same seed, same corpus: same suite.
+        Same seed, same corpus (and the same LLM replies): same suite.
     dedupe
         Cosine similarity of two prompts from which the later one is dropped.
+    json_mode
+        Ask the LLM endpoint for JSON replies (``response_format``); turn off for a
+        server that rejects the parameter.
 
     Returns
     -------
     evalnb.Lab
         The corpus's lab with the generated cases added: ``question_type`` is the
-        generator, ``topic`` the chunk's, ``corpus`` the chunk's text, and ``extra`` (JSON)
-        the generator, chunk ids, document and the sentence the answer rests on. In the
-        corpus's store when it has one.
+        generator, ``topic`` the chunk's, ``corpus`` the chunks' texts, and ``extra`` (JSON)
+        the generator, chunk ids, documents, evidence passages and whether the corpus
+        answers the question. In the corpus's store when it has one; the LLM generators'
+        counts are kept with it (:func:`generation_report`).
     """
-    cases = generate_cases(corpus.chunks, n=n, generators=list(generators or JUDGE_FREE),
-                           topics=topics, seed=seed, dedupe=dedupe, model=corpus.model)  # fmt: skip
+    names = list(generators or (LLM_KINDS if llm is not None else JUDGE_FREE))
+    cases, report = generate_cases(
+        corpus.chunks, n=n, generators=names, topics=topics, seed=seed, dedupe=dedupe,
+        model=corpus.model, llm=llm, json_mode=json_mode,
+    )  # fmt: skip
     old = corpus.lab.cases.filter(~pl.col("case_id").is_in(cases["case_id"].to_list()))
-    return corpus.lab._derive({"cases": pl.concat([old, cases], how="diagonal_relaxed")})
+    info = corpus.lab.table("info").filter(pl.col("key") != _REPORT_KEY)
+    entry = {"llm": llm.model if llm is not None else None, "seed": seed, "n": n,
+             "generators": report.to_dicts()}  # fmt: skip
+    info = pl.concat([info, pl.DataFrame({"key": [_REPORT_KEY], "value": [json.dumps(entry)]})])
+    return corpus.lab._derive({"cases": pl.concat([old, cases], how="diagonal_relaxed"),
+                               "info": info})  # fmt: skip
+
+
+_REPORT_KEY = "test_generation"
+
+
+def generation_report(lab: Lab) -> pl.DataFrame:
+    """Return the LLM generators' counts of the last :func:`generate_tests` on ``lab``.
+
+    One row per LLM generator: ``calls`` sent, ``failed_calls`` (no reply after retries),
+    ``parse_failures`` (replies not one JSON object of the generator's schema, or quoting
+    evidence its source does not hold), ``parsed``, ``used`` (cases kept after topic
+    balance and deduplication) and ``failure_reasons`` (JSON counts by reason). Empty when
+    no LLM generator ran.
+    """
+    found = lab.table("info").filter(pl.col("key") == _REPORT_KEY)["value"].to_list()
+    rows = json.loads(found[-1])["generators"] if found else []
+    return pl.DataFrame(rows, schema=REPORT_SCHEMA)

@@ -58,13 +58,18 @@ class Context:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A proposed test case; ``evidence`` is the chunk's sentence the answer rests on."""
+    """A proposed test case, with the chunk(s) it comes from.
+
+    ``evidence`` holds the verbatim passages of those chunks the answer rests on; an
+    ``answerable`` False case asks what its chunks do not say (its answer is a refusal).
+    """
 
     prompt: str
     expected: str
     generator: str
-    chunk_id: str
-    evidence: str
+    chunk_ids: tuple[str, ...]
+    evidence: tuple[str, ...]
+    answerable: bool = True
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
@@ -164,7 +169,7 @@ def _cloze(chunk: Chunk, ctx: Context) -> list[Candidate]:
     _, sentence, term = scored[0]
     blanked = _clean(sentence.replace(term, "_____", 1))
     prompt = f'Fill in the blank, from "{_doc_name(chunk.doc)}": {blanked}'
-    return [Candidate(prompt, term, "cloze", chunk.chunk_id, sentence)]
+    return [Candidate(prompt, term, "cloze", (chunk.chunk_id,), (sentence,))]
 
 
 def _definition(chunk: Chunk, ctx: Context) -> list[Candidate]:  # noqa: ARG001 - one signature
@@ -177,7 +182,7 @@ def _definition(chunk: Chunk, ctx: Context) -> list[Candidate]:  # noqa: ARG001 
         term = match["term"].strip()
         meaning = match["meaning"].strip().rstrip(".;")
         prompt = f'In "{_doc_name(chunk.doc)}", what does "{term}" mean?'
-        out.append(Candidate(prompt, meaning, "definition", chunk.chunk_id, s))
+        out.append(Candidate(prompt, meaning, "definition", (chunk.chunk_id,), (s,)))
     return out
 
 
@@ -195,7 +200,7 @@ def _section(chunk: Chunk, ctx: Context) -> list[Candidate]:
     term = max(sorted(words), key=lambda w: ctx.rarity.get(w, 0.0))
     sentence = next(s for s in usable if term in _words(s))
     prompt = f'What does the section "{heading}" of "{_doc_name(chunk.doc)}" say about "{term}"?'
-    return [Candidate(prompt, _clean(sentence), "section", chunk.chunk_id, sentence)]
+    return [Candidate(prompt, _clean(sentence), "section", (chunk.chunk_id,), (sentence,))]
 
 
 def _numeric(chunk: Chunk, ctx: Context) -> list[Candidate]:  # noqa: ARG001 - one signature
@@ -212,7 +217,7 @@ def _numeric(chunk: Chunk, ctx: Context) -> list[Candidate]:  # noqa: ARG001 - o
         number = numbers[0]
         blanked = _clean(s[: number.start()] + "_____" + s[number.end() :])
         prompt = f'According to "{_doc_name(chunk.doc)}", what number fills the blank: {blanked}'
-        return [Candidate(prompt, number.group(1), "numeric", chunk.chunk_id, s)]
+        return [Candidate(prompt, number.group(1), "numeric", (chunk.chunk_id,), (s,))]
     return []
 
 
@@ -237,7 +242,7 @@ def _yes_no(chunk: Chunk, ctx: Context) -> list[Candidate]:
         statement = _clean(_negate(sentence) or sentence)
         expected = f"No. {_clean(sentence)}"
     prompt = f'According to "{name}", is this true: "{statement}"'
-    return [Candidate(prompt, expected, "yes_no", chunk.chunk_id, sentence)]
+    return [Candidate(prompt, expected, "yes_no", (chunk.chunk_id,), (sentence,))]
 
 
 JUDGE_FREE: dict[str, Callable[[Chunk, Context], list[Candidate]]] = {

@@ -64,9 +64,14 @@ def _entailment(nli: Classifier, premises: list[str], hypotheses: list[str]) -> 
 def validation_rows(
     cases: pl.DataFrame, *, model: str, nli: Classifier | None = None, nli_name: str = ""
 ) -> pl.DataFrame:
-    """Score every case that has an expected answer and a source; rows of the validation table."""
+    """Score every case that has an expected answer and a source; rows of the validation table.
+
+    A case generated as unanswerable (``"answerable": false`` in ``extra``) is left out:
+    its expected answer is a refusal, which no source supports.
+    """
+    unanswerable = pl.col("extra").str.json_path_match("$.answerable").fill_null("") == "false"
     usable = cases.filter(
-        (pl.col("expected").list.len() > 0) & (pl.col("corpus").list.len() > 0)
+        (pl.col("expected").list.len() > 0) & (pl.col("corpus").list.len() > 0) & ~unanswerable
     ).select(
         "case_id",
         answer=pl.col("expected").list.first(),

@@ -118,8 +118,12 @@ def _suite_case(case: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
     """Return the test's documents and the test case of one case of the lab."""
     extra: dict[str, Any] = json.loads(case["extra"] or "{}")
     relationships = _relationships(case, extra)
-    # A generated case's corpus holds its chunk's text; H2O's documents name the files.
-    documents = [extra["doc"]] if isinstance(extra.get("doc"), str) else list(case["corpus"] or [])
+    # A generated case's corpus holds its chunks' texts; H2O's documents name the files.
+    docs = extra.get("docs")
+    if isinstance(docs, list) and docs and all(isinstance(d, str) for d in docs):
+        documents = list(docs)
+    else:
+        documents = list(case["corpus"] or [])
     fields: dict[str, Any] = {
         "key": case["case_id"],
         "prompt": case["prompt"],
