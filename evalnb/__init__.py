@@ -12,6 +12,7 @@ from __future__ import annotations
 from evalnb import transforms
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
+from evalnb.api.adversarial import adversarial
 from evalnb.api.corpus import Corpus, corpus, generate_tests, generation_report
 from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
@@ -58,6 +59,7 @@ __all__ = [
     "Validation",
     "Weakness",
     "__version__",
+    "adversarial",
     "corpus",
     "detect_format",
     "evaluate",

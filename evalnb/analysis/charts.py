@@ -1,4 +1,4 @@
-"""Leaderboard charts (Altair): bar with CIs (≤ 3 metrics), radar (several), heatmap.
+"""Charts (Altair): leaderboards (bar with CIs, radar, heatmap), the adversarial effect.
 
 Charts carry their data inline (``alt.Data(values=...)``), so JupyterLab renders them with
 no network, and :func:`to_svg` turns one into inline SVG for the HTML report (vl-convert,
@@ -13,10 +13,19 @@ from typing import cast
 import altair as alt
 import polars as pl
 
-__all__ = ["bar_chart", "heatmap", "leaderboard_chart", "radar_chart", "to_svg"]
+__all__ = [
+    "adversarial_chart",
+    "bar_chart",
+    "chart_data",
+    "heatmap",
+    "leaderboard_chart",
+    "radar_chart",
+    "to_svg",
+]
 
 
-def _data(frame: pl.DataFrame) -> alt.Data:
+def chart_data(frame: pl.DataFrame) -> alt.Data:
+    """Return ``frame`` as inline chart data (non-finite floats as missing)."""
     # inf/NaN are not JSON; a missing mean is simply not drawn
     floats = pl.col(pl.Float64)
     clean = frame.with_columns(pl.when(floats.is_finite()).then(floats).name.keep())
@@ -26,7 +35,7 @@ def _data(frame: pl.DataFrame) -> alt.Data:
 def bar_chart(board: pl.DataFrame, evaluator: str) -> alt.FacetChart:
     """Mean per model with its 95 % interval, one panel per metric, threshold as a rule."""
     part = board.filter(pl.col("evaluator") == evaluator)
-    base = alt.Chart(_data(part))
+    base = alt.Chart(chart_data(part))
     bars = base.mark_bar().encode(
         x=alt.X("model:N", title=None), y=alt.Y("mean:Q", title="mean"),
         color=alt.Color("model:N", legend=None),
@@ -58,19 +67,19 @@ def radar_chart(board: pl.DataFrame, evaluator: str) -> alt.LayerChart:
     axes = pl.DataFrame({"metric": metrics, "x": [math.sin(angle[m]) * 1.1 for m in metrics],
                          "y": [math.cos(angle[m]) * 1.1 for m in metrics]})  # fmt: skip
     scale = alt.Scale(domain=[-1.25, 1.25])
-    lines = alt.Chart(_data(closed)).mark_line(point=True).encode(
+    lines = alt.Chart(chart_data(closed)).mark_line(point=True).encode(
         x=alt.X("x:Q", scale=scale, axis=None), y=alt.Y("y:Q", scale=scale, axis=None),
         order="order:Q", color="model:N",
         tooltip=["model:N", "metric:N", alt.Tooltip("mean:Q", format=".4f")],
     )  # fmt: skip
-    labels = alt.Chart(_data(axes)).mark_text().encode(x="x:Q", y="y:Q", text="metric:N")
+    labels = alt.Chart(chart_data(axes)).mark_text().encode(x="x:Q", y="y:Q", text="metric:N")
     return cast("alt.LayerChart", (lines + labels).properties(width=260, height=260))
 
 
 def heatmap(board: pl.DataFrame) -> alt.LayerChart:
     """Model × (evaluator/metric) cells coloured by mean, labelled with the value."""
     part = board.with_columns(key=pl.col("evaluator") + "/" + pl.col("metric"))
-    base = alt.Chart(_data(part)).encode(
+    base = alt.Chart(chart_data(part)).encode(
         x=alt.X("key:N", title=None), y=alt.Y("model:N", title=None)
     )
     cells = base.mark_rect().encode(
@@ -96,3 +105,29 @@ def to_svg(chart: alt.TopLevelMixin) -> str:
     import vl_convert  # noqa: PLC0415
 
     return str(vl_convert.vegalite_to_svg(chart.to_json()))
+
+
+def adversarial_chart(effect: pl.DataFrame, evaluator: str, metric: str) -> alt.LayerChart:
+    """Mean difference per kind and model with its 95 % interval; zero marks no effect."""
+    part = effect.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
+    if part.is_empty():
+        msg = (
+            f"no adversarial pairs scored for {evaluator}/{metric}; make adversarial cases "
+            "(evalnb.adversarial), answer and evaluate them, then compare"
+        )
+        raise ValueError(msg)
+    base = alt.Chart(chart_data(part))
+    y = alt.Y("kind:N", title=None)
+    points = base.mark_point(filled=True, size=70).encode(
+        x=alt.X("difference:Q", title=f"{metric}: adversarial − base"), y=y,
+        color=alt.Color("model:N"), yOffset="model:N",
+        tooltip=["kind:N", "model:N", "n_pairs:Q", alt.Tooltip("difference:Q", format=".4f"),
+                 alt.Tooltip("ci_low:Q", format=".4f"), alt.Tooltip("ci_high:Q", format=".4f"),
+                 alt.Tooltip("base_pass_rate:Q", format=".1%"),
+                 alt.Tooltip("adversarial_pass_rate:Q", format=".1%"), "flips:Q"],
+    )  # fmt: skip
+    bars = base.mark_rule().encode(x="ci_low:Q", x2="ci_high:Q", y=y, color="model:N",
+                                   yOffset="model:N")  # fmt: skip
+    zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(color="gray", strokeDash=[4, 3])  # type: ignore[no-untyped-call]
+    layered = zero.encode(x="x:Q") + bars + points
+    return cast("alt.LayerChart", layered.properties(width=360, title=f"{evaluator} / {metric}"))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalnb.analysis.adversarial import adversarial_effect
 from evalnb.analysis.classification import with_macro
 from evalnb.analysis.insights import insights, insights_json
 from evalnb.analysis.leaderboard import compare_models, leaderboard
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Analysed",
+    "adversarial_chart_of",
+    "adversarial_effect_of",
     "analyse",
     "chart_of",
     "compare_of",
@@ -161,3 +164,18 @@ def chart_of(lab: LabCore, evaluator: str | None = None, *, kind: str = "auto",
     if kind == "radar":
         return radar_chart(board, evaluator)
     return leaderboard_chart(board, evaluator)
+
+
+def adversarial_effect_of(lab: LabCore, *, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
+    """Return the paired adversarial − base effect of ``lab`` (see :meth:`evalnb.Lab.adversarial_effect`)."""
+    return adversarial_effect(lab.verdicts(), lab.cases, n_boot=n_boot, seed=seed)
+
+
+def adversarial_chart_of(lab: LabCore, evaluator: str, metric: str, *, n_boot: int = 1000,
+                         seed: int = 0) -> alt.LayerChart:  # fmt: skip
+    """Chart the adversarial effect of one metric (see :meth:`evalnb.Lab.adversarial_chart`)."""
+    from evalnb.analysis.charts import adversarial_chart  # noqa: PLC0415 - Altair loads only when a chart is drawn
+
+    return adversarial_chart(
+        adversarial_effect_of(lab, n_boot=n_boot, seed=seed), evaluator, metric
+    )

@@ -21,7 +21,8 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["CLT_ROWS", "all_nan_ok", "case_matrix", "compare_models", "leaderboard"]
+__all__ = ["CLT_ROWS", "all_nan_ok", "case_matrix", "compare_models", "leaderboard",
+           "mean_interval"]  # fmt: skip
 
 CLT_ROWS = 50_000
 _Z = 1.959963984540054  # two-sided 95 %
@@ -76,7 +77,12 @@ def all_nan_ok() -> Iterator[None]:
         yield
 
 
-def _interval(values: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def mean_interval(values: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the 95 % interval of each column's mean, NaN ignored.
+
+    Rows are resampled (``n_boot`` times, seeded); above :data:`CLT_ROWS` rows the normal
+    approximation is used instead.
+    """
     if values.shape[0] > CLT_ROWS or values.shape[0] < 2:
         with all_nan_ok():
             mean = np.nanmean(values, axis=0) if values.size else np.full(values.shape[1], np.nan)
@@ -100,7 +106,7 @@ def leaderboard(verdicts: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0) ->
     ).unique(["evaluator", "metric"], maintain_order=True)
     for ev, metric, hib, thr, primary in keys.iter_rows():
         models, values, passed = case_matrix(verdicts, ev, metric)
-        low, high = _interval(values, n_boot, seed)
+        low, high = mean_interval(values, n_boot, seed)
         with all_nan_ok():
             mean = np.nanmean(values, axis=0) if len(values) else np.full(len(models), np.nan)
             rate = np.nanmean(passed, axis=0) if len(passed) else np.full(len(models), np.nan)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalnb.api.adversarial import ADVERSARIAL_REPORT, keep_report
 from evalnb.api.lab import Lab
 from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.generation.judge_free import JUDGE_FREE
@@ -223,26 +224,28 @@ def generate_tests(
         model=corpus.model, llm=llm, json_mode=json_mode,
     )  # fmt: skip
     old = corpus.lab.cases.filter(~pl.col("case_id").is_in(cases["case_id"].to_list()))
-    info = corpus.lab.table("info").filter(pl.col("key") != _REPORT_KEY)
     entry = {"llm": llm.model if llm is not None else None, "seed": seed, "n": n,
              "generators": report.to_dicts()}  # fmt: skip
-    info = pl.concat([info, pl.DataFrame({"key": [_REPORT_KEY], "value": [json.dumps(entry)]})])
     return corpus.lab._derive({"cases": pl.concat([old, cases], how="diagonal_relaxed"),
-                               "info": info})  # fmt: skip
+                               "info": keep_report(corpus.lab, _REPORT_KEY, entry)})  # fmt: skip
 
 
 _REPORT_KEY = "test_generation"
 
 
-def generation_report(lab: Lab) -> pl.DataFrame:
-    """Return the LLM generators' counts of the last :func:`generate_tests` on ``lab``.
+def generation_report(lab: Lab, step: str = "tests") -> pl.DataFrame:
+    """Return the LLM's counts of the last :func:`generate_tests` (or :func:`adversarial`).
 
-    One row per LLM generator: ``calls`` sent, ``failed_calls`` (no reply after retries),
-    ``parse_failures`` (replies not one JSON object of the generator's schema, or quoting
-    evidence its source does not hold), ``parsed``, ``used`` (cases kept after topic
-    balance and deduplication) and ``failure_reasons`` (JSON counts by reason). Empty when
-    no LLM generator ran.
+    One row per LLM generator (``step="adversarial"``: per adversarial kind): ``calls``
+    sent, ``failed_calls`` (no reply after retries), ``parse_failures`` (replies not one
+    JSON object of the expected schema, or quoting evidence their source does not hold),
+    ``parsed``, ``used`` (cases kept) and ``failure_reasons`` (JSON counts by reason).
+    Empty when no LLM wrote them.
     """
-    found = lab.table("info").filter(pl.col("key") == _REPORT_KEY)["value"].to_list()
+    keys = {"tests": _REPORT_KEY, "adversarial": ADVERSARIAL_REPORT}
+    if step not in keys:
+        msg = f"step must be one of {sorted(keys)}; got {step!r}"
+        raise ValueError(msg)
+    found = lab.table("info").filter(pl.col("key") == keys[step])["value"].to_list()
     rows = json.loads(found[-1])["generators"] if found else []
     return pl.DataFrame(rows, schema=REPORT_SCHEMA)

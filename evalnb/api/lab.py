@@ -183,6 +183,21 @@ class Lab(LabCore):
         """
         return perturb(self, perturbators, intensity=intensity, seed=seed, field=field)
 
+    def adversarial_effect(self, *, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
+        """Compare each adversarial case's score with its base case's (:func:`evalnb.adversarial`).
+
+        Per (evaluator, metric, model, kind): the pairs, both means, the mean difference
+        (adversarial − base) with a 95 % interval from resampling the pairs, both pass
+        rates, and ``flips`` (base passed, adversarial failed). Needs the models' answers to
+        both and their scores.
+        """
+        return derived.adversarial_effect_of(self, n_boot=n_boot, seed=seed)
+
+    def adversarial_chart(self, evaluator: str, metric: str, *, n_boot: int = 1000,
+                          seed: int = 0) -> alt.LayerChart:  # fmt: skip
+        """Chart :meth:`adversarial_effect` of one metric: difference per kind, with its CI."""
+        return derived.adversarial_chart_of(self, evaluator, metric, n_boot=n_boot, seed=seed)
+
     def set_question_types(self, types: Mapping[str, str] | pl.DataFrame | None = None, *,
                            overwrite: bool = False) -> pl.DataFrame:  # fmt: skip
         """Fill ``cases.question_type`` by rules (or from ``types``); returns who set what.

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Callable, Sequence
 
-__all__ = ["JUDGE_FREE", "Candidate", "Chunk", "Context", "term_rarity"]
+__all__ = ["JUDGE_FREE", "Candidate", "Chunk", "Context", "negate", "term_rarity"]
 
 
 @dataclass(frozen=True)
@@ -221,7 +221,7 @@ def _numeric(chunk: Chunk, ctx: Context) -> list[Candidate]:  # noqa: ARG001 - o
     return []
 
 
-def _negate(sentence: str) -> str | None:
+def negate(sentence: str) -> str | None:
     """Negate the sentence's first auxiliary (or drop its "not"); None when it has none."""
     if (m := _NEGATED.search(sentence)) is not None:
         return sentence[: m.start()] + m.group(1) + sentence[m.end() :]
@@ -231,7 +231,7 @@ def _negate(sentence: str) -> str | None:
 
 
 def _yes_no(chunk: Chunk, ctx: Context) -> list[Candidate]:
-    usable = [s for s in chunk.sentences if _usable(s) and _negate(s) is not None]
+    usable = [s for s in chunk.sentences if _usable(s) and negate(s) is not None]
     if not usable:
         return []
     sentence = ctx.rng.choice(usable)
@@ -239,7 +239,7 @@ def _yes_no(chunk: Chunk, ctx: Context) -> list[Candidate]:
     if ctx.rng.random() < 0.5:
         statement, expected = _clean(sentence), f"Yes. {_clean(sentence)}"
     else:
-        statement = _clean(_negate(sentence) or sentence)
+        statement = _clean(negate(sentence) or sentence)
         expected = f"No. {_clean(sentence)}"
     prompt = f'According to "{name}", is this true: "{statement}"'
     return [Candidate(prompt, expected, "yes_no", (chunk.chunk_id,), (sentence,))]
