@@ -23,6 +23,7 @@ from evalnb.calibration.recalibrate import recalibrate
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.diagnosis.failure_clusters import failure_clusters
 from evalnb.diagnosis.question_types import set_question_types
+from evalnb.generation.curation import curate, curated_cases, curation_view
 from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
 from evalnb.io.load import load as load_core
 from evalnb.io.tencent_export import tencent_records
@@ -72,14 +73,16 @@ class Lab(LabCore):
             The file to write (replaced whole; written to a temporary file first).
         format
             ``"h2o_lab"`` (H2O Eval Studio test lab JSON), ``"h2o_suite"`` (H2O test suite
-            JSON: the cases only, grouped into tests by their documents) or ``"tencent"``
+            JSON: the cases only, as curated (:meth:`curate`), grouped into tests by their
+            documents) or ``"tencent"``
             (Tencent TI evaluation-only JSONL). Importing the file back gives equal cases
             (and outputs, for the formats that hold them).
         """
         if format == "h2o_lab":
             text = json.dumps(h2o_lab_document(self), indent=4, ensure_ascii=False)
         elif format == "h2o_suite":
-            text = json.dumps(h2o_suite_document(self), indent=4, ensure_ascii=False)
+            suite = curated_cases(self.cases, self.table("curation"))
+            text = json.dumps(h2o_suite_document(self, suite), indent=4, ensure_ascii=False)
         elif format == "tencent":
             text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in tencent_records(self))
         else:
@@ -211,6 +214,37 @@ class Lab(LabCore):
                          min_failures: int = 10, seed: int = 0) -> FailureClusters:  # fmt: skip
         """Cluster the failed rows so a human can name each weakness (see ``FailureClusters``)."""
         return failure_clusters(self, evaluator, metric, min_failures=min_failures, seed=seed)
+
+    # -- curation of a generated suite -----------------------------------------------------------
+
+    def curate(self, case_id: str, action: str, *, reviewer: str, prompt: str | None = None,
+               expected: str | list[str] | None = None, note: str | None = None) -> pl.DataFrame:  # fmt: skip
+        """Record a reviewer's decision on a test case: accept, edit, exclude or restore.
+
+        ``edit`` takes a new ``prompt``, ``expected`` answer(s) or both; the case keeps its
+        id. Appended to the ``curation`` table — and committed to the store before this
+        returns — never changed, so reviewers curating from several kernels lose nothing.
+        :meth:`curation` shows where each case stands; :meth:`apply_curation` makes the
+        cases table the curated suite; the ``h2o_suite`` export is always the curated one.
+        """
+        return curate(self, case_id, action, reviewer=reviewer, prompt=prompt,
+                      expected=expected, note=note)  # fmt: skip
+
+    def curation(self) -> pl.DataFrame:
+        """Show every case as curated, excluded ones included.
+
+        Columns: ``status`` (pending, accepted, edited, excluded), the prompt and expected
+        answer with edits applied, and the last decision (reviewer, note, when, how many).
+        """
+        return curation_view(self.cases, self.table("curation"))
+
+    def apply_curation(self) -> Lab:
+        """Return the lab with its curated suite as ``cases`` (edits in, exclusions out).
+
+        Written to the store like any change; the curation log keeps each excluded case,
+        so a later ``restore`` brings it back.
+        """
+        return self._derive({"cases": curated_cases(self.cases, self.table("curation"))})
 
     # -- widgets -------------------------------------------------------------------------------
 

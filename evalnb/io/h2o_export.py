@@ -7,6 +7,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from evalnb.lab.core import LabCore
 
 __all__ = ["h2o_lab_document", "h2o_suite_document"]
@@ -143,14 +145,15 @@ def _suite_case(case: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
     return documents, fields
 
 
-def h2o_suite_document(lab: LabCore) -> dict[str, Any]:
+def h2o_suite_document(lab: LabCore, cases: pl.DataFrame | None = None) -> dict[str, Any]:
     """Build an H2O Eval Studio test suite: cases grouped into tests by test id and documents.
 
-    Only cases travel (a suite has no answers). ``evalnb.load`` reads the file back with the
-    same case ids, prompts, expected answers, constraints, categories and documents.
+    Only cases travel (a suite has no answers): ``cases`` (default the lab's). ``evalnb.load``
+    reads the file back with the same case ids, prompts, expected answers, constraints,
+    categories and documents.
     """
     tests: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
-    for case in lab.cases.iter_rows(named=True):
+    for case in (lab.cases if cases is None else cases).iter_rows(named=True):
         documents, fields = _suite_case(case)
         group = (case["test_id"] or "", tuple(documents))
         if group not in tests:

@@ -150,6 +150,23 @@ VALIDATION = pl.Schema(
     }
 )
 
+# Curation of a generated suite (Lab.curate): every accept / edit / exclude / restore a
+# reviewer makes, appended and never changed, with the case as it was (JSON) so an exclusion
+# applied to ``cases`` can still be undone.
+CURATION = pl.Schema(
+    {
+        "curation_id": _STR,
+        "case_id": _STR,
+        "action": _STR,
+        "prompt": _STR,
+        "expected": _LIST,
+        "reviewer": _STR,
+        "note": _STR,
+        "created_at": _TS,
+        "snapshot": _STR,
+    }
+)
+
 SCHEMAS: Mapping[str, pl.Schema] = {
     "cases": CASES,
     "outputs": OUTPUTS,
@@ -161,6 +178,7 @@ SCHEMAS: Mapping[str, pl.Schema] = {
     "info": INFO,
     "chunks": CHUNKS,
     "validation": VALIDATION,
+    "curation": CURATION,
 }
 TABLES: tuple[str, ...] = tuple(SCHEMAS)
 

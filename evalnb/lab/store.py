@@ -34,7 +34,9 @@ _VERSIONS = "evalnb_versions"
 LOCK_WAIT_S = 30.0
 """How long a write or read waits for another process's transaction (``EVALNB_LOCK_WAIT_S``)."""
 
-APPEND_ONLY: dict[str, tuple[str, ...] | None] = {"labels": ("label_id",), "thresholds": None}
+APPEND_ONLY: dict[str, tuple[str, ...] | None] = {
+    "labels": ("label_id",), "thresholds": None, "curation": ("curation_id",)
+}  # fmt: skip
 """Tables whose rows are never updated or deleted, with the key naming a row (None: all columns).
 
 Writing one inserts only the rows the store lacks, so no copy can remove another's rows."""
