@@ -31,6 +31,7 @@ from evalnb.llm.pairwise import pairwise
 from evalnb.widgets.charts import prefer_offline_charts
 from evalnb.widgets.eye import Eye, eye
 from evalnb.widgets.grid import Weakness, weakness
+from evalnb.widgets.curator import Curator, curator
 from evalnb.widgets.labeler import Labeler, labeler
 
 # In a Jupyter kernel, Altair charts (evalnb's and the user's) draw with no network access.
@@ -43,6 +44,7 @@ __all__ = [
     "ChatResult",
     "ConditionError",
     "Corpus",
+    "Curator",
     "EvalnbError",
     "Eye",
     "FailureClusters",
@@ -61,6 +63,7 @@ __all__ = [
     "__version__",
     "adversarial",
     "corpus",
+    "curator",
     "detect_format",
     "evaluate",
     "evaluators",

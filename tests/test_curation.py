@@ -106,3 +106,28 @@ def test_reviewers_curating_at_once_from_separate_processes_lose_no_decision(
     log = evalnb.open(store).table("curation")
     assert log.group_by("reviewer").len().sort("reviewer")["len"].to_list() == [15, 15, 15]
     assert log["curation_id"].n_unique() == 45
+
+
+def test_the_curator_stores_each_decision_and_moves_to_the_next_open_case(tmp_path: Path) -> None:
+    store = tmp_path / "lab.duckdb"
+    lab = _suite(store, n=4)
+    ids = lab.cases["case_id"].to_list()
+    lab.curate(ids[0], "accept", reviewer="ben")  # decided before: the curator starts after it
+    w = lab.curator(reviewer="ann")
+    assert w.position == 1 and w.item is not None and w.item["status"] == "pending"
+    w.edit(prompt="Question one, clearer?", expected=w.item["expected"], note="wording")
+    assert w.position == 2
+    w.exclude(note="duplicate")
+    w.go(2)
+    w.restore()
+    assert w.position == 2 and w.item is not None and w.item["status"] == "pending"
+    w.edit(prompt=w.item["prompt"], expected=w.item["expected"])  # unchanged: an acceptance
+    log = evalnb.open(store).table("curation")
+    assert log["action"].to_list() == ["accept", "edit", "exclude", "restore", "accept"]
+    edit = log.row(1, named=True)
+    assert edit["prompt"] == "Question one, clearer?" and edit["expected"] is None  # only the change
+    assert (edit["reviewer"], edit["note"]) == ("ann", "wording")
+    again = evalnb.open(store).curator(reviewer="ann")
+    assert again.position == 3  # reopened: the first case still open
+    with pytest.raises(ValueError, match="reviewer="):
+        lab.curator(reviewer="")

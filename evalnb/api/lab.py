@@ -30,6 +30,7 @@ from evalnb.io.tencent_export import tencent_records
 from evalnb.lab.core import LabCore
 from evalnb.lab.files import write_atomic
 from evalnb.robustness.perturbed_cases import perturb
+from evalnb.widgets.curator import Curator
 from evalnb.widgets.eye import Eye
 from evalnb.widgets.grid import Weakness
 
@@ -237,6 +238,10 @@ class Lab(LabCore):
         answer with edits applied, and the last decision (reviewer, note, when, how many).
         """
         return curation_view(self.cases, self.table("curation"))
+
+    def curator(self, *, reviewer: str, cases: list[str] | None = None) -> Curator:
+        """Open the suite curator (:class:`evalnb.Curator`): accept, edit, exclude by keyboard."""
+        return Curator(self, reviewer=reviewer, cases=cases)
 
     def apply_curation(self) -> Lab:
         """Return the lab with its curated suite as ``cases`` (edits in, exclusions out).

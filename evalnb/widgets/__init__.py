@@ -1,4 +1,5 @@
-"""The Python side of the anywidget components: the eval eye, the weakness grid, the labeler.
+"""The Python side of the anywidget components: the eval eye, the weakness grid, the labeler
+and the suite curator.
 
 They only display and select; what they draw comes from :mod:`evalnb.transforms`.
 
@@ -8,8 +9,9 @@ below.
 
 from __future__ import annotations
 
+from evalnb.widgets.curator import Curator, curator
 from evalnb.widgets.eye import Eye
 from evalnb.widgets.grid import Weakness, weakness
 from evalnb.widgets.labeler import Labeler
 
-__all__ = ["Eye", "Labeler", "Weakness", "weakness"]
+__all__ = ["Curator", "Eye", "Labeler", "Weakness", "curator", "weakness"]
