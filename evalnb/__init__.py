@@ -13,7 +13,13 @@ from evalnb import transforms
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
 from evalnb.api.adversarial import adversarial
-from evalnb.api.corpus import Corpus, corpus, generate_tests, generation_report
+from evalnb.api.corpus import (
+    Corpus,
+    corpus,
+    generate_tests,
+    generation_report,
+    retrieval_baseline,
+)
 from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb.api.validation import Validation, validate_tests
@@ -29,9 +35,9 @@ from evalnb.llm.client import ChatResult, LLMClient
 from evalnb.llm.hosts import run_suite
 from evalnb.llm.pairwise import pairwise
 from evalnb.widgets.charts import prefer_offline_charts
+from evalnb.widgets.curator import Curator, curator
 from evalnb.widgets.eye import Eye, eye
 from evalnb.widgets.grid import Weakness, weakness
-from evalnb.widgets.curator import Curator, curator
 from evalnb.widgets.labeler import Labeler, labeler
 
 # In a Jupyter kernel, Altair charts (evalnb's and the user's) draw with no network access.
@@ -74,6 +80,7 @@ __all__ = [
     "load",
     "open",
     "pairwise",
+    "retrieval_baseline",
     "run_suite",
     "table",
     "topics",

@@ -125,7 +125,9 @@ def test_the_curator_stores_each_decision_and_moves_to_the_next_open_case(tmp_pa
     log = evalnb.open(store).table("curation")
     assert log["action"].to_list() == ["accept", "edit", "exclude", "restore", "accept"]
     edit = log.row(1, named=True)
-    assert edit["prompt"] == "Question one, clearer?" and edit["expected"] is None  # only the change
+    assert (
+        edit["prompt"] == "Question one, clearer?" and edit["expected"] is None
+    )  # only the change
     assert (edit["reviewer"], edit["note"]) == ("ann", "wording")
     again = evalnb.open(store).curator(reviewer="ann")
     assert again.position == 3  # reopened: the first case still open

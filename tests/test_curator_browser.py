@@ -59,7 +59,9 @@ def test_keyboard_curation_is_stored_and_case_text_stays_text(tmp_path: Path) ->
         assert page.evaluate("window.__nb.content.model.cells.length") == 1
     log = evalnb.open(store).table("curation")
     assert log.select("case_id", "action").rows() == [
-        (ids[0], "accept"), (ids[1], "exclude"), (ids[2], "edit")
+        (ids[0], "accept"),
+        (ids[1], "exclude"),
+        (ids[2], "edit"),
     ]
     assert log["note"].to_list() == [None, "asks two things", None]
     assert log["prompt"].to_list()[2] == "Third question, made precise?"

@@ -17,6 +17,7 @@ import polars as pl
 from evalnb.api.adversarial import ADVERSARIAL_REPORT, keep_report
 from evalnb.api.lab import Lab
 from evalnb.diagnosis.topics import TopicModel, topics
+from evalnb.evaluation.baseline import retrieval_answers
 from evalnb.generation.judge_free import JUDGE_FREE
 from evalnb.generation.llm_generators import REPORT_SCHEMA
 from evalnb.generation.llm_kinds import LLM_KINDS
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
     from evalnb.llm.client import LLMClient
 
-__all__ = ["Corpus", "corpus", "generate_tests", "generation_report"]
+__all__ = ["Corpus", "corpus", "generate_tests", "generation_report", "retrieval_baseline"]
 
 
 def _chunk_id(doc: str, page: int | None, start: int, text: str) -> str:
@@ -249,3 +250,16 @@ def generation_report(lab: Lab, step: str = "tests") -> pl.DataFrame:
     found = lab.table("info").filter(pl.col("key") == keys[step])["value"].to_list()
     rows = json.loads(found[-1])["generators"] if found else []
     return pl.DataFrame(rows, schema=REPORT_SCHEMA)
+
+
+def retrieval_baseline(
+    lab: Lab, corpus: Corpus, *, name: str = "retrieval-baseline", k: int = 3
+) -> Lab:
+    """Answer ``lab``'s cases from ``corpus`` by retrieval alone: a reference system, offline.
+
+    Each case's context is the ``k`` chunks closest to its prompt, its answer the sentence
+    of those closest to the prompt (:mod:`evalnb.evaluation.baseline`). A floor a RAG
+    should beat, and a system to run the evaluation workflow on without an LLM. Returns
+    the lab with the answers as model ``name``'s outputs (in its store when it has one).
+    """
+    return retrieval_answers(lab, corpus.chunks, name=name, k=k, model=corpus.model)

@@ -1,10 +1,9 @@
-"""The Python side of the anywidget components: the eval eye, the weakness grid, the labeler
-and the suite curator.
+"""The anywidget components' Python side: eval eye, weakness grid, labeler, suite curator.
 
 They only display and select; what they draw comes from :mod:`evalnb.transforms`.
 
-May import ``transforms``, ``analysis``, ``calibration``, ``diagnosis``, ``robustness`` and
-below.
+May import ``transforms``, ``analysis``, ``calibration``, ``diagnosis``, ``generation``,
+``robustness`` and below.
 """
 
 from __future__ import annotations
