@@ -39,6 +39,7 @@ from evalnb.widgets.curator import Curator, curator
 from evalnb.widgets.eye import Eye, eye
 from evalnb.widgets.grid import Weakness, weakness
 from evalnb.widgets.labeler import Labeler, labeler
+from evalnb.workflow import StepWaiting, Workflow, workflow
 
 # In a Jupyter kernel, Altair charts (evalnb's and the user's) draw with no network access.
 prefer_offline_charts()
@@ -61,11 +62,13 @@ __all__ = [
     "NothingScoredWarning",
     "Report",
     "RichTable",
+    "StepWaiting",
     "StoreConflict",
     "StoreError",
     "TopicModel",
     "Validation",
     "Weakness",
+    "Workflow",
     "__version__",
     "adversarial",
     "corpus",
@@ -87,4 +90,5 @@ __all__ = [
     "transforms",
     "validate_tests",
     "weakness",
+    "workflow",
 ]

@@ -253,13 +253,19 @@ def generation_report(lab: Lab, step: str = "tests") -> pl.DataFrame:
 
 
 def retrieval_baseline(
-    lab: Lab, corpus: Corpus, *, name: str = "retrieval-baseline", k: int = 3
+    lab: Lab,
+    corpus: Corpus,
+    *,
+    name: str = "retrieval-baseline",
+    k: int = 3,
+    cases: Sequence[str] | None = None,
 ) -> Lab:
     """Answer ``lab``'s cases from ``corpus`` by retrieval alone: a reference system, offline.
 
     Each case's context is the ``k`` chunks closest to its prompt, its answer the sentence
     of those closest to the prompt (:mod:`evalnb.evaluation.baseline`). A floor a RAG
     should beat, and a system to run the evaluation workflow on without an LLM. Returns
-    the lab with the answers as model ``name``'s outputs (in its store when it has one).
+    the lab with the answers as model ``name``'s outputs (in its store when it has one);
+    ``cases``: answer only these ids.
     """
-    return retrieval_answers(lab, corpus.chunks, name=name, k=k, model=corpus.model)
+    return retrieval_answers(lab, corpus.chunks, name=name, k=k, model=corpus.model, cases=cases)

@@ -66,6 +66,7 @@ def retrieval_answers(
     name: str = "retrieval-baseline",
     k: int = 3,
     model: str = "all-MiniLM-L6-v2",
+    cases: Sequence[str] | None = None,
 ) -> L:
     """Answer every case of ``lab`` from ``chunks`` by retrieval; return the lab with them.
 
@@ -81,12 +82,16 @@ def retrieval_answers(
         Chunks retrieved per case (the outputs' ``context``).
     model
         The embedding model that ranks chunks and sentences.
+    cases
+        Answer only these case ids (default: every case).
     """
     if chunks.height == 0:
         msg = "the retrieval baseline needs a corpus with chunks; read documents with evalnb.corpus"
         raise ValueError(msg)
     have = set(lab.outputs.filter(pl.col("model") == name)["case_id"].to_list())
     todo = lab.cases.filter(~pl.col("case_id").is_in(list(have)) & pl.col("prompt").is_not_null())
+    if cases is not None:
+        todo = todo.filter(pl.col("case_id").is_in(list(cases)))
     if todo.is_empty():
         return lab
     answers, contexts, per_case = _answers(

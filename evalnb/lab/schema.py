@@ -167,6 +167,24 @@ CURATION = pl.Schema(
     }
 )
 
+# The MRM workflow's audit trail (evalnb.workflow): every step configured, started, finished,
+# failed or approved, appended and never changed; a step's status is folded from it.
+WORKFLOW_EVENTS = pl.Schema(
+    {
+        "event_id": _STR,
+        "step": _STR,
+        "event": _STR,
+        "run_id": _STR,
+        "params": _STR,
+        "inputs": _STR,
+        "summary": _STR,
+        "who": _STR,
+        "note": _STR,
+        "at": _TS,
+        "duration_s": _F64,
+    }
+)
+
 SCHEMAS: Mapping[str, pl.Schema] = {
     "cases": CASES,
     "outputs": OUTPUTS,
@@ -179,6 +197,7 @@ SCHEMAS: Mapping[str, pl.Schema] = {
     "chunks": CHUNKS,
     "validation": VALIDATION,
     "curation": CURATION,
+    "workflow_events": WORKFLOW_EVENTS,
 }
 TABLES: tuple[str, ...] = tuple(SCHEMAS)
 

@@ -35,7 +35,8 @@ LOCK_WAIT_S = 30.0
 """How long a write or read waits for another process's transaction (``EVALNB_LOCK_WAIT_S``)."""
 
 APPEND_ONLY: dict[str, tuple[str, ...] | None] = {
-    "labels": ("label_id",), "thresholds": None, "curation": ("curation_id",)
+    "labels": ("label_id",), "thresholds": None, "curation": ("curation_id",),
+    "workflow_events": ("event_id",),
 }  # fmt: skip
 """Tables whose rows are never updated or deleted, with the key naming a row (None: all columns).
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import duckdb
     import httpx
 
-__all__ = ["ChatResult", "LLMClient"]
+__all__ = ["ChatResult", "LLMClient", "ReplyCache", "reply_contexts"]
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
@@ -53,6 +53,8 @@ class ChatResult:
     duration_s: float | None = None
     cached: bool = False
     attempts: int = 0
+    contexts: tuple[str, ...] | None = None
+    """Retrieved passages a RAG endpoint returned with the reply (see :func:`reply_contexts`)."""
 
 
 @dataclass
@@ -76,7 +78,7 @@ def _key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class _Cache:
+class ReplyCache:
     """Completed calls in a DuckDB table; each insert is its own committed transaction."""
 
     def __init__(self, path: Path) -> None:
@@ -89,24 +91,34 @@ class _Cache:
             "model VARCHAR, request VARCHAR, content VARCHAR, prompt_tokens BIGINT, "
             "completion_tokens BIGINT, cost DOUBLE, duration_s DOUBLE, created_at TIMESTAMPTZ)"
         )
+        # Caches written before RAG contexts were kept lack the column: add it (null there).
+        self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS contexts VARCHAR")
 
     def get(self, keys: list[str]) -> dict[str, ChatResult]:
+        """Return the stored results of ``keys`` (those present), marked as cached."""
         if not keys:
             return {}
         rows = self.con.execute(
-            "SELECT key, content, prompt_tokens, completion_tokens, cost, duration_s "
+            "SELECT key, content, prompt_tokens, completion_tokens, cost, duration_s, contexts "
             "FROM llm_cache WHERE key IN (SELECT unnest(?))", [keys],
         ).fetchall()  # fmt: skip
-        return {r[0]: ChatResult(r[1], None, r[2], r[3], r[4], r[5], cached=True) for r in rows}
+        return {r[0]: ChatResult(r[1], None, r[2], r[3], r[4], r[5], cached=True,
+                                 contexts=tuple(json.loads(r[6])) if r[6] is not None else None)
+                for r in rows}  # fmt: skip
 
     def put(self, key: str, endpoint: str, model: str, request: str, r: ChatResult) -> None:
+        """Store one completed result, committed at once."""
+        contexts = json.dumps(list(r.contexts)) if r.contexts is not None else None
         self.con.execute(
-            "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO llm_cache (key, endpoint, model, request, content, "
+            "prompt_tokens, completion_tokens, cost, duration_s, created_at, contexts) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [key, endpoint, model, request, r.content, r.prompt_tokens, r.completion_tokens,
-             r.cost, r.duration_s, dt.datetime.now(dt.UTC)],
+             r.cost, r.duration_s, dt.datetime.now(dt.UTC), contexts],
         )  # fmt: skip
 
     def close(self) -> None:
+        """Close the cache file."""
         self.con.close()
 
 
@@ -236,7 +248,7 @@ class LLMClient:
         body_params = {**self.params, **params}
         keys = [_key(self.public_endpoint, self.model, c, body_params) for c in conversations]
         path = self._cache_path()
-        cache = _Cache(path) if path is not None else None
+        cache = ReplyCache(path) if path is not None else None
         try:
             done = cache.get(sorted(set(keys))) if cache else {}
             results: list[ChatResult | None] = [done.get(k) for k in keys]
@@ -343,7 +355,38 @@ class LLMClient:
         self.stats.completion_tokens += ct or 0
         self.stats.cost += cost or 0.0
         return ChatResult(str(content) if content is not None else "", None, pt, ct, cost,
-                          duration, attempts=attempts)  # fmt: skip
+                          duration, attempts=attempts, contexts=reply_contexts(body))  # fmt: skip
+
+
+def _passage(item: object) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        for key in ("content", "text", "page_content", "chunk"):
+            if isinstance(item.get(key), str):
+                return str(item[key])
+    return None
+
+
+def reply_contexts(body: dict[str, Any]) -> tuple[str, ...] | None:
+    """Read the retrieved passages a RAG endpoint returns beside its answer, if any.
+
+    Shapes read: top-level ``contexts``, ``retrieved_contexts``, ``context`` or
+    ``citations`` (lists of text, or of objects with ``content`` / ``text`` /
+    ``page_content``), and the message's ``context.citations`` (Azure OpenAI on your data).
+    None when the reply carries none.
+    """
+    message = ((body.get("choices") or [{}])[0] or {}).get("message") or {}
+    context = message.get("context") if isinstance(message, dict) else None
+    candidates = [body.get(k) for k in ("contexts", "retrieved_contexts", "context", "citations")]
+    if isinstance(context, dict):
+        candidates.append(context.get("citations"))
+    for found in candidates:
+        if isinstance(found, list):
+            passages = [p for p in map(_passage, found) if p is not None]
+            if passages or not found:
+                return tuple(passages)
+    return None
 
 
 class _BadReply(Exception):

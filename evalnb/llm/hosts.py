@@ -3,7 +3,8 @@
 ``run_suite(lab, client, models=[...])`` asks each model (through one OpenAI-compatible
 client; the model name changes per call) for each case's prompt — with the case's system
 prompt and earlier messages when it has them — ``n`` times, and fills ``outputs`` with the
-answer, duration, cost and tokens. A call that fails after its retries is recorded as an
+answer, the retrieved passages when the endpoint returns them, duration, cost and tokens.
+``answer_with(lab, f, name)`` does the same with a Python function as the system. A call that fails after its retries is recorded as an
 output with ``error`` set, never dropped; answers already in the lab are not asked again.
 """
 
@@ -17,13 +18,15 @@ import polars as pl
 
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
+from evalnb.llm.callables import ask_callable
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
 
     from evalnb.llm.client import LLMClient
 
-__all__ = ["run_suite"]
+__all__ = ["answer_with", "run_suite"]
 
 # The lab comes back as the class it came in (a user's evalnb.Lab stays one).
 L = TypeVar("L", bound=LabCore)
@@ -48,19 +51,21 @@ def _conversation(case: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
-              progress: bool = True, **params: Any) -> L:  # noqa: ANN401  # fmt: skip
+              progress: bool = True, cases: Sequence[str] | None = None,
+              **params: Any) -> L:  # noqa: ANN401  # fmt: skip
     """Ask every model every case ``n`` times; return the lab with the answers in ``outputs``.
 
     ``params`` go with every call (e.g. ``temperature=0.7`` to sample ``n`` answers). With
     ``n > 1`` and ``temperature`` 0, a cached reply would repeat: each sample index is sent
     as a distinct request (``"sample"`` in the parameters) so they are independent.
+    ``cases``: ask only these case ids.
     """
-    cases = lab.cases.to_dicts()
+    asked = _asked(lab, cases)
     have = set(lab.outputs.select("case_id", "model", "sample").iter_rows())
     rows: list[dict[str, Any]] = []
     for model in models:
         asker = dataclasses.replace(client, model=model)
-        todo = [(c, s) for c in cases for s in range(n) if (c["case_id"], model, s) not in have]
+        todo = [(c, s) for c in asked for s in range(n) if (c["case_id"], model, s) not in have]
         convs = [_conversation(c) for c, _ in todo]
         per_sample: dict[int, list[int]] = {}
         for i, (_, s) in enumerate(todo):
@@ -71,15 +76,24 @@ def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
             got = asker.chat_many([convs[i] for i in idx], params=extra, progress=progress)
             for i, r in zip(idx, got, strict=True):
                 results[i] = r
-        for (case, s), r in zip(todo, results, strict=True):
-            rows.append({"case_id": case["case_id"], "model": model, "sample": s,
-                         "actual": r.content, "context": [], "duration_s": r.duration_s,
-                         "cost": r.cost, "error": r.error,
-                         "extra": json.dumps({"prompt_tokens": r.prompt_tokens,
-                                              "completion_tokens": r.completion_tokens})})  # fmt: skip
+        rows += _rows(todo, model, results)
         client.stats.calls += asker.stats.calls
         client.stats.cache_hits += asker.stats.cache_hits
         client.stats.failures += asker.stats.failures
+    return _with_outputs(lab, rows, models)
+
+
+def _rows(todo: list[tuple[dict[str, Any], int]], model: str, results: list[Any]
+          ) -> list[dict[str, Any]]:  # fmt: skip
+    return [{"case_id": case["case_id"], "model": model, "sample": s, "actual": r.content,
+             "context": list(r.contexts or []), "duration_s": r.duration_s, "cost": r.cost,
+             "error": r.error,
+             "extra": json.dumps({"prompt_tokens": r.prompt_tokens,
+                                  "completion_tokens": r.completion_tokens})}
+            for (case, s), r in zip(todo, results, strict=True)]  # fmt: skip
+
+
+def _with_outputs(lab: L, rows: list[dict[str, Any]], models: Sequence[str]) -> L:
     new = (
         pl.DataFrame(rows, schema=SCHEMAS["outputs"])
         if rows
@@ -92,3 +106,27 @@ def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
                      schema={"model": pl.String}).with_columns(key=pl.col("model"), meta=pl.lit(None, pl.String)),
     ])  # fmt: skip
     return lab._derive({"outputs": outputs, "models": models_table})
+
+
+def _asked(lab: LabCore, ids: Sequence[str] | None) -> list[dict[str, Any]]:
+    cases = lab.cases if ids is None else lab.cases.filter(pl.col("case_id").is_in(list(ids)))
+    return cases.to_dicts()
+
+
+def answer_with(lab: L, system: Callable[[str], Any], name: str, *, cache: Path | None = None,
+                concurrency: int = 8, max_retries: int = 2, progress: bool = True,
+                cases: Sequence[str] | None = None) -> L:  # fmt: skip
+    """Ask a Python function every case's prompt; return the lab with its answers as ``name``'s.
+
+    ``system(prompt)`` returns the answer, ``(answer, contexts)`` or a dict of them, plain
+    or ``async``; see :func:`evalnb.llm.callables.ask_callable` for concurrency, retries and
+    the ``cache`` file that makes a rerun ask no case twice. Answers already in the lab are
+    not asked again; a case whose calls all failed gets an output row with its ``error``.
+    ``cases``: ask only these case ids.
+    """
+    have = set(lab.outputs.filter(pl.col("model") == name)["case_id"].to_list())
+    todo = [(c, 0) for c in _asked(lab, cases) if c["case_id"] not in have]
+    results = ask_callable(system, [c.get("prompt") or "" for c, _ in todo], name=name,
+                           cache=cache, concurrency=concurrency, max_retries=max_retries,
+                           progress=progress)  # fmt: skip
+    return _with_outputs(lab, _rows(todo, name, results), [name])
