@@ -131,3 +131,20 @@ def adversarial_chart(effect: pl.DataFrame, evaluator: str, metric: str) -> alt.
     zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(color="gray", strokeDash=[4, 3])  # type: ignore[no-untyped-call]
     layered = zero.encode(x="x:Q") + bars + points
     return cast("alt.LayerChart", layered.properties(width=360, title=f"{evaluator} / {metric}"))
+
+
+def flip_chart(flips: pl.DataFrame) -> alt.Chart:
+    """Flips per perturbation kind, each way (pass → fail, fail → pass), out of the pairs."""
+    per_kind = flips.group_by("perturbation").agg(pl.col("n_pairs", "to_fail", "to_pass").sum())
+    long = per_kind.unpivot(index=["perturbation", "n_pairs"], on=["to_fail", "to_pass"],
+                            variable_name="way", value_name="flips")  # fmt: skip
+    chart: alt.Chart = (
+        alt.Chart(chart_data(long))
+        .mark_bar()
+        .encode(x=alt.X("flips:Q", title="verdict flips"), y=alt.Y("perturbation:N", title=None),
+                color=alt.Color("way:N", scale=alt.Scale(domain=["to_fail", "to_pass"],
+                                                         range=["#e53935", "#43a047"])),
+                tooltip=["perturbation:N", "way:N", "flips:Q", "n_pairs:Q"])
+        .properties(width=360, title="Input variations: verdict flips per perturbation")
+    )  # fmt: skip
+    return chart

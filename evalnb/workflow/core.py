@@ -17,8 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from evalnb.analysis.rendered import Report
 from evalnb.api.lab import Lab, open_lab
+from evalnb.lab.files import write_atomic
 from evalnb.lab.store import is_store
+from evalnb.workflow.prompt_extension import prompt_extension
+from evalnb.workflow.report import workflow_html
+from evalnb.workflow.review import review_surface, step_charts
 from evalnb.workflow.state import BY_NAME, event_row, input_print, last_events, step_state
 from evalnb.workflow.steps import STEPS, Run, StepWaiting
 from evalnb.workflow.system import BASELINE, System
@@ -226,6 +231,46 @@ class Workflow:
         """Return the findings of the step's last finished run ({} when it never finished)."""
         finished = last_events(self._events(), self._step(step).name)["finished"]
         return dict(json.loads(finished["summary"])) if finished and finished["summary"] else {}
+
+    # -- review and artifacts ------------------------------------------------------------------
+    def review(self, step: str, *, reviewer: str | None = None) -> Any:  # noqa: ANN401 - a widget, chart or table
+        """Return the step's review surface for the notebook.
+
+        Topics: the topic table. Test generation and validation: the suite curator (with
+        ``reviewer``; the validation outliers first), else the curation or validation
+        table. Evaluation: the eval eye. Calibration: the labeler (needs ``reviewer``).
+        Failure clustering: the cluster chart. Weakness: the topic × question type grid.
+        Input variations: the flip chart. Adversarial inputs: the effect chart.
+        """
+        return review_surface(self, self._step(step).name, reviewer)
+
+    def report(self, path: str | Path | None = None) -> Report:
+        """Render the workflow report (HTML, self-contained); write it to ``path`` when given."""
+        summaries = {s.name: self.summary(s.name) for s in STEPS}
+        html = workflow_html(str(self.config.get("name")), self.config, self.status(), summaries,
+                             step_charts(self))  # fmt: skip
+        return Report.written(html, path)
+
+    def artifacts(self, folder: str | Path) -> dict[str, Path]:
+        """Write the hand-over files into ``folder``, each atomically.
+
+        ``report.html`` (this workflow's report), ``system_prompt_extension.md`` (rules
+        backed by the findings), ``corpus_patch.md`` (answers the metric failed and the
+        reviewers passed) and ``guardrail.json`` (the calibrated thresholds).
+        """
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        lab = self.lab
+        summaries = {s.name: self.summary(s.name) for s in STEPS}
+        paths = {"report": out / "report.html",
+                 "system_prompt_extension": out / "system_prompt_extension.md",
+                 "corpus_patch": out / "corpus_patch.md", "guardrail": out / "guardrail.json"}  # fmt: skip
+        self.report(paths["report"])
+        write_atomic(paths["system_prompt_extension"],
+                     prompt_extension(summaries, str(self.config.get("name"))))  # fmt: skip
+        lab.corpus_patch(paths["corpus_patch"])
+        lab.guardrail_config(paths["guardrail"])
+        return paths
 
     def events(self) -> pl.DataFrame:
         """Return the audit trail: every configuration, run, failure, wait and approval, in order."""

@@ -1,0 +1,92 @@
+"""What a reviewer looks at for each step, and the charts the workflow report carries."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalnb.analysis.flips import flip_table
+from evalnb.api.validation import Validation
+from evalnb.widgets.curator import Curator
+from evalnb.widgets.labeler import Labeler
+
+if TYPE_CHECKING:
+    from evalnb.workflow.core import Workflow
+
+__all__ = ["review_surface", "step_charts"]
+
+
+def _metric(wf: Workflow, step: str) -> tuple[str, str]:
+    p = wf.params(step)
+    return str(p["evaluator"]), str(p["metric"])
+
+
+def _system(wf: Workflow) -> str:
+    if wf.system is None:
+        msg = "the workflow has no system under test: open it with system=..."
+        raise ValueError(msg)
+    return wf.system.name
+
+
+def _need(reviewer: str | None, step: str) -> str:
+    if not reviewer:
+        msg = f"reviewing {step} records decisions: pass reviewer='<your name>'"
+        raise ValueError(msg)
+    return reviewer
+
+
+def review_surface(wf: Workflow, step: str, reviewer: str | None) -> Any:  # noqa: ANN401 - one surface per step
+    """Return the widget, chart or table a reviewer uses for ``step``."""
+    lab = wf.lab
+    if step == "topic_modeling":
+        return pl.DataFrame(wf.summary(step).get("topics", []))
+    if step == "test_generation":
+        return Curator(lab, reviewer=reviewer) if reviewer else lab.curation()
+    if step == "test_validation":
+        v = Validation(lab, float(wf.params(step)["outlier_z"]))
+        if not reviewer:
+            return v
+        first = v.outliers()["case_id"].unique(maintain_order=True).to_list()
+        rest = [c for c in lab.cases["case_id"].to_list() if c not in set(first)]
+        return Curator(lab, reviewer=reviewer, cases=first + rest)
+    if step == "evaluation":
+        return lab.eye()
+    evaluator, metric = _metric(wf, step)
+    if step == "calibration":
+        return Labeler(lab, evaluator, metric, reviewer=_need(reviewer, step), n=20)
+    if step == "failure_clustering":
+        p = wf.params(step)
+        return lab.failure_clusters(evaluator, metric, min_failures=p["min_failures"],
+                                    seed=p["seed"]).chart()  # fmt: skip
+    if step == "weakness_detection":
+        return lab.weakness(evaluator, metric, models=[_system(wf)], min_n=wf.params(step)["min_n"])
+    if step == "input_variations":
+        from evalnb.analysis.charts import flip_chart  # noqa: PLC0415 - Altair when drawn
+
+        mine = lab.verdicts().filter(pl.col("model") == _system(wf))
+        return flip_chart(flip_table(mine, lab.cases, evaluator, metric))
+    return lab.adversarial_chart(evaluator, metric)
+
+
+def step_charts(wf: Workflow) -> dict[str, str]:
+    """Inline SVG charts for the report: flips and the adversarial effect, when they ran."""
+    from evalnb.analysis.charts import adversarial_chart, flip_chart, to_svg  # noqa: PLC0415
+
+    out: dict[str, str] = {}
+    variations = wf.summary("input_variations")
+    if variations.get("flips") or variations.get("per_kind"):
+        flips = pl.DataFrame(variations["per_kind"]).with_columns(
+            topic=pl.lit(""), question_type=pl.lit("")
+        )
+        out["input_variations"] = to_svg(flip_chart(flips))
+    effect = wf.summary("adversarial_inputs").get("effect")
+    if effect:
+        evaluator, metric = _metric(wf, "adversarial_inputs")
+        frame = pl.DataFrame(effect).with_columns(
+            evaluator=pl.lit(evaluator), metric=pl.lit(metric)
+        )
+        out["adversarial_inputs"] = to_svg(adversarial_chart(frame, evaluator, metric))
+    json.dumps(out)  # plain strings only: the report embeds them as they are
+    return out
