@@ -26,9 +26,14 @@ class LoopbackLLM:
     """Start with ``with LoopbackLLM(responder) as server: server.base_url``."""
 
     def __init__(
-        self, responder: Callable[[str], str] | None = None, *, latency_s: float = 0.0
+        self,
+        responder: Callable[[str], str] | None = None,
+        *,
+        latency_s: float = 0.0,
+        extra: Callable[[str], dict[str, object]] | None = None,
     ) -> None:
         self.responder = responder or (lambda _prompt: "1")
+        self.extra = extra  # more top-level keys of the reply (a RAG server's contexts)
         self.latency_s = latency_s
         self.calls: Counter[str] = Counter()
         self.lock = threading.Lock()
@@ -95,6 +100,7 @@ class LoopbackLLM:
                                  "finish_reason": "stop"}],
                     "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(reply.split()),
                               "total_tokens": len(prompt.split()) + len(reply.split())},
+                    **(owner.extra(prompt) if owner.extra else {}),
                 }  # fmt: skip
                 self._send(200, json.dumps(payload).encode())
                 return None

@@ -15,6 +15,7 @@ from evalnb.api.demo import build_demo_lab
 from evalnb.api.lab import Lab, load, open_lab
 from evalnb.cli.harbor_metric import harbor_metrics, read_rewards, write_json_atomic
 from evalnb.cli.harpia import run_harpia
+from evalnb.cli.workflow_cmd import add_workflow_parser, run_workflow_command
 from evalnb.evaluation.engine import evaluate, evaluators
 from evalnb.io.load import FORMATS
 from evalnb.lab.errors import EvalnbError
@@ -115,6 +116,7 @@ def _parser() -> argparse.ArgumentParser:
         "--all-thresholds", action="store_true",
         help="guardrail: include thresholds that were not calibrated (user or default)",
     )  # fmt: skip
+    add_workflow_parser(sub)
     demo = sub.add_parser(
         "demo", help="evaluate the bundled demo lab; write its store, HTML report and archive"
     )
@@ -147,6 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "calibrate":
             return _calibrate_export(args)
+        if args.command == "workflow":
+            return run_workflow_command(args, _show)
         if args.command == "info":
             _print(describe(open_lab(args.store)))
             return 0
@@ -331,6 +335,10 @@ def _table(frame: pl.DataFrame) -> str:
 
 def _print(text: str) -> None:
     sys.stdout.write(text + "\n")
+
+
+def _show(value: pl.DataFrame | str) -> None:
+    _print(_table(value) if isinstance(value, pl.DataFrame) else value)
 
 
 if __name__ == "__main__":

@@ -98,8 +98,11 @@ class Workflow:
 
     def params(self, step: str) -> dict[str, Any]:
         """Return the step's parameters: its defaults, updated by every :meth:`configure` since."""
+        return self._params(step, self._events())
+
+    def _params(self, step: str, events: pl.DataFrame) -> dict[str, Any]:
         spec = self._step(step)
-        configured = last_events(self._events(), step)["configured"]
+        configured = last_events(events, step)["configured"]
         return (
             {**spec.defaults, **json.loads(configured["params"])}
             if configured
@@ -113,8 +116,9 @@ class Workflow:
         if unknown:
             msg = f"{step} has no parameters {unknown}; its parameters: {sorted(spec.defaults)}"
             raise KeyError(msg)
-        merged = {**self.params(step), **params}
-        if merged != self.params(step):  # reopening with the same parameters records nothing
+        current = self.params(step)
+        merged = {**current, **params}
+        if merged != current:  # reopening with the same parameters records nothing
             self._lab._append(
                 "workflow_events", event_row(step, "configured", params=merged, who=who)
             )
@@ -123,11 +127,12 @@ class Workflow:
     # -- running ---------------------------------------------------------------------------
     def status(self) -> pl.DataFrame:
         """One row per step: status, why, parameters, last run (when, how long, by whom), approval."""
-        lab, events = self.lab, self._events()
+        lab = self.lab  # one read of the store for the whole table
+        events = lab.table("workflow_events")
         done: dict[str, bool] = {}
         rows = []
         for spec in STEPS:
-            params = self.params(spec.name)
+            params = self._params(spec.name, events)
             state, why = step_state(spec.name, params, lab, events, done)
             done[spec.name] = state == "done"
             last = last_events(events, spec.name)
@@ -146,10 +151,14 @@ class Workflow:
             "finished_at": pl.Datetime("us", "UTC"), "duration_s": pl.Float64,
             "ran_by": pl.String, "approved_by": pl.String, "approval_note": pl.String})  # fmt: skip
 
-    def next_step(self) -> str | None:
-        """Return the first step that is not done and whose dependencies are (None: all done)."""
+    def next_step(self, skip: Iterable[str] = ()) -> str | None:
+        """Return the first step, in order, that can run and is not done (None: none can).
+
+        ``skip``: steps not to propose (those that just waited for people).
+        """
+        skipped = set(skip)
         for row in self.status().iter_rows(named=True):
-            if row["status"] != "done" and row["status"] != "blocked":
+            if row["status"] not in ("done", "blocked") and row["step"] not in skipped:
                 return str(row["step"])
         return None
 
@@ -174,9 +183,10 @@ class Workflow:
                    if status.filter(pl.col("step") == d)["status"].item() != "done"]  # fmt: skip
         if blocked:
             msg = f"{step} depends on {blocked}, which are not done; run them first (wf.run())"
-            raise RuntimeError(msg)
-        params = self.params(step)
-        inputs = input_print(step, params, self._lab, self._events())
+            raise ValueError(msg)
+        events = self._lab.table("workflow_events")  # as status() just read it
+        params = self._params(step, events)
+        inputs = input_print(step, params, self._lab, events)
         run_id = uuid.uuid4().hex[:12]
         self._lab._append("workflow_events", event_row(step, "started", run_id=run_id,
                                                        params=params, inputs=inputs, who=who))  # fmt: skip
@@ -205,12 +215,17 @@ class Workflow:
         open_lab(self.path)._append("workflow_events", row)
 
     def run_all(self, *, who: str | None = None) -> pl.DataFrame:
-        """Run every step not done, in order, until all are done or one waits for people."""
-        while (step := self.next_step()) is not None:
+        """Run every step not done, in order; a step waiting for people is passed over.
+
+        Steps that depend on a waiting step stay blocked; the others run. A failure stops
+        the run (and is recorded).
+        """
+        waited: set[str] = set()
+        while (step := self.next_step(skip=waited)) is not None:
             try:
                 self.run(step, who=who)
             except StepWaiting:
-                break
+                waited.add(step)
         return self.status()
 
     def approve(self, step: str, reviewer: str, note: str | None = None) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb.api.corpus import Corpus, retrieval_baseline
 from evalnb.llm.client import LLMClient
 from evalnb.llm.hosts import answer_with, run_suite
+from evalnb.llm.redact import public_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
     from evalnb.api.lab import Lab
 
-__all__ = ["BASELINE", "System"]
+__all__ = ["BASELINE", "System", "from_spec"]
 
 BASELINE = "retrieval-baseline"
 
@@ -55,7 +56,7 @@ class System:
     def spec(self) -> dict[str, str]:
         """Return what is stored to find the system again (never a key)."""
         if isinstance(self.target, LLMClient):
-            return {"kind": "endpoint", "base_url": str(self.target.public_endpoint),
+            return {"kind": "endpoint", "base_url": public_url(str(self.target.base_url)),
                     "model": self.target.model, "name": self.name}  # fmt: skip
         if self.target == BASELINE:
             return {"kind": "baseline", "name": self.name}
@@ -74,3 +75,32 @@ class System:
         cache = None if store is None else store.with_name(store.stem + ".answers.duckdb")
         assert callable(self.target)
         return answer_with(lab, self.target, self.name, cache=cache, cases=cases, progress=False)
+
+
+def from_spec(spec: dict[str, str], ref: str | None = None) -> System | None:
+    """Find the stored system again, for the command line.
+
+    The baseline; the endpoint (its key from the environment); or ``ref`` (else the stored
+    ``module:function``) imported.
+    """
+    import importlib  # noqa: PLC0415
+
+    kind = spec.get("kind")
+    if ref == BASELINE or (ref is None and kind == "baseline"):
+        return System(BASELINE, spec.get("name") or BASELINE)
+    if ref is None and kind == "endpoint":
+        return System(LLMClient(spec["base_url"], spec["model"]), spec.get("name") or spec["model"])
+    target = ref or (spec.get("ref") if kind == "callable" else None)
+    if not target:
+        return None
+    module, _, attr = target.partition(":")
+    if not module or not attr or module == "__main__":
+        msg = (
+            f"cannot import the system {target!r}: expected 'module:function' of an importable "
+            "module (a function defined in a notebook cannot be found again; pass --system)"
+        )
+        raise ValueError(msg)
+    found: object = importlib.import_module(module)
+    for part in attr.split("."):
+        found = getattr(found, part)
+    return System.of(found, spec.get("name"))
