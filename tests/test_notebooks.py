@@ -54,8 +54,11 @@ def _charts(outputs: list[dict[str, Any]]) -> int:
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs_and_draws_in_jupyterlab_offline(path: Path, tmp_path: Path) -> None:
+def test_notebook_runs_and_draws_in_jupyterlab_offline(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sync_api = require_browser()
+    monkeypatch.setenv("EVALNB_SCRIPTED_REVIEW", "1")  # the kernels inherit it: no human here
     root = _workspace(tmp_path)
     with lab_page(root, width=1300, height=1000) as (server, page):
         server.open(page, f"notebooks/{path.name}")
@@ -91,7 +94,8 @@ def test_notebook_runs_and_draws_in_jupyterlab_offline(path: Path, tmp_path: Pat
 
 @pytest.mark.skipif(CHROMIUM.exists(), reason="run in JupyterLab by the browser test above")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs_headless(path: Path) -> None:
+def test_notebook_runs_headless(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALNB_SCRIPTED_REVIEW", "1")
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()  # fmt: skip

@@ -62,7 +62,9 @@ def _variation_rules(summary: dict[str, Any]) -> list[tuple[str, str]]:
         group = "typos" if kind in _TYPO else "phrasing" if kind in _PHRASING else (
             "punctuation" if kind == "comma" else None)  # fmt: skip
         if group:
-            found.setdefault(group, []).append(f"{kind}: {broke} of {n} passing answers failed")
+            found.setdefault(group, []).append(
+                f"{kind}: {broke} of {n} answers went from pass to fail"
+            )
     return [(_RULES_VARIATION[g], "; ".join(ev)) for g, ev in found.items()]
 
 
@@ -74,7 +76,7 @@ def _adversarial_rules(summary: dict[str, Any]) -> list[tuple[str, str]]:
         if (worse or row.get("flips", 0) > 0) and row["kind"] in _RULES_ADVERSARIAL:
             evidence = (f"{row['kind']} inputs: mean change {row['difference']:+.3f} "
                         f"(95 % CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f}), "
-                        f"{row['flips']} of {row['n_pairs']} passing cases failed")  # fmt: skip
+                        f"{row['flips']} of {row['n_pairs']} went from pass to fail")  # fmt: skip
             out.append((_RULES_ADVERSARIAL[row["kind"]], evidence))
     return out
 
