@@ -56,7 +56,7 @@ def label_like_a_reviewer(wf: evalnb.Workflow, n: int = 12) -> None:
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A workflow through its first three steps (no system needed): each test copies it."""
     store = tmp_path_factory.mktemp("template") / "mrm.duckdb"
-    wf = evalnb.workflow(store, documents=DOCS, params=PARAMS, name="licences")
+    wf = evalnb.workflow(store, corpus=DOCS, params=PARAMS, name="licences")
     for step in ("topic_modeling", "test_generation", "test_validation"):
         wf.run(step, who="ci")
     return store
@@ -118,6 +118,7 @@ def test_nine_steps_run_review_and_hand_over(finished: evalnb.Workflow, tmp_path
     assert paths["corpus_patch"].exists()
     kinds = Counter(wf.events()["event"])
     assert kinds["finished"] >= 9 and kinds["approved"] == 3 and kinds["waiting"] == 1
+    assert kinds["written"] == 1  # the hand-over is in the audit trail too
 
     reviews = {s: wf.review(s) for s in ("topic_modeling", "evaluation", "weakness_detection",
                                          "input_variations", "adversarial_inputs")}  # fmt: skip
@@ -257,11 +258,23 @@ def test_a_failing_function_keeps_its_errors_and_the_step_goes_on(
     assert all(calls[p] == 1 for p in wrong["prompt"])  # a wrong shape is not retried
 
 
+def test_a_corpus_read_before_is_taken_as_it_is(tmp_path: Path) -> None:
+    corpus = evalnb.corpus(DOCS[:1], max_tokens=160)  # in memory
+    wf = evalnb.workflow(tmp_path / "w.duckdb", corpus=corpus,
+                         params={"topic_modeling": {"min_topic_size": 3}})  # fmt: skip
+    wf.run("topic_modeling")
+    chunks = wf.lab.table("chunks")
+    assert chunks.drop("topic").equals(corpus.chunks.drop("topic"))
+    assert (
+        chunks["topic"].drop_nulls().n_unique() == wf.summary("topic_modeling")["topics"].__len__()
+    )
+
+
 def test_the_command_line_runs_and_reports_a_workflow(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "cli.duckdb"
-    evalnb.workflow(store, documents=DOCS, system="retrieval-baseline",
+    evalnb.workflow(store, corpus=DOCS, system="retrieval-baseline",
                     params={**PARAMS, "test_generation": {"n": 8}})  # fmt: skip
     assert main(["workflow", "run", str(store), "--all", "--who", "cli"]) == 3  # waits for labels
     assert "waiting" in capsys.readouterr().err

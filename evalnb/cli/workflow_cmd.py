@@ -31,7 +31,7 @@ def add_workflow_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument("path", type=Path, help="the workflow's DuckDB store (created when missing)")
     run.add_argument("--step", choices=[s.name for s in STEPS], help="the step to run")
     run.add_argument("--all", action="store_true", help="run every step not done, in order")
-    run.add_argument("--documents", type=Path, help="the corpus folder (first run)")
+    run.add_argument("--corpus", type=Path, help="the documents' folder (first run)")
     run.add_argument("--system", help="module:function, or 'retrieval-baseline' (default: stored)")
     run.add_argument("--who", help="who runs it (recorded)")
     run.add_argument("--artifacts", type=Path, help="then write report and artifacts here")
@@ -43,7 +43,7 @@ def add_workflow_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _open(args: argparse.Namespace) -> Workflow:
-    wf = Workflow(args.path, documents=getattr(args, "documents", None))
+    wf = Workflow(args.path, corpus=getattr(args, "corpus", None))
     system = from_spec(wf.config.get("system", {}), getattr(args, "system", None))
     if system is not None:
         wf = Workflow(args.path, system=system.target, system_name=system.name)
@@ -56,7 +56,7 @@ def run_workflow_command(
     """Run one ``workflow`` subcommand; ``show`` prints a table or text."""
     if args.workflow_command == "status":
         if not args.path.exists():
-            msg = f"{args.path}: no workflow store; start one with `evalnb workflow run {args.path} --documents DIR --system ...`"
+            msg = f"{args.path}: no workflow store; start one with `evalnb workflow run {args.path} --corpus DIR --system ...`"
             raise ValueError(msg)
         show(
             _open(args)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalnb.analysis.rendered import Report
+from evalnb.api.corpus import Corpus
 from evalnb.api.lab import Lab, open_lab
 from evalnb.lab.files import write_atomic
 from evalnb.lab.store import is_store
@@ -51,7 +52,7 @@ class Workflow:
         The LLM for LLM generators, adversarial rewrites and judges (optional).
     """
 
-    def __init__(self, path: str | Path, *, documents: str | Path | Iterable[str | Path] | None = None,
+    def __init__(self, path: str | Path, *, corpus: str | Path | Iterable[str | Path] | Corpus | None = None,
                  system: object = None, system_name: str | None = None,
                  llm: LLMClient | None = None, name: str | None = None,
                  params: dict[str, dict[str, Any]] | None = None, who: str | None = None) -> None:  # fmt: skip
@@ -63,8 +64,12 @@ class Workflow:
             Lab({}).save(self.path)
         self._lab = open_lab(self.path)
         config = self.config
-        if documents is not None:
-            docs = [documents] if isinstance(documents, (str, Path)) else list(documents)
+        if isinstance(corpus, Corpus):  # chunks read already: the workflow keeps a copy
+            if corpus.lab.path is None or Path(corpus.lab.path).resolve() != self.path.resolve():
+                self._lab._update({"chunks": corpus.chunks})
+            config["documents"] = []
+        elif corpus is not None:
+            docs = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
             config["documents"] = [str(Path(d).resolve()) for d in docs]
         if system is None and config.get("system", {}).get("kind") == "baseline":
             system = BASELINE
@@ -266,7 +271,7 @@ class Workflow:
                              step_charts(self))  # fmt: skip
         return Report.written(html, path)
 
-    def artifacts(self, folder: str | Path) -> dict[str, Path]:
+    def artifacts(self, folder: str | Path, *, who: str | None = None) -> dict[str, Path]:
         """Write the hand-over files into ``folder``, each atomically.
 
         ``report.html`` (this workflow's report), ``system_prompt_extension.md`` (rules
@@ -285,6 +290,10 @@ class Workflow:
                      prompt_extension(summaries, str(self.config.get("name"))))  # fmt: skip
         lab.corpus_patch(paths["corpus_patch"])
         lab.guardrail_config(paths["guardrail"])
+        written = {k: str(p.resolve()) for k, p in paths.items()}
+        self._lab._append(
+            "workflow_events", event_row("artifacts", "written", summary=written, who=who)
+        )
         return paths
 
     def events(self) -> pl.DataFrame:
@@ -305,7 +314,7 @@ class Workflow:
         return f"<evalnb.Workflow {self.config.get('name')!r}: {done}/{len(STEPS)} steps done, {self.path}>"
 
 
-def workflow(path: str | Path, *, documents: str | Path | Iterable[str | Path] | None = None,
+def workflow(path: str | Path, *, corpus: str | Path | Iterable[str | Path] | Corpus | None = None,
              system: object = None, system_name: str | None = None, llm: LLMClient | None = None,
              name: str | None = None, params: dict[str, dict[str, Any]] | None = None,
              who: str | None = None) -> Workflow:  # fmt: skip
@@ -315,9 +324,10 @@ def workflow(path: str | Path, *, documents: str | Path | Iterable[str | Path] |
     ----------
     path
         The workflow's store; created when missing, resumed when it exists.
-    documents
-        The corpus: a folder or files (PDF, Markdown, HTML, DOCX, text), read by the
-        topic-modeling step.
+    corpus
+        The documents: a folder or files (PDF, Markdown, HTML, DOCX, text), read by the
+        topic-modeling step; or an :class:`evalnb.Corpus` already read (its chunks are
+        copied into the workflow's store).
     system
         The RAG system under test: an :class:`evalnb.LLMClient`, a function
         ``f(prompt) -> answer`` or ``-> (answer, contexts)`` (sync or async), or
@@ -333,5 +343,5 @@ def workflow(path: str | Path, *, documents: str | Path | Iterable[str | Path] |
     who
         Who sets them (recorded).
     """
-    return Workflow(path, documents=documents, system=system, system_name=system_name, llm=llm,
+    return Workflow(path, corpus=corpus, system=system, system_name=system_name, llm=llm,
                     name=name, params=params, who=who)  # fmt: skip
