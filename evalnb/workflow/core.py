@@ -333,7 +333,8 @@ def workflow(path: str | Path, *, corpus: str | Path | Iterable[str | Path] | Co
         ``f(prompt) -> answer`` or ``-> (answer, contexts)`` (sync or async), or
         ``"retrieval-baseline"``. A function is not stored: pass it again when reopening.
     system_name
-        The name its answers are recorded under (default: the model or function name).
+        The name a function's answers are recorded under (default: its name); an
+        endpoint's answers are recorded under its model.
     llm
         An LLM for LLM test generators, adversarial rewrites and judge evaluators.
     name

@@ -71,11 +71,14 @@ def _variation_rules(summary: dict[str, Any]) -> list[tuple[str, str]]:
 def _adversarial_rules(summary: dict[str, Any]) -> list[tuple[str, str]]:
     out = []
     for row in summary.get("effect", []):
-        worse = row["ci_high"] is not None and row["ci_high"] < 0 if row.get("higher_is_better", True) \
-            else row["ci_low"] is not None and row["ci_low"] > 0  # fmt: skip
+        # Worse beyond noise: the whole interval on the harmful side of zero.
+        higher = row.get("higher_is_better", True)
+        bound = row["ci_high"] if higher else row["ci_low"]
+        worse = bound is not None and (bound < 0 if higher else bound > 0)
         if (worse or row.get("flips", 0) > 0) and row["kind"] in _RULES_ADVERSARIAL:
-            evidence = (f"{row['kind']} inputs: mean change {row['difference']:+.3f} "
-                        f"(95 % CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f}), "
+            interval = (f" (95 % CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f})"
+                        if row["ci_low"] is not None and row["ci_high"] is not None else "")  # fmt: skip
+            evidence = (f"{row['kind']} inputs: mean change {row['difference']:+.3f}{interval}, "
                         f"{row['flips']} of {row['n_pairs']} went from pass to fail")  # fmt: skip
             out.append((_RULES_ADVERSARIAL[row["kind"]], evidence))
     return out

@@ -40,8 +40,8 @@ class System:
     @classmethod
     def of(cls, system: object, name: str | None = None) -> System:
         """Wrap what the user passed; the error says what is accepted."""
-        if isinstance(system, LLMClient):
-            return cls(system, name or system.model)
+        if isinstance(system, LLMClient):  # its answers are recorded under the model asked
+            return cls(system, system.model)
         if system == BASELINE:
             return cls(BASELINE, name or BASELINE)
         if callable(system):

@@ -6,6 +6,7 @@
  */
 import { text } from "./common.js";
 import { fmt } from "./eye_layout.js";
+import { block, dispatchKey, keyButtons, mount, noteField, noteKey, reviewRoot, section } from "./review.js";
 
 /**
  * @typedef {object} Model
@@ -21,17 +22,10 @@ const STATUSES = ["pending", "accepted", "edited", "excluded"];
 
 /** @param {{ model: Model, el: HTMLElement }} ctx */
 function render({ model, el }) {
-  const root = document.createElement("div");
-  root.className = "evalnb-curator";
-  root.tabIndex = 0;
-  // Lumino skips its shortcuts for events from inside such an element: the notebook's
-  // command-mode keys (a: insert cell, x: cut cell…) never fire while curating.
-  root.dataset.lmSuppressShortcuts = "true";
+  const root = reviewRoot("evalnb-curator");
   const head = text("div", "", "cu-head");
-  const card = document.createElement("div");
-  card.className = "cu-card";
-  const editor = document.createElement("div");
-  editor.className = "cu-editor";
+  const card = block("cu-card");
+  const editor = block("cu-editor");
   editor.hidden = true;
   const promptBox = /** @type {HTMLTextAreaElement} */ (document.createElement("textarea"));
   promptBox.className = "cu-edit-prompt";
@@ -42,12 +36,8 @@ function render({ model, el }) {
   expectedBox.placeholder = "expected answer (one per line for alternatives)";
   editor.append(text("h4", "Prompt"), promptBox, text("h4", "Expected answer"), expectedBox,
     text("div", "Ctrl+Enter saves · Esc cancels", "cu-hint"));
-  const actions = document.createElement("div");
-  actions.className = "cu-actions";
-  const note = /** @type {HTMLTextAreaElement} */ (document.createElement("textarea"));
-  note.className = "cu-note";
-  note.placeholder = "note, kept with the next decision (n to write, Enter to keep, Esc to leave)";
-  note.rows = 2;
+  const actions = block("cu-actions");
+  const note = noteField("cu", "note, kept with the next decision (n to write, Enter to keep, Esc to leave)");
   const error = text("div", "", "cu-error");
   root.append(head, card, editor, actions, note, error);
   el.appendChild(root);
@@ -88,12 +78,7 @@ function render({ model, el }) {
     ["next →", "→", () => send({ action: "move", by: 1 })],
     ["note", "n", () => note.focus()],
   ];
-  for (const [label, key, fn] of spec) {
-    const b = text("button", `${label} (${key})`, `cu-btn cu-key-${label.replace(/\W/g, "")}`);
-    b.setAttribute("type", "button");
-    b.addEventListener("click", fn);
-    actions.appendChild(b);
-  }
+  keyButtons(actions, spec, "cu");
 
   const onKey = (/** @type {KeyboardEvent} */ e) => {
     if (e.target === promptBox || e.target === expectedBox) {
@@ -108,10 +93,7 @@ function render({ model, el }) {
       return;
     }
     if (e.target === note) {
-      if (e.key === "Escape" || (e.key === "Enter" && !e.shiftKey)) {
-        e.preventDefault();
-        root.focus();
-      }
+      noteKey(e, root);
       e.stopPropagation();
       return;
     }
@@ -125,14 +107,8 @@ function render({ model, el }) {
       e: openEditor,
       n: () => note.focus(),
     };
-    const fn = keys[e.key];
-    if (fn && !e.ctrlKey && !e.metaKey && !e.altKey) {
-      e.preventDefault();
-      e.stopPropagation(); // JupyterLab must not treat the key as a notebook command
-      fn();
-    }
+    dispatchKey(e, keys);
   };
-  root.addEventListener("keydown", onKey);
 
   const draw = () => {
     const p = model.get("_progress") || {};
@@ -141,14 +117,7 @@ function render({ model, el }) {
     drawItem(card, model.get("_item"));
     error.textContent = model.get("_error") || "";
   };
-  const events = ["change:_item", "change:_progress", "change:_error"];
-  for (const ev of events) model.on(ev, draw);
-  draw();
-  root.focus();
-  return () => {
-    for (const ev of events) model.off(ev, draw);
-    root.removeEventListener("keydown", onKey);
-  };
+  return mount(model, root, ["change:_item", "change:_progress", "change:_error"], draw, onKey);
 }
 
 /**
@@ -171,12 +140,7 @@ function drawItem(card, item) {
   if (item.reviewer) top.appendChild(text("span", `last: ${item.reviewer}${item.note ? ` — ${item.note}` : ""}`, "cu-last"));
   card.appendChild(top);
   /** @param {string} name @param {string} value @param {string} cls */
-  const field = (name, value, cls) => {
-    const box = document.createElement("section");
-    box.className = `cu-field ${cls}`;
-    box.append(text("h4", name), text("div", value, "cu-text"));
-    card.appendChild(box);
-  };
+  const field = (name, value, cls) => section(card, name, value, cls, "cu");
   field("Prompt", String(item.prompt ?? ""), "cu-prompt");
   field("Expected answer", (item.expected || []).join("\n— or —\n"), "cu-expected");
   if ((item.evidence || []).length) field("Rests on", item.evidence.join("\n…\n"), "cu-evidence");

@@ -8,6 +8,7 @@ import { scaleLinear } from "d3-scale";
 import { text } from "./common.js";
 import { rows, svg } from "./dom.js";
 import { fmt } from "./eye_layout.js";
+import { block, dispatchKey, keyButtons, mount, noteField, noteKey, reviewRoot, section } from "./review.js";
 
 /**
  * @typedef {object} Model
@@ -24,29 +25,18 @@ import { fmt } from "./eye_layout.js";
 
 /** @param {{ model: Model, el: HTMLElement }} ctx */
 function render({ model, el }) {
-  const root = document.createElement("div");
-  root.className = "evalnb-labeler";
-  root.tabIndex = 0;
-  // Lumino skips its keyboard shortcuts for events from inside such an element, so the
-  // notebook's command-mode keys (a: insert cell, d d: delete cell…) never fire here.
-  root.dataset.lmSuppressShortcuts = "true";
+  const root = reviewRoot("evalnb-labeler");
   const head = document.createElement("div");
   head.className = "lb-head";
   const bar = document.createElement("progress");
   bar.className = "lb-bar";
   const count = text("span", "", "lb-progress");
   head.append(bar, count);
-  const card = document.createElement("div");
-  card.className = "lb-card";
-  const actions = document.createElement("div");
-  actions.className = "lb-actions";
-  const note = /** @type {HTMLTextAreaElement} */ (document.createElement("textarea"));
-  note.className = "lb-note";
-  note.placeholder = "note (n to write, Enter to keep, Esc to leave)";
-  note.rows = 2;
+  const card = block("lb-card");
+  const actions = block("lb-actions");
+  const note = noteField("lb", "note (n to write, Enter to keep, Esc to leave)");
   const error = text("div", "", "lb-error");
-  const result = document.createElement("div");
-  result.className = "lb-result";
+  const result = block("lb-result");
   root.append(head, card, actions, note, error, result);
   el.appendChild(root);
 
@@ -58,7 +48,6 @@ function render({ model, el }) {
     note.value = "";
   };
   const buttons = () => {
-    actions.replaceChildren();
     const agree = model.get("mode") === "agree";
     /** @type {[string, string, () => void][]} */
     const spec = [
@@ -69,20 +58,12 @@ function render({ model, el }) {
       ["undo", "u", () => send({ action: "undo" })],
       ["note", "n", () => note.focus()],
     ];
-    for (const [label, key, fn] of spec) {
-      const b = text("button", `${label} (${key})`, `lb-btn lb-key-${label.replace(/\W/g, "")}`);
-      b.setAttribute("type", "button");
-      b.addEventListener("click", fn);
-      actions.appendChild(b);
-    }
+    keyButtons(actions, spec, "lb");
   };
 
   const onKey = (/** @type {KeyboardEvent} */ e) => {
     if (e.target === note) {
-      if (e.key === "Escape" || (e.key === "Enter" && !e.shiftKey)) {
-        e.preventDefault();
-        root.focus();
-      }
+      noteKey(e, root);
       return;
     }
     const agree = model.get("mode") === "agree";
@@ -101,14 +82,8 @@ function render({ model, el }) {
       keys.p = () => decide("pass");
       keys.f = () => decide("fail");
     }
-    const fn = keys[e.key];
-    if (fn && !e.ctrlKey && !e.metaKey && !e.altKey) {
-      e.preventDefault();
-      e.stopPropagation(); // JupyterLab must not treat the key as a notebook command
-      fn();
-    }
+    dispatchKey(e, keys);
   };
-  root.addEventListener("keydown", onKey);
 
   const draw = () => {
     const p = model.get("_progress") || {};
@@ -120,14 +95,7 @@ function render({ model, el }) {
     drawResult(result, model);
     buttons();
   };
-  const events = ["change:_item", "change:_progress", "change:_result", "change:_error", "change:mode"];
-  for (const ev of events) model.on(ev, draw);
-  draw();
-  root.focus();
-  return () => {
-    for (const ev of events) model.off(ev, draw);
-    root.removeEventListener("keydown", onKey);
-  };
+  return mount(model, root, ["change:_item", "change:_progress", "change:_result", "change:_error", "change:mode"], draw, onKey);
 }
 
 /**
@@ -153,12 +121,7 @@ function drawItem(card, item, position) {
   );
   card.appendChild(top);
   /** @param {string} name @param {string} value @param {string} cls */
-  const field = (name, value, cls) => {
-    const box = document.createElement("section");
-    box.className = `lb-field ${cls}`;
-    box.append(text("h4", name), text("div", value, "lb-text"));
-    card.appendChild(box);
-  };
+  const field = (name, value, cls) => section(card, name, value, cls, "lb");
   field("Prompt", String(item.prompt ?? ""), "lb-prompt");
   field("Expected answer", (item.expected || []).join("\n— or —\n"), "lb-expected");
   field("Actual answer", String(item.actual ?? ""), "lb-actual");
