@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb.analysis import derived
 from evalnb.analysis.judges import judge_report
 from evalnb.analysis.rendered import Report
+from evalnb.calibration.corrected import corrected_leaderboard
 from evalnb.calibration.guardrail import corpus_patch, guardrail_config
 from evalnb.calibration.judges import judge_agreement
 from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
@@ -297,6 +298,22 @@ class Lab(LabCore):
         """
         return recalibrate(self, evaluator, metric, criterion=criterion, apply=apply,
                            n_boot=n_boot, seed=seed, target_width=target_width)  # fmt: skip
+
+    def corrected_leaderboard(self, evaluator: str, metric: str, *, assume_random: bool = False,
+                              level: float = 0.95) -> pl.DataFrame:  # fmt: skip
+        """Per model, the pass rate humans would give: labels correct the metric, with a valid CI.
+
+        Prediction-powered inference (PPI++): the metric's verdict on every row, corrected by
+        its disagreement with the humans on the labelled rows. Columns: the ``automatic``
+        pass rate, the ``human_only`` one with its interval, the ``corrected`` one with its
+        interval, the ``metric_weight`` λ (0: the metric adds nothing) and
+        ``effective_labels`` (how many random labels alone would be as precise). Labels
+        count when drawn at random or with known probabilities (labeler batches record
+        them); ``active`` ones are left out and counted; labels given outside a batch count
+        with ``assume_random=True`` (:mod:`evalnb.calibration.ppi` states the assumptions).
+        """
+        return corrected_leaderboard(self, evaluator, metric, assume_random=assume_random,
+                                     level=level)  # fmt: skip
 
     def reviewer_agreement(self, evaluator: str, metric: str) -> pl.DataFrame:
         """Cohen's κ between every two reviewers on the items both labelled."""

@@ -48,6 +48,10 @@ def sample_rows(
     whose verdict is least certain given the labels so far — those nearest the logistic
     P(human pass) = 0.5 point, drawn at random from the 3n nearest so a batch is not one
     clump; until both verdicts have been labelled it explores like ``stratified``.
+
+    ``inclusion`` is the probability each picked row had of being picked, and ``design``
+    the strategy that picked it: corrected estimates weight a row by 1 / inclusion, and
+    leave out ``active`` rows (rows far from the boundary had no chance).
     """
     if strategy not in STRATEGIES:
         msg = f"strategy must be one of {STRATEGIES}; got {strategy!r}"
@@ -62,8 +66,8 @@ def sample_rows(
         .select(*ITEM, "value")
         .sort(ITEM)  # a seed gives the same batch whatever the table order
     )
-    if pool.height <= n:
-        return pool
+    if pool.height <= n:  # every row: each was certain to be picked
+        return pool.with_columns(inclusion=pl.lit(1.0), design=pl.lit(strategy))
     rng = np.random.default_rng(seed)
     centre = _boundary(lab, evaluator, metric) if strategy == "active" else None
     if strategy == "active" and centre is None:
@@ -73,15 +77,20 @@ def sample_rows(
         strategy = "stratified"
     if strategy == "random":
         pick = rng.choice(pool.height, n, replace=False)
+        chance = np.full(n, n / pool.height)
     elif strategy == "stratified":
         order = np.argsort(pool["value"].to_numpy(), kind="stable")
         bins = np.array_split(order, n)
         pick = np.array([b[rng.integers(0, b.size)] for b in bins])
+        chance = np.array([1.0 / b.size for b in bins])
     else:
         dist = np.abs(pool["value"].to_numpy() - centre)
         near = np.argsort(dist, kind="stable")[: 3 * n]
         pick = rng.choice(near, n, replace=False)
-    return pool[np.sort(pick)]
+        chance = np.full(n, n / near.size)
+    order = np.argsort(pick)
+    return pool[pick[order]].with_columns(inclusion=pl.Series(chance[order]),
+                                          design=pl.lit(strategy))  # fmt: skip
 
 
 def _boundary(lab: LabCore, evaluator: str, metric: str) -> float | None:

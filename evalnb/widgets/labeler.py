@@ -124,7 +124,9 @@ class Labeler(EvalWidget):
         record = {"batch_id": batch_id, "reviewer": self.reviewer, "evaluator": self._evaluator,
                   "metric": self._metric, "strategy": self._strategy,
                   "created_at": dt.datetime.now(dt.UTC).isoformat(),
-                  "items": rows.select("case_id", "model", "sample").rows()}  # fmt: skip
+                  "items": rows.select("case_id", "model", "sample").rows(),
+                  # how each row came to be asked: corrected estimates weight by it
+                  "design": rows["design"].to_list(), "inclusion": rows["inclusion"].to_list()}  # fmt: skip
         info = pl.concat([
             self._lab.table("info"),
             pl.DataFrame({"key": [_BATCH_KEY + batch_id], "value": [json.dumps(record)]}),
