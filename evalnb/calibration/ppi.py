@@ -54,6 +54,12 @@ def _clip(value: float) -> float:
     return float(min(1.0, max(0.0, value)))  # a rate stays in [0, 1]
 
 
+def _agresti_coull(successes: float, n: int) -> float:
+    """The variance of a proportion with two successes and two failures added."""
+    p = (successes + 2) / (n + 4)
+    return p * (1 - p) / (n + 4)
+
+
 def _weighted(values: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     """Hájek mean of ``values`` with weights ``w`` and the variance of that mean."""
     total = w.sum()
@@ -100,6 +106,11 @@ def ppi_mean(human: np.ndarray, metric_labelled: np.ndarray, metric_all: np.ndar
     lam = float(np.clip(cov / var_f, 0.0, 1.0)) if var_f > 0 else 0.0
     r_mean, r_var = _weighted(y - lam * f, w)
     r_var *= fpc
+    # A sample that shows no spread (every label the same, or every one agreeing with the
+    # metric) would give a zero-width interval; bound the unseen rate as Agresti–Coull do.
+    h_var = max(h_var, _agresti_coull(float(y.sum()), n) * fpc)
+    if r_var == 0:
+        r_var = _agresti_coull(float(np.abs(y - lam * f).sum()), n) * fpc
     est = lam * mean_f + r_mean
     half, h_half = z * np.sqrt(r_var), z * np.sqrt(h_var)
     # What n random labels alone would need for this variance: Var(y)·fpc / n_eff = r_var.
