@@ -20,7 +20,7 @@ from evalnb.api.corpus import (
     generation_report,
     retrieval_baseline,
 )
-from evalnb.api.lab import Lab, load
+from evalnb.api.lab import Lab, load, load_calibration
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb.api.validation import Validation, validate_tests
 from evalnb.diagnosis.failure_clusters import FailureClusters
@@ -81,6 +81,7 @@ __all__ = [
     "generation_report",
     "labeler",
     "load",
+    "load_calibration",
     "open",
     "pairwise",
     "retrieval_baseline",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb.analysis import derived
 from evalnb.analysis.judges import judge_report
 from evalnb.analysis.rendered import Report
+from evalnb.calibration.bundle import apply_calibration, export_calibration, read_calibration
 from evalnb.calibration.corrected import corrected_leaderboard
 from evalnb.calibration.guardrail import corpus_patch, guardrail_config
 from evalnb.calibration.judges import judge_agreement
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from evalnb.calibration.recalibrate import Calibration
     from evalnb.diagnosis.failure_clusters import FailureClusters
 
-__all__ = ["Lab", "load", "open_lab"]
+__all__ = ["Lab", "load", "load_calibration", "open_lab"]
 
 
 class Lab(LabCore):
@@ -315,6 +316,17 @@ class Lab(LabCore):
         return corrected_leaderboard(self, evaluator, metric, assume_random=assume_random,
                                      level=level)  # fmt: skip
 
+    def export_calibration(self, path: str | Path, *, approved_by: str | None = None,
+                           note: str | None = None) -> Path:  # fmt: skip
+        """Write the calibration bundle (JSON, schema-checked, and a Markdown summary beside it).
+
+        Per calibrated metric: the threshold with its CI, agreement and κ before and after,
+        labels per reviewer, the corrected pass rates; the approval (``approved_by``,
+        ``note``), the lab's content hash and the evalnb version. Apply it to another lab
+        with :func:`evalnb.load_calibration`.
+        """
+        return export_calibration(self, path, approved_by=approved_by, note=note)
+
     def reviewer_agreement(self, evaluator: str, metric: str) -> pl.DataFrame:
         """Cohen's κ between every two reviewers on the items both labelled."""
         return reviewer_agreement(self.labels, evaluator, metric)
@@ -382,3 +394,14 @@ def open_lab(path: str | Path) -> Lab:
     True
     """
     return Lab.open(path)
+
+
+def load_calibration(path: str | Path, lab: Lab) -> Lab:
+    """Apply a calibration bundle (:meth:`Lab.export_calibration`) to ``lab``; return it.
+
+    Its thresholds become the ``calibrated`` versions in force (in the lab's store too).
+    Refused, naming them, when ``lab`` does not score the bundle's metrics or one points
+    the other way; a file that is not a bundle is an ``InputError`` naming the field.
+    """
+    apply_calibration(lab, read_calibration(path), str(path))
+    return lab

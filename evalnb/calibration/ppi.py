@@ -55,7 +55,7 @@ def _clip(value: float) -> float:
 
 
 def _agresti_coull(successes: float, n: int) -> float:
-    """The variance of a proportion with two successes and two failures added."""
+    """Return the variance of a proportion with two successes and two failures added."""
     p = (successes + 2) / (n + 4)
     return p * (1 - p) / (n + 4)
 

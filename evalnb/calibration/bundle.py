@@ -1,0 +1,208 @@
+"""The calibration bundle: what the reviewers' labels decided, as one versioned, checked file.
+
+``export_calibration`` writes a JSON file (schema-checked, written atomically) and a
+Markdown summary beside it: per calibrated metric the threshold in force with its
+interval, the agreement with the humans and Cohen's κ before and after, the labels per
+reviewer and the corrected pass rates; who approved it; the content hash of the lab it was
+made on and the evalnb version. ``load_calibration`` applies the thresholds to another lab
+of the same evaluators — a production check — and refuses, naming what is missing, when
+that lab does not score the same metrics.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalnb.calibration.corrected import corrected_leaderboard
+from evalnb.calibration.labels import current_labels
+from evalnb.calibration.recalibrate import calibrate
+from evalnb.lab.errors import InputError
+from evalnb.lab.files import write_atomic
+from evalnb.lab.schema import SCHEMAS
+from evalnb.lab.version import __version__
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import LabCore
+
+__all__ = ["BUNDLE_SCHEMA", "apply_calibration", "calibration_bundle", "export_calibration",
+           "read_calibration"]  # fmt: skip
+
+FORMAT, VERSION = "evalnb.calibration", 1
+_NUM = {"type": ["number", "null"]}
+BUNDLE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["format", "version", "evalnb_version", "created_at", "lab", "approval",
+                 "metrics", "judges"],
+    "properties": {
+        "format": {"const": FORMAT},
+        "version": {"const": VERSION},
+        "evalnb_version": {"type": "string"},
+        "created_at": {"type": "string"},
+        "lab": {"type": "object", "required": ["content_hash", "cases", "outputs"],
+                "properties": {"content_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                               "cases": {"type": "integer"}, "outputs": {"type": "integer"}}},
+        "approval": {"type": ["object", "null"], "required": ["by", "at"],
+                     "properties": {"by": {"type": "string", "minLength": 1},
+                                    "note": {"type": ["string", "null"]},
+                                    "at": {"type": "string"}}},
+        "metrics": {"type": "array", "items": {
+            "type": "object",
+            "required": ["evaluator", "metric", "threshold", "higher_is_better", "n_labels",
+                         "labels_per_reviewer"],
+            "properties": {"evaluator": {"type": "string"}, "metric": {"type": "string"},
+                           "threshold": {"type": "number"}, "higher_is_better": {"type": "boolean"},
+                           "ci": {"type": "array", "items": _NUM}, "agreement": _NUM,
+                           "kappa_before": _NUM, "kappa_after": _NUM,
+                           "n_labels": {"type": "integer"},
+                           "labels_per_reviewer": {"type": "object"},
+                           "corrected": {"type": "array"}}}},
+        "judges": {"type": "array"},
+    },
+}  # fmt: skip
+
+
+def content_hash(lab: LabCore) -> str:
+    """SHA-256 of the lab's cases, answers and scores (order-free), naming what was calibrated."""
+    digest = hashlib.sha256()
+    for name, keys in (("cases", ["case_id"]), ("outputs", ["case_id", "model", "sample"]),
+                       ("scores", ["case_id", "model", "sample", "evaluator", "metric"])):  # fmt: skip
+        frame = lab.table(name).sort(keys)
+        digest.update(name.encode())
+        digest.update(frame.write_json().encode())  # text: the same bytes in any version
+    return digest.hexdigest()
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and value == value else None
+
+
+def calibration_bundle(lab: LabCore, *, approved_by: str | None = None,
+                       note: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """Build the bundle of every metric whose threshold in force was calibrated."""
+    calibrated = lab.current_thresholds().filter(pl.col("source") == "calibrated")
+    metrics = []
+    for row in calibrated.iter_rows(named=True):
+        ev, metric = row["evaluator"], row["metric"]
+        cal = calibrate(lab, ev, metric, n_boot=500)
+        votes = current_labels(lab.labels, ev, metric).group_by("reviewer").len().sort("reviewer")
+        corrected = corrected_leaderboard(lab, ev, metric)
+        metrics.append({
+            "evaluator": ev, "metric": metric, "threshold": float(row["threshold"]),
+            "higher_is_better": bool(row["higher_is_better"]),
+            "ci": [_number(cal.ci[0]), _number(cal.ci[1])], "agreement": _number(cal.agreement),
+            "kappa_before": _number(cal.kappa_before), "kappa_after": _number(cal.kappa_after),
+            "n_labels": cal.n_labels, "labels_per_reviewer": dict(votes.iter_rows()),
+            "corrected": [{k: _number(v) if isinstance(v, float) else v for k, v in r.items()}
+                          for r in corrected.to_dicts()],
+        })  # fmt: skip
+    now = dt.datetime.now(dt.UTC).isoformat()
+    bundle = {
+        "format": FORMAT, "version": VERSION, "evalnb_version": __version__, "created_at": now,
+        "lab": {"content_hash": content_hash(lab), "cases": lab.cases.height,
+                "outputs": lab.outputs.height, "name": lab.info.get("name")},
+        "approval": {"by": approved_by, "note": note, "at": now} if approved_by else None,
+        "metrics": metrics,
+        "judges": [],  # aligned judge prompts join here once judge alignment has versions
+    }  # fmt: skip
+    _validate(bundle, "the bundle being written")
+    return bundle
+
+
+def _validate(bundle: object, where: str) -> None:
+    from jsonschema import Draft202012Validator  # noqa: PLC0415 - slow import, exports only
+
+    errors = sorted(
+        Draft202012Validator(BUNDLE_SCHEMA).iter_errors(bundle), key=lambda e: list(e.path)
+    )
+    if errors:
+        path = "$." + ".".join(str(p) for p in errors[0].path)
+        field = str(errors[0].path[-1]) if errors[0].path else None
+        raise InputError(where, path, field, f"an evalnb calibration bundle, version {VERSION}",
+                         errors[0].message[:200], hint="Write one with lab.export_calibration(path)")  # fmt: skip
+
+
+def _markdown(bundle: dict[str, Any]) -> str:
+    lines = [f"# Calibration bundle — {bundle['lab'].get('name') or 'lab'}", "",
+             f"Made {bundle['created_at']} with evalnb {bundle['evalnb_version']} on lab "
+             f"`{bundle['lab']['content_hash'][:16]}` ({bundle['lab']['cases']} cases, "
+             f"{bundle['lab']['outputs']} answers).", ""]  # fmt: skip
+    approval = bundle["approval"]
+    lines += [f"Approved by **{approval['by']}** on {approval['at']}"
+              + (f": {approval['note']}" if approval.get("note") else "") + "." if approval
+              else "**Not approved.**", ""]  # fmt: skip
+    for m in bundle["metrics"]:
+        ci = m["ci"]
+        lines += [f"## {m['evaluator']} / {m['metric']}", "",
+                  f"- threshold **{m['threshold']:.4g}** (95 % CI {ci[0]:.4g}–{ci[1]:.4g}), "
+                  f"{'higher' if m['higher_is_better'] else 'lower'} is better",
+                  f"- {m['n_labels']} labels: " + ", ".join(f"{r} {n}" for r, n in m["labels_per_reviewer"].items()),
+                  f"- agreement {m['agreement']:.3f}; Cohen's κ {m['kappa_before']:.3f} before, "
+                  f"{m['kappa_after']:.3f} after"]  # fmt: skip
+        for r in m["corrected"]:
+            if r.get("corrected") is not None:
+                lines.append(f"- {r['model']}: corrected pass rate {r['corrected']:.3f} "
+                             f"(95 % CI {r['ci_low']:.3f}–{r['ci_high']:.3f}; the metric alone "
+                             f"says {r['automatic']:.3f})")  # fmt: skip
+        lines.append("")
+    return "\n".join(lines)
+
+
+def export_calibration(lab: LabCore, path: str | Path, *, approved_by: str | None = None,
+                       note: str | None = None) -> Path:  # fmt: skip
+    """Write the bundle to ``path`` (JSON) and its summary beside it (``.md``); return the path."""
+    bundle = calibration_bundle(lab, approved_by=approved_by, note=note)
+    if not bundle["metrics"]:
+        msg = "no calibrated threshold in this lab: recalibrate a metric (lab.recalibrate) first"
+        raise ValueError(msg)
+    out = Path(path)
+    write_atomic(out, json.dumps(bundle, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(out.with_suffix(".md"), _markdown(bundle))
+    return out
+
+
+def read_calibration(path: str | Path) -> dict[str, Any]:
+    """Read and check a bundle file; an error names the file and the field."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        bundle = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), f"line {exc.lineno}", None, "a JSON calibration bundle",
+                         exc.msg) from None  # fmt: skip
+    _validate(bundle, str(path))
+    return dict(bundle)
+
+
+def apply_calibration(lab: LabCore, bundle: dict[str, Any], source: str) -> LabCore:
+    """Store the bundle's thresholds as ``calibrated`` versions in ``lab`` (refused on mismatch)."""
+    scored = set(lab.metrics.select("evaluator", "metric").iter_rows())
+    missing = [(m["evaluator"], m["metric"]) for m in bundle["metrics"]
+               if (m["evaluator"], m["metric"]) not in scored]  # fmt: skip
+    if missing:
+        msg = (
+            f"{source}: this lab does not score {missing} that the calibration bundle sets "
+            f"thresholds for; it scores {sorted(scored)}. Evaluate them first, or apply a "
+            "bundle made for these evaluators"
+        )
+        raise ValueError(msg)
+    specs = {(r["evaluator"], r["metric"]): r for r in lab.metrics.iter_rows(named=True)}
+    flipped = [(m["evaluator"], m["metric"]) for m in bundle["metrics"]
+               if bool(specs[m["evaluator"], m["metric"]]["higher_is_better"]) != m["higher_is_better"]]  # fmt: skip
+    if flipped:
+        msg = f"{source}: {flipped} point the other way in this lab (higher_is_better differs)"
+        raise ValueError(msg)
+    now = dt.datetime.now(dt.UTC)
+    rows = pl.DataFrame(
+        [{"evaluator": m["evaluator"], "metric": m["metric"], "threshold": m["threshold"],
+          "source": "calibrated", "n_labels": m["n_labels"], "agreement": m.get("agreement"),
+          "ci_low": (m.get("ci") or [None, None])[0], "ci_high": (m.get("ci") or [None, None])[1],
+          "created_at": now} for m in bundle["metrics"]],
+        schema=SCHEMAS["thresholds"],
+    )  # fmt: skip
+    lab._append("thresholds", rows)
+    return lab

@@ -1,0 +1,74 @@
+"""The calibration bundle: written checked, read back, applied to another lab or refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import evalnb
+from tests.test_calibration import synthetic_lab
+
+
+def _calibrated(seed: int = 4) -> evalnb.Lab:
+    lab, values = synthetic_lab(1500, seed=seed)
+    w = evalnb.labeler(lab, "ev", "score", reviewer="ann", n=40, strategy="random", seed=1)
+    while w.remaining:
+        w.label("pass" if values[w.item["case_id"]] >= 0.4 else "fail")
+    lab.recalibrate("ev", "score")
+    return lab
+
+
+def test_a_bundle_round_trips_and_sets_the_thresholds_of_another_lab(tmp_path: Path) -> None:
+    lab = _calibrated()
+    path = lab.export_calibration(tmp_path / "cal.json", approved_by="risk-owner", note="<ok>")
+    bundle = json.loads(path.read_text())
+    assert bundle["format"] == "evalnb.calibration" and bundle["evalnb_version"]
+    (m,) = bundle["metrics"]
+    assert (m["evaluator"], m["metric"], m["n_labels"]) == ("ev", "score", 40)
+    assert m["labels_per_reviewer"] == {"ann": 40} and m["ci"][0] <= m["threshold"] <= m["ci"][1]
+    assert m["corrected"][0]["labels_used"] == 40
+    assert bundle["approval"]["by"] == "risk-owner" and len(bundle["lab"]["content_hash"]) == 64
+    summary = path.with_suffix(".md").read_text()
+    assert "Approved by **risk-owner**" in summary and "corrected pass rate" in summary
+    other, _ = synthetic_lab(500, seed=9)  # production answers of the same evaluator
+    evalnb.load_calibration(path, other)
+    spec = other.metric_spec("ev", "score")
+    assert spec["threshold"] == pytest.approx(m["threshold"])
+    assert (
+        other.current_thresholds().filter(pl.col("metric") == "score")["source"].item()
+        == "calibrated"
+    )
+    # The same lab gives the same content hash; another lab another one.
+    again = json.loads(lab.export_calibration(tmp_path / "again.json").read_text())
+    assert again["lab"]["content_hash"] == bundle["lab"]["content_hash"]
+    assert again["approval"] is None
+
+
+def test_a_mismatched_lab_or_a_broken_file_is_refused_with_what_is_wrong(tmp_path: Path) -> None:
+    lab = _calibrated()
+    path = lab.export_calibration(tmp_path / "cal.json")
+    other, _ = synthetic_lab(100, seed=2)
+    other = evalnb.Lab({t: other.table(t) for t in ("cases", "outputs")}
+                       | {"scores": other.scores.with_columns(metric=pl.lit("other")),
+                          "metrics": other.metrics.with_columns(metric=pl.lit("other"))})  # fmt: skip
+    with pytest.raises(ValueError, match=r"does not score \[\('ev', 'score'\)\]"):
+        evalnb.load_calibration(path, other)
+    flipped, _ = synthetic_lab(100, seed=2, higher=False)
+    with pytest.raises(ValueError, match="point the other way"):
+        evalnb.load_calibration(path, flipped)
+    broken = json.loads(path.read_text())
+    del broken["metrics"][0]["threshold"]
+    (tmp_path / "broken.json").write_text(json.dumps(broken))
+    with pytest.raises(
+        evalnb.InputError, match=r"broken\.json, \$\.metrics\.0: .*'threshold' is a required"
+    ):
+        evalnb.load_calibration(tmp_path / "broken.json", lab)
+    (tmp_path / "text.json").write_text("{not json")
+    with pytest.raises(evalnb.InputError, match=r"text\.json, line 1"):
+        evalnb.load_calibration(tmp_path / "text.json", lab)
+    fresh, _ = synthetic_lab(100)
+    with pytest.raises(ValueError, match="no calibrated threshold"):
+        fresh.export_calibration(tmp_path / "none.json")
