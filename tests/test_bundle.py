@@ -72,3 +72,18 @@ def test_a_mismatched_lab_or_a_broken_file_is_refused_with_what_is_wrong(tmp_pat
     fresh, _ = synthetic_lab(100)
     with pytest.raises(ValueError, match="no calibrated threshold"):
         fresh.export_calibration(tmp_path / "none.json")
+
+
+def test_agreement_reads_as_a_reliability_table_and_a_kappa_interval() -> None:
+    lab = _calibrated()
+    table = lab.reliability("ev", "score", bins=5)
+    assert table["n"].sum() == 40 and table.height == 5
+    assert (table["ci_low"] <= table["human_pass_rate"]).all()
+    assert (table["human_pass_rate"] <= table["ci_high"]).all()
+    rates = table["human_pass_rate"].to_list()
+    assert rates[0] == 0.0 and rates[-1] == 1.0  # humans pass by score: a rising line
+    cal = lab.recalibrate("ev", "score", apply=False)
+    assert cal.kappa_ci[0] <= cal.kappa_after <= cal.kappa_ci[1] <= 1.0
+    assert "κ" in cal.summary() and "CI" in cal.summary()
+    spec = lab.reliability_chart("ev", "score").to_dict()
+    assert len(spec["layer"]) == 3  # intervals, line, threshold

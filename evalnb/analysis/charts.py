@@ -148,3 +148,22 @@ def flip_chart(flips: pl.DataFrame) -> alt.Chart:
         .properties(width=360, title="Input variations: verdict flips per perturbation")
     )  # fmt: skip
     return chart
+
+
+def reliability_chart(table: pl.DataFrame, threshold: float | None, title: str) -> alt.LayerChart:
+    """Human pass rate per score band with its interval, and the threshold in force."""
+    base = alt.Chart(chart_data(table))
+    bars = base.mark_rule().encode(x=alt.X("score:Q", title="metric score (band mean)"),
+                                   y=alt.Y("ci_low:Q", title="humans passed", scale=alt.Scale(domain=[0, 1])),
+                                   y2="ci_high:Q")  # fmt: skip
+    line = base.mark_line(point=True).encode(
+        x="score:Q", y="human_pass_rate:Q",
+        tooltip=[alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"), "n:Q",
+                 alt.Tooltip("human_pass_rate:Q", format=".0%"),
+                 alt.Tooltip("ci_low:Q", format=".0%"), alt.Tooltip("ci_high:Q", format=".0%")],
+    )  # fmt: skip
+    layers = bars + line
+    if threshold is not None and math.isfinite(threshold):
+        at = alt.Data(values=[{"t": threshold}])  # type: ignore[no-untyped-call]
+        layers = layers + alt.Chart(at).mark_rule(color="red", strokeDash=[4, 3]).encode(x="t:Q")
+    return cast("alt.LayerChart", layers.properties(width=360, title=title))

@@ -22,6 +22,7 @@ from evalnb.calibration.guardrail import corpus_patch, guardrail_config
 from evalnb.calibration.judges import judge_agreement
 from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
 from evalnb.calibration.recalibrate import recalibrate
+from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.diagnosis.failure_clusters import failure_clusters
 from evalnb.diagnosis.question_types import set_question_types
@@ -315,6 +316,18 @@ class Lab(LabCore):
         """
         return corrected_leaderboard(self, evaluator, metric, assume_random=assume_random,
                                      level=level)  # fmt: skip
+
+    def reliability(self, evaluator: str, metric: str, *, bins: int = 8) -> pl.DataFrame:
+        """Per score band of the labelled answers: the share humans passed, with its CI."""
+        return reliability(self, evaluator, metric, bins=bins)
+
+    def reliability_chart(self, evaluator: str, metric: str, *, bins: int = 8) -> alt.LayerChart:
+        """Chart :meth:`reliability`, with the threshold in force."""
+        from evalnb.analysis.charts import reliability_chart  # noqa: PLC0415 - Altair when drawn
+
+        spec = self.metric_spec(evaluator, metric)
+        return reliability_chart(reliability(self, evaluator, metric, bins=bins), spec["threshold"],
+                                 f"{evaluator}/{metric}: humans passed, by score")  # fmt: skip
 
     def export_calibration(self, path: str | Path, *, approved_by: str | None = None,
                            note: str | None = None) -> Path:  # fmt: skip

@@ -140,6 +140,8 @@ class Calibration:
     target_width: float
     points: pl.DataFrame = field(repr=False)
     """The labelled items: ``value`` and ``human_pass``."""
+    kappa_ci: tuple[float, float] = (float("nan"), float("nan"))
+    """95 % interval of the κ after, from the same resampling (the threshold refitted each time)."""
 
     def summary(self) -> str:
         """Return one paragraph a reviewer can read."""
@@ -154,7 +156,8 @@ class Calibration:
             f"(95 % CI {self.ci[0]:.4g}–{self.ci[1]:.4g}) from {self.n_labels} human labels; "
             f"{self.criterion} {self.agreement:.3f} (CI {self.agreement_ci[0]:.3f}–"
             f"{self.agreement_ci[1]:.3f}); Cohen's κ metric vs humans {self.kappa_before:.3f} "
-            f"before, {self.kappa_after:.3f} after; {more}."
+            f"before, {self.kappa_after:.3f} after (CI {self.kappa_ci[0]:.3f}–"
+            f"{self.kappa_ci[1]:.3f}); {more}."
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -165,6 +168,7 @@ class Calibration:
                 "threshold": clean(self.threshold), "ci": [clean(c) for c in self.ci],
                 "agreement": clean(self.agreement), "agreement_ci": [clean(c) for c in self.agreement_ci],
                 "kappa_before": clean(self.kappa_before), "kappa_after": clean(self.kappa_after),
+                "kappa_ci": [clean(c) for c in self.kappa_ci],
                 "more_labels": self.more_labels, "target_width": self.target_width}  # fmt: skip
 
 
@@ -197,17 +201,19 @@ def calibrate(
         raise ValueError(msg)
     cut, quality = fit_threshold(v, y, higher_is_better=higher, criterion=criterion)
     rng = np.random.default_rng(seed)
-    cuts, quals = np.empty(n_boot), np.empty(n_boot)
+    cuts, quals, kappas = np.empty(n_boot), np.empty(n_boot), np.empty(n_boot)
     for i in range(n_boot):
         idx = rng.integers(0, v.size, v.size)
         if y[idx].all() or (~y[idx]).all():
-            cuts[i] = quals[i] = np.nan  # one-class resample: no cut is defined
+            cuts[i] = quals[i] = kappas[i] = np.nan  # one-class resample: no cut is defined
             continue
         cuts[i], quals[i] = fit_threshold(
             v[idx], y[idx], higher_is_better=higher, criterion=criterion
         )
+        kappas[i] = cohen_kappa(v[idx] >= cuts[i] if higher else v[idx] <= cuts[i], y[idx])
     lo, hi = np.nanpercentile(cuts, [2.5, 97.5])
     qlo, qhi = np.nanpercentile(quals, [2.5, 97.5])
+    klo, khi = np.nanpercentile(kappas, [2.5, 97.5])
 
     def verdicts_at(t: float | None) -> np.ndarray:
         if t is None or not math.isfinite(t):
@@ -224,6 +230,7 @@ def calibrate(
         evaluator, metric, criterion, int(v.size), old, cut, (float(lo), float(hi)),
         quality, (float(qlo), float(qhi)), cohen_kappa(verdicts_at(old), y),
         cohen_kappa(verdicts_at(cut), y), width, more, target_width, points,
+        (float(klo), float(khi)),
     )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ import traitlets
 
 from evalnb.calibration.labels import add_label, current_labels, new_batch_id
 from evalnb.calibration.recalibrate import calibrate, labelled_points, recalibrate
+from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import STRATEGIES, calibration_sample
 from evalnb.lab.verdicts import finite_or_none, is_finite
 from evalnb.widgets.arrow import to_ipc
@@ -293,7 +294,12 @@ class Labeler(EvalWidget):
             self.set_trait("_result", None)
             return
         try:
-            self._result = calibrate(self._lab, self._evaluator, self._metric, n_boot=500).to_dict()
+            result = calibrate(self._lab, self._evaluator, self._metric, n_boot=500).to_dict()
+            # Bands of at least five labels: fewer make a line of noise.
+            bands = reliability(self._lab, self._evaluator, self._metric,
+                                bins=max(1, min(6, result["n_labels"] // 5)))  # fmt: skip
+            self._result = {**result, "reliability": bands.select("score", "human_pass_rate", "ci_low",
+                                                                  "ci_high", "n").to_dicts()}  # fmt: skip
         except ValueError as err:  # too few labels or one verdict only: say so in the view
             self._result = {"message": str(err)}
 

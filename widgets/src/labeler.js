@@ -171,6 +171,17 @@ function drawResult(box, model) {
     const jitter = ((i * 37) % 23) - 11;
     chart.appendChild(svg("circle", { cx: x(p.value), cy: 30 + jitter, r: 3.5, class: p.human_pass ? "lb-dot pass" : "lb-dot fail" }));
   });
+  // Reliability: the share humans passed per score band (0 at the axis, 1 at the top), with
+  // its interval, so a reviewer sees whether the score tracks their verdicts.
+  const share = (/** @type {number} */ p) => base - (base - 8) * p;
+  const bands = (r.reliability || []).filter((/** @type {any} */ b) => Number.isFinite(b.score));
+  for (const b of bands) {
+    chart.appendChild(svg("line", { x1: x(b.score), x2: x(b.score), y1: share(b.ci_low), y2: share(b.ci_high), class: "lb-rel-ci" }));
+  }
+  if (bands.length > 1) {
+    const path = bands.map((/** @type {any} */ b, /** @type {number} */ i) => `${i ? "L" : "M"}${x(b.score)},${share(b.human_pass_rate)}`).join(" ");
+    chart.appendChild(svg("path", { d: path, class: "lb-rel" }));
+  }
   for (const [t, cls, label] of [[r.old_threshold, "lb-old", "old"], [r.threshold, "lb-new", "new"]]) {
     if (!Number.isFinite(t)) continue;
     chart.appendChild(svg("line", { x1: x(t), x2: x(t), y1: 6, y2: base, class: String(cls) }));
@@ -181,7 +192,8 @@ function drawResult(box, model) {
   box.appendChild(chart);
   const lines = [
     `threshold ${fmt(r.old_threshold)} → ${fmt(r.threshold)} (95 % CI ${fmt(r.ci[0])}–${fmt(r.ci[1])}) from ${r.n_labels} labels`,
-    `${r.criterion.replace("_", " ")} ${fmt(r.agreement)} (CI ${fmt(r.agreement_ci[0])}–${fmt(r.agreement_ci[1])}); Cohen's κ ${fmt(r.kappa_before)} → ${fmt(r.kappa_after)}`,
+    "line: share of answers the humans passed per score band (with its 95 % interval)",
+    `${r.criterion.replace("_", " ")} ${fmt(r.agreement)} (CI ${fmt(r.agreement_ci[0])}–${fmt(r.agreement_ci[1])}); Cohen's κ ${fmt(r.kappa_before)} → ${fmt(r.kappa_after)} (CI ${fmt((r.kappa_ci || [])[0])}–${fmt((r.kappa_ci || [])[1])})`,
     r.more_labels > 0 ? `about ${r.more_labels} more labels would narrow the CI to ${fmt(r.target_width)}` : "CI as narrow as asked",
   ];
   for (const line of lines) box.appendChild(text("div", line, "lb-stat"));

@@ -1,0 +1,52 @@
+"""Agreement you can read: how often humans pass an answer, per band of the metric's score.
+
+A reliability diagram of the labelled answers: the scores cut into bands of equal counts,
+and in each band the share the humans passed with its Wilson interval. A metric that
+tracks the humans rises steadily through its threshold; a flat or jagged line shows where
+its score says little.
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from evalnb.calibration.recalibrate import labelled_points
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import LabCore
+
+__all__ = ["RELIABILITY_SCHEMA", "reliability"]
+
+RELIABILITY_SCHEMA = pl.Schema(
+    {"low": pl.Float64(), "high": pl.Float64(), "score": pl.Float64(), "n": pl.Int64(),
+     "human_pass_rate": pl.Float64(), "ci_low": pl.Float64(), "ci_high": pl.Float64()}
+)  # fmt: skip
+
+
+def _wilson(passed: int, n: int, z: float) -> tuple[float, float]:
+    p = passed / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def reliability(lab: LabCore, evaluator: str, metric: str, *, bins: int = 8,
+                level: float = 0.95) -> pl.DataFrame:  # fmt: skip
+    """Per score band of the labelled answers: its range, mean score, count, human pass rate, CI."""
+    points = labelled_points(lab, evaluator, metric).sort("value")
+    if points.is_empty():
+        return pl.DataFrame(schema=RELIABILITY_SCHEMA)
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    v = points["value"].to_numpy()
+    y = points["human_pass"].to_numpy().astype(bool)
+    rows = []
+    for part in np.array_split(np.arange(v.size), min(bins, v.size)):
+        lo, hi = _wilson(int(y[part].sum()), part.size, z)
+        rows.append({"low": float(v[part[0]]), "high": float(v[part[-1]]),
+                     "score": float(v[part].mean()), "n": int(part.size),
+                     "human_pass_rate": float(y[part].mean()), "ci_low": lo, "ci_high": hi})  # fmt: skip
+    return pl.DataFrame(rows, schema=RELIABILITY_SCHEMA)
