@@ -294,10 +294,11 @@ class Labeler(EvalWidget):
             self.set_trait("_result", None)
             return
         try:
-            result = calibrate(self._lab, self._evaluator, self._metric, n_boot=500).to_dict()
+            cal = calibrate(self._lab, self._evaluator, self._metric, n_boot=500)
+            result = cal.to_dict()
             # Bands of at least five labels: fewer make a line of noise.
             bands = reliability(self._lab, self._evaluator, self._metric,
-                                bins=max(1, min(6, result["n_labels"] // 5)))  # fmt: skip
+                                bins=max(1, min(6, cal.n_labels // 5)))  # fmt: skip
             self._result = {**result, "reliability": bands.select("score", "human_pass_rate", "ci_low",
                                                                   "ci_high", "n").to_dicts()}  # fmt: skip
         except ValueError as err:  # too few labels or one verdict only: say so in the view
