@@ -31,9 +31,11 @@ class LoopbackLLM:
         *,
         latency_s: float = 0.0,
         extra: Callable[[str], dict[str, object]] | None = None,
+        whole: bool = False,
     ) -> None:
         self.responder = responder or (lambda _prompt: "1")
         self.extra = extra  # more top-level keys of the reply (a RAG server's contexts)
+        self.whole = whole  # the responder reads every message, the system one included
         self.latency_s = latency_s
         self.calls: Counter[str] = Counter()
         self.lock = threading.Lock()
@@ -70,7 +72,12 @@ class LoopbackLLM:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
-                prompt = body["messages"][-1]["content"]
+                messages = body["messages"]
+                prompt = (
+                    "\n\n".join(m["content"] for m in messages)
+                    if owner.whole
+                    else messages[-1]["content"]
+                )
                 with owner.lock:
                     owner.calls[prompt] += 1
                     n = owner.calls[prompt]

@@ -16,6 +16,12 @@ from typing import TYPE_CHECKING, Any
 from evalnb.analysis import derived
 from evalnb.analysis.judges import judge_report
 from evalnb.analysis.rendered import Report
+from evalnb.calibration.alignment import (
+    JudgeAlignment,
+    align_judge,
+    apply_judge_version,
+    judge_versions,
+)
 from evalnb.calibration.bundle import apply_calibration, export_calibration, read_calibration
 from evalnb.calibration.corrected import corrected_leaderboard
 from evalnb.calibration.guardrail import corpus_patch, guardrail_config
@@ -48,6 +54,7 @@ if TYPE_CHECKING:
     from evalnb.analysis.tables import RichTable
     from evalnb.calibration.recalibrate import Calibration
     from evalnb.diagnosis.failure_clusters import FailureClusters
+    from evalnb.llm.client import LLMClient
 
 __all__ = ["Lab", "load", "load_calibration", "open_lab"]
 
@@ -328,6 +335,29 @@ class Lab(LabCore):
         spec = self.metric_spec(evaluator, metric)
         return reliability_chart(reliability(self, evaluator, metric, bins=bins), spec["threshold"],
                                  f"{evaluator}/{metric}: humans passed, by score")  # fmt: skip
+
+    def align_judge(self, evaluator: str, metric: str, *, judge: LLMClient, max_examples: int = 6,
+                    folds: int = 5, refine: bool = False, min_gain: float = 0.0,
+                    seed: int = 0) -> JudgeAlignment:  # fmt: skip
+        """Build an aligned version of an LLM-judge evaluator from the human labels.
+
+        Few-shot examples from the labelled answers (the judge's mistakes first) and, with
+        ``refine``, grading rules the judge model writes from its disagreements. Measured
+        k-fold on held-out labels (κ and accuracy before and after); recorded with its
+        prompt, and ``kept`` only when κ rises by more than ``min_gain``. Apply a version
+        with :meth:`apply_judge_version`; list them with :meth:`judge_versions`.
+        """
+        return align_judge(self, evaluator, metric, judge, max_examples=max_examples,
+                           folds=folds, refine=refine, min_gain=min_gain, seed=seed)  # fmt: skip
+
+    def judge_versions(self, evaluator: str | None = None) -> pl.DataFrame:
+        """Every aligned judge version: kept or not, κ and accuracy before and after, its prompt."""
+        return judge_versions(self, evaluator)
+
+    def apply_judge_version(self, evaluator: str, version_id: str | None, *,
+                            judge: LLMClient) -> Lab:  # fmt: skip
+        """Rescore ``evaluator`` with an aligned version; ``None`` rolls back to the plain judge."""
+        return apply_judge_version(self, evaluator, version_id, judge)
 
     def export_calibration(self, path: str | Path, *, approved_by: str | None = None,
                            note: str | None = None) -> Path:  # fmt: skip

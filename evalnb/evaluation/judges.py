@@ -36,6 +36,11 @@ __all__ = ["JudgeEvaluator"]
 _SYSTEM = "You are a careful, impartial evaluator. Follow the output format exactly."
 _JUDGE_MODEL = Param("judge_model", str, default="",
                      description="the judge's model name (set from the judge client)")  # fmt: skip
+_EXAMPLES = Param("judge_examples", str, default="",
+                  description="human-graded examples shown to the judge, JSON (set by Lab.align_judge)")  # fmt: skip
+_GUIDANCE = Param("judge_guidance", str, default="",
+                  description="extra grading rules for the judge (set by Lab.align_judge)")  # fmt: skip
+_JUDGE = (_JUDGE_MODEL, _EXAMPLES, _GUIDANCE)
 Messages = list[dict[str, str]]
 
 
@@ -64,11 +69,34 @@ def _ask(text: str) -> Messages:
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": text}]
 
 
+def aligned_system(params: Mapping[str, object]) -> str:
+    """Return the system message with an aligned version's rules and human-graded examples."""
+    parts = [_SYSTEM]
+    guidance = str(params.get("judge_guidance") or "")
+    if guidance:
+        parts.append("Grading rules agreed with the human reviewers:\n" + guidance)
+    examples = json.loads(str(params.get("judge_examples") or "[]"))
+    if examples:
+        shown = "\n\n".join(
+            f"[Example {i}]\n[Question]\n{e['question']}\n[Answer]\n{e['answer']}\n"
+            f"[Human reviewers' verdict] {e['verdict']}"
+            for i, e in enumerate(examples, 1)
+        )
+        parts.append("Answers graded by human reviewers, to grade like them:\n\n" + shown)
+    return "\n\n".join(parts)
+
+
+def _with_system(conversation: Messages, system: str) -> Messages:
+    if system == _SYSTEM:
+        return conversation
+    return [{**m, "content": system} if m["role"] == "system" else m for m in conversation]
+
+
 class JudgeEvaluator(Evaluator):
     """Base of judge evaluators: prompts per row → one batch of calls → parsed values."""
 
     judge = True
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL,)
+    params: ClassVar[tuple[Param, ...]] = _JUDGE
 
     @abstractmethod
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
@@ -92,7 +120,9 @@ class JudgeEvaluator(Evaluator):
             )
             raise ValueError(msg)
         records = rows.to_dicts()
-        asks = [self.prompts(r, params) if r["error"] is None else [] for r in records]
+        aligned = aligned_system(params)
+        asks = [[_with_system(c, aligned) for c in self.prompts(r, params)] if r["error"] is None
+                else [] for r in records]  # fmt: skip
         flat = [c for a in asks for c in a]
         results = ctx.judge.chat_many(flat, progress=False) if flat else []
         values: dict[str, list[float | None]] = {m.key: [] for m in self.metrics}
@@ -150,7 +180,7 @@ class _BoolJudge(JudgeEvaluator):
 
     template: ClassVar[str]
     classes: ClassVar[dict[str, bool]]  # reply word → passes
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, threshold_param(0.5, "model_passes"))
+    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, threshold_param(0.5, "model_passes"))
 
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
         """One conversation: the template filled from the row."""
@@ -280,7 +310,7 @@ class Byop(_BoolJudge):
     metrics = bool_metrics("your prompt")
     classes: ClassVar[dict[str, bool]] = {"true": True, "false": False}
     params: ClassVar[tuple[Param, ...]] = (
-        _JUDGE_MODEL,
+        *_JUDGE,
         Param("prompt_template", str, default="",
               description="the prompt; must use at least one placeholder such as {ACTUAL_OUTPUT}"),
         threshold_param(0.5, "model_passes"),

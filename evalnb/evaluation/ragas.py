@@ -15,7 +15,7 @@ import numpy as np
 
 from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
 from evalnb.evaluation.embedding import _MODEL
-from evalnb.evaluation.judges import _JUDGE_MODEL, JudgeEvaluator, Messages, _ask, _fields
+from evalnb.evaluation.judges import _JUDGE, JudgeEvaluator, Messages, _ask, _fields
 from evalnb.llm.judge import fill
 from evalnb.text.sentences import split_sentences
 
@@ -133,7 +133,7 @@ class Faithfulness(_Component):
     metrics = _numeric(
         "faithfulness", "Faithfulness", "Share of the answer's claims supported by the context."
     )
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, threshold_param(0.75, "faithfulness"))
+    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, threshold_param(0.75, "faithfulness"))
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """List the claims and check each against the context."""
@@ -171,7 +171,7 @@ class AnswerRelevancyJudge(_Component):
         "Answer relevancy",
         "Mean similarity of generated questions to the question.",
     )
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, _MODEL, _N_QUESTIONS,
+    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, _MODEL, _N_QUESTIONS,
                                            threshold_param(0.75, "answer_relevancy"))  # fmt: skip
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
@@ -207,7 +207,7 @@ class ContextPrecision(_Component):
     description = "Mean precision@k over the ranks of the chunks the judge finds useful."
     requires = ("prompt", "expected", "context")
     metrics = _numeric("context_precision", "Context precision", "Useful chunks ranked first.")
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, threshold_param(0.75, "context_precision"))
+    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, threshold_param(0.75, "context_precision"))
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """Ask for one useful/not verdict per numbered chunk."""
@@ -244,7 +244,7 @@ class ContextRecall(_Component):
     metrics = _numeric(
         "context_recall", "Context recall", "Expected-answer sentences found in the context."
     )
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, threshold_param(0.75, "context_recall"))
+    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, threshold_param(0.75, "context_recall"))
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """Ask for one attributed/not verdict per expected-answer sentence."""
@@ -274,7 +274,7 @@ class ContextRelevancyJudge(_Component):
     metrics = _numeric(
         "context_relevancy", "Context relevancy", "Relevant share of the context sentences."
     )
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, threshold_param(0.75, "context_relevancy"))
+    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, threshold_param(0.75, "context_relevancy"))
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """Ask the judge to quote the relevant sentences."""
@@ -310,7 +310,7 @@ class AnswerCorrectness(_Component):
         "answer_correctness", "Answer correctness", "Weighted factuality and similarity."
     )
     params: ClassVar[tuple[Param, ...]] = (
-        _JUDGE_MODEL, _MODEL,
+        *_JUDGE, _MODEL,
         Param("factuality_weight", float, default=0.75, description="weight of the F1", low=0.0, high=1.0),
         threshold_param(0.75, "answer_correctness"),
     )  # fmt: skip
@@ -353,7 +353,7 @@ class Ragas(JudgeEvaluator):
         MetricSpec("ragas", "RAGAS", "Harmonic mean of the four components.", threshold=0.75, primary=True),
         *(MetricSpec(p.key, p.metrics[0].title, p.metrics[0].description, threshold=0.75) for p in _PARTS),
     )  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (_JUDGE_MODEL, _MODEL, _N_QUESTIONS,
+    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, _MODEL, _N_QUESTIONS,
                                            threshold_param(0.75, "ragas"))  # fmt: skip
 
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
