@@ -37,7 +37,7 @@ def add_workflow_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     run.add_argument("--artifacts", type=Path, help="then write report and artifacts here")
     approve = wf_sub.add_parser("approve", help="sign off a step's last run")
     approve.add_argument("path", type=Path, help="the workflow's DuckDB store")
-    approve.add_argument("step", choices=[s.name for s in STEPS])
+    approve.add_argument("step", choices=[s.name for s in STEPS], help="the step to sign off")
     approve.add_argument("--reviewer", required=True, help="who approves (recorded)")
     approve.add_argument("--note", help="the approval's note")
 
