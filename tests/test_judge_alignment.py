@@ -79,6 +79,10 @@ def test_an_aligned_judge_agrees_better_on_held_out_labels_and_can_be_rolled_bac
         assert np.array_equal(
             lab.scores.filter(pl.col("metric") == "model_passes")["value"].to_numpy(), plain
         )
+        report = lab.judge_report().row(0, named=True)  # the judge report carries it too
+        assert (
+            report["n_labels"] == 40 and report["both_pass"] + report["judge_fail_human_pass"] == 20
+        )
         agreement = lab.judge_agreement("byop", "model_passes")  # the confusion matrix
         cells = ("both_pass", "judge_pass_human_fail", "judge_fail_human_pass", "both_fail")
         assert sum(agreement[c] for c in cells) == 40

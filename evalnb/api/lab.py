@@ -25,7 +25,7 @@ from evalnb.calibration.alignment import (
 from evalnb.calibration.bundle import apply_calibration, export_calibration, read_calibration
 from evalnb.calibration.corrected import corrected_leaderboard
 from evalnb.calibration.guardrail import corpus_patch, guardrail_config
-from evalnb.calibration.judges import judge_agreement
+from evalnb.calibration.judges import judge_agreement, with_human_agreement
 from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
 from evalnb.calibration.recalibrate import recalibrate
 from evalnb.calibration.reliability import reliability
@@ -180,8 +180,13 @@ class Lab(LabCore):
         return derived.insights_json_of(self, path)
 
     def judge_report(self) -> pl.DataFrame:
-        """Per judge evaluator and model: parse failures, failed calls, tokens, cost."""
-        return judge_report(self)
+        """Per judge evaluator and model: parse failures, failed calls, tokens, cost.
+
+        Where reviewers labelled the evaluator's primary metric, the judge–human agreement
+        over those labels joins it: ``n_labels``, ``kappa`` and the confusion matrix
+        (``both_pass``, ``judge_pass_human_fail``, ``judge_fail_human_pass``, ``both_fail``).
+        """
+        return with_human_agreement(self, judge_report(self))
 
     # -- robustness and weakness ---------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from evalnb.calibration.corrected import corrected_leaderboard
 from evalnb.calibration.labels import current_labels
 from evalnb.calibration.recalibrate import calibrate
 from evalnb.lab.errors import InputError
-from evalnb.lab.files import write_atomic
+from evalnb.lab.files import read_json, write_atomic
 from evalnb.lab.schema import SCHEMAS
 from evalnb.lab.version import __version__
 
@@ -168,12 +168,7 @@ def export_calibration(lab: LabCore, path: str | Path, *, approved_by: str | Non
 
 def read_calibration(path: str | Path) -> dict[str, Any]:
     """Read and check a bundle file; an error names the file and the field."""
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        bundle = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), f"line {exc.lineno}", None, "a JSON calibration bundle",
-                         exc.msg) from None  # fmt: skip
+    bundle: Any = read_json(path, "a JSON calibration bundle")
     _validate(bundle, str(path))
     return dict(bundle)
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import html
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from evalnb.calibration.labels import ITEM, human_verdicts
 from evalnb.lab.errors import InputError
-from evalnb.lab.files import write_atomic
+from evalnb.lab.files import read_json, write_atomic
 from evalnb.lab.verdicts import passes
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from evalnb.lab.core import LabCore
 
 __all__ = ["GUARDRAIL_SCHEMA", "corpus_patch", "corpus_patch_markdown", "corpus_patch_rows",
@@ -75,12 +76,7 @@ def read_guardrail(path: str | Path) -> dict[str, Any]:
     """Read and validate a guardrail configuration file."""
     import jsonschema  # noqa: PLC0415 - slow import, see guardrail_config
 
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), f"line {exc.lineno}", None, "a JSON object",
-                         exc.msg) from None  # fmt: skip
+    config: Any = read_json(path, "a JSON object")
     try:
         jsonschema.validate(config, GUARDRAIL_SCHEMA)
     except jsonschema.ValidationError as exc:

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalnb.lab.errors import InputError
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["atomic_path", "write_atomic"]
+__all__ = ["atomic_path", "read_json", "write_atomic"]
 
 # The permissions an ordinary open() would give; read once, because os.umask can only be
 # read by setting it.
@@ -87,3 +90,11 @@ def write_atomic(target: str | Path, data: str | bytes) -> Path:
         out.flush()
         os.fsync(out.fileno())
     return Path(target)
+
+
+def read_json(path: str | Path, expected: str) -> object:
+    """Parse the JSON file at ``path``; malformed text is an ``InputError`` naming the line."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), f"line {exc.lineno}", None, expected, exc.msg) from None
