@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +88,18 @@ def test_an_aligned_judge_agrees_better_on_held_out_labels_and_can_be_rolled_bac
         cells = ("both_pass", "judge_pass_human_fail", "judge_fail_human_pass", "both_fail")
         assert sum(agreement[c] for c in cells) == 40
         assert agreement["both_pass"] + agreement["both_fail"] == round(result.accuracy_before * 40)
+        bundle = lab.export_calibration(tmp_path / "judge.json", approved_by="ro")
+        (judge_entry,) = json.loads(bundle.read_text())["judges"]
+        assert judge_entry["version_id"] == result.version_id and judge_entry["examples"]
+        assert "Aligned judge: byop / model_passes" in bundle.with_suffix(".md").read_text()
+        production = evalnb.evaluate(_lab(), ["byop"], judge=judge, progress=False,
+                                     prompt_template=TEMPLATE)  # fmt: skip
+        evalnb.load_calibration(bundle, production)
+        production = production.apply_judge_version("byop", result.version_id, judge=judge)
+        moved = production.verdicts().join(
+            production.outputs.select("case_id", "actual"), on="case_id"
+        )
+        assert (moved["passed"] == moved["actual"].str.contains("licence")).all()
         with pytest.raises(KeyError, match="no aligned version"):
             lab.apply_judge_version("byop", "nope", judge=judge)
 

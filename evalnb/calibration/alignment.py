@@ -29,7 +29,8 @@ from evalnb.lab.core import LabCore
 if TYPE_CHECKING:
     from evalnb.llm.client import LLMClient
 
-__all__ = ["JudgeAlignment", "align_judge", "apply_judge_version", "judge_versions"]
+__all__ = ["JudgeAlignment", "align_judge", "apply_judge_version", "judge_versions",
+           "kept_versions", "with_versions"]  # fmt: skip
 
 L = TypeVar("L", bound=LabCore)
 _KEY = "judge_version/"
@@ -186,10 +187,21 @@ def align_judge(lab: LabCore, evaluator: str, metric: str, judge: LLMClient, *,
               "system_prompt": aligned_system({"judge_examples": json.dumps(examples),
                                                "judge_guidance": guidance}),
               "created_at": dt.datetime.now(dt.UTC).isoformat()}  # fmt: skip
-    info = pl.concat([lab.table("info"), pl.DataFrame(
-        {"key": [f"{_KEY}{evaluator}/{metric}/{result.version_id}"], "value": [json.dumps(record)]})])  # fmt: skip
-    lab._update({"info": info})
+    lab._update({"info": with_versions(lab, [record])})
     return result
+
+
+def with_versions(lab: LabCore, records: list[dict[str, Any]]) -> pl.DataFrame:
+    """Return ``lab``'s ``info`` table with these judge version records added (or replaced)."""
+    keys = [f"{_KEY}{r['evaluator']}/{r['metric']}/{r['version_id']}" for r in records]
+    kept = lab.table("info").filter(~pl.col("key").is_in(keys))
+    return pl.concat([kept, pl.DataFrame({"key": keys, "value": [json.dumps(r) for r in records]})])
+
+
+def kept_versions(lab: LabCore) -> list[dict[str, Any]]:
+    """Return the full records of the judge versions that were kept (for the bundle)."""
+    info = lab.table("info").filter(pl.col("key").str.starts_with(_KEY))
+    return [r for r in (json.loads(v) for v in info["value"]) if r.get("kept")]
 
 
 def judge_versions(lab: LabCore, evaluator: str | None = None) -> pl.DataFrame:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from evalnb.calibration.alignment import kept_versions, with_versions
 from evalnb.calibration.corrected import corrected_leaderboard
 from evalnb.calibration.labels import current_labels
 from evalnb.calibration.recalibrate import calibrate
@@ -62,7 +63,10 @@ BUNDLE_SCHEMA: dict[str, Any] = {
                            "n_labels": {"type": "integer"},
                            "labels_per_reviewer": {"type": "object"},
                            "corrected": {"type": "array"}}}},
-        "judges": {"type": "array"},
+        "judges": {"type": "array", "items": {
+            "type": "object",
+            "required": ["version_id", "evaluator", "metric", "system_prompt", "examples",
+                         "guidance", "kappa_before", "kappa_after"]}},
     },
 }  # fmt: skip
 
@@ -108,7 +112,7 @@ def calibration_bundle(lab: LabCore, *, approved_by: str | None = None,
                 "outputs": lab.outputs.height, "name": lab.info.get("name")},
         "approval": {"by": approved_by, "note": note, "at": now} if approved_by else None,
         "metrics": metrics,
-        "judges": [],  # aligned judge prompts join here once judge alignment has versions
+        "judges": kept_versions(lab),
     }  # fmt: skip
     _validate(bundle, "the bundle being written")
     return bundle
@@ -136,6 +140,11 @@ def _markdown(bundle: dict[str, Any]) -> str:
     lines += [f"Approved by **{approval['by']}** on {approval['at']}"
               + (f": {approval['note']}" if approval.get("note") else "") + "." if approval
               else "**Not approved.**", ""]  # fmt: skip
+    for j in bundle["judges"]:
+        lines += [f"## Aligned judge: {j['evaluator']} / {j['metric']} (version {j['version_id']})", "",
+                  f"- Cohen's κ with the reviewers on held-out labels {j['kappa_before']:.3f} → "
+                  f"{j['kappa_after']:.3f}; {len(j['examples'])} graded examples"
+                  + ("; with grading rules" if j["guidance"] else ""), ""]  # fmt: skip
     for m in bundle["metrics"]:
         ci = m["ci"]
         lines += [f"## {m['evaluator']} / {m['metric']}", "",
@@ -157,8 +166,11 @@ def export_calibration(lab: LabCore, path: str | Path, *, approved_by: str | Non
                        note: str | None = None) -> Path:  # fmt: skip
     """Write the bundle to ``path`` (JSON) and its summary beside it (``.md``); return the path."""
     bundle = calibration_bundle(lab, approved_by=approved_by, note=note)
-    if not bundle["metrics"]:
-        msg = "no calibrated threshold in this lab: recalibrate a metric (lab.recalibrate) first"
+    if not bundle["metrics"] and not bundle["judges"]:
+        msg = (
+            "nothing calibrated in this lab: recalibrate a metric (lab.recalibrate) or align a "
+            "judge (lab.align_judge) first"
+        )
         raise ValueError(msg)
     out = Path(path)
     write_atomic(out, json.dumps(bundle, indent=2, ensure_ascii=False) + "\n")
@@ -176,8 +188,10 @@ def read_calibration(path: str | Path) -> dict[str, Any]:
 def apply_calibration(lab: LabCore, bundle: dict[str, Any], source: str) -> LabCore:
     """Store the bundle's thresholds as ``calibrated`` versions in ``lab`` (refused on mismatch)."""
     scored = set(lab.metrics.select("evaluator", "metric").iter_rows())
-    missing = [(m["evaluator"], m["metric"]) for m in bundle["metrics"]
-               if (m["evaluator"], m["metric"]) not in scored]  # fmt: skip
+    wanted = dict.fromkeys(
+        (m["evaluator"], m["metric"]) for m in [*bundle["metrics"], *bundle["judges"]]
+    )
+    missing = [pair for pair in wanted if pair not in scored]
     if missing:
         msg = (
             f"{source}: this lab does not score {missing} that the calibration bundle sets "
@@ -199,5 +213,8 @@ def apply_calibration(lab: LabCore, bundle: dict[str, Any], source: str) -> LabC
           "created_at": now} for m in bundle["metrics"]],
         schema=SCHEMAS["thresholds"],
     )  # fmt: skip
-    lab._append("thresholds", rows)
+    if rows.height:
+        lab._append("thresholds", rows)
+    if bundle["judges"]:  # aligned judge versions: ready for lab.apply_judge_version
+        lab._update({"info": with_versions(lab, bundle["judges"])})
     return lab
