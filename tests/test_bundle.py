@@ -70,7 +70,7 @@ def test_a_mismatched_lab_or_a_broken_file_is_refused_with_what_is_wrong(tmp_pat
     with pytest.raises(evalnb.InputError, match=r"text\.json, line 1"):
         evalnb.load_calibration(tmp_path / "text.json", lab)
     fresh, _ = synthetic_lab(100)
-    with pytest.raises(ValueError, match="no calibrated threshold"):
+    with pytest.raises(ValueError, match="nothing calibrated in this lab"):
         fresh.export_calibration(tmp_path / "none.json")
 
 
