@@ -87,3 +87,11 @@ def test_agreement_reads_as_a_reliability_table_and_a_kappa_interval() -> None:
     assert "κ" in cal.summary() and "CI" in cal.summary()
     spec = lab.reliability_chart("ev", "score").to_dict()
     assert len(spec["layer"]) == 3  # intervals, line, threshold
+
+
+def test_the_report_shows_how_the_metric_agrees_with_the_reviewers() -> None:
+    lab = _calibrated()
+    html = lab.report().html
+    section = html.split("<h2>Human calibration</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "<h3>ev / score</h3>" in section and "Cohen&#x27;s κ" in section
+    assert "95 % CI" in section and "<svg" in section and "human_pass_rate" in section

@@ -11,16 +11,18 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalnb.analysis.charts import heatmap, leaderboard_chart, to_svg
+from evalnb.analysis.charts import heatmap, leaderboard_chart, reliability_chart, to_svg
 from evalnb.analysis.derived import analyse
 from evalnb.analysis.overall import overall_leaderboard
 from evalnb.lab.version import __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from evalnb.analysis.derived import Analysed
     from evalnb.lab.core import LabCore
 
@@ -188,10 +190,33 @@ def _eda(lab: LabCore) -> str:
     )
 
 
+def _agreement_html(views: Sequence[Mapping[str, Any]]) -> str:
+    """Render the human-calibration section: per labelled metric κ, labels needed, reliability."""
+    if not views:
+        return ""
+    parts = ["<h2>Human calibration</h2><p>How the metrics agree with the reviewers' labels: "
+             "the share of answers the reviewers passed per score band, with its 95 % interval.</p>"]  # fmt: skip
+    for view in views:
+        parts.append(
+            f"<h3>{_e(view['title'])}</h3>"
+            + "".join(f"<p>{_e(line)}</p>" for line in view["lines"])
+        )
+        table = view.get("table")
+        if isinstance(table, pl.DataFrame) and table.height:
+            chart = reliability_chart(table, view.get("threshold"), str(view["title"]))
+            parts.append(f"<figure>{to_svg(chart)}</figure>{_table(table)}")
+    return "".join(parts)
+
+
 def render_report(
-    lab: LabCore, *, title: str | None = None, seed: int = 0, analysed: Analysed | None = None
+    lab: LabCore,
+    *,
+    title: str | None = None,
+    seed: int = 0,
+    analysed: Analysed | None = None,
+    agreement: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """Render the report as HTML text."""
+    """Render the report as HTML text (``agreement``: the human-calibration views to show)."""
     done = analysed or analyse(lab, seed)
     verdicts, board, probs, ins = done.verdicts, done.board, done.problems, done.insights
     evaluators = board["evaluator"].unique(maintain_order=True).to_list()
@@ -206,6 +231,7 @@ def render_report(
         f"<h2>Problems</h2>{_problems_html(probs)}"
         f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
         + "".join(_evaluator_section(lab, verdicts, board, probs, ins, e) for e in evaluators)
+        + _agreement_html(agreement)
         + _eda(lab)
         + f"<h2>Configuration</h2>{_table(lab.current_thresholds().select('evaluator', 'metric', 'threshold', 'source', 'higher_is_better'))}"
     )  # fmt: skip

@@ -28,7 +28,7 @@ from evalnb.calibration.guardrail import corpus_patch, guardrail_config
 from evalnb.calibration.judges import judge_agreement, with_human_agreement
 from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
 from evalnb.calibration.recalibrate import recalibrate
-from evalnb.calibration.reliability import reliability
+from evalnb.calibration.reliability import agreement_views, reliability
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.diagnosis.failure_clusters import failure_clusters
 from evalnb.diagnosis.question_types import set_question_types
@@ -107,13 +107,16 @@ class Lab(LabCore):
 
         One file with no network access and no script: summary with a severity semaphore,
         problems, insights, one section per evaluator (metrics, chart, weakest cases,
-        problems, parameters), the dataset, models and thresholds in force. The returned
+        problems, parameters), human calibration (κ with its interval, labels still needed,
+        the reliability of each labelled metric), the dataset, models and thresholds in
+        force. The returned
         :class:`evalnb.Report` prints as its path, shows itself in a notebook cell, and
         holds the document in ``html``.
         """
         from evalnb.analysis.report import render_report  # noqa: PLC0415 - loads Altair: only when a report is written
 
-        return Report.written(render_report(self, title=title, seed=seed), path)
+        html = render_report(self, title=title, seed=seed, agreement=agreement_views(self))
+        return Report.written(html, path)
 
     def archive(self, path: str | Path, *, seed: int = 0) -> Path:
         """Write a ZIP archive in H2O's layout; ``evalnb.load(path)`` reads it back."""

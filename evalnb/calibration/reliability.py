@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from evalnb.calibration.recalibrate import labelled_points
+from evalnb.calibration.labels import ITEM
+from evalnb.calibration.recalibrate import calibrate, labelled_points
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["RELIABILITY_SCHEMA", "reliability"]
+__all__ = ["RELIABILITY_SCHEMA", "agreement_views", "reliability"]
 
 RELIABILITY_SCHEMA = pl.Schema(
     {"low": pl.Float64(), "high": pl.Float64(), "score": pl.Float64(), "n": pl.Int64(),
@@ -50,3 +51,34 @@ def reliability(lab: LabCore, evaluator: str, metric: str, *, bins: int = 8,
                      "score": float(v[part].mean()), "n": int(part.size),
                      "human_pass_rate": float(y[part].mean()), "ci_low": lo, "ci_high": hi})  # fmt: skip
     return pl.DataFrame(rows, schema=RELIABILITY_SCHEMA)
+
+
+def agreement_views(lab: LabCore) -> list[dict[str, object]]:
+    """For each labelled metric a report can show: title, sentences, reliability bands, threshold.
+
+    Metrics with too few labels to recalibrate (fewer than 4, or one verdict only) say so.
+    """
+    views: list[dict[str, object]] = []
+    for evaluator, metric in lab.labels.select(ITEM[3:]).unique().sort(ITEM[3:]).iter_rows():
+        title = f"{evaluator} / {metric}"
+        spec = lab.metric_spec(evaluator, metric)
+        try:
+            cal = calibrate(lab, evaluator, metric, n_boot=300)
+        except ValueError as exc:
+            views.append({"title": title, "lines": [str(exc)], "table": None, "threshold": None})
+            continue
+        n = cal.n_labels
+        lines = [
+            f"{n} labelled answers; threshold in force {spec['threshold']:.4g} ({spec['source']}).",
+            f"Cohen's κ between the metric and the reviewers: {cal.kappa_before:.3f} at the "
+            f"threshold before calibration, {cal.kappa_after:.3f} at the fitted one (95 % CI "
+            f"{cal.kappa_ci[0]:.3f}–{cal.kappa_ci[1]:.3f}).",
+            "The fitted threshold's interval is as narrow as asked." if cal.more_labels == 0 else
+            f"About {cal.more_labels} more labels would narrow the threshold's interval to "
+            f"±{cal.target_width / 2:.3g}.",
+        ]  # fmt: skip
+        bands = reliability(lab, evaluator, metric, bins=max(1, min(8, n // 5)))
+        views.append(
+            {"title": title, "lines": lines, "table": bands, "threshold": spec["threshold"]}
+        )
+    return views
