@@ -23,7 +23,8 @@ def calibration_sample(lab: LabCore, evaluator: str, metric: str, *, n: int = 20
     """Rows of one metric for a human to label, with their verdict now and what to read.
 
     :func:`sample_rows` picks them; each comes with ``value``, ``threshold``, ``passed``,
-    the prompt, expected answer, the model's answer and its retrieved context.
+    the prompt, expected answer, the model's answer and its retrieved context, and how it
+    was drawn (``design``, ``inclusion``: what corrected estimates weight by).
     """
     rows = sample_rows(lab, evaluator, metric, n, strategy, seed)
     spec = lab.metric_spec(evaluator, metric)
