@@ -13,6 +13,7 @@ from evalnb import transforms
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
 from evalnb.api.adversarial import adversarial
+from evalnb.api.calibration_methods import load_calibration
 from evalnb.api.corpus import (
     Corpus,
     corpus,
@@ -20,7 +21,7 @@ from evalnb.api.corpus import (
     generation_report,
     retrieval_baseline,
 )
-from evalnb.api.lab import Lab, load, load_calibration
+from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb.api.validation import Validation, validate_tests
 from evalnb.diagnosis.failure_clusters import FailureClusters

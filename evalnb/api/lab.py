@@ -11,32 +11,20 @@ imports this module; ``evalnb/__init__.py`` exports it.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalnb.analysis import derived
 from evalnb.analysis.judges import judge_report
 from evalnb.analysis.rendered import Report
-from evalnb.calibration.alignment import (
-    JudgeAlignment,
-    align_judge,
-    apply_judge_version,
-    judge_versions,
-)
-from evalnb.calibration.bundle import apply_calibration, export_calibration, read_calibration
-from evalnb.calibration.corrected import corrected_leaderboard
-from evalnb.calibration.guardrail import corpus_patch, guardrail_config
-from evalnb.calibration.judges import judge_agreement, with_human_agreement
-from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
-from evalnb.calibration.recalibrate import recalibrate
-from evalnb.calibration.reliability import agreement_views, reliability
-from evalnb.calibration.sampling import calibration_sample
+from evalnb.api.calibration_methods import HumanCalibration
+from evalnb.calibration.judges import with_human_agreement
+from evalnb.calibration.reliability import agreement_views
 from evalnb.diagnosis.failure_clusters import failure_clusters
 from evalnb.diagnosis.question_types import set_question_types
 from evalnb.generation.curation import curate, curated_cases, curation_view
 from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
 from evalnb.io.load import load as load_core
 from evalnb.io.tencent_export import tencent_records
-from evalnb.lab.core import LabCore
 from evalnb.lab.files import write_atomic
 from evalnb.robustness.perturbed_cases import perturb
 from evalnb.widgets.curator import Curator
@@ -52,14 +40,12 @@ if TYPE_CHECKING:
     import polars as pl
 
     from evalnb.analysis.tables import RichTable
-    from evalnb.calibration.recalibrate import Calibration
     from evalnb.diagnosis.failure_clusters import FailureClusters
-    from evalnb.llm.client import LLMClient
 
-__all__ = ["Lab", "load", "load_calibration", "open_lab"]
+__all__ = ["Lab", "load", "open_lab"]
 
 
-class Lab(LabCore):
+class Lab(HumanCalibration):
     """A test lab: cases, model outputs, scores, metric specs, human labels and thresholds.
 
     Build one with :func:`evalnb.load` (from a file or frame) or :func:`evalnb.open` (from a
@@ -280,126 +266,6 @@ class Lab(LabCore):
         """Open the weakness grid (topic × question type) for one metric (``models``: a subset)."""
         return Weakness(self, evaluator, metric, min_n=min_n, models=models)
 
-    # -- human calibration -------------------------------------------------------------------
-
-    def add_label(self, case_id: str, model: str, evaluator: str, metric: str,
-                  verdict: str | None, *, reviewer: str, note: str | None = None,
-                  sample: int = 0, batch_id: str | None = None) -> pl.DataFrame:  # fmt: skip
-        """Record a human verdict (``"pass"``/``"fail"``; None retracts the last one).
-
-        Appended to the ``labels`` table — and to the lab's store, committed, before this
-        returns — never updated in place. Returns the new row.
-        """
-        return add_label(self, case_id, model, evaluator, metric, verdict, reviewer=reviewer,
-                         note=note, sample=sample, batch_id=batch_id)  # fmt: skip
-
-    def calibration_sample(self, evaluator: str, metric: str, *, n: int = 20,
-                           strategy: str = "active", seed: int = 0) -> pl.DataFrame:  # fmt: skip
-        """Draw up to ``n`` scored rows of one metric for a human to label (never a labelled one).
-
-        ``strategy``: ``random``, ``stratified`` (one per score quantile bin) or ``active``
-        (nearest the current pass/fail boundary — where a label teaches most). Seeded.
-        Returns the rows with ``value``, ``passed`` (the metric's verdict now), prompt,
-        expected answer, the model's answer and retrieved context.
-        """
-        return calibration_sample(self, evaluator, metric, n=n, strategy=strategy, seed=seed)
-
-    def recalibrate(self, evaluator: str, metric: str, *,
-                    criterion: str = "balanced_accuracy", apply: bool = True, n_boot: int = 1000,
-                    seed: int = 0, target_width: float = 0.05) -> Calibration:  # fmt: skip
-        """Fit the metric's threshold to the human verdicts, with bootstrap CIs and κ.
-
-        ``criterion``: ``balanced_accuracy`` (default), ``accuracy``, ``f1`` or ``logistic``
-        (where P(human pass | score) crosses 0.5). With ``apply`` the new threshold is
-        stored as a ``calibrated`` version; problems, insights, the eye and reports follow.
-        """
-        return recalibrate(self, evaluator, metric, criterion=criterion, apply=apply,
-                           n_boot=n_boot, seed=seed, target_width=target_width)  # fmt: skip
-
-    def corrected_leaderboard(self, evaluator: str, metric: str, *, assume_random: bool = False,
-                              level: float = 0.95) -> pl.DataFrame:  # fmt: skip
-        """Per model, the pass rate humans would give: labels correct the metric, with a valid CI.
-
-        Prediction-powered inference (PPI++): the metric's verdict on every row, corrected by
-        its disagreement with the humans on the labelled rows. Columns: the ``automatic``
-        pass rate, the ``human_only`` one with its interval, the ``corrected`` one with its
-        interval, the ``metric_weight`` λ (0: the metric adds nothing) and
-        ``effective_labels`` (how many random labels alone would be as precise). Labels
-        count when drawn at random or with known probabilities (labeler batches record
-        them); ``active`` ones are left out and counted; labels given outside a batch count
-        with ``assume_random=True`` (:mod:`evalnb.calibration.ppi` states the assumptions).
-        """
-        return corrected_leaderboard(self, evaluator, metric, assume_random=assume_random,
-                                     level=level)  # fmt: skip
-
-    def reliability(self, evaluator: str, metric: str, *, bins: int = 8) -> pl.DataFrame:
-        """Per score band of the labelled answers: the share humans passed, with its CI."""
-        return reliability(self, evaluator, metric, bins=bins)
-
-    def reliability_chart(self, evaluator: str, metric: str, *, bins: int = 8) -> alt.LayerChart:
-        """Chart :meth:`reliability`, with the threshold in force."""
-        from evalnb.analysis.charts import reliability_chart  # noqa: PLC0415 - Altair when drawn
-
-        spec = self.metric_spec(evaluator, metric)
-        return reliability_chart(reliability(self, evaluator, metric, bins=bins), spec["threshold"],
-                                 f"{evaluator}/{metric}: humans passed, by score")  # fmt: skip
-
-    def align_judge(self, evaluator: str, metric: str, *, judge: LLMClient, max_examples: int = 6,
-                    folds: int = 5, refine: bool = False, min_gain: float = 0.0,
-                    seed: int = 0) -> JudgeAlignment:  # fmt: skip
-        """Build an aligned version of an LLM-judge evaluator from the human labels.
-
-        Few-shot examples from the labelled answers (the judge's mistakes first) and, with
-        ``refine``, grading rules the judge model writes from its disagreements. Measured
-        k-fold on held-out labels (κ and accuracy before and after); recorded with its
-        prompt, and ``kept`` only when κ rises by more than ``min_gain``. Apply a version
-        with :meth:`apply_judge_version`; list them with :meth:`judge_versions`.
-        """
-        return align_judge(self, evaluator, metric, judge, max_examples=max_examples,
-                           folds=folds, refine=refine, min_gain=min_gain, seed=seed)  # fmt: skip
-
-    def judge_versions(self, evaluator: str | None = None) -> pl.DataFrame:
-        """Every aligned judge version: kept or not, κ and accuracy before and after, its prompt."""
-        return judge_versions(self, evaluator)
-
-    def apply_judge_version(self, evaluator: str, version_id: str | None, *,
-                            judge: LLMClient) -> Lab:  # fmt: skip
-        """Rescore ``evaluator`` with an aligned version; ``None`` rolls back to the plain judge."""
-        return apply_judge_version(self, evaluator, version_id, judge)
-
-    def export_calibration(self, path: str | Path, *, approved_by: str | None = None,
-                           note: str | None = None) -> Path:  # fmt: skip
-        """Write the calibration bundle (JSON, schema-checked, and a Markdown summary beside it).
-
-        Per calibrated metric: the threshold with its CI, agreement and κ before and after,
-        labels per reviewer, the corrected pass rates; the approval (``approved_by``,
-        ``note``), the lab's content hash and the evalnb version. Apply it to another lab
-        with :func:`evalnb.load_calibration`.
-        """
-        return export_calibration(self, path, approved_by=approved_by, note=note)
-
-    def reviewer_agreement(self, evaluator: str, metric: str) -> pl.DataFrame:
-        """Cohen's κ between every two reviewers on the items both labelled."""
-        return reviewer_agreement(self.labels, evaluator, metric)
-
-    def label_disagreements(self, evaluator: str, metric: str) -> pl.DataFrame:
-        """Items the reviewers disagree on, with each verdict and note."""
-        return disagreements(self.labels, evaluator, metric)
-
-    def judge_agreement(self, evaluator: str, metric: str) -> dict[str, float | int]:
-        """Cohen's κ between a judge metric's verdicts and the humans' labels of it."""
-        return judge_agreement(self, evaluator, metric)
-
-    def guardrail_config(self, path: str | Path | None = None, *,
-                         include_uncalibrated: bool = False) -> dict[str, Any]:  # fmt: skip
-        """Return the guardrail configuration (calibrated thresholds); write it to ``path``."""
-        return guardrail_config(self, path, include_uncalibrated=include_uncalibrated)
-
-    def corpus_patch(self, markdown: str | Path | None = None,
-                     json_path: str | Path | None = None) -> pl.DataFrame:  # fmt: skip
-        """Failed-by-metric answers the humans passed (FAQ style); write Markdown/JSON when asked."""
-        return corpus_patch(self, markdown, json_path)
-
 
 def load(
     source: str | Path | pl.DataFrame | pd.DataFrame,
@@ -445,14 +311,3 @@ def open_lab(path: str | Path) -> Lab:
     True
     """
     return Lab.open(path)
-
-
-def load_calibration(path: str | Path, lab: Lab) -> Lab:
-    """Apply a calibration bundle (:meth:`Lab.export_calibration`) to ``lab``; return it.
-
-    Its thresholds become the ``calibrated`` versions in force (in the lab's store too).
-    Refused, naming them, when ``lab`` does not score the bundle's metrics or one points
-    the other way; a file that is not a bundle is an ``InputError`` naming the field.
-    """
-    apply_calibration(lab, read_calibration(path), str(path))
-    return lab

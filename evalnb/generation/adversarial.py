@@ -35,7 +35,7 @@ import polars as pl
 
 from evalnb.generation.judge_free import negate
 from evalnb.generation.llm_generators import GenerationReport
-from evalnb.llm.judge import Parsed, parse_json
+from evalnb.llm.judge import Parsed, parse_json_schema
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -142,23 +142,9 @@ def _messages(kind: str, case: dict[str, Any]) -> list[dict[str, str]]:
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": text}]
 
 
-_VALIDATOR: list[Any] = []
-
-
 def parse_rewrite(text: str | None) -> Parsed:
     """Read one rewrite reply: exactly ``question`` and ``expected``, both text."""
-    parsed = parse_json(text)
-    if not parsed.ok:
-        return parsed
-    if not _VALIDATOR:
-        from jsonschema import Draft202012Validator  # noqa: PLC0415
-
-        _VALIDATOR.append(Draft202012Validator(_SCHEMA))
-    errors = sorted(_VALIDATOR[0].iter_errors(parsed.value), key=lambda e: list(e.path))
-    if errors:
-        where = "/".join(str(p) for p in errors[0].path) or "reply"
-        return Parsed(None, False, parsed.raw, f"schema: {where}: {errors[0].message[:200]}")
-    return parsed
+    return parse_json_schema(text, _SCHEMA)
 
 
 def _plan(height: int, kinds: Sequence[str], n: int, seed: int) -> dict[str, tuple[int, list[int]]]:

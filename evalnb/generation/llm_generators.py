@@ -18,13 +18,13 @@ import json
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from evalnb.generation.judge_free import Candidate, Chunk
 from evalnb.generation.llm_kinds import LLM_KINDS, LLMKind, describe_keys
-from evalnb.llm.judge import Parsed, parse_json
+from evalnb.llm.judge import Parsed, parse_json_schema
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -192,15 +192,6 @@ def _evidence_problem(kind: LLMKind, evidence: Sequence[str], sources: Sequence[
     return ""
 
 
-def _validator(kind: LLMKind) -> Any:  # noqa: ANN401 - jsonschema's validators are untyped
-    from jsonschema import Draft202012Validator  # noqa: PLC0415
-
-    return Draft202012Validator(kind.schema)
-
-
-_VALIDATORS: dict[str, Any] = {}
-
-
 def parse_reply(kind_name: str, text: str | None, sources: Sequence[str]) -> Parsed:
     """Read one reply of ``kind_name`` against its schema and its sources.
 
@@ -212,15 +203,9 @@ def parse_reply(kind_name: str, text: str | None, sources: Sequence[str]) -> Par
         ``JSON is not an object``, ``schema`` or ``evidence not in the source``.
     """
     kind = LLM_KINDS[kind_name]
-    parsed = parse_json(text)
+    parsed = parse_json_schema(text, kind.schema)
     if not parsed.ok:
         return parsed
-    if kind_name not in _VALIDATORS:
-        _VALIDATORS[kind_name] = _validator(kind)
-    errors = sorted(_VALIDATORS[kind_name].iter_errors(parsed.value), key=lambda e: list(e.path))
-    if errors:
-        where = "/".join(str(p) for p in errors[0].path) or "reply"
-        return Parsed(None, False, parsed.raw, f"schema: {where}: {errors[0].message[:200]}")
     if kind.answerable:
         problem = _evidence_problem(kind, parsed.value["evidence"], sources)
         if problem:

@@ -17,7 +17,7 @@ from evalnb.lab.errors import StoreConflict, StoreError
 from evalnb.lab.schema import SCHEMAS, TABLES, conform, empty
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
 T = TypeVar("T")
 
@@ -306,8 +306,8 @@ def _insert(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> N
         con.unregister("_evalnb_src")
 
 
-def read_store(path: str | Path) -> Snapshot:
-    """Read every table of the store at ``path``, with its version, in one snapshot.
+def read_store(path: str | Path, tables: Sequence[str] = TABLES) -> Snapshot:
+    """Read the tables of the store at ``path`` (all by default), with their versions, in one snapshot.
 
     Raises
     ------
@@ -327,7 +327,7 @@ def read_store(path: str | Path) -> Snapshot:
             f"`evalnb import {path} --to LAB.duckdb`."
         )
         raise StoreError(msg)
-    return _retrying(lambda: _read(path))
+    return _retrying(lambda: _read(path, tables))
 
 
 def is_store(path: str | Path) -> bool:
@@ -338,7 +338,7 @@ def is_store(path: str | Path) -> bool:
         return head.read(12)[8:12] == b"DUCK"
 
 
-def _read(path: str | Path) -> Snapshot:
+def _read(path: str | Path, names: Sequence[str]) -> Snapshot:
     con = _connect(path, read_only=True)
     try:
         _check_version(con, path)
@@ -346,8 +346,8 @@ def _read(path: str | Path) -> Snapshot:
         # A store written before a table existed (chunks came later) reads it as empty.
         known = {r[0] for r in _run(con, "SELECT table_name FROM duckdb_tables()")}
         tables = {name: conform(_select(con, name), name) if name in known else empty(name)
-                  for name in TABLES}  # fmt: skip
-        return Snapshot(tables, {n: versions.get(n, 0) for n in TABLES})
+                  for name in names}  # fmt: skip
+        return Snapshot(tables, {n: versions.get(n, 0) for n in names})
     except duckdb.Error as exc:
         msg = f"{path}: could not read the lab store: {exc}"
         raise StoreError(msg) from exc

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
-from evalnb.llm.client import ChatResult, ReplyCache
+from evalnb.llm.client import ChatResult, ReplyCache, run_blocking
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -88,7 +88,7 @@ def ask_callable(
             bar.update(1)
 
         if inspect.iscoroutinefunction(fn):
-            asyncio_run(_ask_async(fn, todo, concurrency, max_retries, backoff_s, keep))
+            run_blocking(_ask_async(fn, todo, concurrency, max_retries, backoff_s, keep))
         else:
             _ask_threads(fn, todo, concurrency, max_retries, backoff_s, keep)
         bar.close()
@@ -155,14 +155,3 @@ async def _ask_async(fn: Callable[[str], Any], prompts: list[str], concurrency: 
             keep(prompt, _failure(error, retries + 1))
 
     await asyncio.gather(*(one(p) for p in prompts))
-
-
-def asyncio_run(coro: Any) -> None:  # noqa: ANN401 - any coroutine
-    """Run ``coro`` to completion, also from inside a running loop (a Jupyter kernel)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(coro)
-        return
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, coro).result()

@@ -24,20 +24,21 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalnb.llm.redact import SECRET_PARAMS, Redactor, public_url, url_secrets
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Coroutine, Sequence
 
     import duckdb
     import httpx
 
-__all__ = ["ChatResult", "LLMClient", "ReplyCache", "reply_contexts"]
+__all__ = ["ChatResult", "LLMClient", "ReplyCache", "reply_contexts", "run_blocking"]
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
+T = TypeVar("T")
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
@@ -232,13 +233,9 @@ class LLMClient:
         Safe to call from a notebook: when an event loop is already running (Jupyter), the
         calls run on their own loop in a worker thread, so nothing deadlocks.
         """
-        coro_args = ([list(c) for c in conversations], dict(params or {}), progress)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self._run(*coro_args))
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, self._run(*coro_args)).result()
+        return run_blocking(
+            self._run([list(c) for c in conversations], dict(params or {}), progress)
+        )
 
     async def _run(self, conversations: list[list[dict[str, Any]]], params: dict[str, Any],
                    progress: bool) -> list[ChatResult]:  # fmt: skip
@@ -387,6 +384,19 @@ def reply_contexts(body: dict[str, Any]) -> tuple[str, ...] | None:
             if passages or not found:
                 return tuple(passages)
     return None
+
+
+def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion, also from inside a running event loop (a Jupyter kernel).
+
+    There, the coroutine gets its own loop in a worker thread, so nothing deadlocks.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 class _BadReply(Exception):

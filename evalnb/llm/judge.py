@@ -9,6 +9,7 @@ default score, as the seed's parsers have (0, the minimum, or -1 sentinels).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import string
@@ -17,7 +18,7 @@ from typing import Any
 
 __all__ = ["BINARY_PROMPT", "COMPARATIVE_PROMPT", "CORRECTNESS_PROMPT", "Parsed", "build_binary",
            "build_comparative", "build_correctness", "fill", "parse_binary", "parse_comparative",
-           "parse_json", "parse_score", "parse_words"]  # fmt: skip
+           "parse_json", "parse_json_schema", "parse_score", "parse_words"]  # fmt: skip
 
 BINARY_PROMPT = (
     "You are grading an answer to a question against the reference answer.\n\n"
@@ -157,3 +158,27 @@ def parse_json(text: str | None) -> Parsed:
     if not isinstance(value, dict):
         return Parsed(None, False, raw, "JSON is not an object")
     return Parsed(value, True, raw)
+
+
+@functools.lru_cache(maxsize=64)
+def _validator(schema: str) -> Any:  # noqa: ANN401 - jsonschema's validators are untyped
+    from jsonschema import Draft202012Validator  # noqa: PLC0415 - slow import, only when used
+
+    return Draft202012Validator(json.loads(schema))
+
+
+def parse_json_schema(text: str | None, schema: dict[str, Any]) -> Parsed:
+    """Read the reply's JSON object (:func:`parse_json`) and check it against ``schema``.
+
+    A reply that breaks the schema is a parse failure whose ``note`` starts with
+    ``schema:`` and names the first place at fault.
+    """
+    parsed = parse_json(text)
+    if not parsed.ok:
+        return parsed
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    errors = sorted(validator.iter_errors(parsed.value), key=lambda e: list(e.path))
+    if errors:
+        where = "/".join(str(p) for p in errors[0].path) or "reply"
+        return Parsed(None, False, parsed.raw, f"schema: {where}: {errors[0].message[:200]}")
+    return parsed

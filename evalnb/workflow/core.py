@@ -21,7 +21,7 @@ from evalnb.analysis.rendered import Report
 from evalnb.api.corpus import Corpus
 from evalnb.api.lab import Lab, open_lab
 from evalnb.lab.files import write_atomic
-from evalnb.lab.store import is_store
+from evalnb.lab.store import append_rows, is_store, read_store
 from evalnb.workflow.prompt_extension import prompt_extension
 from evalnb.workflow.report import workflow_html
 from evalnb.workflow.review import review_surface, step_charts
@@ -217,7 +217,7 @@ class Workflow:
                 summary: dict[str, Any] | None = None) -> None:  # fmt: skip
         row = event_row(step, event, run_id=run_id, params=params, inputs=inputs, who=who,
                         note=note, summary=summary, duration_s=time.perf_counter() - start)  # fmt: skip
-        open_lab(self.path)._append("workflow_events", row)
+        append_rows(self.path, "workflow_events", row)
 
     def run_all(self, *, who: str | None = None) -> pl.DataFrame:
         """Run every step not done, in order; a step waiting for people is passed over.
@@ -249,8 +249,16 @@ class Workflow:
 
     def summary(self, step: str) -> dict[str, Any]:
         """Return the findings of the step's last finished run ({} when it never finished)."""
-        finished = last_events(self._events(), self._step(step).name)["finished"]
-        return dict(json.loads(finished["summary"])) if finished and finished["summary"] else {}
+        return self._summaries(self._events())[self._step(step).name]
+
+    def _summaries(self, events: pl.DataFrame) -> dict[str, dict[str, Any]]:
+        out = {}
+        for spec in STEPS:
+            finished = last_events(events, spec.name)["finished"]
+            out[spec.name] = (
+                json.loads(finished["summary"]) if finished and finished["summary"] else {}
+            )
+        return out
 
     # -- review and artifacts ------------------------------------------------------------------
     def review(self, step: str, *, reviewer: str | None = None) -> Any:  # noqa: ANN401 - a widget, chart or table
@@ -266,7 +274,7 @@ class Workflow:
 
     def report(self, path: str | Path | None = None) -> Report:
         """Render the workflow report (HTML, self-contained); write it to ``path`` when given."""
-        summaries = {s.name: self.summary(s.name) for s in STEPS}
+        summaries = self._summaries(self._events())
         html = workflow_html(str(self.config.get("name")), self.config, self.status(), summaries,
                              step_charts(self))  # fmt: skip
         return Report.written(html, path)
@@ -281,7 +289,7 @@ class Workflow:
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
         lab = self.lab
-        summaries = {s.name: self.summary(s.name) for s in STEPS}
+        summaries = self._summaries(lab.table("workflow_events"))
         paths = {"report": out / "report.html",
                  "system_prompt_extension": out / "system_prompt_extension.md",
                  "corpus_patch": out / "corpus_patch.md", "guardrail": out / "guardrail.json"}  # fmt: skip
@@ -301,7 +309,8 @@ class Workflow:
         return self._events().sort("at")
 
     def _events(self) -> pl.DataFrame:
-        return open_lab(self.path).table("workflow_events")
+        # The audit trail alone: the whole lab is not read to know where the steps stand.
+        return read_store(self.path, ("workflow_events",)).tables["workflow_events"]
 
     def _step(self, step: str) -> Any:  # noqa: ANN401 - a Step
         if step not in BY_NAME:

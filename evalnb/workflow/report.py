@@ -10,12 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import polars as pl
+
+from evalnb.analysis.tables import table
 from evalnb.workflow.steps import STEPS
-
-if TYPE_CHECKING:
-    import polars as pl
 
 __all__ = ["workflow_html"]
 
@@ -29,35 +29,11 @@ pre{background:#f7f7f7;padding:6px;font-size:12px;white-space:pre-wrap}
 """
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, (list, tuple)):
-        return escape(", ".join(_plain(v) for v in value))
-    if isinstance(value, dict):
-        return escape(json.dumps(value, default=str, ensure_ascii=False))
-    return escape("" if value is None else str(value))
-
-
-def _plain(value: object) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
 def _table(rows: list[dict[str, Any]], limit: int = 30) -> str:
     if not rows:
         return "<p class='muted'>none</p>"
-    cols = list(dict.fromkeys(k for r in rows for k in r))
-    head = "".join(f"<th>{escape(str(c))}</th>" for c in cols)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{_cell(r.get(c))}</td>" for c in cols) + "</tr>"
-        for r in rows[:limit]
-    )
-    more = (
-        f"<p class='muted'>{len(rows) - limit} more rows in the store</p>"
-        if len(rows) > limit
-        else ""
-    )
-    return f"<table><tr>{head}</tr>{body}</table>{more}"
+    frame = pl.DataFrame(rows, infer_schema_length=None, strict=False)
+    return table(frame, max_rows=limit)._repr_html_()
 
 
 def _findings(summary: dict[str, Any]) -> str:
@@ -69,7 +45,9 @@ def _findings(summary: dict[str, Any]) -> str:
         elif isinstance(value, dict) and value:
             parts.append(f"<h4>{escape(key.replace('_', ' '))}</h4>{_table([value])}")
         elif isinstance(value, list) and value:
-            parts.append(f"<h4>{escape(key.replace('_', ' '))}</h4><p>{_cell(value)}</p>")
+            parts.append(
+                f"<h4>{escape(key.replace('_', ' '))}</h4><p>{escape(', '.join(map(str, value)))}</p>"
+            )
     return "".join(parts) or "<p class='muted'>no findings recorded</p>"
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -88,5 +87,4 @@ def step_charts(wf: Workflow) -> dict[str, str]:
             evaluator=pl.lit(evaluator), metric=pl.lit(metric)
         )
         out["adversarial_inputs"] = to_svg(adversarial_chart(frame, evaluator, metric))
-    json.dumps(out)  # plain strings only: the report embeds them as they are
     return out

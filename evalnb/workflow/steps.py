@@ -16,8 +16,8 @@ import polars as pl
 
 from evalnb.analysis.flips import flip_table
 from evalnb.api.adversarial import adversarial
+from evalnb.api.corpus import Corpus, generate_tests, generation_report
 from evalnb.api.corpus import corpus as read_corpus
-from evalnb.api.corpus import generate_tests, generation_report
 from evalnb.api.validation import validate_tests
 from evalnb.calibration.labels import current_labels
 from evalnb.evaluation.engine import evaluate
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from evalnb.api.corpus import Corpus
     from evalnb.api.lab import Lab
     from evalnb.llm.client import LLMClient
     from evalnb.workflow.system import System
@@ -55,8 +54,6 @@ class Run:
     @property
     def corpus(self) -> Corpus:
         """The corpus of the lab as it is now."""
-        from evalnb.api.corpus import Corpus  # noqa: PLC0415 - the class, at run time only
-
         return Corpus(self.lab)
 
     def need_system(self) -> System:
@@ -99,10 +96,7 @@ class Step:
 
 def _topics(run: Run, p: dict[str, Any]) -> Summary:
     if run.documents:  # read (again): a document's chunks are replaced, the rest kept
-        read_corpus(run.documents, store=run.store, max_tokens=p["max_tokens"])
-        from evalnb.api.lab import open_lab  # noqa: PLC0415
-
-        run.lab = open_lab(run.store)
+        run.lab = read_corpus(run.documents, store=run.store, max_tokens=p["max_tokens"]).lab
     corpus = run.corpus
     if corpus.chunks.is_empty():
         msg = "no corpus: open the workflow with documents=<folder or files> to read them"
