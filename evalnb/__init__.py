@@ -28,6 +28,7 @@ from evalnb.diagnosis.failure_clusters import FailureClusters
 from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.evaluation.condition import ConditionError
 from evalnb.evaluation.engine import NothingScoredWarning, evaluate, evaluators
+from evalnb.evaluation.ray_engine import RayEngine
 from evalnb.io.load import FORMATS, detect_format
 from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError
 from evalnb.lab.schema import SCHEMAS, TABLES
@@ -61,6 +62,7 @@ __all__ = [
     "Lab",
     "Labeler",
     "NothingScoredWarning",
+    "RayEngine",
     "Report",
     "RichTable",
     "StepWaiting",

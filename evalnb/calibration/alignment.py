@@ -135,7 +135,9 @@ def _grade(lab: LabCore, rows: pl.DataFrame, evaluator: str, metric: str, judge:
         "outputs": lab.outputs.join(keys, on=_ROW),
         "thresholds": lab.thresholds, "metrics": lab.metrics,
     })  # fmt: skip
-    scored = evaluate(sub, [evaluator], judge=judge, progress=False, **{evaluator: params})
+    scored = evaluate(
+        sub, [evaluator], judge=judge, progress=False, engine="local", **{evaluator: params}
+    )
     v = scored.verdicts().filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
     got = keys.join(v.select(*_ROW, "passed"), on=_ROW, how="left", maintain_order="left")
     return got["passed"].fill_null(value=False).to_numpy().astype(bool)
@@ -232,4 +234,6 @@ def apply_judge_version(lab: L, evaluator: str, version_id: str | None,
         params.update(
             judge_examples=json.dumps(found[0]["examples"]), judge_guidance=found[0]["guidance"]
         )
-    return evaluate(lab, [evaluator], judge=judge, progress=False, **{evaluator: params})
+    return evaluate(
+        lab, [evaluator], judge=judge, progress=False, engine="local", **{evaluator: params}
+    )

@@ -45,7 +45,9 @@ def run_harpia(
         cls = get_evaluator(str(metric["id"]))
         start = time.perf_counter()
         per_evaluator: dict[str, object] = {cls.id: dict(metric["parameters"])}
-        scored = evaluate(lab, [cls.id], progress=False, judge=None, **per_evaluator)
+        scored = evaluate(
+            lab, [cls.id], progress=False, judge=None, engine="local", **per_evaluator
+        )
         elapsed = time.perf_counter() - start
         rows = scored.scores.filter(pl.col("evaluator") == cls.id)
         means = rows.group_by("metric", maintain_order=True).agg(pl.col("value").mean())

@@ -17,6 +17,7 @@ from evalnb.cli.harbor_metric import harbor_metrics, read_rewards, write_json_at
 from evalnb.cli.harpia import run_harpia
 from evalnb.cli.workflow_cmd import add_workflow_parser, run_workflow_command
 from evalnb.evaluation.engine import evaluate, evaluators
+from evalnb.evaluation.ray_engine import RayEngine
 from evalnb.io.load import FORMATS
 from evalnb.lab.errors import EvalnbError
 from evalnb.lab.store import is_store
@@ -70,6 +71,15 @@ def _parser() -> argparse.ArgumentParser:
                          "text, e.g. --set model=all-MiniLM-L6-v2 --set lowercase=true")  # fmt: skip
     ev.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
                     help="column mapping when the source is a generic table")  # fmt: skip
+    ev.add_argument("--engine", choices=("local", "ray"), default="local",
+                    help="local (this process, default) or ray: Ray Data over a cluster "
+                         "(pip install 'evalnb[ray]')")  # fmt: skip
+    ev.add_argument("--address", metavar="ADDRESS",
+                    help="Ray cluster address for --engine ray (e.g. auto, ray://head:10001, "
+                         "HOST:6379); default: $RAY_ADDRESS, else a new local cluster")  # fmt: skip
+    ev.add_argument("--shards", type=Path, metavar="FOLDER",
+                    help="with --engine ray: a folder every node reads for the row shards "
+                         "(required on a multi-node cluster)")  # fmt: skip
     sub.add_parser("evaluators", help="list the evaluator catalog (id, domain, title)")
     info = sub.add_parser("info", help="describe a lab store")
     info.add_argument("store", type=Path, help="the LAB.duckdb store to describe")
@@ -221,11 +231,18 @@ def _evaluate(args: argparse.Namespace) -> int:
         lab.save(args.to)
         lab, target = open_lab(args.to), args.to
     params: dict[str, Any] = {k: _value(v) for k, v in _pairs(args.set, "--set").items()}
-    if reserved := {"progress", "judge"} & set(params):
+    if reserved := {"progress", "judge", "engine"} & set(params):
         msg = f"--set {sorted(reserved)[0]}=… is not an evaluator parameter"
         raise ValueError(msg)
+    if args.engine == "local" and (args.address or args.shards):
+        msg = "--address and --shards go with --engine ray"
+        raise ValueError(msg)
+    engine = (
+        RayEngine(address=args.address, shards=args.shards) if args.engine == "ray" else "local"
+    )
     # A store-backed lab writes its scores to the store in one transaction.
-    lab = evaluate(lab, list(args.evaluator), progress=sys.stderr.isatty(), **params)
+    lab = evaluate(lab, list(args.evaluator), progress=sys.stderr.isatty(), engine=engine,
+                   **params)  # fmt: skip
     _print(f"evaluated {', '.join(args.evaluator)} → {target}\n{describe(lab)}")
     return 0
 

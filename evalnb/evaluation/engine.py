@@ -11,6 +11,7 @@ from tqdm.auto import tqdm
 
 from evalnb.evaluation.base import RESULT_SCHEMA, Context, Evaluator
 from evalnb.evaluation.catalog import catalog, get_evaluator
+from evalnb.evaluation.ray_engine import RayEngine, loads_model, score_with_ray
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
 from evalnb.llm.redact import public_url
@@ -75,6 +76,7 @@ def evaluate(
     *,
     progress: bool = True,
     judge: LLMClient | None = None,
+    engine: str | RayEngine = "local",
     **params: object,
 ) -> L:
     """Run evaluators over every output of ``lab`` and return the lab with their scores.
@@ -94,6 +96,11 @@ def evaluate(
     **params
         Parameters by name (given to every selected evaluator that has them), or a dict per
         evaluator id, e.g. ``text_matching={"evaluate_retrieved_context": True}``.
+    engine
+        ``"local"`` (default): this process. ``"ray"``, or a :class:`evalnb.RayEngine`
+        naming a cluster address: Ray Data tasks and actors over Parquet shards of the
+        rows (``pip install 'evalnb[ray]'``), with scores equal to the local engine's.
+        Worth it from a few million answers, or for model evaluators on GPUs.
 
     Notes
     -----
@@ -101,6 +108,7 @@ def evaluate(
     skipped; changing a scoring parameter rescores every row of that evaluator. A
     ``metric_threshold`` is recorded as a user threshold and never causes rescoring.
     """
+    ray = _ray_engine(engine)
     # One id is one evaluator: iterating a string would ask for evaluators "b", "l", ...
     classes = [
         get_evaluator(n) for n in dict.fromkeys([names] if isinstance(names, str) else names)
@@ -116,6 +124,10 @@ def evaluate(
     scores, metrics, thresholds = lab.scores, lab.metrics, lab.thresholds
     bar = tqdm(total=rows.height * len(classes), disable=not progress, desc="evaluate")
     try:
+        # On Ray, evaluators with every row to score and no model to load share one pass.
+        shared = [(c, resolved[c.id]) for c in classes if not (c.judge or loads_model(c))
+                  and not _done(scores, c.id, c.scoring_key(resolved[c.id])).height]  # fmt: skip
+        pending = score_with_ray(ray, shared, rows, bar, lab.path) if ray and shared else {}
         for cls in classes:
             key = cls.scoring_key(resolved[cls.id])
             done = _done(scores, cls.id, key)
@@ -123,8 +135,15 @@ def evaluate(
             bar.set_postfix_str(cls.id)
             bar.update(rows.height - todo.height)
             if todo.height:
-                ctx = Context(progress=bar, judge=judge)
-                new = _score_blocks(cls, todo, resolved[cls.id], ctx, bar)
+                if cls.id in pending:
+                    new = pending[cls.id]
+                elif ray is not None and not cls.judge:  # judges wait on the LLM host: here
+                    new = score_with_ray(ray, [(cls, resolved[cls.id])], todo, bar, lab.path)[
+                        cls.id
+                    ]
+                else:
+                    ctx = Context(progress=bar, judge=judge)
+                    new = _score_blocks(cls, todo, resolved[cls.id], ctx, bar)
                 _warn_if_nothing_scored(cls, new)
                 scores = _merge_scores(scores, new, cls.id, key)
             metrics = _merge_metrics(metrics, cls)
@@ -132,6 +151,17 @@ def evaluate(
     finally:
         bar.close()
     return lab._derive({"scores": scores, "metrics": metrics, "thresholds": thresholds})
+
+
+def _ray_engine(engine: str | RayEngine) -> RayEngine | None:
+    if isinstance(engine, RayEngine):
+        return engine
+    if engine == "ray":
+        return RayEngine()
+    if engine == "local":
+        return None
+    msg = f"engine must be 'local', 'ray' or an evalnb.RayEngine, got {engine!r}"
+    raise ValueError(msg)
 
 
 class NothingScoredWarning(UserWarning):

@@ -1,0 +1,252 @@
+"""The Ray Data engine: the same evaluator classes, run over a cluster as ``map_batches``.
+
+``evalnb.evaluate(lab, names, engine="ray")`` decides in this process what to score (the
+incremental rule is the local engine's), writes those rows as Parquet shards, and lets Ray
+Data read them as Arrow batches and run the evaluator on each batch:
+
+* evaluators that load no model run as stateless tasks;
+* evaluators that load a model (an encoder, a classifier, a language model) run in a pool
+  of actors, each loading the model once (process-wide caches) and scoring every batch it
+  is given; with GPUs in the cluster each actor takes one.
+
+Results stream back in row order and are merged into the lab's scores exactly as the local
+engine merges its own, so both engines give equal tables. LLM-judge evaluators stay in this
+process: their cost is waiting on the LLM host, which a cluster does not shorten, and their
+reply cache is here.
+
+Ray is an optional dependency (``pip install evalnb[ray]``), imported only when this engine
+runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalnb.evaluation.base import BLOCK_ROWS, RESULT_SCHEMA, Context, Evaluator
+from evalnb.lab.errors import EvalnbError
+from evalnb.lab.shards import write_shards
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping, Sequence
+
+    from tqdm import tqdm
+
+__all__ = ["MODEL_BATCH_ROWS", "RayEngine", "loads_model", "score_with_ray"]
+
+_KEY = ["case_id", "model", "sample"]
+
+MODEL_BATCH_ROWS = 4096
+"""Rows per batch for model evaluators: thousands of texts per forward loop keep a GPU busy,
+and a lost actor redoes at most this many rows."""
+
+
+def loads_model(cls: type[Evaluator]) -> bool:
+    """Whether ``cls`` loads a model (it has a ``model`` parameter): such evaluators run in actors."""
+    return any(p.name == "model" for p in cls.params)
+
+
+@dataclass(frozen=True)
+class RayEngine:
+    """Where and how :func:`evalnb.evaluate` runs with ``engine="ray"``.
+
+    Parameters
+    ----------
+    address
+        The Ray cluster: ``"auto"`` (a cluster started on this machine with ``ray start``),
+        ``"ray://head:10001"`` (a remote head), or None: the cluster this process is
+        already connected to, else ``$RAY_ADDRESS``, else a new local one.
+    shards
+        Folder for the Parquet shards of the rows to score. Every node reads it, so on a
+        multi-node cluster give a folder mounted at the same path on every node (NFS, a
+        shared volume). Default: a folder beside the lab's store (a temporary folder for a
+        lab without one), which a multi-node cluster refuses.
+    actors
+        Actors per model evaluator. Default: one per GPU when the cluster has GPUs, else
+        one per four CPUs (each actor's torch uses several threads), at least one.
+    shard_rows
+        Rows per shard file.
+    batch_rows
+        Rows per ``map_batches`` call. Default: the evaluator's block size (50,000 for
+        n-gram and pattern evaluators), 4,096 for model evaluators.
+    keep_shards
+        Keep the shards after the run (to inspect them); removed by default.
+    """
+
+    address: str | None = None
+    shards: str | Path | None = None
+    actors: int | None = None
+    shard_rows: int = 100_000
+    batch_rows: int | None = None
+    keep_shards: bool = False
+
+    def connect(self) -> Any:  # noqa: ANN401 - the ray module
+        """Import Ray and connect (or start a local cluster); say how to install it if missing."""
+        try:
+            import ray  # noqa: PLC0415 - optional dependency, loaded only for this engine
+        except ImportError as exc:
+            msg = (
+                "engine='ray' needs Ray Data, which is not installed; install it with "
+                "`pip install 'evalnb[ray]'` (or `pip install 'ray[data]'`), or use the "
+                "default engine='local'"
+            )
+            raise EvalnbError(msg) from exc
+        if not ray.is_initialized():
+            address = self.address or os.environ.get("RAY_ADDRESS")
+            ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.ERROR)  # fmt: skip
+        return ray
+
+
+def score_with_ray(
+    engine: RayEngine,
+    jobs: Sequence[tuple[type[Evaluator], Mapping[str, object]]],
+    rows: pl.DataFrame,
+    bar: tqdm[object],
+    lab_path: Path | None,
+) -> dict[str, pl.DataFrame]:
+    """Score ``rows`` with every evaluator of ``jobs`` in one pass over the cluster.
+
+    Evaluators that load no model share the pass (each shard is read once); an evaluator
+    that loads a model comes alone, to its own actor pool. Returns each evaluator's result
+    rows in the order the local engine gives them.
+    """
+    ray = engine.connect()
+    folder = _shard_folder(engine, ray, "-".join(c.id for c, _ in jobs), lab_path)
+    write_shards(rows, folder, rows=engine.shard_rows)
+    start, total = bar.n, rows.height * len(jobs)
+    try:
+        parts = []
+        for batch in _run(ray, engine, [(c, dict(p)) for c, p in jobs], folder):
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)  # a table always converts to a frame
+            parts.append(frame)
+            # Answers scored so far (a batch holds one row per answer, evaluator and metric).
+            done = frame.select(_KEY).n_unique() * len(jobs)
+            bar.update(min(done, start + total - bar.n))
+        bar.n = start + total
+        bar.refresh()
+    finally:
+        if not engine.keep_shards:
+            shutil.rmtree(folder, ignore_errors=True)
+    scored = (
+        pl.concat(parts)
+        if parts
+        else pl.DataFrame(schema={"evaluator": pl.String, **RESULT_SCHEMA})
+    )
+    return {cls.id: _local_order(scored.filter(pl.col("evaluator") == cls.id), rows, cls)
+            for cls, _ in jobs}  # fmt: skip
+
+
+def _local_order(result: pl.DataFrame, rows: pl.DataFrame, cls: type[Evaluator]) -> pl.DataFrame:
+    """Put ``result`` in the local engine's order, whatever the batch sizes were.
+
+    The local engine scores blocks of ``cls.block_rows`` rows (all rows when None), and each
+    block lists its first metric for every row, then the next metric: so the order is by
+    (block, metric, row), metrics in the order the evaluator gives them.
+    """
+    block = cls.block_rows or max(rows.height, 1)
+    metrics = result.get_column("metric").unique(maintain_order=True).to_list()
+    rank = {m: i for i, m in enumerate(metrics)}
+    positions = rows.select(_KEY).with_row_index("_pos")
+    by_metric = pl.col("metric").replace_strict(rank, return_dtype=pl.Int32)
+    return (
+        result.join(positions, on=_KEY, how="left")
+        .sort(pl.col("_pos") // block, by_metric, "_pos", maintain_order=True)
+        .select(list(RESULT_SCHEMA))
+        .cast(RESULT_SCHEMA)
+    )
+
+
+def _run(
+    ray: Any,  # noqa: ANN401 - the ray module
+    engine: RayEngine,
+    jobs: list[tuple[type[Evaluator], dict[str, object]]],
+    folder: Path,
+) -> Iterator[Any]:
+    """Yield the result batches (pyarrow tables with an ``evaluator`` column), in row order."""
+    context = ray.data.DataContext.get_current()
+    saved = (context.execution_options.preserve_order, context.enable_progress_bars,
+             context.print_on_execution_start)  # fmt: skip
+    # Row order keeps the merge cheap; Ray's own bars and execution plans would print over
+    # ours (the engine shows one tqdm bar, as the local engine does).
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = context.print_on_execution_start = False
+    try:
+        ds = ray.data.read_parquet(str(folder))
+        blocks = [c.block_rows for c, _ in jobs if c.block_rows]
+        if any(loads_model(c) for c, _ in jobs):
+            gpus = int(ray.cluster_resources().get("GPU", 0))
+            size = engine.actors or gpus or max(1, int(ray.cluster_resources().get("CPU", 1)) // 4)
+            ds = ds.map_batches(_ModelScorer, fn_constructor_args=(jobs,),
+                                batch_size=engine.batch_rows or min(blocks, default=MODEL_BATCH_ROWS),
+                                batch_format="pyarrow",
+                                compute=ray.data.ActorPoolStrategy(size=size),
+                                num_gpus=1 if gpus else 0)  # fmt: skip
+        else:
+            ds = ds.map_batches(_score_batch, fn_args=(jobs,),
+                                batch_size=engine.batch_rows or min(blocks, default=BLOCK_ROWS),
+                                batch_format="pyarrow")  # fmt: skip
+        yield from ds.iter_batches(batch_size=None, batch_format="pyarrow")
+    finally:
+        (context.execution_options.preserve_order, context.enable_progress_bars,
+         context.print_on_execution_start) = saved  # fmt: skip
+
+
+def _score_batch(
+    batch: Any,  # noqa: ANN401 - a pyarrow table
+    jobs: list[tuple[type[Evaluator], dict[str, object]]],
+    ctx: Context | None = None,
+) -> Any:  # noqa: ANN401 - a pyarrow table
+    """Score one Arrow batch in a worker with each evaluator's own ``score``, nothing else."""
+    rows = pl.from_arrow(batch)
+    assert isinstance(rows, pl.DataFrame)  # a table always converts to a frame
+    ctx = ctx or Context()
+    parts = [
+        cls()
+        .score(rows, params, ctx)
+        .select(list(RESULT_SCHEMA))
+        .with_columns(evaluator=pl.lit(cls.id))
+        for cls, params in jobs
+    ]
+    return pl.concat(parts).to_arrow()
+
+
+class _ModelScorer:
+    """A Ray actor scoring batches with a model evaluator; its model loads once per actor.
+
+    The loaders (:func:`evalnb.models.encoder.get_encoder`, the classifier and language-model
+    loaders) cache per process, and an actor is one long-lived process, so the first batch
+    loads the model and every later batch reuses it.
+    """
+
+    def __init__(self, jobs: list[tuple[type[Evaluator], dict[str, object]]]) -> None:
+        self._jobs, self._ctx = jobs, Context()
+
+    def __call__(self, batch: Any) -> Any:  # noqa: ANN401 - pyarrow tables
+        return _score_batch(batch, self._jobs, self._ctx)
+
+
+def _shard_folder(engine: RayEngine, ray: Any, evaluator: str, lab_path: Path | None) -> Path:  # noqa: ANN401
+    """Return a new folder for this run's shards, one every node of the cluster can read."""
+    name = f"{evaluator}-{uuid.uuid4().hex[:12]}"
+    if engine.shards is not None:
+        return Path(engine.shards) / name
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    if len(nodes) > 1:
+        msg = (
+            f"the Ray cluster has {len(nodes)} nodes, and the default shard folder is on this "
+            "machine only; pass RayEngine(shards=...) a folder mounted at the same path on "
+            "every node (NFS, a shared volume)"
+        )
+        raise EvalnbError(msg)
+    base = lab_path.with_name(lab_path.name + ".shards") if lab_path is not None else None
+    return (base or Path(tempfile.gettempdir()) / "evalnb-shards") / name

@@ -1,0 +1,67 @@
+"""What the Ray engine tests run inside Ray workers: an evaluator that kills its own worker
+once, and a setup hook that logs every encoder load and encode call of a worker process."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from evalnb.evaluation.base import Param, register
+from evalnb.evaluation.rouge import Rouge
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import polars as pl
+
+    from evalnb.evaluation.base import Context
+
+# Where the hook writes (set by the test before the cluster starts; workers inherit it).
+LOG_ENV = "EVALNB_TEST_RAY_LOG"
+
+
+@register
+class RougeKillingItsWorker(Rouge):
+    """ROUGE, except that the first batch holding ``victim`` kills its worker process.
+
+    A marker file says the kill happened, so the batch Ray retries scores normally: the
+    retry must neither lose that batch's rows nor add them twice.
+    """
+
+    id = "rouge_killing_its_worker"
+    params: ClassVar[tuple[Param, ...]] = (
+        *Rouge.params,
+        Param("victim", str, default="", description="case id whose batch dies once",
+              scoring=False),
+        Param("marker", str, default="", description="file marking the kill", scoring=False),
+    )  # fmt: skip
+
+    def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
+        marker = Path(str(params["marker"]))
+        if str(params["victim"]) in rows["case_id"].to_list() and not marker.exists():
+            marker.write_text(str(os.getpid()))
+            os._exit(1)  # the worker dies as a killed process does: no cleanup, no reply
+        own = {k: v for k, v in params.items() if k not in ("victim", "marker")}
+        return super().score(rows, own, ctx)
+
+
+def log_encoder_use() -> None:
+    """Ray worker setup hook: append ``load PID`` / ``encode PID`` lines to the log file."""
+    from evalnb.models import encoder
+
+    log = Path(os.environ[LOG_ENV])
+    init, encode = encoder.TextEncoder.__init__, encoder.TextEncoder.encode
+
+    def logged_init(self: encoder.TextEncoder, *args: object, **kwargs: object) -> None:
+        with log.open("a") as out:
+            out.write(f"load {os.getpid()}\n")
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def logged_encode(self: encoder.TextEncoder, texts: list[str]) -> object:
+        with log.open("a") as out:
+            out.write(f"encode {os.getpid()}\n")
+        return encode(self, texts)
+
+    encoder.TextEncoder.__init__ = logged_init  # type: ignore[method-assign]
+    encoder.TextEncoder.encode = logged_encode  # type: ignore[method-assign,assignment]
