@@ -27,20 +27,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     args = parser.parse_args()
     n = args.rows
-    # Every answer and every expected answer distinct (bench/many_pairs.py): nothing can be
-    # scored once and reused. Built in Polars, so the process's memory is the tool's.
-    frame = (
-        many_pairs(n, seed=3)
-        .with_row_index("i")
-        .select(
-            pl.format("c{}", "i").alias("case_id"),
-            pl.format("question {}", "i").alias("prompt"),
-            pl.concat_list("expected").alias("expected"),
-            pl.format('"{}"', pl.col("expected").str.split(" ").list.first()).alias("condition"),
-            "actual",
-            pl.lit("m").alias("model"),
-        )
-    )
+    frame = million_frame(n)
     # Warm-up on 2,000 rows: library imports (NLTK for stemming) and compiled kernels load
     # once per process; they are timed apart from the run.
     start = time.perf_counter()
@@ -62,6 +49,26 @@ def main() -> None:
 
 
 _EVALUATORS = ("text_matching", "pii_leakage", "bleu", "rouge")
+
+
+def million_frame(n: int) -> pl.DataFrame:
+    """``n`` rows of distinct answers and expected answers, each with a text-matching condition.
+
+    Every answer and every expected answer differs (bench/many_pairs.py): nothing can be
+    scored once and reused. Built in Polars, so the process's memory is the tool's.
+    """
+    return (
+        many_pairs(n, seed=3)
+        .with_row_index("i")
+        .select(
+            pl.format("c{}", "i").alias("case_id"),
+            pl.format("question {}", "i").alias("prompt"),
+            pl.concat_list("expected").alias("expected"),
+            pl.format('"{}"', pl.col("expected").str.split(" ").list.first()).alias("condition"),
+            "actual",
+            pl.lit("m").alias("model"),
+        )
+    )
 
 
 def _peak_gb() -> float:

@@ -26,10 +26,13 @@ class RougeKillingItsWorker(Rouge):
     """ROUGE, except that the first batch holding ``victim`` kills its worker process.
 
     A marker file says the kill happened, so the batch Ray retries scores normally: the
-    retry must neither lose that batch's rows nor add them twice.
+    retry must neither lose that batch's rows nor add them twice. Its blocks are small, so
+    that Ray's batches cross the local engine's block boundaries and the results must be put
+    back in the local order.
     """
 
     id = "rouge_killing_its_worker"
+    block_rows = 1000
     params: ClassVar[tuple[Param, ...]] = (
         *Rouge.params,
         Param("victim", str, default="", description="case id whose batch dies once",

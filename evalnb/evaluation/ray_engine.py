@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["MODEL_BATCH_ROWS", "RayEngine", "loads_model", "score_with_ray"]
 
 _KEY = ["case_id", "model", "sample"]
+_POS = "_pos"
 
 MODEL_BATCH_ROWS = 4096
 """Rows per batch for model evaluators: thousands of texts per forward loop keep a GPU busy,
@@ -121,49 +122,56 @@ def score_with_ray(
     """
     ray = engine.connect()
     folder = _shard_folder(engine, ray, "-".join(c.id for c, _ in jobs), lab_path)
-    write_shards(rows, folder, rows=engine.shard_rows)
+    # Each row carries its position: Ray batches need not align with the local engine's
+    # blocks, and the position is what puts the results back in the local engine's order.
+    write_shards(rows.with_row_index(_POS), folder, rows=engine.shard_rows)
     start, total = bar.n, rows.height * len(jobs)
+    parts: dict[str, list[pl.DataFrame]] = {c.id: [] for c, _ in jobs}
+    per_answer = 0.0  # result rows per answer, from the first batch (progress only)
     try:
-        parts = []
         for batch in _run(ray, engine, [(c, dict(p)) for c, p in jobs], folder):
             frame = pl.from_arrow(batch)
             assert isinstance(frame, pl.DataFrame)  # a table always converts to a frame
-            parts.append(frame)
-            # Answers scored so far (a batch holds one row per answer, evaluator and metric).
-            done = frame.select(_KEY).n_unique() * len(jobs)
+            for (evaluator,), part in frame.partition_by("evaluator", as_dict=True).items():
+                parts[str(evaluator)].append(part.drop("evaluator"))
+            per_answer = per_answer or frame.height / max(frame.select(_KEY).n_unique(), 1)
+            done = round(frame.height / per_answer) * len(jobs) if per_answer else 0
             bar.update(min(done, start + total - bar.n))
         bar.n = start + total
         bar.refresh()
     finally:
         if not engine.keep_shards:
             shutil.rmtree(folder, ignore_errors=True)
-    scored = (
-        pl.concat(parts)
-        if parts
-        else pl.DataFrame(schema={"evaluator": pl.String, **RESULT_SCHEMA})
-    )
-    return {cls.id: _local_order(scored.filter(pl.col("evaluator") == cls.id), rows, cls)
+    return {cls.id: _local_order(pl.concat(parts[cls.id]) if parts[cls.id] else
+                                 pl.DataFrame(schema={**RESULT_SCHEMA, _POS: pl.Int64}), cls,
+                                 rows.height)
             for cls, _ in jobs}  # fmt: skip
 
 
-def _local_order(result: pl.DataFrame, rows: pl.DataFrame, cls: type[Evaluator]) -> pl.DataFrame:
-    """Put ``result`` in the local engine's order, whatever the batch sizes were.
+def _batch_rows(engine: RayEngine, classes: Sequence[type[Evaluator]]) -> int:
+    """Rows per ``map_batches`` call: the engine's setting, else the smallest block."""
+    blocks = [c.block_rows for c in classes if c.block_rows]
+    fallback = MODEL_BATCH_ROWS if any(loads_model(c) for c in classes) else BLOCK_ROWS
+    return engine.batch_rows or min(blocks, default=fallback)
+
+
+def _local_order(result: pl.DataFrame, cls: type[Evaluator], n_rows: int) -> pl.DataFrame:
+    """Put ``result`` (with each row's position in ``_pos``) in the local engine's order.
 
     The local engine scores blocks of ``cls.block_rows`` rows (all rows when None), and each
-    block lists its first metric for every row, then the next metric: so the order is by
-    (block, metric, row), metrics in the order the evaluator gives them.
+    block lists its first metric for every row, then the next metric: the order is by
+    (block, metric, row), metrics in the order the evaluator gives them. One integer key
+    holds all three, and a result already in that order (the usual case) is not copied.
     """
-    block = cls.block_rows or max(rows.height, 1)
+    block = cls.block_rows or max(n_rows, 1)
     metrics = result.get_column("metric").unique(maintain_order=True).to_list()
-    rank = {m: i for i, m in enumerate(metrics)}
-    positions = rows.select(_KEY).with_row_index("_pos")
-    by_metric = pl.col("metric").replace_strict(rank, return_dtype=pl.Int32)
-    return (
-        result.join(positions, on=_KEY, how="left")
-        .sort(pl.col("_pos") // block, by_metric, "_pos", maintain_order=True)
-        .select(list(RESULT_SCHEMA))
-        .cast(RESULT_SCHEMA)
-    )
+    rank = pl.col("metric").replace_strict({m: i for i, m in enumerate(metrics)},
+                                           return_dtype=pl.Int64)  # fmt: skip
+    pos = pl.col(_POS).cast(pl.Int64)
+    order = result.select(((pos // block) * len(metrics) + rank) * n_rows + pos).to_series()
+    if not order.is_sorted():
+        result = result.gather(order.arg_sort())
+    return result.select(list(RESULT_SCHEMA)).cast(RESULT_SCHEMA)
 
 
 def _run(
@@ -182,18 +190,18 @@ def _run(
     context.enable_progress_bars = context.print_on_execution_start = False
     try:
         ds = ray.data.read_parquet(str(folder))
-        blocks = [c.block_rows for c, _ in jobs if c.block_rows]
+        size = _batch_rows(engine, [c for c, _ in jobs])
         if any(loads_model(c) for c, _ in jobs):
             gpus = int(ray.cluster_resources().get("GPU", 0))
-            size = engine.actors or gpus or max(1, int(ray.cluster_resources().get("CPU", 1)) // 4)
+            pool = engine.actors or gpus or max(1, int(ray.cluster_resources().get("CPU", 1)) // 4)
             ds = ds.map_batches(_ModelScorer, fn_constructor_args=(jobs,),
-                                batch_size=engine.batch_rows or min(blocks, default=MODEL_BATCH_ROWS),
+                                batch_size=size,
                                 batch_format="pyarrow",
-                                compute=ray.data.ActorPoolStrategy(size=size),
+                                compute=ray.data.ActorPoolStrategy(size=pool),
                                 num_gpus=1 if gpus else 0)  # fmt: skip
         else:
             ds = ds.map_batches(_score_batch, fn_args=(jobs,),
-                                batch_size=engine.batch_rows or min(blocks, default=BLOCK_ROWS),
+                                batch_size=size,
                                 batch_format="pyarrow")  # fmt: skip
         yield from ds.iter_batches(batch_size=None, batch_format="pyarrow")
     finally:
@@ -206,17 +214,21 @@ def _score_batch(
     jobs: list[tuple[type[Evaluator], dict[str, object]]],
     ctx: Context | None = None,
 ) -> Any:  # noqa: ANN401 - a pyarrow table
-    """Score one Arrow batch in a worker with each evaluator's own ``score``, nothing else."""
-    rows = pl.from_arrow(batch)
-    assert isinstance(rows, pl.DataFrame)  # a table always converts to a frame
+    """Score one Arrow batch in a worker with each evaluator's own ``score``.
+
+    Each result row gets the ``_pos`` of its answer (a join within the batch, done here in
+    parallel rather than on the driver).
+    """
+    frame = pl.from_arrow(batch)
+    assert isinstance(frame, pl.DataFrame)  # a table always converts to a frame
+    rows, positions = frame.drop(_POS), frame.select(*_KEY, _POS)
     ctx = ctx or Context()
     parts = [
-        cls()
-        .score(rows, params, ctx)
-        .select(list(RESULT_SCHEMA))
+        cls().score(rows, params, ctx).select(list(RESULT_SCHEMA))
+        .join(positions, on=_KEY, how="left", maintain_order="left")
         .with_columns(evaluator=pl.lit(cls.id))
         for cls, params in jobs
-    ]
+    ]  # fmt: skip
     return pl.concat(parts).to_arrow()
 
 

@@ -10,6 +10,7 @@ aggregate rows, whatever the lab's size.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -24,7 +25,7 @@ from evalnb.lab.verdicts import current_thresholds, verdicts
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["BAR_SCHEMA", "LEVELS", "NODE_SCHEMA", "EyeIndex", "check_path", "eye_bars",
+__all__ = ["BAR_SCHEMA", "LEVELS", "NODE_SCHEMA", "EyeIndex", "Parts", "check_path", "eye_bars",
            "eye_index", "eye_nodes", "path_titles"]  # fmt: skip
 
 LEVELS = ("domain", "evaluator", "metric", "model")
@@ -60,14 +61,55 @@ class EyeIndex:
         Per metric: titles, descriptions, direction and the threshold in force.
     parts
         Per (evaluator, metric, model): its rows ``case_id, sample, value, passed`` sorted by
-        value — the dots of the model level, cut once so a click does not scan the lab.
+        value — the dots of the model level, cut on first use and kept for the next clicks.
     """
 
     verdicts: pl.DataFrame
     board: pl.DataFrame
     specs: pl.DataFrame
     problems: pl.DataFrame
-    parts: dict[tuple[str, str, str], pl.DataFrame] = field(repr=False)
+    parts: Parts = field(repr=False)
+
+
+class Parts(Mapping[tuple[str, str, str], pl.DataFrame]):
+    """The rows of each (evaluator, metric, model), cut from the verdicts when first asked for.
+
+    Cutting all of them when the eye opens cost more than a second per ten million scores
+    and a copy of every score; a click needs one or two, so each is cut on demand (one
+    filter of the verdicts, tens of milliseconds) and the last few are kept.
+    """
+
+    def __init__(self, verdicts: pl.DataFrame, keys: Iterable[tuple[str, str, str]],
+                 keep: int = 16) -> None:  # fmt: skip
+        self._verdicts, self._keys, self._keep = verdicts, frozenset(keys), keep
+        self._cut: dict[tuple[str, str, str], pl.DataFrame] = {}
+
+    def __getitem__(self, key: tuple[str, str, str]) -> pl.DataFrame:
+        if key not in self._keys:
+            raise KeyError(key)
+        if key in self._cut:
+            self._cut[key] = self._cut.pop(key)  # most recently used last
+            return self._cut[key]
+        ev, metric, model = key
+        v = self._verdicts
+        mask = (v["evaluator"] == ev) & (v["metric"] == metric) & (v["model"] == model)
+        part = pl.DataFrame([v.get_column(c).filter(mask) for c in _PART_COLUMNS])
+        self._cut[key] = part.sort("value", nulls_last=True)
+        while len(self._cut) > self._keep:
+            self._cut.pop(next(iter(self._cut)))
+        return self._cut[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[tuple[str, str, str]]:
+        return iter(sorted(self._keys))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+_PART_COLUMNS = ("case_id", "sample", "value", "passed")
 
 
 def eye_index(lab: LabCore, *, seed: int = 0) -> EyeIndex:
@@ -108,12 +150,9 @@ def eye_index(lab: LabCore, *, seed: int = 0) -> EyeIndex:
             .otherwise(pl.col("mean") <= pl.col("threshold")),
         )
     )
-    parts = v.select(
-        "evaluator", "metric", "model", "case_id", "sample", "value", "passed"
-    ).partition_by("evaluator", "metric", "model", as_dict=True, include_key=False)
-    cut = {(str(k[0]), str(k[1]), str(k[2])): p.sort("value", nulls_last=True)
-           for k, p in parts.items()}  # fmt: skip
-    return EyeIndex(v, agg, specs, counts, cut)
+    # The leaderboard has a row for every (evaluator, metric, model) with scores.
+    keys = board.select("evaluator", "metric", "model").iter_rows()
+    return EyeIndex(v, agg, specs, counts, Parts(v, keys))
 
 
 def check_path(index: EyeIndex, path: list[str]) -> list[str]:

@@ -1,0 +1,170 @@
+"""The Ray Data engine against the local engine, and a scaling model from measured costs.
+
+Usage: .venv/bin/python bench/bench_ray.py [--rows 1000000] [--cpus 2] [--cold-rows 200000]
+
+Both engines score the same lab of distinct texts (bench/many_pairs.py: every answer and
+every expected answer different) with BLEU + ROUGE + PII + text matching, through
+``evalnb.evaluate`` in one process, each warm: the local engine's kernels compiled, the Ray
+cluster (``ray.init(num_cpus=CPUS)``) started and its workers warmed on 2,000 rows. Issue 21's
+target on one machine: Ray ≤ 1.5× the local time.
+
+Then, from the costs measured here (the shard write, one worker's scoring rate, the merge
+on the driver and the store write), the model of rows/s against workers for 10M and 100M
+rows, and where the driver becomes the bottleneck. Last, a cold whole-process figure: the
+``evalnb evaluate`` command on a store of ``--cold-rows`` rows, with each engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import ray
+
+import evalnb
+from bench.bench_million import million_frame
+from evalnb.evaluation.base import BLOCK_ROWS
+from evalnb.evaluation.catalog import get_evaluator
+from evalnb.evaluation.ray_engine import _local_order, _score_batch
+from evalnb.lab.shards import write_shards
+
+EVALUATORS = ["bleu", "rouge", "pii_leakage", "text_matching"]
+
+
+def _peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+
+
+def timed(fn: object) -> tuple[float, object]:
+    start = time.perf_counter()
+    out = fn()  # type: ignore[operator]
+    return time.perf_counter() - start, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--cpus", type=int, default=2)
+    parser.add_argument("--cold-rows", type=int, default=200_000)
+    args = parser.parse_args()
+    frame = million_frame(args.rows)
+    print(f"rows: {args.rows:,} distinct answers ({frame['actual'].n_unique():,} distinct), "
+          f"evaluators: {', '.join(EVALUATORS)}")  # fmt: skip
+
+    ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
+    warm = evalnb.load(frame.head(2_000))
+    for engine in ("local", "ray"):  # kernels compiled, imports done, Ray workers up
+        evalnb.evaluate(warm, EVALUATORS, progress=False, engine=engine)
+
+    lab = evalnb.load(frame)
+    local_s, local = timed(lambda: evalnb.evaluate(lab, EVALUATORS, progress=False))
+    ray_s, on_ray = timed(lambda: evalnb.evaluate(lab, EVALUATORS, progress=False, engine="ray"))
+    same = on_ray.scores.equals(local.scores)  # type: ignore[attr-defined]
+    scores = local.scores.height  # type: ignore[attr-defined]
+    print(f"local engine  {local_s:7.1f} s  {args.rows / local_s:>10,.0f} rows/s")
+    print(f"ray engine    {ray_s:7.1f} s  {args.rows / ray_s:>10,.0f} rows/s   "
+          f"ray/local {ray_s / local_s:.2f}x (target ≤ 1.5x)   scores equal: {same}")  # fmt: skip
+    print(f"peak RSS of this process {_peak_gb():.1f} GB (both engines and both results)")
+
+    # What the engine spends outside the workers, measured piece by piece.
+    rows = lab.rows()
+    folder = Path(tempfile.mkdtemp(prefix="evalnb-bench-")) / "shards"
+    write_s, _ = timed(lambda: write_shards(rows, folder))
+    shutil.rmtree(folder.parent)
+    # Putting results in order: timed on each evaluator's scores reversed, which forces the
+    # full sort (Ray's batches rarely align with the local blocks): the worst case.
+    positions = rows.select("case_id", "model", "sample").with_row_index("_pos")
+    classes = [get_evaluator(n) for n in EVALUATORS]
+    merge_s = 0.0
+    for cls in classes:
+        mine = (
+            local.scores.filter(pl.col("evaluator") == cls.id)
+            .join(  # type: ignore[attr-defined]
+                positions, on=["case_id", "model", "sample"], how="left", maintain_order="left"
+            )
+            .reverse()
+        )
+        merge_s += timed(lambda m=mine, c=cls: _local_order(m, c, rows.height))[0]
+    store = Path(tempfile.mkdtemp(prefix="evalnb-bench-")) / "lab.duckdb"
+    store_s, _ = timed(lambda: local.save(store))  # type: ignore[attr-defined]
+    shutil.rmtree(store.parent)
+    # One worker's rate: a batch of the engine's size scored inside a Ray worker, timed
+    # there (second call: warm), so the figure is a worker's, threads and all.
+    batch = rows.head(BLOCK_ROWS).to_arrow()
+    jobs = [(c, c.resolve({})) for c in classes]
+    batch_s = min(ray.get([_timed_batch.remote(batch, jobs) for _ in range(2)]))
+    per_row = batch_s / batch.num_rows
+    overhead_s = max(ray_s - write_s - merge_s - args.rows * per_row / args.cpus, 0.0)
+    print(f"\nmeasured costs (per million rows; {len(EVALUATORS)} evaluators, "
+          f"{scores / args.rows:.0f} scores a row)")  # fmt: skip
+    print(f"  shard write (driver)       {write_s / args.rows * 1e6:6.1f} s")
+    print(
+        f"  scoring in one Ray worker  {per_row * 1e6:6.1f} s  ({batch_s:.2f} s a batch of {BLOCK_ROWS:,})"
+    )
+    print(f"  results into order (driver){merge_s / args.rows * 1e6:6.1f} s")
+    print(
+        f"  store write (driver)       {store_s / args.rows * 1e6:6.1f} s  (outputs and scores, DuckDB)"
+    )
+    print(
+        f"  the rest of the Ray run    {overhead_s:6.1f} s  (scheduling, transfers, the driver's share of 2 CPUs)"
+    )
+    _model(write_s / args.rows, per_row, merge_s / args.rows, store_s / args.rows,
+           overhead_s)  # fmt: skip
+    ray.shutdown()
+    _cold(frame.head(args.cold_rows))
+
+
+@ray.remote
+def _timed_batch(batch: object, jobs: object) -> float:
+    start = time.perf_counter()
+    _score_batch(batch, jobs)
+    return time.perf_counter() - start
+
+
+def _model(write: float, score: float, merge: float, store: float, fixed: float) -> None:
+    """Rows/s against workers: the workers' share shrinks with their number, the driver's does not.
+
+    The driver's work is serial: writing the row shards, putting results in order, and
+    (for a lab with a store) the DuckDB write of the scores; the workers' is the scoring.
+    """
+    print("\nscaling model: T = fixed + N·(shards + order [+ store]) + N·score / workers")
+    print(
+        f"  {'rows':>12} {'workers':>8} {'in memory':>10} {'rows/s':>9} {'with store':>11} {'rows/s':>9}  bound by"
+    )
+    for n in (10_000_000, 100_000_000):
+        for workers in (2, 16, 64, 256):
+            driver_s, workers_s = n * (write + merge), n * score / workers
+            total, stored = fixed + driver_s + workers_s, fixed + driver_s + workers_s + n * store
+            bound = "workers" if workers_s > driver_s else "the driver"
+            print(f"  {n:>12,} {workers:>8} {total:>9.0f}s {n / total:>9,.0f} {stored:>10.0f}s "
+                  f"{n / stored:>9,.0f}  {bound}")  # fmt: skip
+    print(f"  workers stop paying past {score / (write + merge):.0f} (the driver's serial share "
+          f"caps a cluster at {1 / (write + merge):,.0f} rows/s in memory, "
+          f"{1 / (write + merge + store):,.0f} rows/s into one DuckDB store)")  # fmt: skip
+
+
+def _cold(frame: pl.DataFrame) -> None:
+    """``evalnb evaluate`` in a fresh process per engine (imports, cluster start included)."""
+    folder = Path(tempfile.mkdtemp(prefix="evalnb-bench-"))
+    print(f"\ncold whole process: evalnb evaluate on a store of {frame.height:,} rows")
+    for engine in ("local", "ray"):
+        store = folder / f"{engine}.duckdb"
+        evalnb.load(frame).save(store)
+        command = [sys.executable, "-m", "evalnb.cli", "evaluate", str(store),
+                   *[a for e in EVALUATORS for a in ("-e", e)], "--engine", engine]  # fmt: skip
+        seconds, _ = timed(lambda c=command: subprocess.run(c, check=True, capture_output=True))
+        print(f"  {engine:<6} {seconds:6.1f} s")
+    shutil.rmtree(folder)
+
+
+if __name__ == "__main__":
+    main()
