@@ -64,6 +64,8 @@ def main() -> None:
     warm = evalnb.load(frame.head(2_000))
     for engine in ("local", "ray"):  # kernels compiled, imports done, Ray workers up
         evalnb.evaluate(warm, EVALUATORS, progress=False, engine=engine)
+    # The fixed cost of a Ray run: the same 2,000 rows again, warm.
+    fixed_s, _ = timed(lambda: evalnb.evaluate(warm, EVALUATORS, progress=False, engine="ray"))
 
     lab = evalnb.load(frame)
     local_s, local = timed(lambda: evalnb.evaluate(lab, EVALUATORS, progress=False))
@@ -78,47 +80,43 @@ def main() -> None:
     # What the engine spends outside the workers, measured piece by piece.
     rows = lab.rows()
     folder = Path(tempfile.mkdtemp(prefix="evalnb-bench-")) / "shards"
-    write_s, _ = timed(lambda: write_shards(rows, folder))
+    write_s, _ = timed(lambda: write_shards(rows.with_row_index("_pos"), folder))
     shutil.rmtree(folder.parent)
-    # Putting results in order: timed on each evaluator's scores reversed, which forces the
-    # full sort (Ray's batches rarely align with the local blocks): the worst case.
-    positions = rows.select("case_id", "model", "sample").with_row_index("_pos")
+    # Putting results in order: timed on each evaluator's results reversed, which forces
+    # the full sort (Ray's batches rarely align with the local blocks): the worst case.
+    keys = rows.select("case_id", "model", "sample")
     classes = [get_evaluator(n) for n in EVALUATORS]
     merge_s = 0.0
     for cls in classes:
         mine = (
-            local.scores.filter(pl.col("evaluator") == cls.id)
-            .join(  # type: ignore[attr-defined]
-                positions, on=["case_id", "model", "sample"], how="left", maintain_order="left"
-            )
+            local.scores.filter(pl.col("evaluator") == cls.id)  # type: ignore[attr-defined]
+            .join(keys.with_row_index("_pos"), on=list(keys.columns), how="left",
+                  maintain_order="left")
+            .select("_pos", "metric", "value", "detail")
             .reverse()
-        )
-        merge_s += timed(lambda m=mine, c=cls: _local_order(m, c, rows.height))[0]
+        )  # fmt: skip
+        merge_s += timed(lambda m=mine, c=cls: _local_order(m, c, keys))[0]
     store = Path(tempfile.mkdtemp(prefix="evalnb-bench-")) / "lab.duckdb"
     store_s, _ = timed(lambda: local.save(store))  # type: ignore[attr-defined]
     shutil.rmtree(store.parent)
     # One worker's rate: a batch of the engine's size scored inside a Ray worker, timed
     # there (second call: warm), so the figure is a worker's, threads and all.
-    batch = rows.head(BLOCK_ROWS).to_arrow()
+    batch = rows.head(BLOCK_ROWS).with_row_index("_pos").to_arrow()
     jobs = [(c, c.resolve({})) for c in classes]
     batch_s = min(ray.get([_timed_batch.remote(batch, jobs) for _ in range(2)]))
-    per_row = batch_s / batch.num_rows
-    overhead_s = max(ray_s - write_s - merge_s - args.rows * per_row / args.cpus, 0.0)
-    print(f"\nmeasured costs (per million rows; {len(EVALUATORS)} evaluators, "
-          f"{scores / args.rows:.0f} scores a row)")  # fmt: skip
-    print(f"  shard write (driver)       {write_s / args.rows * 1e6:6.1f} s")
-    print(
-        f"  scoring in one Ray worker  {per_row * 1e6:6.1f} s  ({batch_s:.2f} s a batch of {BLOCK_ROWS:,})"
-    )
-    print(f"  results into order (driver){merge_s / args.rows * 1e6:6.1f} s")
-    print(
-        f"  store write (driver)       {store_s / args.rows * 1e6:6.1f} s  (outputs and scores, DuckDB)"
-    )
-    print(
-        f"  the rest of the Ray run    {overhead_s:6.1f} s  (scheduling, transfers, the driver's share of 2 CPUs)"
-    )
-    _model(write_s / args.rows, per_row, merge_s / args.rows, store_s / args.rows,
-           overhead_s)  # fmt: skip
+    n = args.rows
+    score = batch_s / batch.num_rows
+    # What is left is per row: results crossing to the driver and becoming frames there.
+    transfer = max(ray_s - fixed_s - write_s - merge_s - n * score / args.cpus, 0.0) / n
+    print(f"\nmeasured costs per million rows ({len(EVALUATORS)} evaluators, "
+          f"{scores / n:.0f} scores a row), {fixed_s:.1f} s fixed per run")  # fmt: skip
+    for what, secs in (("row shards written (driver)", write_s / n),
+                       ("scoring in one Ray worker", score),
+                       ("results received (driver)", transfer),
+                       ("results into order (driver)", merge_s / n),
+                       ("store write, if any (driver)", store_s / n)):  # fmt: skip
+        print(f"  {what:<30} {secs * 1e6:6.1f} s")
+    _model(fixed_s, write_s / n + transfer + merge_s / n, score, store_s / n)
     ray.shutdown()
     _cold(frame.head(args.cold_rows))
 
@@ -130,26 +128,26 @@ def _timed_batch(batch: object, jobs: object) -> float:
     return time.perf_counter() - start
 
 
-def _model(write: float, score: float, merge: float, store: float, fixed: float) -> None:
+def _model(fixed: float, driver: float, score: float, store: float) -> None:
     """Rows/s against workers: the workers' share shrinks with their number, the driver's does not.
 
-    The driver's work is serial: writing the row shards, putting results in order, and
-    (for a lab with a store) the DuckDB write of the scores; the workers' is the scoring.
+    The driver's work is serial: writing the row shards, receiving the results, putting
+    them in order and, for a lab with a store, the DuckDB write of the scores.
     """
-    print("\nscaling model: T = fixed + N·(shards + order [+ store]) + N·score / workers")
-    print(
-        f"  {'rows':>12} {'workers':>8} {'in memory':>10} {'rows/s':>9} {'with store':>11} {'rows/s':>9}  bound by"
-    )
+    print("\nscaling model: T = fixed + N·driver [+ N·store] + N·score / workers")
+    print(f"  {'rows':>12} {'workers':>8} {'in memory':>10} {'rows/s':>9} {'with store':>11} "
+          f"{'rows/s':>9}  bound by")  # fmt: skip
     for n in (10_000_000, 100_000_000):
         for workers in (2, 16, 64, 256):
-            driver_s, workers_s = n * (write + merge), n * score / workers
-            total, stored = fixed + driver_s + workers_s, fixed + driver_s + workers_s + n * store
+            driver_s, workers_s = n * driver, n * score / workers
+            total = fixed + driver_s + workers_s
+            stored = total + n * store
             bound = "workers" if workers_s > driver_s else "the driver"
             print(f"  {n:>12,} {workers:>8} {total:>9.0f}s {n / total:>9,.0f} {stored:>10.0f}s "
                   f"{n / stored:>9,.0f}  {bound}")  # fmt: skip
-    print(f"  workers stop paying past {score / (write + merge):.0f} (the driver's serial share "
-          f"caps a cluster at {1 / (write + merge):,.0f} rows/s in memory, "
-          f"{1 / (write + merge + store):,.0f} rows/s into one DuckDB store)")  # fmt: skip
+    print(f"  workers stop paying past {score / driver:.0f}: the driver's serial share caps a "
+          f"cluster at {1 / driver:,.0f} rows/s in memory, {1 / (driver + store):,.0f} rows/s "
+          "into one DuckDB store")  # fmt: skip
 
 
 def _cold(frame: pl.DataFrame) -> None:

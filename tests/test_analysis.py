@@ -246,3 +246,31 @@ def test_overlap_problems_take_the_type_of_the_labs_task() -> None:
     worded = lab.insights().filter(pl.col("evaluator") == "rouge")
     assert set(worded["insight_type"]) == {"summarization"}
     assert worded["description"].str.contains("summarizing model").any()
+
+
+def test_a_large_leaderboard_takes_the_matrix_paths_numbers_without_the_matrix() -> None:
+    """Above CLT_ROWS cases the intervals come from per-model aggregates: same numbers."""
+    from evalnb.analysis.leaderboard import CLT_ROWS, case_matrix, mean_interval
+
+    rng = np.random.default_rng(5)
+    n = CLT_ROWS + 1_000
+    frames = []
+    for k, model in enumerate(["b", "a"]):
+        values = rng.beta(2 + k, 2, n)
+        values[rng.random(n) < 0.01] = np.nan  # unscored rows
+        keep = rng.random(n) > 0.02  # each model lacks a few cases
+        frames.append(pl.DataFrame({
+            "case_id": [f"c{i}" for i in range(n)], "model": model, "sample": 0,
+            "evaluator": "rouge", "metric": "rouge_l", "value": values,
+            "threshold": 0.5, "higher_is_better": True, "primary": True,
+        }).filter(pl.Series(keep)).with_columns(pl.col("value").fill_nan(None)))  # fmt: skip
+    v = pl.concat(frames).with_columns(passed=pl.col("value") >= 0.5)
+    board = leaderboard(v).sort("model")
+    models, values, passed = case_matrix(v, "rouge", "rouge_l")
+    low, high = mean_interval(values, 200, 0)
+    assert board["model"].to_list() == models == ["a", "b"]
+    assert board["n_cases"].to_list() == list((~np.isnan(values)).sum(axis=0))
+    np.testing.assert_allclose(board["mean"], np.nanmean(values, axis=0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(board["ci_low"], low, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(board["ci_high"], high, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(board["pass_rate"], np.nanmean(passed, axis=0), atol=1e-12)

@@ -152,7 +152,9 @@ def test_eye_drills_down_to_a_case_and_back_in_jupyterlab(
             page.locator(".ee-panel .ee-card").count()
             == idx.verdicts.filter(
                 (pl.col("case_id") == worst["case_id"]) & (pl.col("model") == model)
-            ).height
+            )
+            .collect()
+            .height
         )
         _shot(page, "5-case")
         assert worst["case_id"] in server.run_code(page, "print(w.selected_case)")

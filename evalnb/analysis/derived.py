@@ -68,7 +68,7 @@ def analyse(lab: LabCore, seed: int = 0) -> Analysed:
 
 
 def lab_leaderboard(
-    lab: LabCore, v: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0
+    lab: LabCore, v: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000, seed: int = 0
 ) -> pl.DataFrame:
     """Return the leaderboard of ``lab``: per-row means, macro scores for classification."""
     return with_macro(leaderboard(v, n_boot=n_boot, seed=seed), lab, seed=seed)

@@ -29,14 +29,28 @@ _Z = 1.959963984540054  # two-sided 95 %
 
 
 def case_matrix(
-    verdicts: pl.DataFrame, evaluator: str, metric: str
+    verdicts: pl.DataFrame | pl.LazyFrame, evaluator: str, metric: str
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """(models, values, passed) as (cases × models) arrays; NaN where a model lacks the case."""
-    one = (
-        verdicts.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
-        .group_by("case_id", "model")
-        .agg(pl.col("value").mean(), pl.col("passed").cast(pl.Float64).mean())
+    return _matrix(_case_values(_picked(verdicts, evaluator, metric)))
+
+
+def _picked(verdicts: pl.DataFrame | pl.LazyFrame, evaluator: str, metric: str) -> pl.DataFrame:
+    wanted = (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+    return verdicts.lazy().filter(wanted).collect()
+
+
+def _case_values(picked: pl.DataFrame) -> pl.DataFrame:
+    """One row per (case, model): the mean value and pass share over its samples."""
+    # One sample per answer: nothing to average, and the grouping is the slow part.
+    if picked.height and "sample" in picked.columns and picked["sample"].max() == 0:
+        return picked.select("case_id", "model", "value", pl.col("passed").cast(pl.Float64))
+    return picked.group_by("case_id", "model").agg(
+        pl.col("value").mean(), pl.col("passed").cast(pl.Float64).mean()
     )
+
+
+def _matrix(one: pl.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
     models = sorted(one["model"].unique().to_list())
     # Positions by dense rank (cases sorted, models sorted), computed in Polars: a Python
     # dict lookup per row costs about a second per million rows.
@@ -51,6 +65,31 @@ def case_matrix(
     values[rows, cols] = one["value"].fill_null(np.nan).to_numpy()
     passed[rows, cols] = one["passed"].fill_null(np.nan).to_numpy()
     return models, values, passed
+
+
+def _normal_stats(one: pl.DataFrame) -> pl.DataFrame:
+    """Per model: cases, mean, normal 95 % interval, pass rate, from (case, model) rows.
+
+    What :func:`mean_interval` gives above :data:`CLT_ROWS` cases, without the cases ×
+    models matrix (building it sorts every case id, the slow part on a million cases).
+    """
+    value = pl.col("value").fill_nan(None)
+    n = value.count()
+    half = _Z * value.std(ddof=1) / n.cast(pl.Float64).sqrt()
+    return (
+        one.group_by("model")
+        .agg(
+            n_cases=n.cast(pl.Int64),
+            mean=value.mean(),
+            _half=half,
+            pass_rate=pl.col("passed").fill_nan(None).mean(),
+        )
+        .with_columns(
+            ci_low=pl.col("mean") - pl.col("_half"), ci_high=pl.col("mean") + pl.col("_half")
+        )
+        .drop("_half")
+        .sort("model")
+    )
 
 
 def _replicate_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
@@ -101,24 +140,46 @@ def mean_interval(values: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarra
         return np.nanpercentile(reps, 2.5, axis=0), np.nanpercentile(reps, 97.5, axis=0)
 
 
-def leaderboard(verdicts: pl.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
-    """Per (evaluator, metric, model): cases, mean, 95 % CI, pass rate, rank (1 = best)."""
+def leaderboard(
+    verdicts: pl.DataFrame | pl.LazyFrame, *, n_boot: int = 1000, seed: int = 0
+) -> pl.DataFrame:
+    """Per (evaluator, metric, model): cases, mean, 95 % CI, pass rate, rank (1 = best).
+
+    ``verdicts`` may be a query (:func:`evalnb.lab.verdicts.lazy_verdicts`): each metric's
+    rows are then collected one metric at a time.
+    """
     parts = []
-    keys = verdicts.select(
-        "evaluator", "metric", "higher_is_better", "threshold", "primary"
-    ).unique(["evaluator", "metric"], maintain_order=True)
-    for ev, metric, hib, thr, primary in keys.iter_rows():
-        models, values, passed = case_matrix(verdicts, ev, metric)
-        low, high = mean_interval(values, n_boot, seed)
-        with all_nan_ok():
-            mean = np.nanmean(values, axis=0) if len(values) else np.full(len(models), np.nan)
-            rate = np.nanmean(passed, axis=0) if len(passed) else np.full(len(models), np.nan)
-        parts.append(pl.DataFrame({
-            "evaluator": ev, "metric": metric, "model": models,
-            "n_cases": (~np.isnan(values)).sum(axis=0).astype(np.int64),
-            "mean": mean, "ci_low": low, "ci_high": high, "pass_rate": rate,
-            "threshold": thr, "higher_is_better": hib, "primary": primary,
-        }, strict=False))  # fmt: skip
+    keys = verdicts.lazy().select("evaluator", "metric").unique(maintain_order=True).collect()
+    for ev, metric in keys.iter_rows():
+        picked = _picked(verdicts, ev, metric)
+        spec = picked.select("threshold", "higher_is_better", "primary").row(0, named=True)
+        one = _case_values(picked)
+        # Each case has a row per model at most, so height / models bounds the cases from
+        # below: past CLT_ROWS no exact count (a hash of every case id) is needed.
+        models_n = max(one["model"].n_unique(), 1)
+        many = one.height > CLT_ROWS * models_n or one["case_id"].n_unique() > CLT_ROWS
+        if many:  # normal intervals: no matrix needed
+            stats = _normal_stats(one)
+        else:
+            models, values, passed = _matrix(one)
+            low, high = mean_interval(values, n_boot, seed)
+            with all_nan_ok():
+                mean = np.nanmean(values, axis=0) if len(values) else np.full(len(models), np.nan)
+                rate = np.nanmean(passed, axis=0) if len(passed) else np.full(len(models), np.nan)
+            stats = pl.DataFrame({
+                "model": models, "n_cases": (~np.isnan(values)).sum(axis=0).astype(np.int64),
+                "mean": mean, "ci_low": low, "ci_high": high, "pass_rate": rate,
+            }, strict=False)  # fmt: skip
+        parts.append(
+            stats.select(
+                evaluator=pl.lit(ev), metric=pl.lit(metric), model="model",
+                n_cases=pl.col("n_cases").cast(pl.Int64), mean="mean", ci_low="ci_low",
+                ci_high="ci_high", pass_rate="pass_rate",
+                threshold=pl.lit(spec["threshold"], pl.Float64),
+                higher_is_better=pl.lit(spec["higher_is_better"], pl.Boolean),
+                primary=pl.lit(spec["primary"], pl.Boolean),
+            )
+        )  # fmt: skip
     if not parts:
         return pl.DataFrame(schema={"evaluator": pl.String, "metric": pl.String, "model": pl.String,
                                     "n_cases": pl.Int64, "mean": pl.Float64, "ci_low": pl.Float64,

@@ -62,17 +62,40 @@ def _avid(evaluator: str, domain: str) -> str:
     return _AVID_BY_EVALUATOR.get(evaluator, _AVID_BY_DOMAIN.get(domain, "P0200"))
 
 
-def _threshold_problems(board: pl.DataFrame, verdicts: pl.DataFrame) -> list[dict[str, object]]:
-    """One problem per (evaluator, metric, model) whose mean is on the wrong side (§18.3)."""
+def _threshold_problems(
+    board: pl.DataFrame, verdicts: pl.DataFrame | pl.LazyFrame, *, case_ids: bool = True
+) -> list[dict[str, object]]:
+    """One problem per (evaluator, metric, model) whose mean is on the wrong side (§18.3).
+
+    ``case_ids=False`` leaves each problem's list of failing cases empty (its longest part).
+    """
     out: list[dict[str, object]] = []
-    failing_cases = (
-        verdicts.filter(pl.col("passed").not_())
-        .group_by("evaluator", "metric", "model")
-        .agg(pl.col("case_id").unique().sort())
+    bad_rows = board.filter(
+        pl.col("mean").is_not_null() & pl.col("threshold").is_finite()
+        & pl.when(pl.col("higher_is_better")).then(pl.col("mean") < pl.col("threshold"))
+        .otherwise(pl.col("mean") > pl.col("threshold"))
+    ).select("evaluator", "metric", "model")  # fmt: skip
+    if bad_rows.is_empty():
+        return out
+    # Only the failing rows of failing (evaluator, metric, model)s are read: the filter on
+    # the scores' own columns runs before any join when the verdicts are a query.
+    cut = verdicts.lazy().filter(
+        pl.col("evaluator").is_in(bad_rows["evaluator"].unique().implode())
+        & pl.col("metric").is_in(bad_rows["metric"].unique().implode())
+        & pl.col("model").is_in(bad_rows["model"].unique().implode())
     )
-    fails = {(r[0], r[1], r[2]): r[3] for r in failing_cases.iter_rows()}
-    meta = verdicts.select("evaluator", "metric", "domain", "title").unique(["evaluator", "metric"])
-    info = {(r[0], r[1]): (r[2], r[3]) for r in meta.iter_rows()}
+    fails: dict[tuple[str, str, str], list[str]] = {}
+    if case_ids:
+        failing_cases = (
+            cut.filter(pl.col("passed").not_())
+            .join(bad_rows.lazy(), on=["evaluator", "metric", "model"], how="semi")
+            .group_by("evaluator", "metric", "model")
+            .agg(pl.col("case_id").unique().sort())
+            .collect()
+        )
+        fails = {(r[0], r[1], r[2]): r[3] for r in failing_cases.iter_rows()}
+    meta = cut.select("evaluator", "metric", "domain", "title").unique(["evaluator", "metric"])
+    info = {(r[0], r[1]): (r[2], r[3]) for r in meta.collect().iter_rows()}
     for row in board.iter_rows(named=True):
         thr, mean = row["threshold"], row["mean"]
         if mean is None or not is_finite(thr):
@@ -80,7 +103,7 @@ def _threshold_problems(board: pl.DataFrame, verdicts: pl.DataFrame) -> list[dic
         bad = mean < thr if row["higher_is_better"] else mean > thr
         if not bad:
             continue
-        domain, title = info[(row["evaluator"], row["metric"])]
+        domain, title = info.get((row["evaluator"], row["metric"]), (None, row["metric"]))
         kind = _TYPE_BY_DOMAIN.get(domain or "", "accuracy")
         out.append({
             "severity": "MEDIUM" if mean > thr / 2 else "HIGH",
@@ -98,15 +121,21 @@ def _threshold_problems(board: pl.DataFrame, verdicts: pl.DataFrame) -> list[dic
     return out
 
 
-def _flip_problems(verdicts: pl.DataFrame, cases: pl.DataFrame) -> list[dict[str, object]]:
+def _flip_problems(
+    verdicts: pl.DataFrame | pl.LazyFrame, cases: pl.DataFrame
+) -> list[dict[str, object]]:
     """Flag each perturbed case whose verdict differs from its original's, per metric (§19)."""
     lineage = cases.filter(pl.col("perturbation_of").is_not_null()).select(
         "case_id", "perturbation_of", "perturbation", pl.col("prompt").alias("perturbed_prompt")
     )
     if lineage.is_empty():
         return []
-    v = verdicts.filter(
-        pl.col("passed").is_not_null() & ~pl.col("evaluator").is_in(list(_NO_FLIPS))
+    involved = pl.concat([lineage["case_id"], lineage["perturbation_of"]]).unique()
+    v = (
+        verdicts.lazy()
+        .filter(pl.col("case_id").is_in(involved.implode()))
+        .filter(pl.col("passed").is_not_null() & ~pl.col("evaluator").is_in(list(_NO_FLIPS)))
+        .collect()
     )
     pert = v.join(lineage, on="case_id")
     orig = v.select(
@@ -140,12 +169,15 @@ def _dataset_problems(lab: LabCore) -> list[dict[str, object]]:
     """Rows an evaluator could not score, grouped by reason; empty retrieved contexts."""
     out: list[dict[str, object]] = []
     unscored = (
-        lab.scores.filter(pl.col("value").is_null() & pl.col("detail").is_not_null())
+        lab.scores.lazy()  # a query: only the unscored rows' columns are materialized
+        .filter(pl.col("value").is_null() & pl.col("detail").is_not_null())
+        .select("evaluator", "case_id", "model", "detail")
         .with_columns(reason=pl.col("detail").str.json_path_match("$.reason"))
         .filter(pl.col("reason").is_not_null())
         .group_by("evaluator", "reason")
         .agg(pl.col("case_id").unique().sort(), pl.col("model").unique().sort())
         .sort("evaluator", "reason")
+        .collect()
     )
     for ev, reason, case_ids, models in unscored.iter_rows():
         out.append({
@@ -170,6 +202,12 @@ def _dataset_problems(lab: LabCore) -> list[dict[str, object]]:
                 "score": None, "threshold": None, "case_ids": ids,
             })  # fmt: skip
     return out
+
+
+def _prompts(cases: pl.DataFrame, ids: pl.Series) -> dict[str, str]:
+    """Return the prompts of the cases ``ids`` names (a problem quotes its case's prompt)."""
+    wanted = cases.filter(pl.col("case_id").is_in(ids.unique().implode()))
+    return dict(wanted.select("case_id", "prompt").iter_rows())
 
 
 def _primary(frame: pl.DataFrame) -> pl.DataFrame:
@@ -208,13 +246,18 @@ _SENTENCES = pl.Struct(
 )
 
 
-def _least_grounded(verdicts: pl.DataFrame, prompts: dict[str, str]) -> list[dict[str, object]]:
+def _least_grounded(
+    verdicts: pl.DataFrame | pl.LazyFrame, cases: pl.DataFrame
+) -> list[dict[str, object]]:
     """Per failing groundedness row, the answer sentence that decided its score (H2O)."""
-    failing = verdicts.filter(
-        (pl.col("evaluator") == "groundedness")
-        & (pl.col("metric") == "groundedness")
-        & (pl.col("passed") == False)  # noqa: E712 - null (unscored) is not a failure
-        & pl.col("detail").is_not_null()
+    failing = (
+        verdicts.lazy()
+        .filter((pl.col("evaluator") == "groundedness") & (pl.col("metric") == "groundedness"))
+        .filter(
+            (pl.col("passed") == False)  # noqa: E712 - null (unscored) is not a failure
+            & pl.col("detail").is_not_null()
+        )
+        .collect()
     )
     if failing.is_empty():
         return []
@@ -233,6 +276,7 @@ def _least_grounded(verdicts: pl.DataFrame, prompts: dict[str, str]) -> list[dic
         .sort("groundedness", "case_id", "model", "sample")
         .unique(["case_id", "model", "sample"], keep="first", maintain_order=True)
     )
+    prompts = _prompts(cases, worst["case_id"])
     return [
         {
             "severity": "MEDIUM", "problem_type": "accuracy", "avid_code": "P0100",
@@ -252,11 +296,11 @@ def _least_grounded(verdicts: pl.DataFrame, prompts: dict[str, str]) -> list[dic
 
 
 def _context_failed_answer_passed(
-    verdicts: pl.DataFrame, prompts: dict[str, str]
+    verdicts: pl.DataFrame | pl.LazyFrame, cases: pl.DataFrame
 ) -> list[dict[str, object]]:
     """Text matching rows whose retrieved context failed the condition but the answer passed."""
     key = ["case_id", "model", "sample"]
-    tm = verdicts.filter(pl.col("evaluator") == "text_matching")
+    tm = verdicts.lazy().filter(pl.col("evaluator") == "text_matching").collect()
     context_failed = tm.filter(
         (pl.col("metric") == "model_retrieval_failures") & (pl.col("value") == 1.0)
     ).select(key)
@@ -266,6 +310,7 @@ def _context_failed_answer_passed(
         (pl.col("metric") == "model_generation_failures") & (pl.col("value") == 0.0)
     )
     rows = answer_passed.join(context_failed, on=key).sort(key)
+    prompts = _prompts(cases, rows["case_id"])
     return [
         {
             "severity": "MEDIUM", "problem_type": "retrieval", "avid_code": "P0100",
@@ -286,23 +331,37 @@ def _context_failed_answer_passed(
 
 
 def problems(
-    lab: LabCore, verdicts: pl.DataFrame, board: pl.DataFrame, *, all_metrics: bool = False
+    lab: LabCore,
+    verdicts: pl.DataFrame | pl.LazyFrame,
+    board: pl.DataFrame,
+    *,
+    all_metrics: bool = False,
+    case_ids: bool = True,
 ) -> pl.DataFrame:
     """All problems of a lab, most severe first.
 
     Threshold and flip problems concern each evaluator's primary metric, as in H2O (a flipped
     text-matching case is one problem, not one per pass/fail metric); ``all_metrics=True``
-    raises them for every metric. Per-row problems as H2O raises them: the least grounded
+    raises them for every metric; ``case_ids=False`` leaves out the lists of failing cases of
+    threshold problems (the eval eye counts problems, and a million-case list costs a
+    second). Per-row problems as H2O raises them: the least grounded
     answer sentence of each failing groundedness row, and each text-matching row whose
     retrieved context failed the condition while the answer met it.
     """
     verdicts = with_task_domain(verdicts, lab.cases)  # BLEU and ROUGE: typed by the task
-    prompts = dict(lab.cases.select("case_id", "prompt").iter_rows())
-    per_row = _least_grounded(verdicts, prompts) + _context_failed_answer_passed(verdicts, prompts)
+    per_row = _least_grounded(verdicts, lab.cases) + _context_failed_answer_passed(
+        verdicts, lab.cases
+    )
     if not all_metrics:
-        board, verdicts = _primary(board), _primary(verdicts)
+        # Evaluators that mark a primary metric, read from the board (every evaluator of
+        # the verdicts has rows there): the verdicts are then cut by a plain filter.
+        marked = board.filter(pl.col("primary").fill_null(value=False))["evaluator"].unique()
+        board = _primary(board)
+        verdicts = verdicts.filter(
+            pl.col("primary").fill_null(value=False) | ~pl.col("evaluator").is_in(marked.implode())
+        )
     rows = (
-        _threshold_problems(board, verdicts)
+        _threshold_problems(board, verdicts, case_ids=case_ids)
         + _flip_problems(verdicts, lab.cases)
         + per_row
         + _dataset_problems(lab)

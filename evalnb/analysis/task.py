@@ -9,6 +9,8 @@ generation otherwise.
 
 from __future__ import annotations
 
+from typing import overload
+
 import polars as pl
 
 __all__ = ["OVERLAP", "summarizing", "with_task_domain"]
@@ -25,9 +27,19 @@ def summarizing(cases: pl.DataFrame) -> bool:
     return bool(asks.sum() * 2 >= asks.len())
 
 
-def with_task_domain(verdicts: pl.DataFrame, cases: pl.DataFrame) -> pl.DataFrame:
-    """Return ``verdicts`` with the overlap metrics' domain set by the lab's task."""
-    if verdicts.is_empty():
+@overload
+def with_task_domain(verdicts: pl.DataFrame, cases: pl.DataFrame) -> pl.DataFrame: ...
+@overload
+def with_task_domain(verdicts: pl.LazyFrame, cases: pl.DataFrame) -> pl.LazyFrame: ...
+@overload
+def with_task_domain(
+    verdicts: pl.DataFrame | pl.LazyFrame, cases: pl.DataFrame
+) -> pl.DataFrame | pl.LazyFrame: ...
+def with_task_domain(
+    verdicts: pl.DataFrame | pl.LazyFrame, cases: pl.DataFrame
+) -> pl.DataFrame | pl.LazyFrame:
+    """Return ``verdicts`` (a frame or a query) with the overlap metrics' domain set by the lab's task."""
+    if isinstance(verdicts, pl.DataFrame) and verdicts.is_empty():
         return verdicts
     domain = "summarization" if summarizing(cases) else "generation"
     return verdicts.with_columns(

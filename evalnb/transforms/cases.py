@@ -128,7 +128,7 @@ def case_detail(
     o = out.row(0, named=True)
     rows = index.verdicts.filter(
         (pl.col("case_id") == case_id) & (pl.col("model") == model) & (pl.col("sample") == sample)
-    ).join(
+    ).collect().join(
         index.specs.select("evaluator", "metric", "description"), on=["evaluator", "metric"],
         how="left",
     )  # fmt: skip

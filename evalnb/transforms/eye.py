@@ -20,7 +20,7 @@ from evalnb.analysis.derived import lab_leaderboard
 from evalnb.analysis.problems import problems
 from evalnb.evaluation.base import DOMAINS
 from evalnb.evaluation.catalog import catalog
-from evalnb.lab.verdicts import current_thresholds, verdicts
+from evalnb.lab.verdicts import current_thresholds, lazy_verdicts
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -53,7 +53,9 @@ class EyeIndex:
     Attributes
     ----------
     verdicts
-        Every score with its threshold, ``passed`` and ``domain``.
+        Every score with its threshold, ``passed`` and ``domain``, as a query: collect the
+        rows needed (a filter on the scores' columns runs before the join), never the whole
+        table on a large lab.
     board
         Per (domain, evaluator, metric, model): mean, pass rate, threshold, ``passed``
         (the mean is on the right side of the threshold), problem count and worst severity.
@@ -64,7 +66,7 @@ class EyeIndex:
         value — the dots of the model level, cut on first use and kept for the next clicks.
     """
 
-    verdicts: pl.DataFrame
+    verdicts: pl.LazyFrame
     board: pl.DataFrame
     specs: pl.DataFrame
     problems: pl.DataFrame
@@ -79,7 +81,7 @@ class Parts(Mapping[tuple[str, str, str], pl.DataFrame]):
     filter of the verdicts, tens of milliseconds) and the last few are kept.
     """
 
-    def __init__(self, verdicts: pl.DataFrame, keys: Iterable[tuple[str, str, str]],
+    def __init__(self, verdicts: pl.LazyFrame, keys: Iterable[tuple[str, str, str]],
                  keep: int = 16) -> None:  # fmt: skip
         self._verdicts, self._keys, self._keep = verdicts, frozenset(keys), keep
         self._cut: dict[tuple[str, str, str], pl.DataFrame] = {}
@@ -91,9 +93,10 @@ class Parts(Mapping[tuple[str, str, str], pl.DataFrame]):
             self._cut[key] = self._cut.pop(key)  # most recently used last
             return self._cut[key]
         ev, metric, model = key
-        v = self._verdicts
-        mask = (v["evaluator"] == ev) & (v["metric"] == metric) & (v["model"] == model)
-        part = pl.DataFrame([v.get_column(c).filter(mask) for c in _PART_COLUMNS])
+        wanted = (
+            (pl.col("evaluator") == ev) & (pl.col("metric") == metric) & (pl.col("model") == model)
+        )
+        part = self._verdicts.filter(wanted).select(_PART_COLUMNS).collect()
         self._cut[key] = part.sort("value", nulls_last=True)
         while len(self._cut) > self._keep:
             self._cut.pop(next(iter(self._cut)))
@@ -109,7 +112,7 @@ class Parts(Mapping[tuple[str, str, str], pl.DataFrame]):
         return len(self._keys)
 
 
-_PART_COLUMNS = ("case_id", "sample", "value", "passed")
+_PART_COLUMNS = ["case_id", "sample", "value", "passed"]
 
 
 def eye_index(lab: LabCore, *, seed: int = 0) -> EyeIndex:
@@ -124,11 +127,13 @@ def eye_index(lab: LabCore, *, seed: int = 0) -> EyeIndex:
     >>> idx.board.select("evaluator", "metric", "mean").sort("metric").row(0)
     ('rouge', 'rouge_1', 0.5)
     """
-    v = verdicts(lab.scores, lab.metrics, lab.thresholds)
+    # A query, not a table: on ten million scores the joined table alone is a second and
+    # a gigabyte, and each reader below needs only some of its rows.
+    v = lazy_verdicts(lab.scores, lab.metrics, lab.thresholds)
     board = lab_leaderboard(lab, v, n_boot=200, seed=seed)
-    found = problems(lab, v, board)
+    found = problems(lab, v, board, case_ids=False)  # the eye counts problems
     specs = current_thresholds(lab.metrics, lab.thresholds).join(
-        v.select("evaluator", "metric").unique(), on=["evaluator", "metric"], how="semi"
+        board.select("evaluator", "metric").unique(), on=["evaluator", "metric"], how="semi"
     )
     counts = found.filter(pl.col("evaluator").is_not_null()).select(
         "evaluator", "metric", "model",

@@ -235,7 +235,7 @@ class Eye(EvalWidget):
         The selected case's scores when a case is selected, else every verdict row under
         the drill path (all rows at the top level).
         """
-        rows = self._index.verdicts
+        rows = self._index.verdicts  # a query: only the selected rows are collected
         sel = self.selected_case
         if sel:
             rows = rows.filter((pl.col("case_id") == sel["case_id"]) & (pl.col("model") == sel["model"])
@@ -245,8 +245,10 @@ class Eye(EvalWidget):
                 rows = rows.filter(pl.col(level) == step)
         cases = self._lab.cases.select("case_id", "prompt", "expected")
         outputs = self._lab.outputs.select("case_id", "model", "sample", "actual")
-        return rows.join(cases, on="case_id", how="left").join(
-            outputs, on=["case_id", "model", "sample"], how="left"
+        return (
+            rows.collect()
+            .join(cases, on="case_id", how="left")
+            .join(outputs, on=["case_id", "model", "sample"], how="left")
         )
 
 
