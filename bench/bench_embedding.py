@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
-import warnings
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
+from bench.common import ragas_similarity
 from evalnb.models.encoder import get_encoder, resolve_model
 from evalnb.text.synthetic import pairs
 
@@ -103,19 +106,8 @@ def main() -> None:
               f"95th percentile {np.quantile(loss, 0.95):.4f}, max {loss.max():.4f}")  # fmt: skip
     if args.skip_ragas:
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from ragas.embeddings import HuggingFaceEmbeddings  # noqa: PLC0415
-        from ragas.metrics.collections import SemanticSimilarity  # noqa: PLC0415
-
-        metric = SemanticSimilarity(embeddings=HuggingFaceEmbeddings(model=target))
-        metric.batch_score([{"reference": "warm", "response": "up"}])
-        start = time.perf_counter()
-        results = metric.batch_score(
-            [{"reference": r, "response": c} for c, r in zip(cands, refs, strict=True)]
-        )
-        t_ragas = time.perf_counter() - start
-    theirs = np.array([r.value for r in results], dtype=np.float64)
+    t_ragas, scores = ragas_similarity(cands, refs, target)
+    theirs = np.array(scores, dtype=np.float64)
     print(f"ragas SemanticSimilarity  {t_ragas:8.2f} s   ratio ragas/evalnb {t_ragas / t_ours:.1f}×"
           f"   max |Δ| {np.abs(theirs - ours_scores).max():.2e} over {len(theirs)} rows")  # fmt: skip
 

@@ -119,24 +119,14 @@ def answer_similarity(n: int, ragas_pairs: int) -> None:
 def _ragas(answers: list[str], refs: list[str], target: str, rate: float, ours: object) -> None:
     import numpy as np  # noqa: PLC0415
 
+    from bench.common import ragas_similarity  # noqa: PLC0415
+
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from ragas.embeddings import HuggingFaceEmbeddings  # noqa: PLC0415
-            from ragas.metrics.collections import SemanticSimilarity  # noqa: PLC0415
+        t_ragas, scores = ragas_similarity(answers, refs, target)
     except ImportError:
         print("ragas: not installed here (pip install 'evalnb[bench]' in its own environment)")
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        metric = SemanticSimilarity(embeddings=HuggingFaceEmbeddings(model=target))
-        metric.batch_score([{"reference": "warm", "response": "up"}])
-        start = time.perf_counter()
-        results = metric.batch_score(
-            [{"reference": r, "response": a} for a, r in zip(answers, refs, strict=True)]
-        )
-        t_ragas = time.perf_counter() - start
-    theirs = np.array([r.value for r in results])
+    theirs = np.array(scores)
     ragas_rate = 2 * len(answers) / t_ragas
     print(f"ragas SemanticSimilarity  {t_ragas:8.2f} s  {ragas_rate:>12,.0f} sentences/s on "
           f"{len(answers):,} pairs; evalnb/ragas {rate / ragas_rate:,.0f}x (target ≥ 300x); "

@@ -15,7 +15,8 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["ROOT", "cold_seconds", "evalnb_warm", "ratios", "warm_median", "write_pairs"]
+__all__ = ["ROOT", "cold_seconds", "evalnb_warm", "ragas_similarity", "ratios", "warm_median",
+           "write_pairs"]  # fmt: skip
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -103,3 +104,25 @@ def cold_seconds(code: str, data: Path, runs: int = 3) -> float:
         )
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def ragas_similarity(answers: list[str], refs: list[str], model: str) -> tuple[float, list[float]]:
+    """Seconds and scores of ragas ``SemanticSimilarity`` over the pairs (warmed up first).
+
+    Raises ImportError when ragas is not installed (it lives in an environment of its own:
+    ``pip install 'evalnb[bench]'``).
+    """
+    import warnings  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from ragas.embeddings import HuggingFaceEmbeddings  # noqa: PLC0415
+        from ragas.metrics.collections import SemanticSimilarity  # noqa: PLC0415
+
+        metric = SemanticSimilarity(embeddings=HuggingFaceEmbeddings(model=model))
+        metric.batch_score([{"reference": "warm", "response": "up"}])
+        start = time.perf_counter()
+        results = metric.batch_score(
+            [{"reference": r, "response": a} for a, r in zip(answers, refs, strict=True)]
+        )
+        return time.perf_counter() - start, [float(r.value) for r in results]
