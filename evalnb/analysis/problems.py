@@ -342,11 +342,14 @@ def problems(
 
     Threshold and flip problems concern each evaluator's primary metric, as in H2O (a flipped
     text-matching case is one problem, not one per pass/fail metric); ``all_metrics=True``
-    raises them for every metric; ``case_ids=False`` leaves out the lists of failing cases of
-    threshold problems (the eval eye counts problems, and a million-case list costs a
-    second). Per-row problems as H2O raises them: the least grounded
+    raises them for every metric. Per-row problems as H2O raises them: the least grounded
     answer sentence of each failing groundedness row, and each text-matching row whose
     retrieved context failed the condition while the answer met it.
+
+    ``verdicts`` may be a query (:func:`evalnb.lab.verdicts.lazy_verdicts`): each kind of
+    problem collects only the rows it reads. ``case_ids=False`` leaves out the lists of
+    failing cases of threshold problems (the eval eye counts problems, and the lists of a
+    million-case lab cost a second).
     """
     verdicts = with_task_domain(verdicts, lab.cases)  # BLEU and ROUGE: typed by the task
     per_row = _least_grounded(verdicts, lab.cases) + _context_failed_answer_passed(

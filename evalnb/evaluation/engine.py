@@ -100,7 +100,8 @@ def evaluate(
         ``"local"`` (default): this process. ``"ray"``, or a :class:`evalnb.RayEngine`
         naming a cluster address: Ray Data tasks and actors over Parquet shards of the
         rows (``pip install 'evalnb[ray]'``), with scores equal to the local engine's.
-        Worth it from a few million answers, or for model evaluators on GPUs.
+        Worth it on a cluster: model evaluators on several GPUs, or tens of millions of
+        answers; on one machine the local engine is faster.
 
     Notes
     -----
@@ -125,8 +126,10 @@ def evaluate(
     bar = tqdm(total=rows.height * len(classes), disable=not progress, desc="evaluate")
     try:
         # On Ray, evaluators with every row to score and no model to load share one pass.
-        shared = [(c, resolved[c.id]) for c in classes if not (c.judge or loads_model(c))
-                  and not _done(scores, c.id, c.scoring_key(resolved[c.id])).height]  # fmt: skip
+        shared = [] if ray is None else [
+            (c, resolved[c.id]) for c in classes if not (c.judge or loads_model(c))
+            and not _done(scores, c.id, c.scoring_key(resolved[c.id])).height
+        ]  # fmt: skip
         pending = score_with_ray(ray, shared, rows, bar, lab.path) if ray and shared else {}
         for cls in classes:
             key = cls.scoring_key(resolved[cls.id])

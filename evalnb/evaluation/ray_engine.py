@@ -33,7 +33,7 @@ import polars as pl
 
 from evalnb.evaluation.base import BLOCK_ROWS, RESULT_SCHEMA, Context, Evaluator
 from evalnb.lab.errors import EvalnbError
-from evalnb.lab.shards import write_shards
+from evalnb.lab.shards import SHARD_ROWS, write_shards
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -63,8 +63,9 @@ class RayEngine:
     ----------
     address
         The Ray cluster: ``"auto"`` (a cluster started on this machine with ``ray start``),
-        ``"ray://head:10001"`` (a remote head), or None: the cluster this process is
-        already connected to, else ``$RAY_ADDRESS``, else a new local one.
+        ``"ray://head:10001"`` (a remote head), or None: ``$RAY_ADDRESS``, else a new
+        local cluster. A process connects once: while it is connected (``ray.init`` called
+        here or by the user), every run uses that cluster.
     shards
         Folder for the Parquet shards of the rows to score. Every node reads it, so on a
         multi-node cluster give a folder mounted at the same path on every node (NFS, a
@@ -85,7 +86,7 @@ class RayEngine:
     address: str | None = None
     shards: str | Path | None = None
     actors: int | None = None
-    shard_rows: int = 100_000
+    shard_rows: int = SHARD_ROWS
     batch_rows: int | None = None
     keep_shards: bool = False
 

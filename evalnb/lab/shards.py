@@ -1,9 +1,7 @@
 """Parquet shards: a table cut into files of a bounded number of rows, written whole or not at all.
 
-The Ray engine hands its workers the rows to score as shards (each worker reads Arrow
-batches straight from the files, never Python rows through the driver), and a lab larger
-than memory keeps its outputs and scores as shards that DuckDB scans lazily
-(:mod:`evalnb.lab.sharded`).
+The Ray engine hands its workers the rows to score as shards: each worker reads Arrow
+batches straight from the files, never Python rows through the driver.
 """
 
 from __future__ import annotations
