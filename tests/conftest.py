@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 
 # Code that the tests copy beside a model's weights (imported by transformers as that
-# model's package, never as a test module).
-collect_ignore = ["hhem_code"]
+# model's package, never as a test module), and the Ray tests' helpers: they register an
+# evaluator, and a second import (by --doctest-modules, under another module name) would
+# register it twice.
+collect_ignore = ["hhem_code", "ray_helpers.py"]
 
 # Tests never reach a model hub, and keep their embedding cache out of the home folder.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
