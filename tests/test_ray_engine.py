@@ -68,7 +68,7 @@ def test_ray_engine_scores_equal_the_local_engine(cluster: Path, tmp_path: Path)
     assert_frame_equal(on_ray.metrics, local.metrics)
     # Written to the store in the same shape, and the shards are gone.
     assert_frame_equal(evalnb.open(tmp_path / "lab.duckdb").scores, local.scores, abs_tol=1e-9)
-    assert not any((tmp_path / "lab.duckdb.shards").glob("*/part-*"))
+    assert not (tmp_path / "lab.duckdb.shards").exists()
     # Incremental as locally: nothing left to score, a changed parameter rescores.
     again = evalnb.evaluate(on_ray, ["rouge"], progress=False, engine="ray")
     assert again.scores.equals(on_ray.scores)

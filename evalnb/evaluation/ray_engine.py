@@ -20,6 +20,7 @@ runs.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -144,6 +145,9 @@ def score_with_ray(
     finally:
         if not engine.keep_shards:
             shutil.rmtree(folder, ignore_errors=True)
+            if engine.shards is None:  # the default folder goes once no run uses it
+                with contextlib.suppress(OSError):
+                    folder.parent.rmdir()
     keys = rows.select(_KEY)
     empty = pl.DataFrame(schema={_POS: pl.UInt32, "metric": pl.String, "value": pl.Float64,
                                  "detail": pl.String})  # fmt: skip
