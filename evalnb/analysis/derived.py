@@ -21,7 +21,7 @@ from evalnb.analysis.overall import overall_leaderboard
 from evalnb.analysis.problems import problems, problems_json
 from evalnb.analysis.tables import RichTable, table
 from evalnb.lab.files import write_atomic
-from evalnb.lab.verdicts import verdicts
+from evalnb.lab.verdicts import lazy_verdicts, verdicts
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -89,9 +89,15 @@ def write_text(path: str | Path | None, text: str) -> str:
 def leaderboard_of(lab: LabCore, *, overall: bool = False, n_boot: int = 1000,
                    seed: int = 0) -> pl.DataFrame:  # fmt: skip
     """Return the leaderboard of ``lab`` (see :meth:`evalnb.Lab.leaderboard`)."""
+    if not overall:  # one metric at a time from the verdicts' query: no whole verdict table
+        return lab_leaderboard(lab, _query(lab), n_boot=n_boot, seed=seed)
     verdicts = lab.verdicts()
     board = lab_leaderboard(lab, verdicts, n_boot=n_boot, seed=seed)
-    return overall_leaderboard(verdicts, board, n_boot=n_boot, seed=seed) if overall else board
+    return overall_leaderboard(verdicts, board, n_boot=n_boot, seed=seed)
+
+
+def _query(lab: LabCore) -> pl.LazyFrame:
+    return lazy_verdicts(lab.scores, lab.metrics, lab.thresholds)
 
 
 def compare_of(lab: LabCore, evaluator: str, metric: str | None = None, *,
@@ -108,7 +114,7 @@ def compare_of(lab: LabCore, evaluator: str, metric: str | None = None, *,
 
 def problems_of(lab: LabCore, *, seed: int = 0, all_metrics: bool = False) -> pl.DataFrame:
     """Return the problems of ``lab``, most severe first (see :func:`problems`)."""
-    v = lab.verdicts()
+    v = _query(lab)  # each kind of problem collects only the rows it reads
     return problems(lab, v, lab_leaderboard(lab, v, seed=seed), all_metrics=all_metrics)
 
 
