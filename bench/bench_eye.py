@@ -13,14 +13,17 @@ tool with a drill-down to compare against; the figure is checked against the tar
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
+from bench.common import peak_rss_gb
 from evalnb.evaluation.catalog import get_evaluator
 from evalnb.evaluation.engine import _merge_metrics
 from evalnb.lab.schema import SCHEMAS
@@ -93,12 +96,12 @@ def main() -> None:
     lab = build(args.cases, args.models)
     print(f"lab: {lab.outputs.height:,} outputs, {lab.scores.height:,} scores "
           f"(built in {time.perf_counter() - start:.1f} s)")  # fmt: skip
-    before = _rss_gb()
+    before = peak_rss_gb()
     start = time.perf_counter()
     w = lab.eye()
     print(f"eye opened (index: verdicts, leaderboard, problems) in "
           f"{time.perf_counter() - start:.1f} s (target ≤ 3 s); peak RSS {before:.2f} GB before, "
-          f"{_rss_gb():.2f} GB after (target ≤ 2 GB)")  # fmt: skip
+          f"{peak_rss_gb():.2f} GB after (target ≤ 2 GB)")  # fmt: skip
     worst_case = lab.outputs["case_id"][args.cases // 2]
     model = "model-1"
     steps = [
@@ -124,11 +127,7 @@ def main() -> None:
         sent = sum(len(getattr(w, t)) for t in ("_nodes", "_bars", "_dots", "_bins"))
         ok = "ok" if worst < 200 else "MISSED"
         print(f"{name:<14} {med:>10.1f} {worst:>9.1f} {sent:>11,}  {ok}")
-    print(f"peak RSS {_rss_gb():.2f} GB")
-
-
-def _rss_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+    print(f"peak RSS {peak_rss_gb():.2f} GB")
 
 
 if __name__ == "__main__":

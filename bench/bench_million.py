@@ -10,7 +10,6 @@ load and per evaluator, the total, and the peak resident memory of this process 
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
+from bench.common import peak_rss_gb
 from bench.many_pairs import many_pairs
 
 
@@ -37,14 +37,14 @@ def main() -> None:
     lab = evalnb.load(frame)
     del frame
     total = time.perf_counter() - start
-    print(f"{'load':<16}{total:>8.1f} s   peak RSS {_peak_gb():.2f} GB")
+    print(f"{'load':<16}{total:>8.1f} s   peak RSS {peak_rss_gb():.2f} GB")
     for evaluator in _EVALUATORS:
         start = time.perf_counter()
         lab = evalnb.evaluate(lab, [evaluator], progress=False)
         secs = time.perf_counter() - start
         total += secs
-        print(f"{evaluator:<16}{secs:>8.1f} s   peak RSS {_peak_gb():.2f} GB")
-    print(f"{'total':<16}{total:>8.1f} s   peak RSS {_peak_gb():.2f} GB   "
+        print(f"{evaluator:<16}{secs:>8.1f} s   peak RSS {peak_rss_gb():.2f} GB")
+    print(f"{'total':<16}{total:>8.1f} s   peak RSS {peak_rss_gb():.2f} GB   "
           f"score rows {lab.scores.height:,}")  # fmt: skip
 
 
@@ -69,10 +69,6 @@ def million_frame(n: int) -> pl.DataFrame:
             pl.lit("m").alias("model"),
         )
     )
-
-
-def _peak_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ rows, and where the driver becomes the bottleneck. Last, a cold whole-process fi
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
 import subprocess
 import sys
@@ -32,16 +31,13 @@ import ray
 
 import evalnb
 from bench.bench_million import million_frame
+from bench.common import peak_rss_gb
 from evalnb.evaluation.base import BLOCK_ROWS
 from evalnb.evaluation.catalog import get_evaluator
 from evalnb.evaluation.ray_engine import _local_order, _score_batch
 from evalnb.lab.shards import write_shards
 
 EVALUATORS = ["bleu", "rouge", "pii_leakage", "text_matching"]
-
-
-def _peak_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
 
 def timed(fn: object) -> tuple[float, object]:
@@ -75,7 +71,7 @@ def main() -> None:
     print(f"local engine  {local_s:7.1f} s  {args.rows / local_s:>10,.0f} rows/s")
     print(f"ray engine    {ray_s:7.1f} s  {args.rows / ray_s:>10,.0f} rows/s   "
           f"ray/local {ray_s / local_s:.2f}x (target ≤ 1.5x)   scores equal: {same}")  # fmt: skip
-    print(f"peak RSS of this process {_peak_gb():.1f} GB (both engines and both results)")
+    print(f"peak RSS of this process {peak_rss_gb():.1f} GB (both engines and both results)")
 
     # What the engine spends outside the workers, measured piece by piece.
     rows = lab.rows()

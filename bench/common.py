@@ -15,8 +15,8 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["ROOT", "cold_seconds", "evalnb_warm", "ragas_similarity", "ratios", "warm_median",
-           "write_pairs"]  # fmt: skip
+__all__ = ["ROOT", "cold_seconds", "evalnb_warm", "peak_rss_gb", "ragas_similarity", "ratios",
+           "warm_median", "write_pairs"]  # fmt: skip
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -126,3 +126,10 @@ def ragas_similarity(answers: list[str], refs: list[str], model: str) -> tuple[f
             [{"reference": r, "response": a} for a, r in zip(answers, refs, strict=True)]
         )
         return time.perf_counter() - start, [float(r.value) for r in results]
+
+
+def peak_rss_gb() -> float:
+    """The peak resident memory of this process so far, in GB."""
+    import resource  # noqa: PLC0415 - POSIX only, and only the memory-reporting benches need it
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2

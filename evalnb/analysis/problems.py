@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalnb.analysis.task import with_task_domain
-from evalnb.lab.verdicts import is_finite
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -70,11 +69,12 @@ def _threshold_problems(
     ``case_ids=False`` leaves each problem's list of failing cases empty (its longest part).
     """
     out: list[dict[str, object]] = []
-    bad_rows = board.filter(
+    bad = board.filter(
         pl.col("mean").is_not_null() & pl.col("threshold").is_finite()
         & pl.when(pl.col("higher_is_better")).then(pl.col("mean") < pl.col("threshold"))
         .otherwise(pl.col("mean") > pl.col("threshold"))
-    ).select("evaluator", "metric", "model")  # fmt: skip
+    )  # fmt: skip
+    bad_rows = bad.select("evaluator", "metric", "model")
     if bad_rows.is_empty():
         return out
     # Only the failing rows of failing (evaluator, metric, model)s are read: the filter on
@@ -96,14 +96,9 @@ def _threshold_problems(
         fails = {(r[0], r[1], r[2]): r[3] for r in failing_cases.iter_rows()}
     meta = cut.select("evaluator", "metric", "domain", "title").unique(["evaluator", "metric"])
     info = {(r[0], r[1]): (r[2], r[3]) for r in meta.collect().iter_rows()}
-    for row in board.iter_rows(named=True):
+    for row in bad.iter_rows(named=True):
         thr, mean = row["threshold"], row["mean"]
-        if mean is None or not is_finite(thr):
-            continue
-        bad = mean < thr if row["higher_is_better"] else mean > thr
-        if not bad:
-            continue
-        domain, title = info.get((row["evaluator"], row["metric"]), (None, row["metric"]))
+        domain, title = info[(row["evaluator"], row["metric"])]
         kind = _TYPE_BY_DOMAIN.get(domain or "", "accuracy")
         out.append({
             "severity": "MEDIUM" if mean > thr / 2 else "HIGH",

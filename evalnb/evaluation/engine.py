@@ -124,16 +124,19 @@ def evaluate(
     rows = lab.rows()
     scores, metrics, thresholds = lab.scores, lab.metrics, lab.thresholds
     bar = tqdm(total=rows.height * len(classes), disable=not progress, desc="evaluate")
+    keys = {c.id: c.scoring_key(resolved[c.id]) for c in classes}
+    # What each evaluator already scored, read once: merging one evaluator's scores leaves
+    # another's as they were.
+    done_of = {c.id: _done(scores, c.id, keys[c.id]) for c in classes}
     try:
         # On Ray, evaluators with every row to score and no model to load share one pass.
         shared = [] if ray is None else [
-            (c, resolved[c.id]) for c in classes if not (c.judge or loads_model(c))
-            and not _done(scores, c.id, c.scoring_key(resolved[c.id])).height
+            (c, resolved[c.id]) for c in classes
+            if not (c.judge or loads_model(c) or done_of[c.id].height)
         ]  # fmt: skip
         pending = score_with_ray(ray, shared, rows, bar, lab.path) if ray and shared else {}
         for cls in classes:
-            key = cls.scoring_key(resolved[cls.id])
-            done = _done(scores, cls.id, key)
+            key, done = keys[cls.id], done_of[cls.id]
             todo = rows.join(done, on=_KEY, how="anti") if done.height else rows
             bar.set_postfix_str(cls.id)
             bar.update(rows.height - todo.height)
