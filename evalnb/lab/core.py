@@ -17,8 +17,19 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import polars as pl
 
-from evalnb.lab.errors import EvalnbError, StoreError
+from evalnb.lab.errors import EvalnbError, StoreError, TableTooLarge
 from evalnb.lab.files import atomic_path
+from evalnb.lab.parts import (
+    SHARDABLE,
+    Part,
+    PartChange,
+    copy_part,
+    memory_budget,
+    parts_dir,
+    remove_parts,
+    scan_parts,
+    write_part,
+)
 from evalnb.lab.schema import SCHEMAS, TABLES, conform, empty
 from evalnb.lab.store import MERGED, append_rows, commit, read_store
 from evalnb.lab.verdicts import current_thresholds, verdicts
@@ -85,6 +96,9 @@ class LabCore:
         # were then (a table still identical to its synced frame has nothing to write).
         self._seen: dict[str, int] = {}
         self._synced: dict[str, pl.DataFrame] = {}
+        # Tables the store keeps as Parquet parts (labs larger than memory): read through
+        # `scan`, and loaded into `_tables` only when a caller needs the frame.
+        self._parts: dict[str, tuple[Part, ...]] = {}
 
     @classmethod
     def view(cls, lab: LabCore) -> Self:
@@ -103,16 +117,76 @@ class LabCore:
         snapshot = read_store(target)
         lab = cls(snapshot.tables, path=target)
         lab._seen = dict(snapshot.versions)
+        lab._parts = dict(snapshot.parts)
+        for name in lab._parts:
+            del lab._tables[name]
         lab._synced = dict(lab._tables)
         return lab
+
+    @property
+    def on_disk(self) -> tuple[str, ...]:
+        """The tables this lab's store keeps as Parquet parts, read lazily (see :meth:`scan`)."""
+        return tuple(self._parts)
+
+    def scan(self, name: str) -> pl.LazyFrame:
+        """Return the table called ``name`` as a Polars query, read from disk when kept as parts.
+
+        On a lab whose store keeps ``outputs`` and ``scores`` as Parquet parts
+        (``lab.save(path, on_disk=...)``) this is the way to query them without loading
+        them: filters and column choices run inside the Parquet reader.
+
+        Examples
+        --------
+        >>> import evalnb, polars as pl
+        >>> lab = evalnb.load(pl.DataFrame({"prompt": ["a"], "actual": ["b"]}))
+        >>> lab.scan("outputs").select("actual").collect()["actual"].to_list()
+        ['b']
+        """
+        frame = self._tables.get(name)
+        if frame is not None:
+            return frame.lazy()
+        if name in self._parts:
+            assert self.path is not None  # parts belong to a store
+            return scan_parts(self.path, name, self._parts[name])
+        self.table(name)  # the KeyError naming the tables
+        raise AssertionError  # pragma: no cover - table() raised
+
+    def height(self, name: str) -> int:
+        """Rows of the table called ``name``, counted without loading a table kept on disk."""
+        if name in self._parts and name not in self._tables:
+            return sum(p.rows for p in self._parts[name])
+        return self.table(name).height
+
+    def _frame(self, name: str) -> pl.DataFrame:
+        """Return the table as a frame, loaded from its parts (once) when kept on disk."""
+        frame = self._tables.get(name)
+        if frame is not None:
+            return frame
+        parts = self._parts[name]
+        need, budget = sum(p.nbytes for p in parts), memory_budget()
+        if need > budget:
+            msg = (
+                f"{self.path}: the {name!r} table is kept on disk as Parquet parts "
+                f"({self.height(name):,} rows, about {_size(need)} in memory) and "
+                f"does not fit the memory budget of {_size(budget)} (half the "
+                "memory available; EVALNB_MEMORY_BUDGET_GB sets it), so it was not loaded. "
+                "On disk, lab.leaderboard(), lab.problems(), lab.eye() and evalnb.evaluate "
+                f"work as usual; query it yourself with lab.scan({name!r}) (a Polars "
+                "LazyFrame) or SQL on the store's view of the same name."
+            )
+            raise TableTooLarge(msg)
+        frame = conform(self.scan(name).collect(), name)
+        self._tables[name] = self._synced[name] = frame
+        return frame
 
     def _copy(self, tables: Mapping[str, pl.DataFrame] | None = None) -> Self:
         """Return a new lab on the same store and sync state, with ``tables`` replaced in memory."""
         out = _clone(type(self), self)
         out._tables = dict(self._tables)
-        out._tables.update({n: f if f is self._tables[n] else conform(f, n)
+        out._tables.update({n: f if f is self._tables.get(n) else conform(f, n)
                             for n, f in (tables or {}).items()})  # fmt: skip
         out._seen, out._synced, out._watchers = dict(self._seen), dict(self._synced), []
+        out._parts = dict(self._parts)
         return out
 
     def _derive(self, tables: Mapping[str, pl.DataFrame]) -> Self:
@@ -149,12 +223,58 @@ class LabCore:
         """
         frames = {name: conform(frame, name) for name, frame in tables.items()}
         if self.path is not None:
-            snapshot = commit(self.path, frames, base=self._seen, previous=self._synced)
-            frames.update(snapshot.tables)
-            self._seen.update(snapshot.versions)
-            self._synced.update(frames)
+            # A table kept as parts stays so: the frame becomes its one new part.
+            root = parts_dir(self.path)
+            written = {n: frames.pop(n) for n in list(frames) if n in self._parts}
+            changes = {n: PartChange((write_part(root, n, f),), drop=self._parts[n],
+                                     seen=self._parts[n]) for n, f in written.items()}  # fmt: skip
+            frames = self._commit(frames, changes, written)
         self._tables.update(frames)
         self._changed(tables)
+
+    def _commit(
+        self,
+        frames: dict[str, pl.DataFrame],
+        changes: Mapping[str, PartChange],
+        written: Mapping[str, pl.DataFrame],
+    ) -> dict[str, pl.DataFrame]:
+        """Write ``frames`` as rows and ``changes`` as parts to this lab's store, in one go.
+
+        Returns the frames now in memory: those written, with the merged tables as the
+        store holds them. ``written`` are the frames of the parts just added (they stay
+        loaded); any other table whose parts changed (here, or by another process) is
+        dropped from memory and read again from disk when next used.
+        """
+        assert self.path is not None
+        snapshot = commit(self.path, frames, base=self._seen, previous=self._synced,
+                          parts=changes)  # fmt: skip
+        frames = {**frames, **snapshot.tables}
+        self._synced.update(frames)
+        self._seen.update(snapshot.versions)
+        for name, parts in snapshot.parts.items():
+            if name in written:
+                self._synced[name] = frames[name] = written[name]
+            elif parts != self._parts.get(name):
+                self._tables.pop(name, None)
+                self._synced.pop(name, None)
+        self._parts = dict(snapshot.parts)
+        return frames
+
+    def _derive_parts(
+        self, changes: Mapping[str, PartChange], tables: Mapping[str, pl.DataFrame]
+    ) -> Self:
+        """Return a new lab with parts swapped and ``tables`` replaced, in one transaction.
+
+        ``evaluate`` writes a lab kept on disk this way: new parts of ``scores`` for what
+        it scored, the other tables as rows. Raises
+        :class:`~evalnb.lab.errors.StoreConflict` (with nothing written, the new parts
+        deleted) when another process changed the same evaluators' scores meanwhile.
+        """
+        out = self._copy()
+        frames = out._commit({n: conform(f, n) for n, f in tables.items()}, changes, {})
+        out._tables.update(frames)
+        out._changed([*tables, *changes])
+        return out
 
     def _append(self, table: str, rows: pl.DataFrame) -> None:
         """Append rows to an append-only table (labels, thresholds), committed before returning.
@@ -166,51 +286,52 @@ class LabCore:
             whole = append_rows(self.path, table, rows)
             self._synced[table] = whole
         else:
-            whole = pl.concat([self._tables[table], conform(rows, table)])
+            whole = pl.concat([self._frame(table), conform(rows, table)])
         self._tables[table] = whole
         self._changed([table])
 
     @property
     def cases(self) -> pl.DataFrame:
         """One row per test case."""
-        return self._tables["cases"]
+        return self._frame("cases")
 
     @property
     def outputs(self) -> pl.DataFrame:
         """One row per (case, model, sample): the model's answer, context, cost, duration."""
-        return self._tables["outputs"]
+        return self._frame("outputs")
 
     @property
     def scores(self) -> pl.DataFrame:
         """Long table of evaluator results, one row per (output, evaluator, metric)."""
-        return self._tables["scores"]
+        return self._frame("scores")
 
     @property
     def metrics(self) -> pl.DataFrame:
         """One row per (evaluator, metric): range, direction, default threshold."""
-        return self._tables["metrics"]
+        return self._frame("metrics")
 
     @property
     def labels(self) -> pl.DataFrame:
         """Append-only human verdicts."""
-        return self._tables["labels"]
+        return self._frame("labels")
 
     @property
     def thresholds(self) -> pl.DataFrame:
         """Threshold versions per (evaluator, metric)."""
-        return self._tables["thresholds"]
+        return self._frame("thresholds")
 
     @property
     def model_table(self) -> pl.DataFrame:
         """The model catalogue: name, source key and source metadata (JSON)."""
-        return self._tables["models"]
+        return self._frame("models")
 
     @property
     def models(self) -> list[str]:
         """Model names: those of the catalogue first, then any others with outputs."""
-        names = list(self._tables["models"]["model"])
+        names = list(self.model_table["model"])
         seen = set(names)
-        for name in self.outputs["model"].unique(maintain_order=True):
+        found = self.scan("outputs").select(pl.col("model").unique(maintain_order=True))
+        for name in found.collect().get_column("model"):
             if name not in seen:
                 names.append(name)
                 seen.add(name)
@@ -219,15 +340,15 @@ class LabCore:
     @property
     def info(self) -> dict[str, object]:
         """Lab-level facts: name, description, source format and what the source kept."""
-        info = self._tables["info"]
+        info = self._frame("info")
         return {k: json.loads(v) for k, v in zip(info["key"], info["value"], strict=True)}
 
     def table(self, name: str) -> pl.DataFrame:
         """Return the table called ``name`` (one of ``evalnb.TABLES``)."""
-        if name not in self._tables:
+        if name not in TABLES:
             msg = f"no table {name!r}; expected one of {list(TABLES)}"
             raise KeyError(msg)
-        return self._tables[name]
+        return self._frame(name)
 
     def rows(self) -> pl.DataFrame:
         """Join outputs with their cases: one row per (case, model, sample)."""
@@ -240,7 +361,7 @@ class LabCore:
         frame = self.rows() if table == "rows" else self.table(table)
         return frame.to_pandas()
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, *, on_disk: Iterable[str] | None = None) -> Path:
         """Write the lab to the DuckDB file at ``path`` in one transaction.
 
         Saving to the store this lab came from (or was last saved to) keeps what other
@@ -248,28 +369,74 @@ class LabCore:
         changed here, and a table changed both here and by another process raises
         :class:`~evalnb.lab.errors.StoreConflict` instead of overwriting it. Saving to any
         other file replaces its content. On any error the file is left unchanged.
+
+        Parameters
+        ----------
+        path
+            The DuckDB store.
+        on_disk
+            Tables to keep as Parquet parts in the folder ``<path>.parts`` beside the store
+            instead of as DuckDB rows: ``("outputs", "scores")`` for a lab larger than
+            memory (see ``docs/workflows/scale.md``). Such tables are read lazily: the
+            leaderboard, problems, the eye and ``evaluate`` never load them whole. Default:
+            the tables this lab keeps so already; ``()`` writes every table as rows.
         """
         target = Path(path)
+        keep = self._keep_on_disk(on_disk)
         if self.path is not None and target.exists() and _same_file(target, self.path):
-            self._update({n: f for n, f in self._tables.items()
-                          if n in MERGED or f is not self._synced.get(n)})  # fmt: skip
+            root = parts_dir(self.path)
+            frames = {n: f for n, f in self._tables.items()
+                      if n not in keep and (n in MERGED or n in self._parts
+                                            or f is not self._synced.get(n))}  # fmt: skip
+            frames.update({n: self._frame(n) for n in self._parts if n not in keep})
+            written = {n: self._frame(n) for n in keep
+                       if n not in self._parts or self._tables.get(n) is not self._synced.get(n)}  # fmt: skip
+            changes = {n: PartChange((write_part(root, n, f),), drop=self._parts.get(n, ()),
+                                     seen=self._parts.get(n, ())) for n, f in written.items()}  # fmt: skip
+            self._tables.update(self._commit(frames, changes, written))
             return target
-        if target.exists():
-            snapshot = commit(target, self._tables, base=None)  # one transaction in the file
-        else:  # a new store appears whole or not at all
-            with atomic_path(target) as tmp:
-                try:
-                    snapshot = commit(tmp, self._tables, base=None)
-                except StoreError as exc:  # name the file the user asked for
-                    raise StoreError(str(exc).replace(str(tmp), str(target))) from exc
+        root = parts_dir(target)
+        changes = {n: PartChange(self._parts_for(n, root)) for n in keep}
+        frames = {n: self._frame(n) for n in TABLES if n not in keep}
+        try:
+            if target.exists():  # one transaction in the file
+                snapshot = commit(target, frames, base=None, parts=changes)
+            else:  # a new store appears whole or not at all
+                with atomic_path(target) as tmp:
+                    try:
+                        snapshot = commit(tmp, frames, base=None, parts=changes, root=root)
+                    except StoreError as exc:  # name the file the user asked for
+                        raise StoreError(str(exc).replace(str(tmp), str(target))) from exc
+        except BaseException:
+            remove_parts(root, [p for c in changes.values() for p in c.add])
+            raise
         self.path = target
         self._seen = dict(snapshot.versions)
+        self._parts = dict(snapshot.parts)
         self._synced = dict(self._tables)
         return target
 
+    def _keep_on_disk(self, on_disk: Iterable[str] | None) -> tuple[str, ...]:
+        keep = tuple(self._parts) if on_disk is None else tuple(dict.fromkeys(on_disk))
+        wrong = [n for n in keep if n not in SHARDABLE]
+        if wrong:
+            msg = f"on_disk names {wrong}; expected some of {list(SHARDABLE)} (the big tables)"
+            raise ValueError(msg)
+        return keep
+
+    def _parts_for(self, name: str, root: Path) -> tuple[Part, ...]:
+        """Return parts under ``root`` holding table ``name``.
+
+        They link to this store's files when it keeps the table on disk (files never
+        change), else hold the frame written as one part.
+        """
+        if name in self._parts and self.path is not None:
+            return tuple(copy_part(parts_dir(self.path), p, root) for p in self._parts[name])
+        return (write_part(root, name, self._frame(name)),)
+
     def equals(self, other: LabCore) -> bool:
         """Whether every table of ``other`` equals this lab's, row order included."""
-        return all(self._tables[n].equals(other._tables[n]) for n in TABLES)
+        return all(self.table(n).equals(other.table(n)) for n in TABLES)
 
     def merge(self, other: LabCore) -> Self:
         """Return a lab with the rows of both; a key present in both must hold equal rows.
@@ -282,7 +449,7 @@ class LabCore:
         """
         merged: dict[str, pl.DataFrame] = {}
         for name in TABLES:
-            mine, theirs = self._tables[name], other._tables[name]
+            mine, theirs = self.table(name), other.table(name)
             keys = _KEYS.get(name)
             if keys is None:  # labels and thresholds are append-only histories
                 merged[name] = pl.concat([mine, theirs]) if theirs.height else mine
@@ -355,17 +522,19 @@ class LabCore:
 
     def summary(self) -> pl.DataFrame:
         """Row counts per table."""
-        return pl.DataFrame(
-            {"table": list(TABLES), "rows": [self._tables[n].height for n in TABLES]}
-        )
+        return pl.DataFrame({"table": list(TABLES), "rows": [self.height(n) for n in TABLES]})
 
     def __repr__(self) -> str:
         name = self.info.get("name") or "unnamed"
         return (
             f"<{type(self).__name__} {name!s}: {self.cases.height} cases, {len(self.models)} models, "
-            f"{self.outputs.height} outputs, {self.scores.height} scores, "
+            f"{self.height('outputs')} outputs, {self.height('scores')} scores, "
             f"{self.labels.height} labels>"
         )
+
+
+def _size(nbytes: int) -> str:
+    return f"{nbytes / 2**30:.1f} GB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MB"
 
 
 def _same_file(a: Path, b: Path) -> bool:

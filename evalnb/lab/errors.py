@@ -77,6 +77,13 @@ class StoreConflict(StoreError):
     """
 
 
+class TableTooLarge(EvalnbError, MemoryError):
+    """A table kept on disk as Parquet parts would not fit in memory, so it is not loaded.
+
+    The message says how large it is, the budget it exceeds, and what works on disk.
+    """
+
+
 def describe(value: object) -> str:
     """Describe a found value for an error message: its JSON type and a short excerpt."""
     kind = _json_kind(value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import random
 import time
@@ -14,6 +15,16 @@ import duckdb
 import polars as pl
 
 from evalnb.lab.errors import StoreConflict, StoreError
+from evalnb.lab.parts import (
+    Part,
+    PartChange,
+    apply_changes,
+    ensure_manifest,
+    parts_dir,
+    read_manifest,
+    remove_parts,
+    unshard,
+)
 from evalnb.lab.schema import SCHEMAS, TABLES, conform, empty
 
 if TYPE_CHECKING:
@@ -27,6 +38,9 @@ __all__ = ["APPEND_ONLY", "KEYED", "MERGED", "Snapshot", "append_rows", "commit"
 # Bumped whenever a table's columns change; a store of another version is refused with a
 # message instead of being misread.
 SCHEMA_VERSION = 2
+PARTS_SCHEMA_VERSION = 3
+"""A store keeping a table as Parquet parts: an evalnb that cannot read them refuses it."""
+_READABLE = (SCHEMA_VERSION, PARTS_SCHEMA_VERSION)
 _META = "evalnb_meta"
 # One row per table: how many times it was replaced. A writer states the version it read,
 # so a stale copy is refused instead of overwriting another process's work.
@@ -111,6 +125,8 @@ class Snapshot:
 
     tables: dict[str, pl.DataFrame]
     versions: dict[str, int]
+    parts: dict[str, tuple[Part, ...]] = dataclasses.field(default_factory=dict)
+    """The tables kept as Parquet parts, with their parts (their frames are not read)."""
 
 
 def commit(
@@ -119,6 +135,8 @@ def commit(
     *,
     base: Mapping[str, int] | None,
     previous: Mapping[str, pl.DataFrame] | None = None,
+    parts: Mapping[str, PartChange] | None = None,
+    root: Path | None = None,
 ) -> Snapshot:
     """Write ``tables`` to the store at ``path`` in one transaction, losing no one's rows.
 
@@ -134,6 +152,13 @@ def commit(
     previous
         The writer's copy of each keyed table (``info``) when it last synchronised: only
         keys added, changed or removed since then are written.
+    parts
+        Parquet parts to add to (and drop from) tables kept as parts, already written under
+        the store's parts folder. Dropped parts' files are deleted once the swap is
+        committed; on any error the added ones are, and the list stays as it was.
+    root
+        The parts folder (default: beside ``path``; another one while a new store is
+        written under a temporary name).
 
     Returns
     -------
@@ -149,8 +174,18 @@ def commit(
         When the store cannot be opened, is locked past the wait, or the write fails.
     """
     frames = {name: conform(frame, name) for name, frame in tables.items()}
-    return _retrying(_in_transaction(path, "write the lab store",
-                                     lambda con: _commit(con, path, frames, base, previous)))  # fmt: skip
+    changes = dict(parts or {})
+    folder = root or parts_dir(path)
+    gone: list[Part] = []
+    try:
+        snapshot = _retrying(_in_transaction(
+            path, "write the lab store",
+            lambda con: _commit(con, path, frames, base, previous, (changes, folder, gone))))  # fmt: skip
+    except BaseException:
+        remove_parts(folder, [p for c in changes.values() for p in c.add])
+        raise
+    remove_parts(folder, gone)
+    return snapshot
 
 
 def _commit(
@@ -159,13 +194,21 @@ def _commit(
     frames: Mapping[str, pl.DataFrame],
     base: Mapping[str, int] | None,
     previous: Mapping[str, pl.DataFrame] | None,
+    parted: tuple[Mapping[str, PartChange], Path, list[Part]],
 ) -> Snapshot:
+    changes, root, gone = parted
     merged: dict[str, pl.DataFrame] = {}
     stored = _versions(con)
     if base is not None:
         stale = [n for n in frames if n not in MERGED and stored.get(n, 0) != base.get(n, 0)]
         if stale:
             _conflict(path, stale, stored, base)
+    gone.clear()  # a retried attempt starts over
+    for name in frames:  # a table written as rows stops being kept as parts
+        dropped = unshard(con, name)
+        if dropped:
+            gone.extend(dropped)
+            _run(con, _ddl(name))
     for name, frame in frames.items():
         if base is None:
             _run(con, f'DELETE FROM "{name}"')
@@ -182,7 +225,14 @@ def _commit(
             _run(con, f'INSERT OR REPLACE INTO "{_VERSIONS}" VALUES (?, ?)', [name, stored[name]])
         if name in MERGED:
             merged[name] = conform(_select(con, name), name)
-    return Snapshot(merged, {n: stored.get(n, 0) for n in frames})
+    kept, left = apply_changes(con, path, changes, root) if changes else (read_manifest(con), [])
+    gone.extend(left)
+    for name in changes:  # a copy of the table read before this change is now stale
+        stored[name] = stored.get(name, 0) + 1
+        _run(con, f'INSERT OR REPLACE INTO "{_VERSIONS}" VALUES (?, ?)', [name, stored[name]])
+    if changes:
+        _run(con, f'UPDATE "{_META}" SET schema_version = ?', [PARTS_SCHEMA_VERSION])
+    return Snapshot(merged, {n: stored.get(n, 0) for n in [*frames, *changes]}, kept)
 
 
 def _conflict(
@@ -343,11 +393,12 @@ def _read(path: str | Path, names: Sequence[str]) -> Snapshot:
     try:
         _check_version(con, path)
         versions = _versions(con)
+        parts = read_manifest(con)
         # A store written before a table existed (chunks came later) reads it as empty.
         known = {r[0] for r in _run(con, "SELECT table_name FROM duckdb_tables()")}
         tables = {name: conform(_select(con, name), name) if name in known else empty(name)
-                  for name in names}  # fmt: skip
-        return Snapshot(tables, {n: versions.get(n, 0) for n in names})
+                  for name in names if name not in parts}  # fmt: skip
+        return Snapshot(tables, {n: versions.get(n, 0) for n in names}, parts)
     except duckdb.Error as exc:
         msg = f"{path}: could not read the lab store: {exc}"
         raise StoreError(msg) from exc
@@ -402,13 +453,14 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
     row = next(iter(_run(con, f'SELECT schema_version FROM "{_META}"')), None)
     if row is None:
         _run(con, f'INSERT INTO "{_META}" VALUES (?)', [SCHEMA_VERSION])
-    elif row[0] != SCHEMA_VERSION:
+    elif row[0] not in _READABLE:
         _version_error(path, row[0])
     _run(
         con, f'CREATE TABLE IF NOT EXISTS "{_VERSIONS}" (name VARCHAR PRIMARY KEY, version BIGINT)'
     )
     for name in TABLES:
-        _run(con, _ddl(name))
+        _run(con, _ddl(name))  # a table kept as parts is a view already: left alone
+    ensure_manifest(con)
 
 
 def _versions(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
@@ -428,13 +480,13 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         )
         raise StoreError(msg)
     row = next(iter(_run(con, f'SELECT schema_version FROM "{_META}"')), None)
-    if row is None or row[0] != SCHEMA_VERSION:
+    if row is None or row[0] not in _READABLE:
         _version_error(path, None if row is None else row[0])
 
 
 def _version_error(path: str | Path, found: object) -> None:
     msg = (
-        f"{path}: lab store schema version {found!r}, expected {SCHEMA_VERSION}; "
+        f"{path}: lab store schema version {found!r}, expected one of {list(_READABLE)}; "
         "open it with the evalnb version that wrote it and export it to JSON"
     )
     raise StoreError(msg)
