@@ -97,7 +97,7 @@ def leaderboard_of(lab: LabCore, *, overall: bool = False, n_boot: int = 1000,
 
 
 def _query(lab: LabCore) -> pl.LazyFrame:
-    return lazy_verdicts(lab.scores, lab.metrics, lab.thresholds)
+    return lazy_verdicts(lab.scan("scores"), lab.metrics, lab.thresholds)
 
 
 def compare_of(lab: LabCore, evaluator: str, metric: str | None = None, *,

@@ -140,7 +140,7 @@ def _difficult(verdicts: pl.DataFrame, cases: pl.DataFrame) -> list[dict[str, ob
     return out
 
 
-def _speed_cost(outputs: pl.DataFrame) -> list[dict[str, object]]:
+def _speed_cost(outputs: pl.LazyFrame) -> list[dict[str, object]]:
     out = []
     for column, unit, words in (("duration_s", "s per answer", ("fastest", "slowest")),
                                 ("cost", "total cost", ("cheapest", "most expensive"))):  # fmt: skip
@@ -150,6 +150,7 @@ def _speed_cost(outputs: pl.DataFrame) -> list[dict[str, object]]:
             .group_by("model")
             .agg(agg)
             .sort(column, "model")
+            .collect()
         )
         if per.height < 2:
             continue
@@ -192,7 +193,7 @@ def insights(
         _best_worst(verdicts, board, seed)
         + _difficult(verdicts, lab.cases)
         + _retrieval_vs_generation(verdicts, lab.cases)
-        + _speed_cost(lab.outputs)
+        + _speed_cost(lab.scan("outputs"))  # the outputs may be kept on disk
     )
     return (
         pl.DataFrame(rows, schema=INSIGHT_SCHEMA) if rows else pl.DataFrame(schema=INSIGHT_SCHEMA)

@@ -164,7 +164,7 @@ def _dataset_problems(lab: LabCore) -> list[dict[str, object]]:
     """Rows an evaluator could not score, grouped by reason; empty retrieved contexts."""
     out: list[dict[str, object]] = []
     unscored = (
-        lab.scores.lazy()  # a query: only the unscored rows' columns are materialized
+        lab.scan("scores")  # a query: only the unscored rows' columns are materialized
         .filter(pl.col("value").is_null() & pl.col("detail").is_not_null())
         .select("evaluator", "case_id", "model", "detail")
         .with_columns(reason=pl.col("detail").str.json_path_match("$.reason"))
@@ -183,7 +183,7 @@ def _dataset_problems(lab: LabCore) -> list[dict[str, object]]:
             "actions_description": "Fill in the missing fields or fix the failing model host, then re-run.",
             "score": None, "threshold": None, "case_ids": case_ids,
         })  # fmt: skip
-    ctx = lab.outputs.select("case_id", "model", n=pl.col("context").list.len())
+    ctx = lab.scan("outputs").select("case_id", "model", n=pl.col("context").list.len()).collect()
     if ctx["n"].fill_null(0).sum() > 0:  # a RAG lab: an empty context is a retrieval failure
         empty = ctx.filter(pl.col("n").fill_null(0) == 0)
         for model, ids in (

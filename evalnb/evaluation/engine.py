@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, TypeVar
 import polars as pl
 from tqdm.auto import tqdm
 
-from evalnb.evaluation.base import RESULT_SCHEMA, Context, Evaluator
+from evalnb.evaluation.base import Context, Evaluator
 from evalnb.evaluation.catalog import catalog, get_evaluator
+from evalnb.evaluation.on_disk import score_on_disk, score_rows
 from evalnb.evaluation.ray_engine import RayEngine, loads_model, score_with_ray
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
@@ -18,6 +19,7 @@ from evalnb.llm.redact import public_url
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from pathlib import Path
 
     from evalnb.llm.client import LLMClient
 
@@ -121,42 +123,68 @@ def evaluate(
                 "judge_model", f"{judge.model}@{public_url(str(judge.base_url))}"
             )
     resolved = {c.id: c.resolve(routed[c.id]) for c in classes}
-    rows = lab.rows()
-    scores, metrics, thresholds = lab.scores, lab.metrics, lab.thresholds
-    bar = tqdm(total=rows.height * len(classes), disable=not progress, desc="evaluate")
     keys = {c.id: c.scoring_key(resolved[c.id]) for c in classes}
-    # What each evaluator already scored, read once: merging one evaluator's scores leaves
-    # another's as they were.
-    done_of = {c.id: _done(scores, c.id, keys[c.id]) for c in classes}
+    metrics, thresholds = lab.metrics, lab.thresholds
+    for cls in classes:
+        metrics = _merge_metrics(metrics, cls)
+        thresholds = _user_threshold(thresholds, cls, routed[cls.id])
+    bar = tqdm(total=lab.height("outputs") * len(classes), disable=not progress, desc="evaluate")
+
+    def score(rows: pl.DataFrame, done_of: Mapping[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+        return _score_rows(rows, classes, resolved, done_of, (ray, judge, bar, lab.path))
+
     try:
-        # On Ray, evaluators with every row to score and no model to load share one pass.
-        shared = [] if ray is None else [
-            (c, resolved[c.id]) for c in classes
-            if not (c.judge or loads_model(c) or done_of[c.id].height)
-        ]  # fmt: skip
-        pending = score_with_ray(ray, shared, rows, bar, lab.path) if ray and shared else {}
-        for cls in classes:
-            key, done = keys[cls.id], done_of[cls.id]
-            todo = rows.join(done, on=_KEY, how="anti") if done.height else rows
-            bar.set_postfix_str(cls.id)
-            bar.update(rows.height - todo.height)
-            if todo.height:
-                if cls.id in pending:
-                    new = pending[cls.id]
-                elif ray is not None and not cls.judge:  # judges wait on the LLM host: here
-                    new = score_with_ray(ray, [(cls, resolved[cls.id])], todo, bar, lab.path)[
-                        cls.id
-                    ]
-                else:
-                    ctx = Context(progress=bar, judge=judge)
-                    new = _score_blocks(cls, todo, resolved[cls.id], ctx, bar)
-                _warn_if_nothing_scored(cls, new)
-                scores = _merge_scores(scores, new, cls.id, key)
-            metrics = _merge_metrics(metrics, cls)
-            thresholds = _user_threshold(thresholds, cls, routed[cls.id])
+        if "scores" in lab.on_disk:  # the scores stay on disk: new parts, a chunk at a time
+            run = score_on_disk(lab, [(c, keys[c.id]) for c in classes], score)
+            for cls in classes:
+                _warn_if_nothing_scored(cls, run.sample.get(cls.id))
+            return lab._derive_parts({"scores": run.parts},
+                                     {"metrics": metrics, "thresholds": thresholds})  # fmt: skip
+        scores = lab.scores
+        # What each evaluator already scored, read once: merging one evaluator's scores
+        # leaves another's as they were.
+        new = score(lab.rows(), {c.id: _done(scores, c.id, keys[c.id]) for c in classes})
     finally:
         bar.close()
+    for cls in classes:
+        if cls.id in new:
+            _warn_if_nothing_scored(cls, new[cls.id])
+            scores = _merge_scores(scores, new[cls.id], cls.id, keys[cls.id])
     return lab._derive({"scores": scores, "metrics": metrics, "thresholds": thresholds})
+
+
+def _score_rows(
+    rows: pl.DataFrame,
+    classes: Sequence[type[Evaluator]],
+    resolved: Mapping[str, Mapping[str, object]],
+    done_of: Mapping[str, pl.DataFrame],
+    how: tuple[RayEngine | None, LLMClient | None, tqdm[object], Path | None],
+) -> dict[str, pl.DataFrame]:
+    """Score the rows each evaluator has not scored yet; return each one's new result rows."""
+    ray, judge, bar, lab_path = how
+    # On Ray, evaluators with every row to score and no model to load share one pass.
+    shared = [] if ray is None else [
+        (c, resolved[c.id]) for c in classes
+        if not (c.judge or loads_model(c) or done_of[c.id].height)
+    ]  # fmt: skip
+    pending = score_with_ray(ray, shared, rows, bar, lab_path) if ray and shared else {}
+    out: dict[str, pl.DataFrame] = {}
+    for cls in classes:
+        done = done_of[cls.id]
+        todo = rows.join(done, on=_KEY, how="anti") if done.height else rows
+        bar.set_postfix_str(cls.id)
+        bar.update(rows.height - todo.height)
+        if not todo.height:
+            continue
+        if cls.id in pending:
+            out[cls.id] = pending[cls.id]
+        elif ray is not None and not cls.judge:  # judges wait on the LLM host: here
+            job = [(cls, resolved[cls.id])]
+            out[cls.id] = score_with_ray(ray, job, todo, bar, lab_path)[cls.id]
+        else:
+            ctx = Context(progress=bar, judge=judge)
+            out[cls.id] = _score_blocks(cls, todo, resolved[cls.id], ctx, bar)
+    return out
 
 
 def _ray_engine(engine: str | RayEngine) -> RayEngine | None:
@@ -174,9 +202,9 @@ class NothingScoredWarning(UserWarning):
     """An evaluator ran but gave no row a value (e.g. BLEU on a lab with no expected answers)."""
 
 
-def _warn_if_nothing_scored(cls: type[Evaluator], new: pl.DataFrame) -> None:
+def _warn_if_nothing_scored(cls: type[Evaluator], new: pl.DataFrame | None) -> None:
     """Warn, where a notebook shows it, when every value is null, with the commonest reason."""
-    if new.is_empty() or new.get_column("value").is_not_null().any():
+    if new is None or new.is_empty() or new.get_column("value").is_not_null().any():
         return
     reasons = new.get_column("detail").drop_nulls().str.json_path_match("$.reason").drop_nulls()
     answers = new.select("case_id", "model", "sample").n_unique()
@@ -229,9 +257,7 @@ def _where(scores: pl.DataFrame, evaluator: str, key: str, *, same_params: bool)
 def _merge_scores(
     scores: pl.DataFrame, new: pl.DataFrame, evaluator: str, key: str
 ) -> pl.DataFrame:
-    new = new.select(list(RESULT_SCHEMA)).with_columns(
-        evaluator=pl.lit(evaluator), params=pl.lit(key)
-    )
+    new = score_rows(new, evaluator, key)
     # Scores of this evaluator under other parameters are replaced, not kept beside. The
     # filter copies the whole table, so it runs only when there is something to drop.
     stale = _where(scores, evaluator, key, same_params=False)

@@ -26,17 +26,18 @@ from evalnb.lab.parts import (
     copy_part,
     memory_budget,
     parts_dir,
+    read_batches,
     remove_parts,
     scan_parts,
     write_part,
 )
 from evalnb.lab.schema import SCHEMAS, TABLES, conform, empty
 from evalnb.lab.store import MERGED, append_rows, commit, read_store
-from evalnb.lab.verdicts import current_thresholds, verdicts
+from evalnb.lab.verdicts import current_thresholds, lazy_verdicts
 
 if TYPE_CHECKING:
     import weakref
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
     import pandas as pd
 
@@ -52,6 +53,9 @@ _KEYS = {
     "models": ("model",),
     "info": ("key",),
 }
+
+BATCH_ROWS = 500_000
+"""Rows per batch when a lab is gone through in batches: a few hundred MB of answers."""
 
 # Catalogue and lab facts: the lab imported first keeps its entry (the same LLM may come
 # with another connection key in a second H2O lab).
@@ -157,6 +161,26 @@ class LabCore:
             return sum(p.rows for p in self._parts[name])
         return self.table(name).height
 
+    def parts_of(self, name: str) -> tuple[Part, ...]:
+        """Return the Parquet parts holding table ``name`` (none when kept as DuckDB rows)."""
+        return self._parts.get(name, ())
+
+    def row_batches(self, rows: int = BATCH_ROWS) -> Iterator[pl.DataFrame]:
+        """Yield :meth:`rows` a batch of about ``rows`` rows at a time.
+
+        Outputs kept on disk are read a file at a time, so a lab larger than memory is
+        gone through with one batch in memory (``evaluate`` does this).
+        """
+        cases = self.cases
+        if "outputs" in self._parts and "outputs" not in self._tables:
+            assert self.path is not None  # parts belong to a store
+            batches = read_batches(self.path, "outputs", self._parts["outputs"], rows)
+        else:
+            whole = self.outputs
+            batches = (whole.slice(i, rows) for i in range(0, whole.height, rows))
+        for batch in batches:
+            yield _with_cases(batch, cases)
+
     def _frame(self, name: str) -> pl.DataFrame:
         """Return the table as a frame, loaded from its parts (once) when kept on disk."""
         frame = self._tables.get(name)
@@ -226,7 +250,7 @@ class LabCore:
             # A table kept as parts stays so: the frame becomes its one new part.
             root = parts_dir(self.path)
             written = {n: frames.pop(n) for n in list(frames) if n in self._parts}
-            changes = {n: PartChange((write_part(root, n, f),), drop=self._parts[n],
+            changes = {n: PartChange(_new_parts(root, n, f), drop=self._parts[n],
                                      seen=self._parts[n]) for n, f in written.items()}  # fmt: skip
             frames = self._commit(frames, changes, written)
         self._tables.update(frames)
@@ -352,9 +376,7 @@ class LabCore:
 
     def rows(self) -> pl.DataFrame:
         """Join outputs with their cases: one row per (case, model, sample)."""
-        return self.outputs.join(self.cases, on="case_id", how="left", suffix="_case").rename(
-            {"extra": "output_extra", "extra_case": "case_extra"}
-        )
+        return _with_cases(self.outputs, self.cases)
 
     def to_pandas(self, table: str = "rows") -> pd.DataFrame:
         """Return a table (or the joined ``"rows"`` view) as a pandas DataFrame."""
@@ -391,7 +413,7 @@ class LabCore:
             frames.update({n: self._frame(n) for n in self._parts if n not in keep})
             written = {n: self._frame(n) for n in keep
                        if n not in self._parts or self._tables.get(n) is not self._synced.get(n)}  # fmt: skip
-            changes = {n: PartChange((write_part(root, n, f),), drop=self._parts.get(n, ()),
+            changes = {n: PartChange(_new_parts(root, n, f), drop=self._parts.get(n, ()),
                                      seen=self._parts.get(n, ())) for n, f in written.items()}  # fmt: skip
             self._tables.update(self._commit(frames, changes, written))
             return target
@@ -432,7 +454,7 @@ class LabCore:
         """
         if name in self._parts and self.path is not None:
             return tuple(copy_part(parts_dir(self.path), p, root) for p in self._parts[name])
-        return (write_part(root, name, self._frame(name)),)
+        return _new_parts(root, name, self._frame(name))
 
     def equals(self, other: LabCore) -> bool:
         """Whether every table of ``other`` equals this lab's, row order included."""
@@ -518,7 +540,7 @@ class LabCore:
 
     def verdicts(self) -> pl.DataFrame:
         """Every score with its threshold and ``passed`` (null where the value is)."""
-        return verdicts(self.scores, self.metrics, self.thresholds)
+        return lazy_verdicts(self.scan("scores"), self.metrics, self.thresholds).collect()
 
     def summary(self) -> pl.DataFrame:
         """Row counts per table."""
@@ -531,6 +553,17 @@ class LabCore:
             f"{self.height('outputs')} outputs, {self.height('scores')} scores, "
             f"{self.labels.height} labels>"
         )
+
+
+def _new_parts(root: Path, name: str, frame: pl.DataFrame) -> tuple[Part, ...]:
+    """``frame`` as the parts of table ``name``: one part, or none for no rows."""
+    return (write_part(root, name, frame),) if frame.height else ()
+
+
+def _with_cases(outputs: pl.DataFrame, cases: pl.DataFrame) -> pl.DataFrame:
+    return outputs.join(cases, on="case_id", how="left", suffix="_case").rename(
+        {"extra": "output_extra", "extra_case": "case_extra"}
+    )
 
 
 def _size(nbytes: int) -> str:

@@ -27,11 +27,11 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from evalnb.lab.errors import StoreConflict, StoreError
-from evalnb.lab.schema import SCHEMAS, empty
+from evalnb.lab.schema import SCHEMAS, conform, empty
 from evalnb.lab.shards import write_shards
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
     import duckdb
 
@@ -40,6 +40,7 @@ __all__ = [
     "SHARDABLE",
     "Part",
     "PartChange",
+    "PartWriter",
     "apply_changes",
     "copy_part",
     "ensure_manifest",
@@ -47,6 +48,7 @@ __all__ = [
     "new_part_folder",
     "part_from_folder",
     "parts_dir",
+    "read_batches",
     "read_manifest",
     "remove_parts",
     "scan_parts",
@@ -153,6 +155,46 @@ def write_part(root: Path, table: str, rows: pl.DataFrame | pl.LazyFrame,
     return part_from_folder(root, folder, table, evaluators)
 
 
+class PartWriter:
+    """Write one new part a frame at a time (one file each), then publish it whole.
+
+    For a table written in chunks that never sit in memory together: ``evaluate`` on a
+    lab kept on disk scores its outputs a chunk at a time and writes each chunk's scores
+    here. Nothing is visible until :meth:`close`, which renames the folder into place.
+    """
+
+    def __init__(self, root: Path, table: str, evaluators: Iterable[str] = ()) -> None:
+        self._root, self._table, self._evaluators = root, table, tuple(evaluators)
+        self._folder = new_part_folder(root, table)
+        self._tmp = self._folder.with_name(f".{self._folder.name}.tmp")
+        self._files = 0
+
+    def write(self, rows: pl.DataFrame) -> None:
+        """Add ``rows`` (in the table's columns) as the part's next file; empty ones are skipped."""
+        if rows.is_empty():
+            return
+        self._tmp.mkdir(parents=True, exist_ok=True)
+        target = self._tmp / f"part-{self._files:05d}.parquet"
+        try:
+            rows.select(list(SCHEMAS[self._table])).write_parquet(target, statistics=True)
+        except OSError as exc:
+            self.discard()
+            msg = f"{target}: could not write the Parquet part: {exc}"
+            raise StoreError(msg) from exc
+        self._files += 1
+
+    def close(self) -> Part | None:
+        """Publish the part and return it; None when nothing was written."""
+        if not self._files:
+            return None
+        self._tmp.rename(self._folder)
+        return part_from_folder(self._root, self._folder, self._table, self._evaluators)
+
+    def discard(self) -> None:
+        """Delete what was written (the run failed)."""
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
 def copy_part(source: Path, part: Part, root: Path) -> Part:
     """Return the same part under another store's parts folder ``root``.
 
@@ -202,6 +244,22 @@ def scan_parts(store: str | Path, table: str, parts: Sequence[Part]) -> pl.LazyF
     return pl.scan_parquet(files, schema=SCHEMAS[table])
 
 
+def read_batches(
+    store: str | Path, table: str, parts: Sequence[Part], rows: int
+) -> Iterator[pl.DataFrame]:
+    """Yield the rows of ``parts`` in order, whole files at a time, about ``rows`` per frame."""
+    root, held, n = parts_dir(store), [], 0
+    for file in (f for p in parts for f in _part_files(store, root, p)):
+        frame = conform(pl.read_parquet(file), table)
+        held.append(frame)
+        n += frame.height
+        if n >= rows:
+            yield pl.concat(held)
+            held, n = [], 0
+    if held:
+        yield pl.concat(held)
+
+
 def _part_files(store: str | Path, root: Path, part: Part) -> list[Path]:
     files = _files(root / part.folder)
     if not files:
@@ -237,9 +295,12 @@ def read_manifest(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[Part, ...]]
                        "ORDER BY rowid").fetchall()  # fmt: skip
     for name, folder, evaluators, n_rows, nbytes in rows:
         table = str(name)
+        listed = out.setdefault(table, [])
+        if folder is None:  # the marker of a table kept on disk, with or without parts
+            continue
         names = tuple(str(e) for e in evaluators or ())
         part = Part(table, str(folder), names, int(str(n_rows)), int(str(nbytes)))
-        out.setdefault(table, []).append(part)
+        listed.append(part)
     return {name: tuple(parts) for name, parts in out.items()}
 
 
@@ -275,6 +336,8 @@ def apply_changes(
                 "the lab (evalnb.open(path)) and run it again."
             )
             raise StoreConflict(msg)
+        if table not in stored:  # the table goes on disk: mark it, for when it has no part
+            con.execute(f'INSERT INTO "{PARTS_TABLE}" (name) VALUES (?)', [table]).fetchall()
         gone = {p.folder for p in (now if change.seen is None else change.drop)}
         left.extend(p for p in now if p.folder in gone)
         con.execute(f'DELETE FROM "{PARTS_TABLE}" WHERE name = ? AND list_contains(?, folder)',

@@ -69,7 +69,7 @@ def verdicts(scores: pl.DataFrame, metrics: pl.DataFrame, thresholds: pl.DataFra
 
 
 def lazy_verdicts(
-    scores: pl.DataFrame, metrics: pl.DataFrame, thresholds: pl.DataFrame
+    scores: pl.DataFrame | pl.LazyFrame, metrics: pl.DataFrame, thresholds: pl.DataFrame
 ) -> pl.LazyFrame:
     """:func:`verdicts` as a query: a filter on the scores' columns runs before the join.
 

@@ -115,8 +115,14 @@ def case_detail(
     score each, from the focused evaluator when it gives them, else from any evaluator that
     does; null when none does).
     """
-    out = lab.outputs.filter(
-        (pl.col("case_id") == case_id) & (pl.col("model") == model) & (pl.col("sample") == sample)
+    out = (
+        lab.scan("outputs")
+        .filter(  # one row, read from disk when kept there
+            (pl.col("case_id") == case_id)
+            & (pl.col("model") == model)
+            & (pl.col("sample") == sample)
+        )
+        .collect()
     )
     if out.is_empty():
         msg = (

@@ -129,7 +129,7 @@ def eye_index(lab: LabCore, *, seed: int = 0) -> EyeIndex:
     """
     # A query, not a table: on ten million scores the joined table alone is a second and
     # a gigabyte, and each reader below needs only some of its rows.
-    v = lazy_verdicts(lab.scores, lab.metrics, lab.thresholds)
+    v = lazy_verdicts(lab.scan("scores"), lab.metrics, lab.thresholds)
     board = lab_leaderboard(lab, v, n_boot=200, seed=seed)
     found = problems(lab, v, board, case_ids=False)  # the eye counts problems
     specs = current_thresholds(lab.metrics, lab.thresholds).join(

@@ -243,13 +243,14 @@ class Eye(EvalWidget):
         else:
             for level, step in zip(LEVELS, self.path, strict=False):
                 rows = rows.filter(pl.col(level) == step)
+        picked = rows.collect()
         cases = self._lab.cases.select("case_id", "prompt", "expected")
-        outputs = self._lab.outputs.select("case_id", "model", "sample", "actual")
-        return (
-            rows.collect()
-            .join(cases, on="case_id", how="left")
-            .join(outputs, on=["case_id", "model", "sample"], how="left")
-        )
+        # Only the answers on show are read (the outputs may be kept on disk).
+        outputs = self._lab.scan("outputs").select("case_id", "model", "sample", "actual").join(
+            picked.lazy().select("case_id", "model", "sample").unique(),
+            on=["case_id", "model", "sample"], how="semi").collect()  # fmt: skip
+        return picked.join(cases, on="case_id", how="left").join(
+            outputs, on=["case_id", "model", "sample"], how="left", maintain_order="left")  # fmt: skip
 
 
 def eye(lab: LabCore, *, max_dots: int = 2000, seed: int = 0, **traits: object) -> Eye:
