@@ -71,7 +71,7 @@ class StoreConflict(StoreError):
     """Another process changed a table this lab would overwrite with an older copy.
 
     Append-only tables (labels, thresholds) never conflict: their rows are merged. A table
-    that is replaced whole (cases, outputs, scores, metrics, models) is written only when
+    that is replaced whole (cases, outputs, scores, models) is written only when
     the store still holds the version this lab last read or wrote; otherwise nothing is
     written and this error names the table.
     """

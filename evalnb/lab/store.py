@@ -55,8 +55,11 @@ APPEND_ONLY: dict[str, tuple[str, ...] | None] = {
 """Tables whose rows are never updated or deleted, with the key naming a row (None: all columns).
 
 Writing one inserts only the rows the store lacks, so no copy can remove another's rows."""
-KEYED: dict[str, tuple[str]] = {"info": ("key",)}
-"""Key-value tables: a writer writes only the keys it changed since it last synchronised."""
+KEYED: dict[str, tuple[str, ...]] = {"info": ("key",), "metrics": ("evaluator", "metric")}
+"""Keyed tables: a writer writes only the keys it changed since it last synchronised.
+
+``metrics`` is one: two processes scoring different evaluators of a lab each write their
+own evaluators' metric specs, and neither undoes the other's."""
 MERGED = frozenset(APPEND_ONLY) | frozenset(KEYED)
 
 
@@ -262,12 +265,13 @@ def _upsert(
     con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame, previous: pl.DataFrame | None
 ) -> None:
     """Write the keys of a keyed table that changed since ``previous``; leave the rest."""
-    (key,) = KEYED[name]
+    keys = list(KEYED[name])
     before = conform(previous, name) if previous is not None else frame.clear()
     changed = frame.join(before, on=frame.columns, how="anti", nulls_equal=True)
-    removed = before.join(frame.select(key), on=key, how="anti", nulls_equal=True)[key]
-    for value in pl.concat([changed[key], removed]).unique().to_list():
-        _run(con, f'DELETE FROM "{name}" WHERE "{key}" = ?', [value])
+    removed = before.join(frame.select(keys), on=keys, how="anti", nulls_equal=True)
+    where = " AND ".join(f'"{k}" IS NOT DISTINCT FROM ?' for k in keys)
+    for row in pl.concat([changed.select(keys), removed.select(keys)]).unique().iter_rows():
+        _run(con, f'DELETE FROM "{name}" WHERE {where}', list(row))
     _insert(con, name, changed)
 
 
