@@ -15,6 +15,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import evalnb
+from evalnb.cli.main import main
 from evalnb.lab.errors import StoreConflict, StoreError, TableTooLarge
 from evalnb.transforms import case_detail, eye_index
 
@@ -155,3 +156,22 @@ def test_a_copy_that_loaded_a_table_on_disk_rereads_it_after_another_process_wro
     evalnb.evaluate(evalnb.open(tmp_path / "lab.duckdb"), ["rouge"], progress=False)
     reader.save(tmp_path / "lab.duckdb")  # syncs: the other process's parts are seen
     assert reader.scores.height == 100 * 2 * 3
+
+
+@pytest.mark.usefixtures("no_memory")
+def test_the_command_line_imports_evaluates_and_describes_a_lab_on_disk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "answers.csv"
+    rag_lab(40).to_pandas().drop(columns=["context", "expected", "categories", "corpus"]).assign(
+        expected=lambda f: f["prompt"]
+    ).to_csv(source, index=False)
+    store = tmp_path / "lab.duckdb"
+    assert main(["import", str(source), "--to", str(store), "--on-disk"]) == 0
+    assert main(["evaluate", str(store), "-e", "rouge"]) == 0
+    assert main(["info", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "evaluators run: rouge" in out
+    assert "primary metric per model" in out
+    assert evalnb.open(store).on_disk == ON_DISK
+    assert evalnb.open(store).height("scores") == 80 * 3

@@ -79,6 +79,20 @@ def test_ray_engine_scores_equal_the_local_engine(cluster: Path, tmp_path: Path)
     assert_frame_equal(changed.scores, expected.scores, abs_tol=1e-9, rel_tol=0)
 
 
+def test_ray_scores_a_lab_kept_on_disk_as_the_local_engine_does(
+    cluster: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    distinct_lab(600).save(tmp_path / "lab.duckdb", on_disk=("outputs", "scores"))
+    monkeypatch.setenv("EVALNB_MEMORY_BUDGET_GB", "0")  # nothing may be loaded whole
+    on_ray = evalnb.evaluate(evalnb.open(tmp_path / "lab.duckdb"), ["bleu", "rouge"],
+                             progress=False, engine="ray")  # fmt: skip
+    local = evalnb.evaluate(distinct_lab(600), ["bleu", "rouge"], progress=False)
+    key = ["case_id", "model", "sample", "evaluator", "metric"]
+    assert_frame_equal(on_ray.scan("scores").collect().sort(key), local.scores.sort(key),
+                       abs_tol=1e-9, rel_tol=0)  # fmt: skip
+    assert [p.evaluators for p in on_ray.parts_of("scores")] == [("bleu",), ("rouge",)]
+
+
 def test_a_worker_killed_mid_run_loses_and_doubles_no_row(cluster: Path, tmp_path: Path) -> None:
     lab = distinct_lab()
     marker = tmp_path / "killed"

@@ -57,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument(
         "--replace", action="store_true", help="replace the store's content instead of adding"
     )
+    imp.add_argument(
+        "--on-disk",
+        action="store_true",
+        help="keep outputs and scores as Parquet parts beside the store, read lazily (labs "
+        "larger than memory; see docs/workflows/scale.md)",
+    )
     ev = sub.add_parser(
         "evaluate", help="run evaluators over a lab store (or a source file) and save the scores"
     )
@@ -253,7 +259,7 @@ def _import(args: argparse.Namespace) -> int:
     lab = load(args.file, format=args.format, **mapping)
     if args.to.exists() and not args.replace:
         lab = open_lab(args.to).merge(lab)
-    lab.save(args.to)
+    lab.save(args.to, on_disk=("outputs", "scores") if args.on_disk else None)
     _print(f"imported {args.file} into {args.to}\n{describe(lab)}")
     return 0
 
@@ -305,11 +311,14 @@ def describe(lab: Lab) -> str:
     lines = [repr(lab), "", "tables:"]
     lines += [f"  {t:<11}{n:>9,} rows" for t, n in lab.summary().iter_rows()]
     lines.append(f"models: {', '.join(lab.models) or '(none)'}")
-    evaluators = sorted(set(lab.scores["evaluator"]))
-    lines.append(f"evaluators run: {', '.join(evaluators) or '(none yet)'}")
-    if lab.outputs.height:
+    # Through scans: a lab kept on disk is described without loading its big tables.
+    scores = lab.scan("scores")
+    found = scores.select(pl.col("evaluator").unique().sort()).collect()
+    lines.append(f"evaluators run: {', '.join(found['evaluator'].drop_nulls()) or '(none yet)'}")
+    if lab.height("outputs"):
         stats = (
-            lab.outputs.group_by("model", maintain_order=True)
+            lab.scan("outputs")
+            .group_by("model", maintain_order=True)
             .agg(
                 answers=pl.len(),
                 empty=(pl.col("actual").str.strip_chars() == "").sum(),
@@ -318,9 +327,10 @@ def describe(lab: Lab) -> str:
                 total_cost=pl.col("cost").sum().round(4),
             )
             .sort("model")
+            .collect()
         )
         lines += ["", "answers per model:", _table(stats)]
-    if lab.scores.height:
+    if lab.height("scores"):
         lines += ["", "primary metric per model (mean over scored rows):", _table(_board(lab))]
     cells = lab.cases.filter(pl.col("topic").is_not_null() | pl.col("question_type").is_not_null())
     if cells.height:
@@ -338,10 +348,12 @@ def describe(lab: Lab) -> str:
 def _board(lab: Lab) -> pl.DataFrame:
     primary = lab.metrics.filter(pl.col("primary")).select("evaluator", "metric")
     return (
-        lab.scores.join(primary, on=["evaluator", "metric"])
+        lab.scan("scores")
+        .join(primary.lazy(), on=["evaluator", "metric"])
         .group_by("evaluator", "metric", "model")
         .agg(mean=pl.col("value").mean().round(4), scored=pl.col("value").count())
         .sort("evaluator", "mean", descending=[False, True])
+        .collect()
     )
 
 
