@@ -52,7 +52,10 @@ def test_a_lab_kept_on_disk_reads_back_and_sql_sees_its_tables(tmp_path: Path) -
     lab = evalnb.evaluate(rag_lab(), ["rouge", "bleu"], progress=False)
     store = tmp_path / "lab.duckdb"
     lab.save(store, on_disk=ON_DISK)
-    assert sorted(p.name for p in (tmp_path / "lab.duckdb.parts").iterdir()) == ["outputs", "scores"]
+    assert sorted(p.name for p in (tmp_path / "lab.duckdb.parts").iterdir()) == [
+        "outputs",
+        "scores",
+    ]
     back = evalnb.open(store)
     assert back.on_disk == ON_DISK
     assert back.height("scores") == lab.scores.height
@@ -87,7 +90,9 @@ def test_the_readers_never_load_a_table_kept_on_disk(tmp_path: Path) -> None:
     lab = evalnb.evaluate(rag_lab(), ["rouge", "text_matching"], progress=False)
     lab.save(tmp_path / "lab.duckdb", on_disk=ON_DISK)
     disk = evalnb.open(tmp_path / "lab.duckdb")
-    with pytest.raises(TableTooLarge, match=r"'scores' table is kept on disk.*lab\.scan\('scores'\)"):
+    with pytest.raises(
+        TableTooLarge, match=r"'scores' table is kept on disk.*lab\.scan\('scores'\)"
+    ):
         disk.scores  # noqa: B018 - the read is the test
     assert_frame_equal(disk.leaderboard(n_boot=50), lab.leaderboard(n_boot=50))
     problems = disk.problems()
