@@ -30,7 +30,7 @@ from evalnb.evaluation.condition import ConditionError
 from evalnb.evaluation.engine import NothingScoredWarning, evaluate, evaluators
 from evalnb.evaluation.ray_engine import RayEngine
 from evalnb.io.load import FORMATS, detect_format
-from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError
+from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError, TableTooLarge
 from evalnb.lab.schema import SCHEMAS, TABLES
 from evalnb.lab.version import __version__
 from evalnb.llm.client import ChatResult, LLMClient
@@ -68,6 +68,7 @@ __all__ = [
     "StepWaiting",
     "StoreConflict",
     "StoreError",
+    "TableTooLarge",
     "TopicModel",
     "Validation",
     "Weakness",

@@ -110,6 +110,11 @@ def evaluate(
     Incremental: rows already scored by an evaluator with the same scoring parameters are
     skipped; changing a scoring parameter rescores every row of that evaluator. A
     ``metric_threshold`` is recorded as a user threshold and never causes rescoring.
+
+    A lab whose store keeps its scores on disk (``lab.save(path, on_disk=("outputs",
+    "scores"))``) is scored a batch of answers at a time: each evaluator's new scores
+    become one new Parquet part, and no table is loaded whole. Processes scoring different
+    evaluators of such a lab at once both land.
     """
     ray = _ray_engine(engine)
     # One id is one evaluator: iterating a string would ask for evaluators "b", "l", ...

@@ -121,7 +121,7 @@ class LabCore:
         snapshot = read_store(target)
         lab = cls(snapshot.tables, path=target)
         lab._seen = dict(snapshot.versions)
-        lab._parts = dict(snapshot.parts)
+        lab._set_parts(snapshot.parts)
         for name in lab._parts:
             del lab._tables[name]
         lab._synced = dict(lab._tables)
@@ -281,8 +281,18 @@ class LabCore:
             elif parts != self._parts.get(name):
                 self._tables.pop(name, None)
                 self._synced.pop(name, None)
-        self._parts = dict(snapshot.parts)
+        # A table another process turned back into rows is read as rows now.
+        back = [n for n in self._parts if n not in snapshot.parts and n not in frames]
+        if back:
+            frames.update(read_store(self.path, back).tables)
+            self._synced.update(frames)
+        self._set_parts(snapshot.parts)
         return frames
+
+    def _set_parts(self, parts: Mapping[str, tuple[Part, ...]]) -> None:
+        # In place: a view of this lab (`Lab.view`) shares the dict, as it shares `_tables`.
+        self._parts.clear()
+        self._parts.update(parts)
 
     def _derive_parts(
         self, changes: Mapping[str, PartChange], tables: Mapping[str, pl.DataFrame]
@@ -408,8 +418,8 @@ class LabCore:
         if self.path is not None and target.exists() and _same_file(target, self.path):
             root = parts_dir(self.path)
             frames = {n: f for n, f in self._tables.items()
-                      if n not in keep and (n in MERGED or n in self._parts
-                                            or f is not self._synced.get(n))}  # fmt: skip
+                      if n not in keep and (n in MERGED or f is not self._synced.get(n))}  # fmt: skip
+            # Tables leaving the disk become rows.
             frames.update({n: self._frame(n) for n in self._parts if n not in keep})
             written = {n: self._frame(n) for n in keep
                        if n not in self._parts or self._tables.get(n) is not self._synced.get(n)}  # fmt: skip
@@ -434,7 +444,7 @@ class LabCore:
             raise
         self.path = target
         self._seen = dict(snapshot.versions)
-        self._parts = dict(snapshot.parts)
+        self._set_parts(snapshot.parts)
         self._synced = dict(self._tables)
         return target
 
@@ -452,7 +462,8 @@ class LabCore:
         They link to this store's files when it keeps the table on disk (files never
         change), else hold the frame written as one part.
         """
-        if name in self._parts and self.path is not None:
+        unchanged = self._tables.get(name) is self._synced.get(name)  # both None: not loaded
+        if name in self._parts and unchanged and self.path is not None:
             return tuple(copy_part(parts_dir(self.path), p, root) for p in self._parts[name])
         return _new_parts(root, name, self._frame(name))
 

@@ -141,18 +141,25 @@ def write_part(root: Path, table: str, rows: pl.DataFrame | pl.LazyFrame,
     if isinstance(rows, pl.DataFrame):
         write_shards(rows.select(list(SCHEMAS[table])), folder)
     else:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = folder.with_name(f".{folder.name}.tmp")
-        tmp.mkdir()
-        try:
+        with _publishing(folder, "write the Parquet part") as tmp:
+            tmp.mkdir()
             rows.select(list(SCHEMAS[table])).sink_parquet(tmp / "part-00000.parquet")
-            tmp.rename(folder)
-        except OSError as exc:
-            msg = f"{folder}: could not write the Parquet part: {exc}"
-            raise StoreError(msg) from exc
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
     return part_from_folder(root, folder, table, evaluators)
+
+
+@contextlib.contextmanager
+def _publishing(folder: Path, what: str) -> Iterator[Path]:
+    """Yield a temporary folder beside ``folder``, renamed to it when the block succeeds."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.with_name(f".{folder.name}.tmp")
+    try:
+        yield tmp
+        tmp.rename(folder)
+    except OSError as exc:
+        msg = f"{folder}: could not {what}: {exc}"
+        raise StoreError(msg) from exc
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 class PartWriter:
@@ -202,16 +209,8 @@ def copy_part(source: Path, part: Part, root: Path) -> Part:
     two stores may share them), else copied; the folder appears whole or not at all.
     """
     folder = new_part_folder(root, part.table)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f".{folder.name}.tmp")
-    try:
+    with _publishing(folder, f"copy the Parquet part {source / part.folder}") as tmp:
         shutil.copytree(source / part.folder, tmp, copy_function=_link_or_copy)
-        tmp.rename(folder)
-    except OSError as exc:
-        msg = f"{folder}: could not copy the Parquet part {source / part.folder}: {exc}"
-        raise StoreError(msg) from exc
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return Part(part.table, folder.relative_to(root).as_posix(), part.evaluators, part.rows,
                 part.nbytes)  # fmt: skip
 
