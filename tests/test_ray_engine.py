@@ -79,18 +79,52 @@ def test_ray_engine_scores_equal_the_local_engine(cluster: Path, tmp_path: Path)
     assert_frame_equal(changed.scores, expected.scores, abs_tol=1e-9, rel_tol=0)
 
 
-def test_ray_scores_a_lab_kept_on_disk_as_the_local_engine_does(
+def test_ray_workers_write_the_scores_of_a_lab_kept_on_disk(
     cluster: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     distinct_lab(600).save(tmp_path / "lab.duckdb", on_disk=("outputs", "scores"))
     monkeypatch.setenv("EVALNB_MEMORY_BUDGET_GB", "0")  # nothing may be loaded whole
+    engine = evalnb.RayEngine(shard_rows=150, batch_rows=100)
     on_ray = evalnb.evaluate(evalnb.open(tmp_path / "lab.duckdb"), ["bleu", "rouge"],
-                             progress=False, engine="ray")  # fmt: skip
+                             progress=False, engine=engine)  # fmt: skip
     local = evalnb.evaluate(distinct_lab(600), ["bleu", "rouge"], progress=False)
     key = ["case_id", "model", "sample", "evaluator", "metric"]
-    assert_frame_equal(on_ray.scan("scores").collect().sort(key), local.scores.sort(key),
-                       abs_tol=1e-9, rel_tol=0)  # fmt: skip
-    assert [p.evaluators for p in on_ray.parts_of("scores")] == [("bleu",), ("rouge",)]
+
+    def same(lab: evalnb.Lab, want: evalnb.Lab) -> None:
+        assert_frame_equal(lab.scan("scores").collect().sort(key), want.scores.sort(key),
+                           abs_tol=1e-9, rel_tol=0)  # fmt: skip
+
+    same(on_ray, local)
+    # One pass for both, written by the workers as one part; the row shards are gone.
+    (part,) = on_ray.parts_of("scores")
+    assert part.evaluators == ("bleu", "rouge")
+    assert not (tmp_path / "lab.duckdb.shards").exists()
+    # Incremental; a changed parameter rewrites the shared part without ROUGE's old rows.
+    assert evalnb.evaluate(on_ray, ["rouge"], progress=False, engine=engine).parts_of(
+        "scores") == on_ray.parts_of("scores")  # fmt: skip
+    changed = evalnb.evaluate(on_ray, ["rouge"], progress=False, engine=engine,
+                              use_stemmer=False)  # fmt: skip
+    same(changed, evalnb.evaluate(local, ["rouge"], progress=False, use_stemmer=False))
+    assert [p.evaluators for p in changed.parts_of("scores")] == [("rouge",), ("bleu", "rouge")]
+
+
+def test_a_killed_worker_writing_scores_to_disk_doubles_no_row(
+    cluster: Path, tmp_path: Path
+) -> None:
+    lab = distinct_lab(1200)
+    lab.save(tmp_path / "lab.duckdb", on_disk=("outputs", "scores"))
+    marker = tmp_path / "killed"
+    victim = lab.outputs["case_id"][600]
+    on_ray = evalnb.evaluate(
+        evalnb.open(tmp_path / "lab.duckdb"), ["rouge_killing_its_worker"], progress=False,
+        victim=victim, marker=str(marker), engine=evalnb.RayEngine(shard_rows=200, batch_rows=200),
+    )  # fmt: skip
+    assert marker.exists()  # a worker really died
+    local = evalnb.evaluate(distinct_lab(1200), ["rouge_killing_its_worker"], progress=False,
+                            victim=victim, marker=str(marker))  # fmt: skip
+    written = on_ray.scan("scores").collect()
+    assert written.height == local.scores.height
+    assert written.select("case_id", "model", "sample", "metric").is_duplicated().sum() == 0
 
 
 def test_a_worker_killed_mid_run_loses_and_doubles_no_row(cluster: Path, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import polars as pl
 
+from evalnb.lab.schema import SCHEMAS
 from evalnb.text.patterns import SearchBudget
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ __all__ = [
     "register",
     "registered",
     "result_frame",
+    "score_rows",
     "threshold_param",
 ]
 
@@ -52,6 +54,19 @@ RESULT_SCHEMA = pl.Schema(
         "detail": pl.String(),
     }
 )
+
+
+def score_rows(result: pl.DataFrame, evaluator: str, key: str) -> pl.DataFrame:
+    """Return an evaluator's result rows as rows of the lab's ``scores`` table.
+
+    ``key`` is the evaluator's scoring key (its ``params`` column: incremental scoring
+    skips rows scored under the same one).
+    """
+    return (
+        result.select(list(RESULT_SCHEMA))
+        .with_columns(evaluator=pl.lit(evaluator), params=pl.lit(key))
+        .select(list(SCHEMAS["scores"]))
+    )
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, TypeVar
 import polars as pl
 from tqdm.auto import tqdm
 
-from evalnb.evaluation.base import Context, Evaluator
+from evalnb.evaluation.base import Context, Evaluator, score_rows
 from evalnb.evaluation.catalog import catalog, get_evaluator
-from evalnb.evaluation.on_disk import score_on_disk, score_rows
-from evalnb.evaluation.ray_engine import RayEngine, loads_model, score_with_ray
+from evalnb.evaluation.on_disk import score_on_disk
+from evalnb.evaluation.ray_engine import RayEngine, RayScorer, loads_model, score_with_ray
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
 from evalnb.llm.redact import public_url
@@ -135,12 +135,18 @@ def evaluate(
         thresholds = _user_threshold(thresholds, cls, routed[cls.id])
     bar = tqdm(total=lab.height("outputs") * len(classes), disable=not progress, desc="evaluate")
 
-    def score(rows: pl.DataFrame, done_of: Mapping[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-        return _score_rows(rows, classes, resolved, done_of, (ray, judge, bar, lab.path))
+    def score(
+        rows: pl.DataFrame,
+        done_of: Mapping[str, pl.DataFrame],
+        which: Sequence[type[Evaluator]] = classes,
+    ) -> dict[str, pl.DataFrame]:
+        return _score_rows(rows, which, resolved, done_of, (ray, judge, bar, lab.path))
 
     try:
-        if "scores" in lab.on_disk:  # the scores stay on disk: new parts, a chunk at a time
-            run = score_on_disk(lab, [(c, keys[c.id]) for c in classes], score)
+        if "scores" in lab.on_disk:  # the scores stay on disk: new parts, a batch at a time
+            remote = None if ray is None else RayScorer(ray, resolved, lab.path, bar)
+            jobs = [(c, keys[c.id]) for c in classes]
+            run = score_on_disk(lab, jobs, score, remote)
             for cls in classes:
                 _warn_if_nothing_scored(cls, run.sample.get(cls.id))
             return lab._derive_parts({"scores": run.parts},

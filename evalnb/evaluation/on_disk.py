@@ -16,18 +16,30 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalnb.evaluation.base import RESULT_SCHEMA
-from evalnb.lab.parts import PartChange, PartWriter, parts_dir, scan_parts, write_part
-from evalnb.lab.schema import SCHEMAS
+from evalnb.evaluation.base import score_rows
+from evalnb.evaluation.ray_engine import loads_model
+from evalnb.lab.parts import (
+    PartChange,
+    PartWriter,
+    new_part_folder,
+    part_from_folder,
+    parts_dir,
+    remove_parts,
+    scan_parts,
+    write_part,
+)
+from evalnb.lab.shards import ShardWriter
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
 
     from evalnb.evaluation.base import Evaluator
+    from evalnb.evaluation.ray_engine import RayScorer
     from evalnb.lab.core import LabCore
     from evalnb.lab.parts import Part
 
-__all__ = ["OnDisk", "score_on_disk", "score_rows"]
+__all__ = ["OnDisk", "score_on_disk"]
 
 _KEY = ["case_id", "model", "sample"]
 
@@ -44,21 +56,16 @@ class OnDisk:
     sample: dict[str, pl.DataFrame]
 
 
-def score_rows(result: pl.DataFrame, evaluator: str, key: str) -> pl.DataFrame:
-    """Return an evaluator's result rows as rows of ``scores`` (with evaluator and params)."""
-    return (
-        result.select(list(RESULT_SCHEMA))
-        .with_columns(evaluator=pl.lit(evaluator), params=pl.lit(key))
-        .select(list(SCHEMAS["scores"]))
-    )
-
-
 def score_on_disk(
     lab: LabCore,
     jobs: Sequence[tuple[type[Evaluator], str]],
-    score: Callable[[pl.DataFrame, Mapping[str, pl.DataFrame]], dict[str, pl.DataFrame]],
+    score: Callable[
+        [pl.DataFrame, Mapping[str, pl.DataFrame], Sequence[type[Evaluator]]],
+        dict[str, pl.DataFrame],
+    ],
+    remote: RayScorer | None = None,
 ) -> OnDisk:
-    """Score every batch of ``lab``'s rows with ``score``; write the new scores as parts.
+    """Score every batch of ``lab``'s rows; write the new scores as parts.
 
     Parameters
     ----------
@@ -67,8 +74,11 @@ def score_on_disk(
     jobs
         Each evaluator with its scoring key (the ``params`` of its scores).
     score
-        Scores one batch: given the rows and, per evaluator, the keys it already scored,
-        returns each evaluator's new result rows (the engine's own scoring, local or Ray).
+        Scores one batch here: given the rows, the keys each evaluator already scored and
+        the evaluators to run, returns each one's new result rows.
+    remote
+        The Ray engine, when it runs: every evaluator but the LLM judges goes to the
+        cluster instead, whose workers write the scores themselves.
 
     Returns
     -------
@@ -84,24 +94,72 @@ def score_on_disk(
         .select(_KEY).unique().collect()
         for cls, key in jobs
     }  # fmt: skip
-    writers = {cls.id: PartWriter(root, "scores", [cls.id]) for cls, _ in jobs}
+    groups = [] if remote is None else _groups([j for j in jobs if not j[0].judge], done)
+    here = [cls for cls, _ in jobs if not any(cls is c for g in groups for c, _ in g)]
+    keys = {cls.id: key for cls, key in jobs}
+    writers = {cls.id: PartWriter(root, "scores", [cls.id]) for cls in here}
+    shards = [ShardWriter(remote.shard_folder(g[0][0].id)) for g in groups] if remote else []
     sample: dict[str, pl.DataFrame] = {}
+    added: list[Part] = []
     try:
         for batch in lab.row_batches():
-            for evaluator, new in score(batch, done).items():
-                key = next(k for c, k in jobs if c.id == evaluator)
-                writers[evaluator].write(score_rows(new, evaluator, key))
+            for evaluator, new in (score(batch, done, here) if here else {}).items():
+                writers[evaluator].write(score_rows(new, evaluator, keys[evaluator]))
                 if evaluator not in sample or not _has_value(sample[evaluator]):
                     sample[evaluator] = new
+            for group, rows in zip(groups, shards, strict=True):
+                mine = done[group[0][0].id]  # a group of several has nothing done
+                todo = batch.join(mine, on=_KEY, how="anti") if mine.height else batch
+                rows.write(todo)
+                if remote is not None:  # always, with groups
+                    remote.advance((batch.height - todo.height) * len(group))
         added = [p for p in (w.close() for w in writers.values()) if p is not None]
+        for group, rows in zip(groups, shards, strict=True):
+            added.extend(_on_cluster(root, group, rows, remote))
         rewritten, dropped = _without_stale(lab, seen, jobs)
     except BaseException:
         for w in writers.values():
             w.discard()
+        remove_parts(root, added)
         raise
+    finally:
+        for rows in shards:
+            rows.discard()
+            if remote is not None:
+                remote.release(rows.folder)
     change = PartChange(tuple(added + rewritten), drop=tuple(dropped), seen=seen,
                         touched=frozenset(cls.id for cls, _ in jobs))  # fmt: skip
     return OnDisk(change, sample)
+
+
+def _groups(
+    jobs: Sequence[tuple[type[Evaluator], str]], done: Mapping[str, pl.DataFrame]
+) -> list[list[tuple[type[Evaluator], str]]]:
+    """Return the evaluators that run together on the cluster.
+
+    Those loading no model with every row to score share one pass over one set of shards;
+    any other runs alone.
+    """
+    shared = [j for j in jobs if not loads_model(j[0]) and not done[j[0].id].height]
+    alone = [[j] for j in jobs if j not in shared]
+    return ([shared] if shared else []) + alone
+
+
+def _on_cluster(
+    root: Path,
+    group: Sequence[tuple[type[Evaluator], str]],
+    rows: ShardWriter,
+    remote: RayScorer | None,
+) -> list[Part]:
+    """Score a group's row shards on the cluster into a new part; none when nothing to score."""
+    assert remote is not None
+    if not rows.written:
+        return []
+    rows.close()
+    folder = new_part_folder(root, "scores")
+    remote.write_scores(group, rows.folder, folder)
+    remote.advance(rows.written * len(group))
+    return [part_from_folder(root, folder, "scores", [cls.id for cls, _ in group])]
 
 
 def _has_value(frame: pl.DataFrame) -> bool:

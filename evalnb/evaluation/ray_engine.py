@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalnb.evaluation.base import BLOCK_ROWS, RESULT_SCHEMA, Context, Evaluator
+from evalnb.evaluation.base import BLOCK_ROWS, RESULT_SCHEMA, Context, Evaluator, score_rows
 from evalnb.lab.errors import EvalnbError
 from evalnb.lab.shards import SHARD_ROWS, write_shards
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from tqdm import tqdm
 
-__all__ = ["MODEL_BATCH_ROWS", "RayEngine", "loads_model", "score_with_ray"]
+__all__ = ["MODEL_BATCH_ROWS", "RayEngine", "RayScorer", "loads_model", "score_with_ray"]
 
 _KEY = ["case_id", "model", "sample"]
 _POS = "_pos"
@@ -155,6 +155,50 @@ def score_with_ray(
             for cls, _ in jobs}  # fmt: skip
 
 
+class RayScorer:
+    """The Ray engine's side of ``evaluate`` on a lab kept on disk: the workers write the scores.
+
+    The driver writes the rows to score as shards (a batch at a time); one Ray run per
+    group of evaluators scores them all, and each worker writes its blocks' scores as
+    Parquet files into the new part's folder, so no score passes through the driver. Ray
+    retries a lost task, which rewrites the same file (files are named by block).
+    """
+
+    def __init__(self, engine: RayEngine, params: Mapping[str, Mapping[str, object]],
+                 lab_path: Path | None, bar: tqdm[object]) -> None:  # fmt: skip
+        self._engine, self._params, self._lab_path, self._bar = engine, params, lab_path, bar
+
+    def advance(self, answers: int) -> None:
+        """Count ``answers`` (answer × evaluator) as done on the progress bar."""
+        self._bar.update(answers)
+
+    def shard_folder(self, name: str) -> Path:
+        """Return a new folder for a group's row shards, one every node can read."""
+        return _shard_folder(self._engine, self._engine.connect(), name, self._lab_path)
+
+    def write_scores(
+        self, jobs: Sequence[tuple[type[Evaluator], str]], shards: Path, part: Path
+    ) -> None:
+        """Score the rows in ``shards`` with ``jobs`` (evaluator, scoring key) into ``part``."""
+        ray = self._engine.connect()
+        run = [(cls, dict(self._params[cls.id])) for cls, _ in jobs]
+        try:
+            with _dataset(ray, self._engine, run, shards, {c.id: k for c, k in jobs}) as ds:
+                ds.write_parquet(str(part))
+        except BaseException:
+            shutil.rmtree(part, ignore_errors=True)
+            raise
+
+    def release(self, shards: Path) -> None:
+        """Remove a group's row shards (unless kept), and the default folder once empty."""
+        if self._engine.keep_shards:
+            return
+        shutil.rmtree(shards, ignore_errors=True)
+        if self._engine.shards is None:
+            with contextlib.suppress(OSError):
+                shards.parent.rmdir()
+
+
 def _batch_rows(engine: RayEngine, classes: Sequence[type[Evaluator]]) -> int:
     """Rows per ``map_batches`` call: the engine's setting, else the smallest block."""
     blocks = [c.block_rows for c in classes if c.block_rows]
@@ -196,12 +240,29 @@ def _run(
     folder: Path,
 ) -> Iterator[Any]:
     """Yield the result batches (pyarrow tables with an ``evaluator`` column), in row order."""
+    with _dataset(ray, engine, jobs, folder, None) as ds:
+        yield from ds.iter_batches(batch_size=None, batch_format="pyarrow")
+
+
+@contextlib.contextmanager
+def _dataset(
+    ray: Any,  # noqa: ANN401 - the ray module
+    engine: RayEngine,
+    jobs: list[tuple[type[Evaluator], dict[str, object]]],
+    folder: Path,
+    keys: dict[str, str] | None,
+) -> Iterator[Any]:
+    """Yield the Ray dataset scoring the shards in ``folder`` (tasks, or model actors).
+
+    With ``keys`` (each evaluator's scoring key) the batches are whole rows of the lab's
+    ``scores`` table, to be written by the workers; without, compact results for the driver.
+    """
     context = ray.data.DataContext.get_current()
     saved = (context.execution_options.preserve_order, context.enable_progress_bars,
              context.print_on_execution_start)  # fmt: skip
     # Row order keeps the merge cheap; Ray's own bars and execution plans would print over
     # ours (the engine shows one tqdm bar, as the local engine does).
-    context.execution_options.preserve_order = True
+    context.execution_options.preserve_order = keys is None
     context.enable_progress_bars = context.print_on_execution_start = False
     try:
         ds = ray.data.read_parquet(str(folder))
@@ -209,16 +270,16 @@ def _run(
         if any(loads_model(c) for c, _ in jobs):
             gpus = int(ray.cluster_resources().get("GPU", 0))
             pool = engine.actors or gpus or max(1, int(ray.cluster_resources().get("CPU", 1)) // 4)
-            ds = ds.map_batches(_ModelScorer, fn_constructor_args=(jobs,),
+            ds = ds.map_batches(_ModelScorer, fn_constructor_args=(jobs, keys),
                                 batch_size=size,
                                 batch_format="pyarrow",
                                 compute=ray.data.ActorPoolStrategy(size=pool),
                                 num_gpus=1 if gpus else 0)  # fmt: skip
         else:
-            ds = ds.map_batches(_score_batch, fn_args=(jobs,),
+            ds = ds.map_batches(_score_batch, fn_args=(jobs,), fn_kwargs={"keys": keys},
                                 batch_size=size,
                                 batch_format="pyarrow")  # fmt: skip
-        yield from ds.iter_batches(batch_size=None, batch_format="pyarrow")
+        yield ds
     finally:
         (context.execution_options.preserve_order, context.enable_progress_bars,
          context.print_on_execution_start) = saved  # fmt: skip
@@ -228,17 +289,24 @@ def _score_batch(
     batch: Any,  # noqa: ANN401 - a pyarrow table
     jobs: list[tuple[type[Evaluator], dict[str, object]]],
     ctx: Context | None = None,
+    keys: dict[str, str] | None = None,
 ) -> Any:  # noqa: ANN401 - a pyarrow table
     """Score one Arrow batch in a worker with each evaluator's own ``score``.
 
     Each result row names its answer by ``_pos`` (a join within the batch, done here in
     parallel) rather than by its keys, and metric and evaluator travel dictionary-encoded:
-    the bytes sent to the driver shrink about threefold.
+    the bytes sent to the driver shrink about threefold. With ``keys``, rows of the lab's
+    ``scores`` table instead, which the worker writes to disk itself.
     """
     frame = pl.from_arrow(batch)
     assert isinstance(frame, pl.DataFrame)  # a table always converts to a frame
-    rows, positions = frame.drop(_POS), frame.select(*_KEY, _POS)
     ctx = ctx or Context()
+    if keys is not None:
+        return pl.concat(
+            [score_rows(cls().score(frame, params, ctx), cls.id, keys[cls.id])
+             for cls, params in jobs]
+        ).to_arrow()  # fmt: skip
+    rows, positions = frame.drop(_POS), frame.select(*_KEY, _POS)
     parts = [
         cls().score(rows, params, ctx).select(list(RESULT_SCHEMA))
         .join(positions, on=_KEY, how="left", maintain_order="left")
@@ -257,11 +325,15 @@ class _ModelScorer:
     loads the model and every later batch reuses it.
     """
 
-    def __init__(self, jobs: list[tuple[type[Evaluator], dict[str, object]]]) -> None:
-        self._jobs, self._ctx = jobs, Context()
+    def __init__(
+        self,
+        jobs: list[tuple[type[Evaluator], dict[str, object]]],
+        keys: dict[str, str] | None = None,
+    ) -> None:
+        self._jobs, self._ctx, self._keys = jobs, Context(), keys
 
     def __call__(self, batch: Any) -> Any:  # noqa: ANN401 - pyarrow tables
-        return _score_batch(batch, self._jobs, self._ctx)
+        return _score_batch(batch, self._jobs, self._ctx, self._keys)
 
 
 def _shard_folder(engine: RayEngine, ray: Any, evaluator: str, lab_path: Path | None) -> Path:  # noqa: ANN401

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from evalnb.lab.errors import StoreConflict, StoreError
 from evalnb.lab.schema import SCHEMAS, conform, empty
-from evalnb.lab.shards import write_shards
+from evalnb.lab.shards import ShardWriter, write_shards
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -172,34 +172,23 @@ class PartWriter:
 
     def __init__(self, root: Path, table: str, evaluators: Iterable[str] = ()) -> None:
         self._root, self._table, self._evaluators = root, table, tuple(evaluators)
-        self._folder = new_part_folder(root, table)
-        self._tmp = self._folder.with_name(f".{self._folder.name}.tmp")
-        self._files = 0
+        self._shards = ShardWriter(new_part_folder(root, table))
 
     def write(self, rows: pl.DataFrame) -> None:
-        """Add ``rows`` (in the table's columns) as the part's next file; empty ones are skipped."""
-        if rows.is_empty():
-            return
-        self._tmp.mkdir(parents=True, exist_ok=True)
-        target = self._tmp / f"part-{self._files:05d}.parquet"
-        try:
-            rows.select(list(SCHEMAS[self._table])).write_parquet(target, statistics=True)
-        except OSError as exc:
-            self.discard()
-            msg = f"{target}: could not write the Parquet part: {exc}"
-            raise StoreError(msg) from exc
-        self._files += 1
+        """Add ``rows`` (in the table's columns) as the part's next files; empty ones add none."""
+        self._shards.write(rows.select(list(SCHEMAS[self._table])))
 
     def close(self) -> Part | None:
         """Publish the part and return it; None when nothing was written."""
-        if not self._files:
+        if not self._shards.written:
+            self._shards.discard()
             return None
-        self._tmp.rename(self._folder)
-        return part_from_folder(self._root, self._folder, self._table, self._evaluators)
+        self._shards.close()
+        return part_from_folder(self._root, self._shards.folder, self._table, self._evaluators)
 
     def discard(self) -> None:
         """Delete what was written (the run failed)."""
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        self._shards.discard()
 
 
 def copy_part(source: Path, part: Part, root: Path) -> Part:
