@@ -68,6 +68,7 @@ def main() -> None:
     ray_s, on_ray = timed(lambda: evalnb.evaluate(lab, EVALUATORS, progress=False, engine="ray"))
     same = on_ray.scores.equals(local.scores)  # type: ignore[attr-defined]
     scores = local.scores.height  # type: ignore[attr-defined]
+    print("\nlab in memory:")
     print(f"local engine  {local_s:7.1f} s  {args.rows / local_s:>10,.0f} rows/s")
     print(f"ray engine    {ray_s:7.1f} s  {args.rows / ray_s:>10,.0f} rows/s   "
           f"ray/local {ray_s / local_s:.2f}x (target ≤ 1.5x)   scores equal: {same}")  # fmt: skip
@@ -113,6 +114,7 @@ def main() -> None:
                        ("store write, if any (driver)", store_s / n)):  # fmt: skip
         print(f"  {what:<30} {secs * 1e6:6.1f} s")
     _model(fixed_s, write_s / n + transfer + merge_s / n, score, store_s / n)
+    _on_disk(lab, local, fixed_s, score, args.cpus)  # type: ignore[arg-type]
     ray.shutdown()
     _cold(frame.head(args.cold_rows))
 
@@ -144,6 +146,38 @@ def _model(fixed: float, driver: float, score: float, store: float) -> None:
     print(f"  workers stop paying past {score / driver:.0f}: the driver's serial share caps a "
           f"cluster at {1 / driver:,.0f} rows/s in memory, {1 / (driver + store):,.0f} rows/s "
           "into one DuckDB store")  # fmt: skip
+
+
+def _on_disk(lab: evalnb.Lab, local: evalnb.Lab, fixed: float, score: float, cpus: int) -> None:
+    """Run the same on a lab kept on disk, where the workers write the scores.
+
+    The driver only reads the answers and writes them as row shards: its serial share, and
+    with it the model's cap, is what is left of the run.
+    """
+    print("\nlab kept on disk (the workers write the scores):")
+    folder = Path(tempfile.mkdtemp(prefix="evalnb-bench-"))
+    seconds = {}
+    for engine in ("local", "ray"):
+        store = folder / f"{engine}.duckdb"
+        lab.save(store, on_disk=("outputs", "scores"))
+        seconds[engine], done = timed(
+            lambda s=store, e=engine: evalnb.evaluate(evalnb.open(s), EVALUATORS,
+                                                      progress=False, engine=e))  # fmt: skip
+        key = ["case_id", "model", "sample", "evaluator", "metric"]
+        written = done.scan("scores").collect().sort(key)  # type: ignore[attr-defined]
+        same = written.equals(local.scores.sort(key))
+        print(f"  lab on disk, {engine:<5} engine {seconds[engine]:7.1f} s   scores equal: {same}")
+    shutil.rmtree(folder)
+    n = lab.height("outputs")
+    driver = max(seconds["ray"] - fixed - n * score / cpus, 0.0) / n
+    print(f"  on disk the driver's serial share is {driver * 1e6:.1f} s per million rows (the "
+          f"rows read and written as shards; the workers write the scores): a cap of "
+          f"{1 / driver:,.0f} rows/s")  # fmt: skip
+    for rows, workers in ((10_000_000, 16), (100_000_000, 256)):
+        total = fixed + rows * driver + rows * score / workers
+        print(
+            f"  {rows:>12,} rows on {workers:>3} workers: {total:6.0f} s, {rows / total:,.0f} rows/s"
+        )
 
 
 def _cold(frame: pl.DataFrame) -> None:

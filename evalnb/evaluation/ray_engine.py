@@ -264,6 +264,10 @@ def _dataset(
     # ours (the engine shows one tqdm bar, as the local engine does).
     context.execution_options.preserve_order = keys is None
     context.enable_progress_bars = context.print_on_execution_start = False
+    # Ray Data reports each run and each write at INFO on stderr: noise in a notebook cell.
+    log = logging.getLogger("ray.data")
+    level = log.level
+    log.setLevel(logging.ERROR)
     try:
         ds = ray.data.read_parquet(str(folder))
         size = _batch_rows(engine, [c for c, _ in jobs])
@@ -283,6 +287,7 @@ def _dataset(
     finally:
         (context.execution_options.preserve_order, context.enable_progress_bars,
          context.print_on_execution_start) = saved  # fmt: skip
+        log.setLevel(level)
 
 
 def _score_batch(
