@@ -180,3 +180,13 @@ def test_the_command_line_imports_evaluates_and_describes_a_lab_on_disk(
     assert "primary metric per model" in out
     assert evalnb.open(store).on_disk == ON_DISK
     assert evalnb.open(store).height("scores") == 80 * 3
+
+
+@pytest.mark.usefixtures("no_memory")
+def test_an_evaluator_that_scores_nothing_on_disk_says_so_for_every_answer(
+    tmp_path: Path,
+) -> None:
+    answers = pl.DataFrame({"prompt": [f"q{i}" for i in range(300)], "actual": ["a"] * 300})
+    evalnb.load(answers).save(tmp_path / "lab.duckdb", on_disk=ON_DISK)
+    with pytest.warns(evalnb.NothingScoredWarning, match="bleu scored none of the 300 answers"):
+        evalnb.evaluate(evalnb.open(tmp_path / "lab.duckdb"), ["bleu"], progress=False)

@@ -148,7 +148,7 @@ def evaluate(
             jobs = [(c, keys[c.id]) for c in classes]
             run = score_on_disk(lab, jobs, score, remote)
             for cls in classes:
-                _warn_if_nothing_scored(cls, run.sample.get(cls.id))
+                _warn_if_nothing_scored(cls, run.new.get(cls.id))
             return lab._derive_parts({"scores": run.parts},
                                      {"metrics": metrics, "thresholds": thresholds})  # fmt: skip
         scores = lab.scores
@@ -213,12 +213,21 @@ class NothingScoredWarning(UserWarning):
     """An evaluator ran but gave no row a value (e.g. BLEU on a lab with no expected answers)."""
 
 
-def _warn_if_nothing_scored(cls: type[Evaluator], new: pl.DataFrame | None) -> None:
-    """Warn, where a notebook shows it, when every value is null, with the commonest reason."""
-    if new is None or new.is_empty() or new.get_column("value").is_not_null().any():
+def _warn_if_nothing_scored(cls: type[Evaluator], new: pl.DataFrame | pl.LazyFrame | None) -> None:
+    """Warn, where a notebook shows it, when every value is null, with the commonest reason.
+
+    ``new`` may be a scan of the scores just written to disk: only counts are collected.
+    """
+    if new is None:
         return
-    reasons = new.get_column("detail").drop_nulls().str.json_path_match("$.reason").drop_nulls()
-    answers = new.select("case_id", "model", "sample").n_unique()
+    rows = new.lazy()
+    n, scored = rows.select(pl.len(), pl.col("value").is_not_null().any()).collect().row(0)
+    if not n or scored:
+        return
+    reasons = (
+        rows.select(pl.col("detail").str.json_path_match("$.reason")).drop_nulls().collect()
+    ).to_series()
+    answers = rows.select(pl.struct("case_id", "model", "sample").n_unique()).collect().item()
     message = f"{cls.id} scored none of the {answers} answers it was given"
     if reasons.len():
         message += f"; the commonest reason: {reasons.mode().sort()[0]}"

@@ -46,14 +46,14 @@ _KEY = ["case_id", "model", "sample"]
 
 @dataclass(frozen=True)
 class OnDisk:
-    """What a run on disk wrote: the parts change, and each evaluator's last new scores.
+    """What a run on disk wrote: the parts change, and each evaluator's new scores.
 
-    ``sample`` holds, per evaluator, a batch with a value when any batch had one (else
-    its last batch): enough to warn that it scored nothing, and why.
+    ``new`` scans, per evaluator that scored anything, the rows it wrote (from the new
+    parts, before they are committed): enough to warn that it scored nothing, and why.
     """
 
     parts: PartChange
-    sample: dict[str, pl.DataFrame]
+    new: dict[str, pl.LazyFrame]
 
 
 def score_on_disk(
@@ -99,14 +99,11 @@ def score_on_disk(
     keys = {cls.id: key for cls, key in jobs}
     writers = {cls.id: PartWriter(root, "scores", [cls.id]) for cls in here}
     shards = [ShardWriter(remote.shard_folder(g[0][0].id)) for g in groups] if remote else []
-    sample: dict[str, pl.DataFrame] = {}
     added: list[Part] = []
     try:
         for batch in lab.row_batches():
             for evaluator, new in (score(batch, done, here) if here else {}).items():
                 writers[evaluator].write(score_rows(new, evaluator, keys[evaluator]))
-                if evaluator not in sample or not _has_value(sample[evaluator]):
-                    sample[evaluator] = new
             for group, rows in zip(groups, shards, strict=True):
                 mine = done[group[0][0].id]  # a group of several has nothing done
                 todo = batch.join(mine, on=_KEY, how="anti") if mine.height else batch
@@ -129,7 +126,12 @@ def score_on_disk(
                 remote.release(rows.folder)
     change = PartChange(tuple(added + rewritten), drop=tuple(dropped), seen=seen,
                         touched=frozenset(cls.id for cls, _ in jobs))  # fmt: skip
-    return OnDisk(change, sample)
+    wrote = {
+        cls.id: scan_parts(lab.path, "scores", holding).filter(pl.col("evaluator") == cls.id)
+        for cls, _ in jobs
+        if (holding := [p for p in added if cls.id in p.evaluators])
+    }
+    return OnDisk(change, wrote)
 
 
 def _groups(
@@ -160,10 +162,6 @@ def _on_cluster(
     remote.write_scores(group, rows.folder, folder)
     remote.advance(rows.written * len(group))
     return [part_from_folder(root, folder, "scores", [cls.id for cls, _ in group])]
-
-
-def _has_value(frame: pl.DataFrame) -> bool:
-    return bool(frame.get_column("value").is_not_null().any())
 
 
 def _without_stale(
