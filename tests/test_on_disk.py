@@ -17,7 +17,7 @@ from polars.testing import assert_frame_equal
 import evalnb
 from evalnb.cli.main import main
 from evalnb.lab.errors import StoreConflict, StoreError, TableTooLarge
-from evalnb.transforms import case_detail, eye_index
+from evalnb.transforms import case_detail, eye_index, weakness_index
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -190,3 +190,40 @@ def test_an_evaluator_that_scores_nothing_on_disk_says_so_for_every_answer(
     evalnb.load(answers).save(tmp_path / "lab.duckdb", on_disk=ON_DISK)
     with pytest.warns(evalnb.NothingScoredWarning, match="bleu scored none of the 300 answers"):
         evalnb.evaluate(evalnb.open(tmp_path / "lab.duckdb"), ["bleu"], progress=False)
+
+
+@pytest.mark.usefixtures("no_memory")
+def test_the_weakness_grid_labeler_and_calibration_work_on_disk(tmp_path: Path) -> None:
+    memory = evalnb.evaluate(rag_lab(400), ["rouge"], progress=False)
+    memory.save(tmp_path / "lab.duckdb", on_disk=ON_DISK)
+    memory = evalnb.Lab.view(rag_lab(400))  # the same lab again, in memory only
+    memory = evalnb.evaluate(memory, ["rouge"], progress=False)
+    disk = evalnb.open(tmp_path / "lab.duckdb")
+    assert_frame_equal(weakness_index(disk, "rouge", "rouge_l").rows,
+                       weakness_index(memory, "rouge", "rouge_l").rows)  # fmt: skip
+    grid = disk.weakness("rouge", "rouge_l", min_n=1)
+    assert grid.selection().height == memory.outputs.height
+    picked = disk.calibration_sample("rouge", "rouge_l", n=12, strategy="random", seed=3)
+    assert_frame_equal(picked, memory.calibration_sample("rouge", "rouge_l", n=12,
+                                                         strategy="random", seed=3))  # fmt: skip
+    for i, row in enumerate(picked.iter_rows(named=True)):
+        verdict = "pass" if row["value"] > 0.9 or i % 5 == 0 else "fail"
+        for lab in (disk, memory):
+            lab.add_label(row["case_id"], row["model"], "rouge", "rouge_l", verdict, reviewer="r")
+    found = disk.recalibrate("rouge", "rouge_l", n_boot=50)
+    assert found.threshold == memory.recalibrate("rouge", "rouge_l", n_boot=50).threshold
+    assert_frame_equal(disk.corrected_leaderboard("rouge", "rouge_l"),
+                       memory.corrected_leaderboard("rouge", "rouge_l"))  # fmt: skip
+    assert disk.guardrail_config() == memory.guardrail_config()
+    labeler = evalnb.labeler(disk, "rouge", "rouge_l", reviewer="s", n=5, strategy="random")
+    assert labeler.remaining == 5
+    shown = labeler.item
+    assert shown is not None
+    assert (
+        shown["actual"]
+        == memory.outputs_of(
+            pl.DataFrame({"case_id": [shown["case_id"]], "model": [shown["model"]], "sample": [0]}),
+            "actual",
+        )["actual"].item()
+    )
+    assert set(disk.on_disk).isdisjoint(disk._tables)  # nothing loaded whole

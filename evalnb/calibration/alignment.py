@@ -25,6 +25,7 @@ from evalnb.calibration.labels import cohen_kappa, human_verdicts
 from evalnb.evaluation.engine import evaluate
 from evalnb.evaluation.judges import aligned_system
 from evalnb.lab.core import LabCore
+from evalnb.lab.verdicts import verdicts
 
 if TYPE_CHECKING:
     from evalnb.llm.client import LLMClient
@@ -73,11 +74,11 @@ class JudgeAlignment:
 def _labelled(lab: LabCore, evaluator: str, metric: str) -> pl.DataFrame:
     """Labelled rows with their text, the human verdict and the judge's verdict now."""
     human = human_verdicts(lab.labels, evaluator, metric).drop_nulls("human_pass")
-    v = lab.verdicts().filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
+    v = verdicts(lab.metric_scores(evaluator, metric), lab.metrics, lab.thresholds)
     return (
         human.select(*_ROW, "human_pass")
         .join(v.select(*_ROW, judge_pass="passed"), on=_ROW)
-        .join(lab.outputs.select(*_ROW, "actual"), on=_ROW)
+        .join(lab.outputs_of(human, "actual"), on=_ROW)
         .join(lab.cases.select("case_id", "prompt"), on="case_id")
         .drop_nulls("judge_pass")
         .sort(_ROW)
@@ -108,7 +109,13 @@ def _examples(rows: pl.DataFrame, k: int, seed: int) -> list[dict[str, str]]:
 
 def _current_params(lab: LabCore, evaluator: str) -> dict[str, Any]:
     """Return the evaluator's scoring parameters now (a BYOP template stays), not the judge's."""
-    found = lab.scores.filter(pl.col("evaluator") == evaluator)["params"].drop_nulls().head(1)
+    found = (
+        lab.scan("scores")
+        .filter(pl.col("evaluator") == evaluator)
+        .select(pl.col("params").drop_nulls().head(1))
+        .collect()
+        .to_series()
+    )
     params = json.loads(found[0]) if found.len() else {}
     return {k: v for k, v in params.items() if k != "judge_model"}
 

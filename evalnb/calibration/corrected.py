@@ -64,10 +64,9 @@ def corrected_leaderboard(lab: LabCore, evaluator: str, metric: str, *,
     level
         The intervals' coverage.
     """
-    v = verdicts(
-        lab.scores.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)),
-        lab.metrics, lab.thresholds,
-    ).filter(pl.col("passed").is_not_null())  # fmt: skip
+    v = verdicts(lab.metric_scores(evaluator, metric), lab.metrics, lab.thresholds).filter(
+        pl.col("passed").is_not_null()
+    )
     if v.is_empty():
         msg = f"no verdicts of {evaluator}/{metric}: evaluate it (with a threshold) first"
         raise KeyError(msg)

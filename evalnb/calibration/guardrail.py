@@ -105,7 +105,7 @@ def corpus_patch_rows(lab: LabCore) -> pl.DataFrame:
         spec = current.filter((pl.col("evaluator") == ev) & (pl.col("metric") == metric))
         if human.is_empty() or spec.is_empty():
             continue
-        scored = lab.scores.filter((pl.col("evaluator") == ev) & (pl.col("metric") == metric))
+        scored = lab.metric_scores(ev, metric)
         rows = human.select(ITEM).join(scored.select(*ITEM, "value"), on=ITEM).with_columns(
             threshold=pl.lit(spec["threshold"][0]),
             passed=passes(pl.col("value"), pl.lit(spec["threshold"][0]), pl.lit(spec["higher_is_better"][0])),
@@ -125,7 +125,7 @@ def corpus_patch_rows(lab: LabCore) -> pl.DataFrame:
     )
     return (
         failed.join(lab.cases.select("case_id", question="prompt"), on="case_id", how="left")
-        .join(lab.outputs.select(*keys, answer="actual"), on=keys, how="left")
+        .join(lab.outputs_of(failed, "actual").rename({"actual": "answer"}), on=keys, how="left")
         .select(schema.names())
         .sort(keys)
     )

@@ -175,9 +175,7 @@ class Calibration:
 def labelled_points(lab: LabCore, evaluator: str, metric: str) -> pl.DataFrame:
     """Human verdicts joined to the metric's scores: ``ITEM, value, human_pass``."""
     human = human_verdicts(lab.labels, evaluator, metric).drop_nulls("human_pass")
-    scores = lab.scores.filter(
-        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
-    ).select(*ITEM, "value")
+    scores = lab.metric_scores(evaluator, metric).select(*ITEM, "value")
     return human.join(scores, on=ITEM).drop_nulls("value").select(*ITEM, "value", "human_pass")
 
 

@@ -36,7 +36,7 @@ def calibration_sample(lab: LabCore, evaluator: str, metric: str, *, n: int = 20
             passed=(pl.col("value") >= thr) if higher else (pl.col("value") <= thr),
         )
         .join(lab.cases.select("case_id", "prompt", "expected"), on="case_id", how="left")
-        .join(lab.outputs.select(*keys, "actual", "context"), on=keys, how="left")
+        .join(lab.outputs_of(rows, "actual", "context"), on=keys, how="left")
     )
 
 
@@ -61,7 +61,7 @@ def sample_rows(
         (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
     ).select(ITEM)
     pool = (
-        lab.scores.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
+        lab.metric_scores(evaluator, metric)
         .drop_nulls("value")
         .join(labelled, on=ITEM, how="anti")
         .select(*ITEM, "value")

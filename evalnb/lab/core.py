@@ -161,6 +161,28 @@ class LabCore:
             return sum(p.rows for p in self._parts[name])
         return self.table(name).height
 
+    def metric_scores(self, evaluator: str, metric: str) -> pl.DataFrame:
+        """Return one metric's scores, read alone from disk when the table is kept there."""
+        return (
+            self.scan("scores")
+            .filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
+            .collect()
+        )
+
+    def outputs_of(self, rows: pl.DataFrame, *columns: str) -> pl.DataFrame:
+        """Return ``columns`` of the outputs of ``rows`` (by case, model and sample) only.
+
+        The outputs of a lab kept on disk are read for those rows alone.
+        """
+        keys = ["case_id", "model", "sample"]
+        wanted = rows.lazy().select(keys).unique()
+        return (
+            self.scan("outputs")
+            .select(*keys, *[c for c in columns if c not in keys])
+            .join(wanted, on=keys, how="semi")
+            .collect()
+        )
+
     def parts_of(self, name: str) -> tuple[Part, ...]:
         """Return the Parquet parts holding table ``name`` (none when kept as DuckDB rows)."""
         return self._parts.get(name, ())

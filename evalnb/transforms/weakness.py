@@ -40,10 +40,7 @@ class WeaknessIndex:
 def weakness_index(lab: LabCore, evaluator: str, metric: str, *, models: list[str] | None = None,
                    min_n: int = 5) -> WeaknessIndex:  # fmt: skip
     """Join the metric's scores to ``cases.topic`` / ``question_type`` (missing → "(none)")."""
-    v = verdicts(
-        lab.scores.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)),
-        lab.metrics, lab.thresholds,
-    )  # fmt: skip
+    v = verdicts(lab.metric_scores(evaluator, metric), lab.metrics, lab.thresholds)
     if v.is_empty():
         msg = f"no scores of {evaluator}/{metric} in this lab; evaluate it first"
         raise KeyError(msg)

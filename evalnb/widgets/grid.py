@@ -128,7 +128,7 @@ class Weakness(EvalWidget):
         keys = ["case_id", "model", "sample"]
         return rows.join(
             self._lab.cases.select("case_id", "prompt"), on="case_id", how="left"
-        ).join(self._lab.outputs.select(*keys, "actual"), on=keys, how="left")
+        ).join(self._lab.outputs_of(rows, "actual"), on=keys, how="left")
 
 
 def weakness(lab: LabCore, evaluator: str, metric: str, *, min_n: int = 5, max_dots: int = 3000,

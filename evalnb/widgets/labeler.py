@@ -262,14 +262,17 @@ class Labeler(EvalWidget):
         row = batch.row(self.position, named=True)
         key = (pl.col("case_id") == row["case_id"]) & (pl.col("model") == row["model"])
         spec = self._lab.metric_spec(self._evaluator, self._metric)
-        score = self._lab.scores.filter(key & (pl.col("sample") == row["sample"])
-                                        & (pl.col("evaluator") == self._evaluator)
-                                        & (pl.col("metric") == self._metric))  # fmt: skip
+        # One row of each table: read alone from disk when the lab keeps them there.
+        score = self._lab.scan("scores").filter(key & (pl.col("sample") == row["sample"])
+                                                & (pl.col("evaluator") == self._evaluator)
+                                                & (pl.col("metric") == self._metric)).collect()  # fmt: skip
         value = score["value"][0] if score.height else None
         thr = spec["threshold"]
         passed = None if value is None or not is_finite(thr) else (
             value >= thr if spec["higher_is_better"] else value <= thr)  # fmt: skip
-        out = self._lab.outputs.filter(key & (pl.col("sample") == row["sample"])).row(0, named=True)
+        out = (
+            self._lab.scan("outputs").filter(key & (pl.col("sample") == row["sample"])).collect()
+        ).row(0, named=True)
         case = self._lab.cases.filter(pl.col("case_id") == row["case_id"]).row(0, named=True)
         return {"case_id": row["case_id"], "model": row["model"], "sample": row["sample"],
                 "prompt": case["prompt"], "expected": case["expected"] or [],
@@ -281,9 +284,7 @@ class Labeler(EvalWidget):
 
     def _show_result(self, *, complete: bool) -> None:
         points = labelled_points(self._lab, self._evaluator, self._metric)
-        values = self._lab.scores.filter(
-            (pl.col("evaluator") == self._evaluator) & (pl.col("metric") == self._metric)
-        )["value"].drop_nulls()
+        values = self._lab.metric_scores(self._evaluator, self._metric)["value"].drop_nulls()
         finite = values.filter(values.is_finite()).to_numpy()
         counts, edges = np.histogram(finite, bins=30) if finite.size else (np.zeros(0), np.zeros(1))
         self._bins = to_ipc(pl.DataFrame({"low": edges[:-1], "high": edges[1:], "n": counts},
