@@ -216,8 +216,9 @@ class LabCore:
                 f"({self.height(name):,} rows, about {_size(need)} in memory) and "
                 f"does not fit the memory budget of {_size(budget)} (half the "
                 "memory available; EVALNB_MEMORY_BUDGET_GB sets it), so it was not loaded. "
-                "On disk, lab.leaderboard(), lab.problems(), lab.eye() and evalnb.evaluate "
-                f"work as usual; query it yourself with lab.scan({name!r}) (a Polars "
+                "On disk, the leaderboard, problems, the eye, the weakness grid, the labeler, "
+                "calibration and evalnb.evaluate work as usual; query it yourself with "
+                f"lab.scan({name!r}) (a Polars "
                 "LazyFrame) or SQL on the store's view of the same name."
             )
             raise TableTooLarge(msg)
