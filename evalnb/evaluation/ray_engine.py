@@ -143,11 +143,7 @@ def score_with_ray(
         bar.n = start + total
         bar.refresh()
     finally:
-        if not engine.keep_shards:
-            shutil.rmtree(folder, ignore_errors=True)
-            if engine.shards is None:  # the default folder goes once no run uses it
-                with contextlib.suppress(OSError):
-                    folder.parent.rmdir()
+        _release(engine, folder)
     keys = rows.select(_KEY)
     empty = pl.DataFrame(schema={_POS: pl.UInt32, "metric": pl.String, "value": pl.Float64,
                                  "detail": pl.String})  # fmt: skip
@@ -191,12 +187,20 @@ class RayScorer:
 
     def release(self, shards: Path) -> None:
         """Remove a group's row shards (unless kept), and the default folder once empty."""
-        if self._engine.keep_shards:
-            return
-        shutil.rmtree(shards, ignore_errors=True)
-        if self._engine.shards is None:
-            with contextlib.suppress(OSError):
-                shards.parent.rmdir()
+        _release(self._engine, shards)
+
+
+def _release(engine: RayEngine, shards: Path) -> None:
+    """Remove a run's row shards unless the engine keeps them.
+
+    The default folder goes too once no run uses it; a folder the user named stays.
+    """
+    if engine.keep_shards:
+        return
+    shutil.rmtree(shards, ignore_errors=True)
+    if engine.shards is None:
+        with contextlib.suppress(OSError):
+            shards.parent.rmdir()
 
 
 def _batch_rows(engine: RayEngine, classes: Sequence[type[Evaluator]]) -> int:

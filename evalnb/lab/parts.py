@@ -27,7 +27,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from evalnb.lab.errors import StoreConflict, StoreError
-from evalnb.lab.schema import SCHEMAS, conform, empty
+from evalnb.lab.schema import SCHEMAS, conform, empty, sql_type
 from evalnb.lab.shards import ShardWriter, write_shards
 
 if TYPE_CHECKING:
@@ -373,13 +373,10 @@ def _set_view(con: duckdb.DuckDBPyConnection, root: Path, table: str,
     else:  # no file yet: an empty view of the right columns
         body = (
             "SELECT "
-            + ", ".join(f'CAST(NULL AS {_SQL[str(d)]}) AS "{n}"' for n, d in SCHEMAS[table].items())
+            + ", ".join(f'CAST(NULL AS {sql_type(d)}) AS "{n}"' for n, d in SCHEMAS[table].items())
             + " WHERE false"
         )
     con.execute(f'CREATE OR REPLACE VIEW "{table}" AS {body}').fetchall()
-
-
-_SQL = {"String": "VARCHAR", "List(String)": "VARCHAR[]", "Float64": "DOUBLE", "Int64": "BIGINT"}
 
 
 def memory_budget() -> int:

@@ -9,7 +9,7 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["SCHEMAS", "TABLES", "conform", "empty"]
+__all__ = ["SCHEMAS", "TABLES", "conform", "empty", "sql_type"]
 
 _STR = pl.String()
 _LIST = pl.List(pl.String())
@@ -230,3 +230,21 @@ def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
         frame[name].cast(dtype) if name in frame.columns else pl.lit(None, dtype).alias(name)
         for name, dtype in schema.items()
     )
+
+
+def sql_type(dtype: pl.DataType) -> str:
+    """Return the DuckDB column type that holds a lab column of Polars type ``dtype``."""
+    if dtype == pl.String():
+        return "VARCHAR"
+    if dtype == pl.List(pl.String()):
+        return "VARCHAR[]"
+    if dtype == pl.Float64():
+        return "DOUBLE"
+    if dtype == pl.Int64():
+        return "BIGINT"
+    if dtype == pl.Boolean():
+        return "BOOLEAN"
+    if isinstance(dtype, pl.Datetime):
+        return "TIMESTAMPTZ"
+    msg = f"no DuckDB type for Polars dtype {dtype!r}; extend `sql_type`"
+    raise TypeError(msg)

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
-import random
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -14,6 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 import duckdb
 import polars as pl
 
+from evalnb.lab.connection import connect, reason, retrying, run
 from evalnb.lab.errors import StoreConflict, StoreError
 from evalnb.lab.parts import (
     Part,
@@ -25,7 +23,7 @@ from evalnb.lab.parts import (
     remove_parts,
     unshard,
 )
-from evalnb.lab.schema import SCHEMAS, TABLES, conform, empty
+from evalnb.lab.schema import SCHEMAS, TABLES, conform, empty, sql_type
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -45,8 +43,6 @@ _META = "evalnb_meta"
 # One row per table: how many times it was replaced. A writer states the version it read,
 # so a stale copy is refused instead of overwriting another process's work.
 _VERSIONS = "evalnb_versions"
-LOCK_WAIT_S = 30.0
-"""How long a write or read waits for another process's transaction (``EVALNB_LOCK_WAIT_S``)."""
 
 APPEND_ONLY: dict[str, tuple[str, ...] | None] = {
     "labels": ("label_id",), "thresholds": None, "curation": ("curation_id",),
@@ -63,63 +59,32 @@ own evaluators' metric specs, and neither undoes the other's."""
 MERGED = frozenset(APPEND_ONLY) | frozenset(KEYED)
 
 
-def _sql_type(dtype: pl.DataType) -> str:
-    if dtype == pl.String():
-        return "VARCHAR"
-    if dtype == pl.List(pl.String()):
-        return "VARCHAR[]"
-    if dtype == pl.Float64():
-        return "DOUBLE"
-    if dtype == pl.Int64():
-        return "BIGINT"
-    if dtype == pl.Boolean():
-        return "BOOLEAN"
-    if isinstance(dtype, pl.Datetime):
-        return "TIMESTAMPTZ"
-    msg = f"no DuckDB type for Polars dtype {dtype!r}; extend `_sql_type`"
-    raise TypeError(msg)
-
-
-def _run(
-    con: duckdb.DuckDBPyConnection, sql: str, params: list[object] | None = None
-) -> list[tuple[object, ...]]:
-    """Execute and fetch everything: DuckDB refuses new work while a result is unfetched."""
-    return con.execute(sql, params).fetchall()
-
-
 def _ddl(table: str) -> str:
-    cols = ", ".join(f'"{n}" {_sql_type(d)}' for n, d in SCHEMAS[table].items())
+    cols = ", ".join(f'"{n}" {sql_type(d)}' for n, d in SCHEMAS[table].items())
     return f'CREATE TABLE IF NOT EXISTS "{table}" ({cols})'
 
 
 @contextlib.contextmanager
 def _transaction(path: str | Path, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
     """One committed transaction on the store: everything inside lands, or nothing does."""
-    con = _connect(path, read_only=False)
+    con = connect(path, read_only=False)
     try:
-        _run(con, "BEGIN TRANSACTION")
+        run(con, "BEGIN TRANSACTION")
         try:
             _ensure_schema(con, path)
             yield con
-            _run(con, "COMMIT")
+            run(con, "COMMIT")
         except BaseException:
             # A failed COMMIT (a full disk) has already ended the transaction: its own error
             # is the one to report, not ROLLBACK's "no transaction is active".
             with contextlib.suppress(duckdb.Error):
-                _run(con, "ROLLBACK")
+                run(con, "ROLLBACK")
             raise
     except duckdb.Error as exc:
-        msg = f"{path}: could not {what}: {_reason(exc)}"
+        msg = f"{path}: could not {what}: {reason(exc)}"
         raise StoreError(msg) from exc
     finally:
         con.close()
-
-
-def _reason(exc: duckdb.Error) -> str:
-    text = str(exc)
-    if "No space left" in text or "no space left" in text.lower():
-        return f"no space left on the device ({text}); free some space and retry"
-    return text
 
 
 @dataclass(frozen=True)
@@ -153,7 +118,7 @@ def commit(
         The versions the writer last read or wrote (``Snapshot.versions``), or None to
         replace the named tables whole (saving a lab to a store it did not come from).
     previous
-        The writer's copy of each keyed table (``info``) when it last synchronised: only
+        The writer's copy of each keyed table (``info``, ``metrics``) when it last synchronised: only
         keys added, changed or removed since then are written.
     parts
         Parquet parts to add to (and drop from) tables kept as parts, already written under
@@ -181,7 +146,7 @@ def commit(
     folder = root or parts_dir(path)
     gone: list[Part] = []
     try:
-        snapshot = _retrying(_in_transaction(
+        snapshot = retrying(_in_transaction(
             path, "write the lab store",
             lambda con: _commit(con, path, frames, base, previous, (changes, folder, gone))))  # fmt: skip
     except BaseException:
@@ -211,30 +176,30 @@ def _commit(
         dropped = unshard(con, name)
         if dropped:
             gone.extend(dropped)
-            _run(con, _ddl(name))
+            run(con, _ddl(name))
     for name, frame in frames.items():
         if base is None:
-            _run(con, f'DELETE FROM "{name}"')
+            run(con, f'DELETE FROM "{name}"')
             _insert(con, name, frame)
         elif name in APPEND_ONLY:
             _insert(con, name, _missing(con, name, frame))
         elif name in KEYED:
             _upsert(con, name, frame, (previous or {}).get(name))
         else:
-            _run(con, f'DELETE FROM "{name}"')
+            run(con, f'DELETE FROM "{name}"')
             _insert(con, name, frame)
         if base is None or name not in MERGED:
             stored[name] = stored.get(name, 0) + 1
-            _run(con, f'INSERT OR REPLACE INTO "{_VERSIONS}" VALUES (?, ?)', [name, stored[name]])
+            run(con, f'INSERT OR REPLACE INTO "{_VERSIONS}" VALUES (?, ?)', [name, stored[name]])
         if name in MERGED:
             merged[name] = conform(_select(con, name), name)
     kept, left = apply_changes(con, path, changes, root) if changes else (read_manifest(con), [])
     gone.extend(left)
     for name in changes:  # a copy of the table read before this change is now stale
         stored[name] = stored.get(name, 0) + 1
-        _run(con, f'INSERT OR REPLACE INTO "{_VERSIONS}" VALUES (?, ?)', [name, stored[name]])
+        run(con, f'INSERT OR REPLACE INTO "{_VERSIONS}" VALUES (?, ?)', [name, stored[name]])
     if changes:
-        _run(con, f'UPDATE "{_META}" SET schema_version = ?', [PARTS_SCHEMA_VERSION])
+        run(con, f'UPDATE "{_META}" SET schema_version = ?', [PARTS_SCHEMA_VERSION])
     return Snapshot(merged, {n: stored.get(n, 0) for n in [*frames, *changes]}, kept)
 
 
@@ -271,7 +236,7 @@ def _upsert(
     removed = before.join(frame.select(keys), on=keys, how="anti", nulls_equal=True)
     where = " AND ".join(f'"{k}" IS NOT DISTINCT FROM ?' for k in keys)
     for row in pl.concat([changed.select(keys), removed.select(keys)]).unique().iter_rows():
-        _run(con, f'DELETE FROM "{name}" WHERE {where}', list(row))
+        run(con, f'DELETE FROM "{name}" WHERE {where}', list(row))
     _insert(con, name, changed)
 
 
@@ -303,31 +268,11 @@ def append_rows(path: str | Path, table: str, rows: pl.DataFrame) -> pl.DataFram
         # Closing the connection would checkpoint (rewrite the file from the WAL); a process
         # killed then can damage the file under DuckDB 2.0. A label's commit is durable in
         # the WAL already, so the checkpoint is left to the bulk writes.
-        _run(con, "PRAGMA disable_checkpoint_on_shutdown")
+        run(con, "PRAGMA disable_checkpoint_on_shutdown")
         _insert(con, table, frame)
         return conform(_select(con, table), table)
 
-    return _retrying(_in_transaction(path, f"append to {table!r}", body))
-
-
-def _retrying(attempt: Callable[[], T]) -> T:
-    """Run ``attempt`` again while it fails on a transient short read of the store file.
-
-    Seen under load with DuckDB 2.0 when another process was killed while it wrote the
-    file: the next transaction or read may ask for a block past the file's end. A failed
-    attempt committed nothing, so running it again (within the lock wait) is safe; a store
-    that stays unreadable still fails, naming the file.
-    """
-    deadline = time.monotonic() + _lock_wait()
-    delay = 0.01
-    while True:
-        try:
-            return attempt()
-        except StoreError as exc:
-            if not _transient(exc.__cause__) or time.monotonic() >= deadline:
-                raise
-            time.sleep(random.uniform(0, delay))
-            delay = min(delay * 2, 0.2)
+    return retrying(_in_transaction(path, f"append to {table!r}", body))
 
 
 def _in_transaction(
@@ -340,14 +285,6 @@ def _in_transaction(
     return attempt
 
 
-def _lock_wait() -> float:
-    return float(os.environ.get("EVALNB_LOCK_WAIT_S", LOCK_WAIT_S))
-
-
-def _transient(exc: BaseException | None) -> bool:
-    return isinstance(exc, duckdb.IOException) and "could not read enough bytes" in str(exc).lower()
-
-
 def _insert(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> None:
     if frame.is_empty():
         return
@@ -355,7 +292,7 @@ def _insert(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> N
     con.register("_evalnb_src", arrow)
     try:
         cols = ", ".join(f'"{c}"' for c in frame.columns)
-        _run(con, f'INSERT INTO "{name}" ({cols}) SELECT {cols} FROM _evalnb_src')
+        run(con, f'INSERT INTO "{name}" ({cols}) SELECT {cols} FROM _evalnb_src')
     finally:
         con.unregister("_evalnb_src")
 
@@ -381,7 +318,7 @@ def read_store(path: str | Path, tables: Sequence[str] = TABLES) -> Snapshot:
             f"`evalnb import {path} --to LAB.duckdb`."
         )
         raise StoreError(msg)
-    return _retrying(lambda: _read(path, tables))
+    return retrying(lambda: _read(path, tables))
 
 
 def is_store(path: str | Path) -> bool:
@@ -393,13 +330,13 @@ def is_store(path: str | Path) -> bool:
 
 
 def _read(path: str | Path, names: Sequence[str]) -> Snapshot:
-    con = _connect(path, read_only=True)
+    con = connect(path, read_only=True)
     try:
         _check_version(con, path)
         versions = _versions(con)
         parts = read_manifest(con)
         # A store written before a table existed (chunks came later) reads it as empty.
-        known = {r[0] for r in _run(con, "SELECT table_name FROM duckdb_tables()")}
+        known = {r[0] for r in run(con, "SELECT table_name FROM duckdb_tables()")}
         tables = {name: conform(_select(con, name), name) if name in known else empty(name)
                   for name in names if name not in parts}  # fmt: skip
         return Snapshot(tables, {n: versions.get(n, 0) for n in names}, parts)
@@ -417,73 +354,36 @@ def _select(con: duckdb.DuckDBPyConnection, name: str) -> pl.DataFrame:
     return frame
 
 
-def _connect(path: str | Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """Open the store, waiting (jittered backoff, bounded) while another process holds it.
-
-    DuckDB lets one process write a file at a time; evalnb holds it only for the length of
-    one short transaction, so waiting a little is always enough at human labelling speed.
-    """
-    wait = _lock_wait()
-    deadline = time.monotonic() + wait
-    delay = 0.002
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower():
-                raise _open_error(path, exc) from exc
-            if time.monotonic() >= deadline:
-                msg = (
-                    f"{path}: the lab store stayed locked by another process for {wait:g} s "
-                    f"({exc}); expected short transactions. Close whatever holds it open (a "
-                    "DuckDB shell, another program) or raise EVALNB_LOCK_WAIT_S."
-                )
-                raise StoreError(msg) from exc
-            time.sleep(random.uniform(0, delay))
-            delay = min(delay * 2, 0.1)
-        except duckdb.Error as exc:
-            raise _open_error(path, exc) from exc
-
-
-def _open_error(path: str | Path, exc: duckdb.Error) -> StoreError:
-    if "no space left" in str(exc).lower():
-        return StoreError(f"{path}: could not write the lab store: {_reason(exc)}")
-    msg = f"{path}: cannot open as a DuckDB lab store ({exc}); expected a file written by evalnb"
-    return StoreError(msg)
-
-
 def _ensure_schema(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
-    _run(con, f'CREATE TABLE IF NOT EXISTS "{_META}" (schema_version BIGINT)')
-    row = next(iter(_run(con, f'SELECT schema_version FROM "{_META}"')), None)
+    run(con, f'CREATE TABLE IF NOT EXISTS "{_META}" (schema_version BIGINT)')
+    row = next(iter(run(con, f'SELECT schema_version FROM "{_META}"')), None)
     if row is None:
-        _run(con, f'INSERT INTO "{_META}" VALUES (?)', [SCHEMA_VERSION])
+        run(con, f'INSERT INTO "{_META}" VALUES (?)', [SCHEMA_VERSION])
     elif row[0] not in _READABLE:
         _version_error(path, row[0])
-    _run(
-        con, f'CREATE TABLE IF NOT EXISTS "{_VERSIONS}" (name VARCHAR PRIMARY KEY, version BIGINT)'
-    )
+    run(con, f'CREATE TABLE IF NOT EXISTS "{_VERSIONS}" (name VARCHAR PRIMARY KEY, version BIGINT)')
     for name in TABLES:
-        _run(con, _ddl(name))  # a table kept as parts is a view already: left alone
+        run(con, _ddl(name))  # a table kept as parts is a view already: left alone
     ensure_manifest(con)
 
 
 def _versions(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Each table's version; a store from before versions existed has them all at 0."""
-    known = {r[0] for r in _run(con, "SELECT table_name FROM duckdb_tables()")}
+    known = {r[0] for r in run(con, "SELECT table_name FROM duckdb_tables()")}
     if _VERSIONS not in known:
         return {}
-    return {str(n): int(str(v)) for n, v in _run(con, f'SELECT name, version FROM "{_VERSIONS}"')}
+    return {str(n): int(str(v)) for n, v in run(con, f'SELECT name, version FROM "{_VERSIONS}"')}
 
 
 def _check_version(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
-    known = {r[0] for r in _run(con, "SELECT table_name FROM duckdb_tables()")}
+    known = {r[0] for r in run(con, "SELECT table_name FROM duckdb_tables()")}
     if _META not in known:
         msg = (
             f"{path}: this DuckDB file is not an evalnb lab store (no {_META!r} table); "
             "expected a file written by `Lab.save` or `evalnb import`"
         )
         raise StoreError(msg)
-    row = next(iter(_run(con, f'SELECT schema_version FROM "{_META}"')), None)
+    row = next(iter(run(con, f'SELECT schema_version FROM "{_META}"')), None)
     if row is None or row[0] not in _READABLE:
         _version_error(path, None if row is None else row[0])
 

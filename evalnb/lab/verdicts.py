@@ -52,7 +52,9 @@ def passes(value: pl.Expr, threshold: pl.Expr, higher_is_better: pl.Expr) -> pl.
     )
 
 
-def verdicts(scores: pl.DataFrame, metrics: pl.DataFrame, thresholds: pl.DataFrame) -> pl.DataFrame:
+def verdicts(
+    scores: pl.DataFrame | pl.LazyFrame, metrics: pl.DataFrame, thresholds: pl.DataFrame
+) -> pl.DataFrame:
     """Scores with ``threshold``, ``higher_is_better``, ``primary``, ``domain`` and ``passed``.
 
     Examples
