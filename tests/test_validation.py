@@ -12,9 +12,9 @@ import pytest
 import torch
 
 import evalnb
-from evalnb.generation.validation import _token_scores
 from evalnb.models.encoder import get_encoder
 from tests.corpus_docs import LICENSES
+from tests.precision import EMBEDDING_TOL
 
 pytestmark = pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files")
 
@@ -43,24 +43,37 @@ def _quiet(lab: evalnb.Lab, **kw: object) -> evalnb.Validation:
         return evalnb.validate_tests(lab, **kw)  # type: ignore[arg-type]
 
 
+def _greedy(a: np.ndarray, s: np.ndarray) -> tuple[float, float, float]:
+    """BERTScore's greedy matching of two unit-row token matrices, directly (one pair)."""
+    sim = a @ s.T
+    p, r = float(sim.max(axis=1).mean()), float(sim.max(axis=0).mean())
+    return p, r, 2 * p * r / (p + r)
+
+
 def test_token_matching_is_greedy_cosine_over_the_encoders_tokens() -> None:
     encoder = get_encoder("all-MiniLM-L6-v2")
-    answer, source = (
-        "the union of the acting entity",
+    answers = ["the union of the acting entity", "Paris.", "a", "An entity is not a union."]
+    sources = [
         "Legal Entity shall mean the union of the acting entity and all other entities.",
-    )
-    raw = encoder._model.encode(
-        [answer, source], output_value="token_embeddings", convert_to_numpy=False
-    )
-    a, s = (t[1:-1].float().numpy() for t in raw)  # drop [CLS] and [SEP]
-    a /= np.linalg.norm(a, axis=1, keepdims=True)
-    s /= np.linalg.norm(s, axis=1, keepdims=True)
-    sim = a @ s.T
-    p, r = sim.max(axis=1).mean(), sim.max(axis=0).mean()
-    got = _token_scores(*encoder.token_embeddings([answer, source]))
-    assert got == pytest.approx((p, r, 2 * p * r / (p + r)), abs=1e-6)
-    same = _token_scores(*encoder.token_embeddings([source, source]))
-    assert same == pytest.approx((1.0, 1.0, 1.0), abs=1e-5)
+        "The capital of France is Paris, on the Seine.",
+        "Legal Entity shall mean the union of the acting entity and all other entities.",
+        "x " * 40,
+    ]
+    raw = encoder._model.encode(answers + sources, output_value="token_embeddings",
+                                convert_to_numpy=False)  # fmt: skip
+    units = []
+    for t in raw:
+        m = t[1:-1].float().cpu().numpy()  # drop [CLS] and [SEP]
+        units.append(m / np.linalg.norm(m, axis=1, keepdims=True))
+    # All pairs in one padded batch on the device, each against its own direct computation.
+    got = encoder.token_scores(answers, sources)
+    for i in range(len(answers)):
+        want = _greedy(units[i], units[len(answers) + i])
+        assert tuple(got[i]) == pytest.approx(want, abs=EMBEDDING_TOL)
+    same = encoder.token_scores(sources[:1], sources[:1])[0]
+    assert tuple(same) == pytest.approx((1.0, 1.0, 1.0), abs=EMBEDDING_TOL)
+    # A text with no token: nothing to match, NaN rather than a number.
+    assert np.isnan(encoder.token_scores([""], [sources[0]])).all()
 
 
 def test_scores_are_kept_and_the_planted_case_is_the_outlier(

@@ -39,17 +39,6 @@ METRICS = ("answer_source_cosine", "token_precision", "token_recall", "token_f1"
            "nli_entailment")  # fmt: skip
 
 
-def _token_scores(answer: np.ndarray, source: np.ndarray) -> tuple[float, float, float]:
-    """Greedy token matching of two (tokens × dim) unit-row matrices: P, R, F1."""
-    if len(answer) == 0 or len(source) == 0:
-        return float("nan"), float("nan"), float("nan")
-    sim = answer @ source.T
-    precision = float(sim.max(axis=1).mean())
-    recall = float(sim.max(axis=0).mean())
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    return precision, recall, f1
-
-
 def _entailment(nli: Classifier, premises: list[str], hypotheses: list[str]) -> np.ndarray:
     index = next((i for i, label in enumerate(nli.labels) if "entail" in label.lower()), None)
     if index is None:
@@ -87,14 +76,12 @@ def validation_rows(
     a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
     s = s / np.maximum(np.linalg.norm(s, axis=1, keepdims=True), 1e-12)
     values: dict[str, list[float]] = {"answer_source_cosine": list((a * s).sum(axis=1))}
-    # Many cases share a source (a chunk): its token embeddings are computed once.
-    distinct = list(dict.fromkeys(sources))
-    by_source = dict(zip(distinct, encoder.token_embeddings(distinct), strict=True))
-    tokens = [_token_scores(x, by_source[y])
-              for x, y in zip(encoder.token_embeddings(answers), sources, strict=True)]  # fmt: skip
-    values["token_precision"] = [t[0] for t in tokens]
-    values["token_recall"] = [t[1] for t in tokens]
-    values["token_f1"] = [t[2] for t in tokens]
+    # Token matching on the model's device, each distinct text's tokens embedded once
+    # (many cases share a source chunk).
+    tokens = encoder.token_scores(answers, sources)
+    values["token_precision"] = list(tokens[:, 0])
+    values["token_recall"] = list(tokens[:, 1])
+    values["token_f1"] = list(tokens[:, 2])
     if nli is not None:
         values["nli_entailment"] = list(_entailment(nli, sources, answers))
     params = json.dumps({"model": model, **({"nli_model": nli_name} if nli else {})})

@@ -18,7 +18,6 @@ Model resolution (no download unless you name a hub model yourself):
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import tempfile
@@ -29,11 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalnb.models.engine import Batch, Engine, device_name
 from evalnb.models.hf import ModelUnavailable
 from evalnb.models.hub import hub_blocker, offline_advice
+from evalnb.models.vector_cache import VectorCache, digests, gather_into
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    import torch
 
     from evalnb.models.int8 import Int8Encoder
 
@@ -145,12 +148,6 @@ def _cached_or_hub(name: str) -> str:
     raise ModelUnavailable(msg)
 
 
-def _device() -> str:
-    import torch  # noqa: PLC0415
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 class TextEncoder:
     """Embeds texts with a sentence-transformers model; see the module docstring.
 
@@ -159,9 +156,13 @@ class TextEncoder:
     model
         Model name or local folder (default: H2O's ``BAAI/bge-small-en-v1.5``).
     device
-        ``"cuda"`` or ``"cpu"``; default: CUDA when available.
+        ``"cuda"``, ``"cuda:N"`` or ``"cpu"``; default ``$EVALNB_DEVICE``, else CUDA when
+        available.
     batch_size
-        Texts per forward pass (default: 16 on a CPU, 256 on a GPU).
+        Texts per forward pass of the int8 copy (default 16); the fp32/bf16 model runs in
+        batches of ``token_budget`` tokens instead.
+    token_budget
+        Tokens per batch of the model engine (default 65,536 on CUDA, 4,096 on a CPU).
     cache_dir
         Folder of the persistent embedding cache (default ``$EVALNB_CACHE_DIR`` or
         ``~/.cache/evalnb``); ``None`` keeps the cache in memory only.
@@ -179,6 +180,7 @@ class TextEncoder:
         batch_size: int | None = None,
         cache_dir: Path | None = None,
         precision: str = "fp32",
+        token_budget: int | None = None,
     ) -> None:
         from sentence_transformers import SentenceTransformer  # noqa: PLC0415
 
@@ -186,22 +188,24 @@ class TextEncoder:
             msg = f"precision must be 'fp32' or 'int8', got {precision!r}"
             raise ValueError(msg)
         target, self.model_id = resolve_model(model)
-        self.device = device or _device()
-        if precision == "int8" and not self.device.startswith("cpu"):
+        # int8 is checked against the device asked for first: on a machine without CUDA,
+        # device="cuda" with int8 is the wrong precision before it is the wrong device.
+        asked = device or ("cpu" if precision == "int8" else None)
+        if precision == "int8" and not str(asked).startswith("cpu"):
             msg = (
-                f"precision='int8' runs on a CPU; this encoder would run on {self.device} "
+                f"precision='int8' runs on a CPU; this encoder would run on {asked} "
                 "(bf16 there): pass precision='fp32' or device='cpu'"
             )
             raise ValueError(msg)
+        self.device = device_name(asked)
         self._model = SentenceTransformer(target, device=self.device)
         if self.device.startswith("cuda"):
             import torch  # noqa: PLC0415
 
             # bf16 halves memory traffic; cosine similarities move by < 1e-2.
             self._model = self._model.to(torch.bfloat16)
-        # Measured on 2 CPU cores (MiniLM, ~70 tokens): 16 → 119 texts/s, 64 → 98, 256 → 51;
-        # bigger batches only pay on a GPU.
-        self.batch_size = batch_size or (256 if self.device.startswith("cuda") else 16)
+        # Measured on 2 CPU cores (MiniLM, ~70 tokens, int8 copy): 16 → 119 texts/s, 64 → 98.
+        self.batch_size = batch_size or 16
         self._int8: Int8Encoder | None = None
         if precision == "int8":
             from evalnb.models.int8 import Int8Encoder  # noqa: PLC0415 - ONNX Runtime on demand
@@ -212,38 +216,98 @@ class TextEncoder:
                 with tempfile.TemporaryDirectory() as scratch:
                     self._int8 = Int8Encoder(self._model, self.model_id, Path(scratch))
             self.model_id += "#int8"  # never mixed with fp32 vectors in the cache
-        self._memo: dict[str, np.ndarray] = {}
-        self._cache = _DiskCache(cache_dir, self.model_id) if cache_dir is not None else None
+        self._memo = _Memo()
+        self._cache = VectorCache(cache_dir, self.model_id) if cache_dir is not None else None
+        self.engine = Engine(self._model[0].tokenizer, self.device,
+                             max_length=int(self._model.max_seq_length or 512),
+                             token_budget=token_budget)  # fmt: skip
+
+    @property
+    def dim(self) -> int:
+        """Width of the embeddings."""
+        # sentence-transformers 5 renamed the method (the old name warns).
+        size = getattr(self._model, "get_embedding_dimension", None)
+        return int((size or self._model.get_sentence_embedding_dimension)() or 0)
+
+    def _prepare(self, texts: Sequence[str]) -> list[str]:
+        """Return the texts as the model's own preprocessing sees them (lower case, prompt)."""
+        out = list(texts)
+        if getattr(self._model[0], "do_lower_case", False):
+            out = [t.lower() for t in out]
+        prompt_name = getattr(self._model, "default_prompt_name", None)
+        prompt = (getattr(self._model, "prompts", None) or {}).get(prompt_name or "", "")
+        return [prompt + t for t in out] if prompt else out
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of ``texts`` (float32, one row per text, in order)."""
-        keys = [_hash(t) for t in texts]
-        missing = list(dict.fromkeys(k for k in keys if k not in self._memo))
-        if missing and self._cache is not None:
-            self._memo.update(self._cache.get(missing))
-            missing = [k for k in missing if k not in self._memo]
-        if missing:
-            by_key = dict(zip(keys, texts, strict=True))
-            todo = sorted(missing, key=lambda k: len(by_key[k]))  # similar lengths batch well
-            if self._int8 is not None:
-                vectors = self._int8.encode([by_key[k] for k in todo], self.batch_size)
-            else:
-                vectors = self._model.encode(
-                    [by_key[k] for k in todo],
-                    batch_size=self.batch_size,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                ).astype(np.float32)
-            fresh = dict(zip(todo, vectors, strict=True))
-            self._memo.update(fresh)
+        """Embeddings of ``texts`` (float32, one row per text, in order).
+
+        Each distinct text is embedded once: looked up in this process's memo, then in the
+        persistent cache (one join for all), and what is left goes through the model engine;
+        the new vectors are written to the cache by a background thread.
+        """
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        position: dict[str, int] = {}
+        inverse = np.fromiter((position.setdefault(t, len(position)) for t in texts),
+                              dtype=np.int64, count=len(texts))  # fmt: skip
+        distinct = list(position)
+        keys = digests(distinct)
+        out = np.empty((len(distinct), self.dim), dtype=np.float32)
+        have = np.zeros(len(distinct), dtype=bool)
+        at = self._memo.get_many(keys)
+        hit = at >= 0
+        if hit.any():
+            out[hit] = self._memo.rows(at[hit])
+            have |= hit
+        if self._cache is not None and not have.all():
+            todo = np.flatnonzero(~have)
+            for found, vectors, at_rows in self._cache.lookup([keys[i] for i in todo]):
+                rows = todo[found]
+                gather_into(out, rows, vectors, at_rows)
+                have[rows] = True
+                self._memo.add([keys[i] for i in rows], out[rows])
+        if not have.all():
+            todo = np.flatnonzero(~have)
+            fresh = self._embed([distinct[i] for i in todo])
+            out[todo] = fresh
+            fresh_keys = [keys[i] for i in todo]
+            self._memo.add(fresh_keys, fresh)
             if self._cache is not None:
-                self._cache.put(fresh)
-        if not keys:
-            # sentence-transformers 5 renamed the method (the old name warns).
-            size = getattr(self._model, "get_embedding_dimension", None)
-            dim = (size or self._model.get_sentence_embedding_dimension)() or 0
-            return np.zeros((0, dim), dtype=np.float32)
-        return np.stack([self._memo[k] for k in keys])
+                self._cache.put(fresh_keys, fresh)
+        if len(distinct) == len(texts):  # no text twice: out is already in the texts' order
+            return out
+        return out[inverse]
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """Run the model on ``texts`` (no cache): the int8 copy, or the engine."""
+        if self._int8 is not None:
+            order = np.argsort([len(t) for t in texts], kind="stable")
+            vectors = self._int8.encode([texts[i] for i in order], self.batch_size)
+            out = np.empty_like(vectors)
+            out[order] = vectors
+            return out
+        return self.embed_on_device(texts).cpu().numpy()
+
+    def embed_on_device(self, texts: Sequence[str]) -> torch.Tensor:
+        """Sentence embeddings of ``texts`` as one float32 tensor on the model's device.
+
+        No cache: for callers that keep working on the device.
+        """
+        import torch  # noqa: PLC0415
+
+        device = self.engine.device
+        out = torch.empty((len(texts), self.dim), dtype=torch.float32, device=device)
+
+        def step(batch: Batch, tensors: dict[str, torch.Tensor]) -> None:
+            features = self._model[0]({**tensors, "modality": "text"})
+            for module in list(self._model)[1:]:  # pooling, normalisation, dense …
+                features = module(features)
+            where = torch.from_numpy(batch.index).to(device, non_blocking=True)
+            out[where] = features["sentence_embedding"].float()
+
+        self.engine.run(self._prepare(texts), step)
+        return out
 
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Contextual embeddings of each text's tokens (special tokens dropped), L2-normalised.
@@ -251,75 +315,125 @@ class TextEncoder:
         For token-matching scores (a BERTScore-style F1). Not cached: they are as long as
         the text. Runs the model at its own precision (never the int8 copy).
         """
-        if not texts:
-            return []
-        raw = self._model.encode(list(texts), output_value="token_embeddings",
-                                 batch_size=self.batch_size, convert_to_numpy=False,
-                                 show_progress_bar=False)  # fmt: skip
-        out = []
-        for tokens in raw:
-            inner = tokens[1:-1] if len(tokens) > 2 else tokens  # [CLS] … [SEP]
-            vectors = inner.float().cpu().numpy()
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            out.append(vectors / np.where(norms == 0, 1, norms))
+        return [t.cpu().numpy() for t in self.token_embeddings_on_device(texts)]
+
+    def token_embeddings_on_device(self, texts: Sequence[str]) -> list[torch.Tensor]:
+        """:meth:`token_embeddings` as float32 tensors left on the model's device."""
+        import torch  # noqa: PLC0415
+
+        out: list[torch.Tensor | None] = [None] * len(texts)
+
+        def step(batch: Batch, tensors: dict[str, torch.Tensor]) -> None:
+            hidden = self._model[0]({**tensors, "modality": "text"})["token_embeddings"]
+            hidden = torch.nn.functional.normalize(hidden.float(), dim=-1)
+            for row, (i, n) in enumerate(zip(batch.index, batch.lengths, strict=True)):
+                # [CLS] … [SEP]: the special tokens at both ends are dropped
+                out[int(i)] = hidden[row, 1 : n - 1] if n >= 2 else hidden[row, :n]
+
+        self.engine.run(self._prepare(texts), step)
+        return [t for t in out if t is not None]
+
+    def token_scores(self, answers: Sequence[str], sources: Sequence[str]) -> np.ndarray:
+        """Greedy token matching of each answer with its source: (precision, recall, F1) rows.
+
+        BERTScore's matching without idf weights: precision is the mean over the answer's
+        tokens of the best cosine with a source token, recall the converse. Computed in
+        padded batches on the model's device; NaN where either text has no token.
+        """
+        distinct = list(dict.fromkeys([*answers, *sources]))
+        where = {t: i for i, t in enumerate(distinct)}
+        tokens = self.token_embeddings_on_device(distinct)
+        out = np.full((len(answers), 3), np.nan)
+        pairs = sorted(range(len(answers)),
+                       key=lambda i: len(tokens[where[sources[i]]]))  # fmt: skip
+        budget = self.engine.token_budget * 16  # similarity cells a batch, not tokens
+        start = 0
+        while start < len(pairs):
+            widest = max(1, len(tokens[where[sources[pairs[start]]]]))
+            end = start + 1
+            while end < len(pairs) and (end - start + 1) * 512 * max(
+                    widest, len(tokens[where[sources[pairs[end]]]])) <= budget:  # fmt: skip
+                end += 1
+            chunk = pairs[start:end]
+            a = [tokens[where[answers[i]]] for i in chunk]
+            s = [tokens[where[sources[i]]] for i in chunk]
+            out[chunk] = _greedy_match(a, s)
+            start = end
         return out
 
 
-def _hash(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+def _greedy_match(answers: list[torch.Tensor], sources: list[torch.Tensor]) -> np.ndarray:
+    """(precision, recall, F1) of each (answer, source) pair of token matrices, in one batch."""
+    import torch  # noqa: PLC0415
+
+    rows = len(answers)
+    out = np.full((rows, 3), np.nan)
+    if rows == 0:
+        return out
+    la = torch.tensor([len(a) for a in answers])
+    ls = torch.tensor([len(s) for s in sources])
+    if int(la.max()) == 0 or int(ls.max()) == 0:
+        return out
+    a = torch.nn.utils.rnn.pad_sequence(answers, batch_first=True)  # rows × A × d
+    s = torch.nn.utils.rnn.pad_sequence(sources, batch_first=True)  # rows × S × d
+    sim = torch.bmm(a, s.transpose(1, 2))
+    device = sim.device
+    a_ok = torch.arange(a.shape[1], device=device)[None, :] < la.to(device)[:, None]
+    s_ok = torch.arange(s.shape[1], device=device)[None, :] < ls.to(device)[:, None]
+    sim = sim.masked_fill(~(a_ok[:, :, None] & s_ok[:, None, :]), float("-inf"))
+    best_a = sim.max(dim=2).values.masked_fill(~a_ok, 0).double().sum(dim=1)
+    best_s = sim.max(dim=1).values.masked_fill(~s_ok, 0).double().sum(dim=1)
+    precision = (best_a / la.to(device).clamp(min=1)).cpu().numpy()
+    recall = (best_s / ls.to(device).clamp(min=1)).cpu().numpy()
+    total = precision + recall
+    f1 = np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)
+    ok = ((la > 0) & (ls > 0)).numpy()
+    out[ok] = np.stack([precision, recall, f1], axis=1)[ok]
+    return out
 
 
-class _DiskCache:
-    """Embeddings by (model, text hash) in a DuckDB file shared by every lab."""
+class _Memo:
+    """Vectors of this process by digest: one growing matrix and a dict of rows.
 
-    def __init__(self, folder: Path, model_id: str) -> None:
-        self.path = folder / "embeddings.duckdb"
-        self.model_id = model_id
-        folder.mkdir(parents=True, exist_ok=True)
+    Bounded: past ``limit_bytes`` it starts over (the persistent cache still has them).
+    """
 
-    def get(self, keys: list[str]) -> dict[str, np.ndarray]:
-        import duckdb  # noqa: PLC0415
+    def __init__(self, limit_bytes: int = 1 << 30) -> None:
+        self.limit_bytes = limit_bytes
+        self._rows: dict[bytes, int] = {}
+        self._data = np.zeros((0, 0), dtype=np.float32)
+        self._used = 0
 
-        try:
-            con = duckdb.connect(str(self.path))
-        except duckdb.Error as exc:  # locked by another process: work without it
-            _log.warning("embedding cache %s unavailable: %s", self.path, exc)
-            return {}
-        try:
-            con.execute(
-                "CREATE TABLE IF NOT EXISTS emb (model VARCHAR, h VARCHAR, v FLOAT[], "
-                "PRIMARY KEY (model, h))"
-            ).fetchall()
-            rows = con.execute(
-                "SELECT h, v FROM emb WHERE model = ? AND h IN (SELECT unnest(?))",
-                [self.model_id, keys],
-            ).fetchall()
-        finally:
-            con.close()
-        return {h: np.asarray(v, dtype=np.float32) for h, v in rows}
+    def get_many(self, keys: Sequence[bytes]) -> np.ndarray:
+        """Row of each key (-1: not here)."""
+        rows = self._rows
+        return np.fromiter((rows.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
 
-    def put(self, vectors: dict[str, np.ndarray]) -> None:
-        import duckdb  # noqa: PLC0415
-        import polars as pl  # noqa: PLC0415
+    def rows(self, at: np.ndarray) -> np.ndarray:
+        """Return the vectors at rows ``at``."""
+        return np.asarray(self._data[at])
 
-        frame = pl.DataFrame(
-            {
-                "model": [self.model_id] * len(vectors),
-                "h": list(vectors),
-                "v": [v.tolist() for v in vectors.values()],
-            },
-            schema={"model": pl.String, "h": pl.String, "v": pl.List(pl.Float32)},
-        )
-        try:
-            con = duckdb.connect(str(self.path))
-        except duckdb.Error as exc:
-            _log.warning("embedding cache %s unavailable: %s", self.path, exc)
+    def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        """Keep ``vectors`` (rows of ``keys``)."""
+        n, dim = vectors.shape
+        if n == 0:
             return
-        try:
-            con.register("fresh", frame.to_arrow())
-            con.execute("INSERT OR IGNORE INTO emb SELECT model, h, v FROM fresh").fetchall()
-        finally:
-            con.close()
+        if (self._used + n) * dim * 4 > self.limit_bytes:
+            self._rows.clear()
+            self._used = 0
+            if n * dim * 4 > self.limit_bytes:
+                return
+        if self._data.shape[1] != dim or self._used + n > self._data.shape[0]:
+            grown = np.empty((max(2 * (self._used + n), 1024), dim), dtype=np.float32)
+            if self._data.shape[1] == dim:
+                grown[: self._used] = self._data[: self._used]
+            else:
+                self._rows.clear()
+                self._used = 0
+            self._data = grown
+        self._data[self._used : self._used + n] = vectors
+        self._rows.update(zip(keys, range(self._used, self._used + n), strict=True))
+        self._used += n
 
 
 def default_cache_dir() -> Path:

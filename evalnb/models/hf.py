@@ -12,15 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalnb.lab.errors import EvalnbError
+from evalnb.models.engine import Batch, Engine, device_name, token_ids
 from evalnb.models.hub import hub_blocker, offline_advice
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    import torch
 
 __all__ = [
     "CausalLM",
@@ -36,12 +39,6 @@ __all__ = [
 
 class ModelUnavailable(EvalnbError):
     """A model an evaluator needs could not be loaded (e.g. not available offline)."""
-
-
-def _device() -> str:
-    import torch  # noqa: PLC0415
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _source(name: str) -> str:
@@ -142,9 +139,9 @@ def _load(
         if isinstance(foundation, str):
             msg += f" It builds on {foundation!r} (its tokenizer and config), needed too."
         raise ModelUnavailable(msg) from None
-    device = _device()
+    device = device_name()
     model = model.to(device).eval()
-    if device == "cuda":
+    if device.startswith("cuda"):
         import torch  # noqa: PLC0415
 
         model = model.to(torch.bfloat16)
@@ -158,31 +155,56 @@ class Classifier:
     tokenizer: Any
     model: Any
     labels: list[str]
-    batch_size: int = 32
-
-    # What the tokenizer returns for _forward: PyTorch tensors here, NumPy arrays for ONNX.
-    tensors: ClassVar[str] = "pt"
 
     def logits(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> np.ndarray:
-        """Raw logits for each text (or each (text, pair) when ``pairs`` is given)."""
-        order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths batch well
+        """Raw logits for each text (or each (text, pair) when ``pairs`` is given).
+
+        Tokenized ahead of the model by the engine (:mod:`evalnb.models.engine`), in batches
+        of a token budget from length-sorted inputs.
+        """
         out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            first = [texts[i] for i in idx]
-            second = [pairs[i] for i in idx] if pairs is not None else None
-            enc = self.tokenizer(first, second, padding=True, truncation=True,
-                                 max_length=_max_len(self.tokenizer), return_tensors=self.tensors)  # fmt: skip
-            out[idx] = self._forward(enc)
+        for batch in self.engine.batches(list(texts), None if pairs is None else list(pairs)):
+            out[batch.index] = self._forward(batch.arrays)
         return out
 
-    def _forward(self, enc: Any) -> np.ndarray:  # noqa: ANN401
+    @property
+    def engine(self) -> Engine:
+        """The batching engine of this model's tokenizer (made on first use)."""
+        made: Engine | None = self.__dict__.get("_engine")
+        if made is None:
+            made = Engine(self.tokenizer, _model_device(self.model),
+                          max_length=_max_len(self.tokenizer))  # fmt: skip
+            self.__dict__["_engine"] = made
+        return made
+
+    def _forward(self, arrays: dict[str, np.ndarray]) -> np.ndarray:
         import torch  # noqa: PLC0415
 
-        device = next(self.model.parameters()).device
+        wanted = _forward_inputs(self.model)
         with torch.inference_mode():
-            logits = self.model(**{k: v.to(device) for k, v in enc.items()}).logits
+            tensors = self.engine.to_device({k: v for k, v in arrays.items() if k in wanted})
+            logits = self.model(**tensors).logits
         return logits.float().cpu().numpy()  # type: ignore[no-any-return]
+
+
+def _model_device(model: Any) -> str:  # noqa: ANN401
+    """Return where a PyTorch model's weights are; ``cpu`` for anything else (ONNX Runtime)."""
+    parameters = getattr(model, "parameters", None)
+    if parameters is None:
+        return "cpu"
+    return str(next(parameters()).device)
+
+
+def _forward_inputs(model: Any) -> set[str]:  # noqa: ANN401
+    """Return which tokenizer outputs a model's forward takes (HHEM's takes no type ids)."""
+    import inspect  # noqa: PLC0415
+
+    names = set(inspect.signature(model.forward).parameters)
+    known = {"input_ids", "attention_mask", "token_type_ids"}
+    takes_any = any(
+        p.kind == p.VAR_KEYWORD for p in inspect.signature(model.forward).parameters.values()
+    )
+    return known if takes_any else known & names
 
 
 def _max_len(tokenizer: Any) -> int:  # noqa: ANN401
@@ -197,11 +219,9 @@ class OnnxClassifier(Classifier):
     ``model`` is the ``onnxruntime.InferenceSession``; the tokenizer is the exported folder's.
     """
 
-    tensors: ClassVar[str] = "np"
-
-    def _forward(self, enc: Any) -> np.ndarray:  # noqa: ANN401
+    def _forward(self, arrays: dict[str, np.ndarray]) -> np.ndarray:
         wanted = {i.name for i in self.model.get_inputs()}
-        feed = {k: v.astype(np.int64) for k, v in enc.items() if k in wanted}
+        feed = {k: v.astype(np.int64) for k, v in arrays.items() if k in wanted}
         return np.asarray(self.model.run(None, feed)[0], dtype=np.float32)
 
 
@@ -267,7 +287,6 @@ class CausalLM:
 
     tokenizer: Any
     model: Any
-    batch_size: int = 16
 
     def perplexity(self, texts: Sequence[str]) -> np.ndarray:
         """exp(mean token cross-entropy) of each text under the model (NaN: fewer than 2 tokens)."""
@@ -275,16 +294,14 @@ class CausalLM:
 
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        device = next(self.model.parameters()).device
+        engine = Engine(
+            self.tokenizer, _model_device(self.model), max_length=_max_len(self.tokenizer)
+        )
         out = np.full(len(texts), np.nan)
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        for start in range(0, len(texts), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True,
-                                 max_length=_max_len(self.tokenizer), return_tensors="pt")  # fmt: skip
-            ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
-            with torch.inference_mode():
-                logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+
+        def step(batch: Batch, tensors: dict[str, torch.Tensor]) -> None:
+            ids, mask = tensors["input_ids"], tensors["attention_mask"]
+            logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
             # token t is predicted from the tokens before it; padding is left out
             loss = torch.nn.functional.cross_entropy(
                 logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none"
@@ -294,7 +311,9 @@ class CausalLM:
             mean = (loss * keep).sum(dim=1) / count.clamp(min=1)
             values = torch.exp(mean).cpu().numpy()
             values[count.cpu().numpy() == 0] = np.nan
-            out[idx] = values
+            out[batch.index] = values
+
+        engine.run(list(texts), step, type_ids=False)
         return out
 
 
@@ -331,8 +350,8 @@ class ScoringLM:
         limit = min(_max_len(self.tokenizer), positions or 1_000_000)
         device = next(self.model.parameters()).device
         special = {"add_special_tokens": seq2seq}  # T5 wants its </s>; GPT-2 adds nothing anyway
-        heads = [self.tokenizer(p, **special)["input_ids"] for p in prefixes]
-        tails = [self.tokenizer(c, **special)["input_ids"] for c in continuations]
+        heads = token_ids(self.tokenizer, prefixes, **special)
+        tails = token_ids(self.tokenizer, continuations, **special)
         out = np.full(len(prefixes), np.nan)
         pad = self.tokenizer.pad_token_id
         pad = pad if pad is not None else (self.tokenizer.eos_token_id or 0)
