@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 from sentence_transformers import SentenceTransformer
 from transformers import AutoTokenizer
@@ -16,7 +17,7 @@ from transformers import AutoTokenizer
 from evalnb.models import vector_cache
 from evalnb.models.encoder import TextEncoder, resolve_model
 from evalnb.models.engine import Engine, device_name, prefetch
-from evalnb.models.vector_cache import CacheWarning, VectorCache, digests
+from evalnb.models.vector_cache import CacheWarning, VectorCache, text_keys
 from tests.precision import EMBEDDING_TOL
 
 MODEL = "all-MiniLM-L6-v2"
@@ -66,6 +67,10 @@ def test_pairs_carry_their_segment_ids_and_are_truncated_longest_first(tokenizer
     for i, (a, b) in enumerate(zip(first, second, strict=True)):
         want = tokenizer(a, b, truncation=True, max_length=32)  # type: ignore[operator]
         assert got[i] == (want["input_ids"], want["token_type_ids"])
+
+
+def digests(texts: list[str]) -> pl.DataFrame:
+    return text_keys(pl.Series(texts))
 
 
 def test_the_producer_hands_its_error_over_and_stops_with_the_consumer() -> None:
@@ -169,11 +174,12 @@ def test_many_parts_merge_into_one_and_keep_every_vector(
 def test_processes_write_one_cache_at_once(tmp_path: Path) -> None:
     code = (
         "import sys, numpy as np; from pathlib import Path\n"
-        "from evalnb.models.vector_cache import VectorCache, digests\n"
+        "import polars as pl\n"
+        "from evalnb.models.vector_cache import VectorCache, text_keys\n"
         "c = VectorCache(Path(sys.argv[1]), 'shared-model'); k = int(sys.argv[2])\n"
         "for r in range(30):\n"
         "    texts = [f'{k}-{r}-{i}' for i in range(20)]\n"
-        "    c.put(digests(texts), np.full((20, 4), k, dtype=np.float32))\n"
+        "    c.put(text_keys(pl.Series(texts)), np.full((20, 4), k, dtype=np.float32))\n"
         "c.flush()\n"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(k)])

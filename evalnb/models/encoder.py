@@ -28,14 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalnb.models.engine import Batch, Engine, device_name
+from evalnb.models.engine import Batch, Engine, cpu_token_budget, device_name
 from evalnb.models.hf import ModelUnavailable
 from evalnb.models.hub import hub_blocker, offline_advice
-from evalnb.models.vector_cache import VectorCache, digests, gather_into
+from evalnb.models.vector_cache import VectorCache, gather_into, text_keys
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    import polars as pl
     import torch
 
     from evalnb.models.int8 import Int8Encoder
@@ -162,7 +163,8 @@ class TextEncoder:
         Texts per forward pass of the int8 copy (default 16); the fp32/bf16 model runs in
         batches of ``token_budget`` tokens instead.
     token_budget
-        Tokens per batch of the model engine (default 65,536 on CUDA, 4,096 on a CPU).
+        Tokens per batch of the model engine (default 65,536 on CUDA; on a CPU 4,096 to
+        16,384 by the model's size, :func:`evalnb.models.engine.cpu_token_budget`).
     cache_dir
         Folder of the persistent embedding cache (default ``$EVALNB_CACHE_DIR`` or
         ``~/.cache/evalnb``); ``None`` keeps the cache in memory only.
@@ -218,6 +220,10 @@ class TextEncoder:
             self.model_id += "#int8"  # never mixed with fp32 vectors in the cache
         self._memo = _Memo()
         self._cache = VectorCache(cache_dir, self.model_id) if cache_dir is not None else None
+        if token_budget is None and not self.device.startswith("cuda"):
+            config = getattr(self._model[0].auto_model, "config", None)
+            token_budget = cpu_token_budget(int(getattr(config, "hidden_size", 768)),
+                                            int(getattr(config, "num_hidden_layers", 12)))  # fmt: skip
         self.engine = Engine(self._model[0].tokenizer, self.device,
                              max_length=int(self._model.max_seq_length or 512),
                              token_budget=token_budget)  # fmt: skip
@@ -245,39 +251,41 @@ class TextEncoder:
         persistent cache (one join for all), and what is left goes through the model engine;
         the new vectors are written to the cache by a background thread.
         """
+        import polars as pl  # noqa: PLC0415
+
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        position: dict[str, int] = {}
-        inverse = np.fromiter((position.setdefault(t, len(position)) for t in texts),
-                              dtype=np.int64, count=len(texts))  # fmt: skip
-        distinct = list(position)
-        keys = digests(distinct)
-        out = np.empty((len(distinct), self.dim), dtype=np.float32)
-        have = np.zeros(len(distinct), dtype=bool)
-        at = self._memo.get_many(keys)
-        hit = at >= 0
-        if hit.any():
-            out[hit] = self._memo.rows(at[hit])
-            have |= hit
+        # Keys, duplicates and lookups as column operations: no Python loop over the texts.
+        keys = text_keys(pl.Series(texts, dtype=pl.String)).with_row_index("pos")
+        firsts = keys.unique(["k0", "k1"], keep="first", maintain_order=True)
+        distinct = firsts.select("k0", "k1")
+        out = np.empty((distinct.height, self.dim), dtype=np.float32)
+        have = np.zeros(distinct.height, dtype=bool)
+        found, rows = self._memo.lookup(distinct)
+        if found.size:
+            gather_into(out, found, self._memo.data, rows)
+            have[found] = True
         if self._cache is not None and not have.all():
             todo = np.flatnonzero(~have)
-            for found, vectors, at_rows in self._cache.lookup([keys[i] for i in todo]):
-                rows = todo[found]
-                gather_into(out, rows, vectors, at_rows)
-                have[rows] = True
-                self._memo.add([keys[i] for i in rows], out[rows])
+            for at, vectors, at_rows in self._cache.lookup(distinct[todo]):
+                where = todo[at]
+                gather_into(out, where, vectors, at_rows)
+                have[where] = True
         if not have.all():
             todo = np.flatnonzero(~have)
-            fresh = self._embed([distinct[i] for i in todo])
+            positions = firsts["pos"].to_numpy()[todo]
+            fresh = self._embed([texts[i] for i in positions])
             out[todo] = fresh
-            fresh_keys = [keys[i] for i in todo]
-            self._memo.add(fresh_keys, fresh)
+            self._memo.add(distinct[todo], fresh)
             if self._cache is not None:
-                self._cache.put(fresh_keys, fresh)
-        if len(distinct) == len(texts):  # no text twice: out is already in the texts' order
+                self._cache.put(distinct[todo], fresh)
+        if distinct.height == len(texts):  # no text twice: out is already in the texts' order
             return out
-        return out[inverse]
+        inverse: np.ndarray = keys.join(distinct.with_row_index("u"), on=["k0", "k1"],
+                                        how="left", maintain_order="left")["u"].to_numpy()  # fmt: skip
+        result: np.ndarray = out[inverse]
+        return result
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         """Run the model on ``texts`` (no cache): the int8 copy, or the engine."""
@@ -393,46 +401,48 @@ def _greedy_match(answers: list[torch.Tensor], sources: list[torch.Tensor]) -> n
 
 
 class _Memo:
-    """Vectors of this process by digest: one growing matrix and a dict of rows.
+    """Vectors this process computed, by key: one growing matrix and a frame of keys and rows.
 
-    Bounded: past ``limit_bytes`` it starts over (the persistent cache still has them).
+    Vectors read from the persistent cache are not kept again (a memory map of the cache
+    reads as fast); fresh ones are, since the cache writes them in the background and a
+    next call may come first. Bounded: past ``limit_bytes`` it starts over.
     """
 
     def __init__(self, limit_bytes: int = 1 << 30) -> None:
+        import polars as pl  # noqa: PLC0415
+
         self.limit_bytes = limit_bytes
-        self._rows: dict[bytes, int] = {}
-        self._data = np.zeros((0, 0), dtype=np.float32)
+        self._empty = pl.DataFrame(schema={"k0": pl.UInt64, "k1": pl.UInt64, "row": pl.Int64})
+        self._keys = self._empty
+        self.data = np.zeros((0, 0), dtype=np.float32)
         self._used = 0
 
-    def get_many(self, keys: Sequence[bytes]) -> np.ndarray:
-        """Row of each key (-1: not here)."""
-        rows = self._rows
-        return np.fromiter((rows.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+    def lookup(self, keys: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Return (positions in ``keys`` found here, ascending; their rows in :attr:`data`)."""
+        if self._used == 0 or keys.height == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        hits = keys.with_row_index("i").join(self._keys, on=["k0", "k1"], how="inner").sort("i")
+        return hits["i"].to_numpy().astype(np.int64), hits["row"].to_numpy()
 
-    def rows(self, at: np.ndarray) -> np.ndarray:
-        """Return the vectors at rows ``at``."""
-        return np.asarray(self._data[at])
-
-    def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+    def add(self, keys: pl.DataFrame, vectors: np.ndarray) -> None:
         """Keep ``vectors`` (rows of ``keys``)."""
+        import polars as pl  # noqa: PLC0415
+
         n, dim = vectors.shape
         if n == 0:
             return
-        if (self._used + n) * dim * 4 > self.limit_bytes:
-            self._rows.clear()
-            self._used = 0
+        if (self._used + n) * dim * 4 > self.limit_bytes or self.data.shape[1] not in (0, dim):
+            self._keys, self._used = self._empty, 0
             if n * dim * 4 > self.limit_bytes:
                 return
-        if self._data.shape[1] != dim or self._used + n > self._data.shape[0]:
+        if self._used + n > self.data.shape[0] or self.data.shape[1] != dim:
             grown = np.empty((max(2 * (self._used + n), 1024), dim), dtype=np.float32)
-            if self._data.shape[1] == dim:
-                grown[: self._used] = self._data[: self._used]
-            else:
-                self._rows.clear()
-                self._used = 0
-            self._data = grown
-        self._data[self._used : self._used + n] = vectors
-        self._rows.update(zip(keys, range(self._used, self._used + n), strict=True))
+            if self._used:
+                grown[: self._used] = self.data[: self._used]
+            self.data = grown
+        self.data[self._used : self._used + n] = vectors
+        rows = pl.Series("row", np.arange(self._used, self._used + n, dtype=np.int64))
+        self._keys = pl.concat([self._keys, keys.select("k0", "k1").with_columns(rows)])
         self._used += n
 
 

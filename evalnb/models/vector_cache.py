@@ -4,7 +4,7 @@ Why Parquet parts and not one DuckDB table (the earlier design): a DuckDB file a
 writing process, so a second notebook or a Ray worker either waited on the lock or ran
 without the cache, and every vector went in and out as a Python list (about 20 µs each).
 Here each write is a new immutable file (written to a temporary name, then renamed), so any
-number of processes read and write at once without a lock; a read joins the wanted digests
+number of processes read and write at once without a lock; a read joins the wanted keys
 with each part's (Polars) and gathers the rows found from a memory map of its vectors.
 Writes run in a background thread, off the critical path.
 
@@ -30,11 +30,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     import polars as pl
 
-__all__ = ["VectorCache", "digests", "gather_into"]
+__all__ = ["VectorCache", "gather_into", "key_scheme", "text_keys"]
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
@@ -42,14 +40,26 @@ _log.addHandler(logging.NullHandler())
 _MERGE_AT = 24
 
 
-def digests(texts: Sequence[str]) -> list[bytes]:
-    """16-byte BLAKE2b digests of the texts' UTF-8 bytes (stable across versions and machines).
+# Two 64-bit hashes of a text make its 128-bit key. Polars hashes a whole column in Rust
+# (a blake2b loop in Python cost 1 µs a text, the largest share of a cached rerun); its hash
+# may change between Polars versions, so the version names the cache's folder: an upgrade
+# starts a new cache rather than reading wrong vectors.
+_SEEDS = (0x5EED_0001, 0x5EED_0002)
 
-    A Python loop: Polars' own hash is vectorised but may change between Polars versions,
-    which would silently empty a persistent cache; BLAKE2b costs about 0.3 µs a text.
-    """
-    blake = hashlib.blake2b
-    return [blake(t.encode("utf-8", "surrogatepass"), digest_size=16).digest() for t in texts]
+
+def text_keys(texts: pl.Series) -> pl.DataFrame:
+    """Return the 128-bit keys of ``texts``: columns ``k0``, ``k1`` (UInt64), a row a text."""
+    import polars as pl  # noqa: PLC0415
+
+    texts = texts.cast(pl.String)
+    return pl.DataFrame({"k0": texts.hash(seed=_SEEDS[0]), "k1": texts.hash(seed=_SEEDS[1])})
+
+
+def key_scheme() -> str:
+    """Name what the keys depend on besides the text: the Polars version hashing them."""
+    import polars as pl  # noqa: PLC0415
+
+    return f"polars-{pl.__version__}"
 
 
 class CacheWarning(UserWarning):
@@ -68,10 +78,10 @@ class VectorCache:
     """
 
     def __init__(self, folder: Path, model_id: str) -> None:
-        key = hashlib.sha1(model_id.encode()).hexdigest()[:16]
+        key = hashlib.sha1(f"{model_id}\x1f{key_scheme()}".encode()).hexdigest()[:16]
         self.path = Path(folder) / "vectors" / key
         self.model_id = model_id
-        self._pending: queue.Queue[tuple[list[bytes], np.ndarray] | None] = queue.Queue()
+        self._pending: queue.Queue[tuple[bytes, np.ndarray] | None] = queue.Queue()
         self._writer: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -82,14 +92,14 @@ class VectorCache:
         except OSError:
             return []
 
-    def lookup(self, keys: Sequence[bytes]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def lookup(self, keys: pl.DataFrame) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Find ``keys``: per part holding some, (their positions, the part's vectors, rows).
 
         The vectors are a memory map: gathering the rows found reads just those rows.
         """
-        if not keys:
+        if keys.height == 0:
             return []
-        wanted = _key_frame(b"".join(keys), len(keys)).with_row_index("i")
+        wanted = keys.select("k0", "k1").with_row_index("i")
         found = []
         for path in self.parts():
             if wanted.height == 0:
@@ -107,7 +117,7 @@ class VectorCache:
             wanted = wanted.join(hits.select("i"), on="i", how="anti")
         return found
 
-    def get(self, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    def get(self, keys: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """Look ``keys`` up: (positions found, ascending; their vectors as one float32 matrix)."""
         found = self.lookup(keys)
         if not found:
@@ -143,9 +153,9 @@ class VectorCache:
             return None
         return _key_frame(keys.tobytes(), count), vectors
 
-    def put(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+    def put(self, keys: pl.DataFrame, vectors: np.ndarray) -> None:
         """Queue ``vectors`` (rows of ``keys``) for writing by the background writer."""
-        if not keys:
+        if keys.height == 0:
             return
         with self._lock:
             if self._writer is None or not self._writer.is_alive():
@@ -154,7 +164,8 @@ class VectorCache:
                 )
                 self._writer.start()
                 atexit.register(self.flush)
-        self._pending.put((list(keys), np.ascontiguousarray(vectors, dtype=np.float32)))
+        raw = np.ascontiguousarray(keys.select("k0", "k1").to_numpy(), dtype="<u8").tobytes()
+        self._pending.put((raw, np.ascontiguousarray(vectors, dtype=np.float32)))
 
     def flush(self) -> None:
         """Wait until every queued write is on disk."""
@@ -171,9 +182,9 @@ class VectorCache:
             finally:
                 self._pending.task_done()
 
-    def _write(self, keys: list[bytes], vectors: np.ndarray) -> None:
+    def _write(self, keys: bytes, vectors: np.ndarray) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
-        _atomic_part(self.path / f"{uuid.uuid4().hex}{_SUFFIX}", b"".join(keys), vectors)
+        _atomic_part(self.path / f"{uuid.uuid4().hex}{_SUFFIX}", keys, vectors)
         files = self.parts()
         if len(files) > _MERGE_AT:
             self._merge(files)
