@@ -206,3 +206,12 @@ def test_a_device_that_is_not_here_is_refused_clearly(monkeypatch: pytest.Monkey
     monkeypatch.delenv("EVALNB_DEVICE")
     assert device_name() == "cpu"
     assert os.environ.get("EVALNB_DEVICE") is None
+
+
+def test_replicas_share_the_texts_and_agree_with_one_model(tmp_path: Path) -> None:
+    # Two CPU replicas stand in for two GPUs: the same sharing, threads and gathering.
+    one = TextEncoder(MODEL, cache_dir=None)
+    two = TextEncoder(MODEL, cache_dir=None, replicas=["cpu"])
+    assert len(two._replicas) == 1
+    texts = [t for t in TEXTS if t] * 2 + [f"extra text {i}" for i in range(30)]
+    assert np.abs(two.encode(texts) - one.encode(texts)).max() <= EMBEDDING_TOL

@@ -18,9 +18,11 @@ Model resolution (no download unless you name a hub model yourself):
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import tempfile
+import threading
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -162,6 +164,10 @@ class TextEncoder:
     batch_size
         Texts per forward pass of the int8 copy (default 16); the fp32/bf16 model runs in
         batches of ``token_budget`` tokens instead.
+    replicas
+        Devices of extra copies of the model, each embedding a share of the texts in a
+        thread of its own; default: every other GPU when ``device`` is ``"cuda"`` (or left
+        to default) and this machine has several, else none.
     token_budget
         Tokens per batch of the model engine (default 65,536 on CUDA; on a CPU 4,096 to
         16,384 by the model's size, :func:`evalnb.models.engine.cpu_token_budget`).
@@ -183,6 +189,7 @@ class TextEncoder:
         cache_dir: Path | None = None,
         precision: str = "fp32",
         token_budget: int | None = None,
+        replicas: Sequence[str] | None = None,
     ) -> None:
         from sentence_transformers import SentenceTransformer  # noqa: PLC0415
 
@@ -227,6 +234,12 @@ class TextEncoder:
         self.engine = Engine(self._model[0].tokenizer, self.device,
                              max_length=int(self._model.max_seq_length or 512),
                              token_budget=token_budget)  # fmt: skip
+        self._replicas = []
+        for where in _replica_devices(self.device, replicas, self._int8 is not None):
+            replica = copy.deepcopy(self._model).to(where)
+            self._replicas.append((replica, Engine(replica[0].tokenizer, where,
+                                                   max_length=self.engine.max_length,
+                                                   token_budget=token_budget)))  # fmt: skip
 
     @property
     def dim(self) -> int:
@@ -295,27 +308,44 @@ class TextEncoder:
             out = np.empty_like(vectors)
             out[order] = vectors
             return out
-        return self.embed_on_device(texts).cpu().numpy()
+        if not self._replicas or len(texts) < 2 * len(self._replicas) + 2:
+            return self.embed_on_device(texts).cpu().numpy()
+        # One model replica a device, each on its share of the texts, in threads (the forward
+        # passes release the GIL). Shares are dealt from the length-sorted texts, so each has
+        # texts of every length and they finish together.
+        workers = [(self._model, self.engine), *self._replicas]
+        order = np.argsort(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)),
+                           kind="stable")  # fmt: skip
+        shares = [order[k :: len(workers)] for k in range(len(workers))]
+        results: list[np.ndarray | BaseException | None] = [None] * len(workers)
+
+        def work(k: int) -> None:
+            model, engine = workers[k]
+            try:
+                chosen = [texts[i] for i in shares[k]]
+                results[k] = _embed_with(model, engine, self._prepare(chosen)).cpu().numpy()
+            except BaseException as exc:
+                results[k] = exc
+
+        threads = [threading.Thread(target=work, args=(k,), name=f"evalnb-replica-{k}")
+                   for k in range(len(workers))]  # fmt: skip
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for share, result in zip(shares, results, strict=True):
+            if isinstance(result, BaseException):
+                raise result
+            out[share] = result
+        return out
 
     def embed_on_device(self, texts: Sequence[str]) -> torch.Tensor:
         """Sentence embeddings of ``texts`` as one float32 tensor on the model's device.
 
         No cache: for callers that keep working on the device.
         """
-        import torch  # noqa: PLC0415
-
-        device = self.engine.device
-        out = torch.empty((len(texts), self.dim), dtype=torch.float32, device=device)
-
-        def step(batch: Batch, tensors: dict[str, torch.Tensor]) -> None:
-            features = self._model[0]({**tensors, "modality": "text"})
-            for module in list(self._model)[1:]:  # pooling, normalisation, dense …
-                features = module(features)
-            where = torch.from_numpy(batch.index).to(device, non_blocking=True)
-            out[where] = features["sentence_embedding"].float()
-
-        self.engine.run(self._prepare(texts), step)
-        return out
+        return _embed_with(self._model, self.engine, self._prepare(texts))
 
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Contextual embeddings of each text's tokens (special tokens dropped), L2-normalised.
@@ -368,6 +398,37 @@ class TextEncoder:
             out[chunk] = _greedy_match(a, s)
             start = end
         return out
+
+
+def _replica_devices(device: str, asked: Sequence[str] | None, int8: bool) -> list[str]:
+    """Return the devices of the model's extra replicas: as asked, else every other GPU."""
+    if asked is not None:
+        return [device_name(d) for d in asked]
+    if int8 or device != "cuda":  # a numbered GPU (cuda:1) is a choice of one
+        return []
+    import torch  # noqa: PLC0415
+
+    return [f"cuda:{k}" for k in range(1, torch.cuda.device_count())]
+
+
+def _embed_with(model: Any, engine: Engine, texts: Sequence[str]) -> torch.Tensor:  # noqa: ANN401
+    """Sentence embeddings of ``texts`` by ``model`` through ``engine``, left on its device."""
+    import torch  # noqa: PLC0415
+
+    device = engine.device
+    size = getattr(model, "get_embedding_dimension", None)
+    dim = int((size or model.get_sentence_embedding_dimension)() or 0)
+    out = torch.empty((len(texts), dim), dtype=torch.float32, device=device)
+
+    def step(batch: Batch, tensors: dict[str, torch.Tensor]) -> None:
+        features = model[0]({**tensors, "modality": "text"})
+        for module in list(model)[1:]:  # pooling, normalisation, dense …
+            features = module(features)
+        where = torch.from_numpy(batch.index).to(device, non_blocking=True)
+        out[where] = features["sentence_embedding"].float()
+
+    engine.run(texts, step)
+    return out
 
 
 def _greedy_match(answers: list[torch.Tensor], sources: list[torch.Tensor]) -> np.ndarray:
