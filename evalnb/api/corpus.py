@@ -117,6 +117,7 @@ def corpus(
     max_tokens: int = 256,
     model: str = "all-MiniLM-L6-v2",
     limits: DocumentLimits | None = None,
+    follow_links: bool = False,
 ) -> Corpus:
     """Read documents into a :class:`Corpus` of chunks.
 
@@ -133,14 +134,18 @@ def corpus(
     model
         The embedding model the chunks are for.
     limits
-        Bounds on each document (size, pages, text, seconds).
+        Bounds on each document (size, pages, text, seconds, headings, table cells,
+        elements; ``docs/limits.md``).
+    follow_links
+        Read files that symbolic links in a folder lead to outside it (refused by default).
 
     Raises
     ------
     evalnb.InputError
         When a document cannot be read, naming the file (and the page of a PDF).
     """
-    sections = [s for path in document_paths(paths) for s in read_document(path, limits)]
+    sections = [s for path in document_paths(paths, follow_links=follow_links)
+                for s in read_document(path, limits)]  # fmt: skip
     pieces = chunk_texts([s.text for s in sections], max_tokens=max_tokens,
                          tokenizer=model_tokenizer(model))  # fmt: skip
     meta = pl.DataFrame(

@@ -9,17 +9,16 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from typing import TYPE_CHECKING
+from collections import Counter
+from pathlib import Path
 
 import polars as pl
 
+from evalnb.io.bounds import MAX_ARCHIVE_MEMBERS, require_regular
 from evalnb.io.zipbound import check_members
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError, describe
 from evalnb.lab.schema import SCHEMAS
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 __all__ = ["LAB_TABLES", "MAX_UNZIPPED_BYTES", "read_archive"]
 
@@ -61,6 +60,11 @@ MAX_UNZIPPED_BYTES = int(os.environ.get("EVALNB_ARCHIVE_MAX_BYTES", 2 << 30))
 def _members(zf: zipfile.ZipFile, name: str) -> list[str]:
     """Check the declared sizes of the members to read; return the ``results.json`` names."""
     infos = zf.infolist()
+    if len(infos) > MAX_ARCHIVE_MEMBERS:
+        raise InputError(name, None, None, f"at most {MAX_ARCHIVE_MEMBERS:,} members",
+                         f"{len(infos):,} members",
+                         "an evalnb archive has a few dozen; raise EVALNB_MAX_ARCHIVE_MEMBERS "
+                         "if yours is real")  # fmt: skip
     names = [i.filename for i in infos]
     if "interpretation.json" not in names:
         raise InputError(name, None, "interpretation.json", _WHAT, f"members {sorted(names)[:8]}")
@@ -68,9 +72,14 @@ def _members(zf: zipfile.ZipFile, name: str) -> list[str]:
     wanted = {"interpretation.json", *results}
     check_members((i for i in infos if i.filename in wanted), name, max_total=MAX_UNZIPPED_BYTES,
                   total_hint="Set EVALNB_ARCHIVE_MAX_BYTES to allow more")  # fmt: skip
-    repeated = sorted({n for n in names if names.count(n) > 1} & wanted)
+    counts = Counter(names)  # one pass: names.count per member was quadratic
+    repeated = sorted(n for n in wanted if counts[n] > 1)
     if repeated:
         raise InputError(name, None, repeated[0], "each member once", "it twice or more")
+    locked = sorted(i.filename for i in infos if i.filename in wanted and i.flag_bits & 0x1)
+    if locked:
+        raise InputError(name, None, locked[0], "an unencrypted member", "an encrypted one",
+                         "write the archive again without a password")  # fmt: skip
     return results
 
 
@@ -85,6 +94,10 @@ def _json_member(zf: zipfile.ZipFile, member: str, name: str) -> object:
         raise InputError(where, f"byte {exc.start}", None, "UTF-8 JSON", exc.reason) from None
     except RecursionError:
         raise InputError(where, None, None, "JSON nested < 1000 levels", "deeper") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits, say
+        raise InputError(where, None, None, "JSON Python can hold", str(exc)[:200]) from None
+    except RuntimeError as exc:  # zipfile: a member that needs a password
+        raise InputError(where, None, None, "an unencrypted member", str(exc)[:200]) from None
 
 
 def _records_of(value: object, where: str, field: str) -> list[dict[str, object]]:
@@ -138,6 +151,7 @@ def read_archive(path: str | Path) -> LabCore:
     """
     name = str(path)
     try:
+        require_regular(Path(path))
         with zipfile.ZipFile(path) as zf:
             results = _members(zf, name)
             doc = _json_member(zf, "interpretation.json", name)

@@ -18,12 +18,14 @@ parsed, raises :class:`~evalnb.InputError` naming the file and, for a PDF, the p
 from __future__ import annotations
 
 import io
+import re
 import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from evalnb.io.bounds import MAX_ARCHIVE_MEMBERS, read_limited, require_regular, within
 from evalnb.io.zipbound import check_members
 from evalnb.lab.errors import InputError
 
@@ -42,6 +44,12 @@ class DocumentLimits:
     max_pages: int = 3_000
     max_chars: int = 20_000_000
     max_seconds: float = 120.0
+    # Structure, counted before a parser builds objects for it: a 4 MB Markdown table of
+    # 100,000 columns took 2.8 GB in the parser (every row is padded to the header's width),
+    # 300,000 headings in 6 MB took 1.3 GB.
+    max_headings: int = 50_000
+    max_table_cells: int = 2_000_000
+    max_elements: int = 2_000_000  # HTML tags, DOCX paragraphs and table cells
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,14 @@ class _Budget:
         self.path, self.limits = path, limits
         self.chars = 0
         self.pages = 0
+        self.headings = 0
         self.deadline = time.monotonic() + limits.max_seconds
+
+    def heading(self) -> None:
+        """Count one heading against the limit."""
+        self.headings += 1
+        if self.headings > self.limits.max_headings:
+            raise _over(self.path, "headings", self.limits.max_headings, self.headings)
 
     def take(self, text: str, page: int | None = None) -> str:
         where = None if page is None else f"page {page}"
@@ -153,10 +168,44 @@ def _pdf(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str
     return parts
 
 
+def _over(path: Path, what: str, limit: int, found: int) -> InputError:
+    return InputError(str(path), None, None, f"at most {limit:,} {what}", f"{found:,} or more",
+                      f"split the document, or pass evalnb.DocumentLimits(max_{what.replace(' ', '_')}=...)")  # fmt: skip
+
+
+_DELIMITER_ROW = frozenset("|-: \t")
+
+
+def _markdown_structure(path: Path, text: str, limits: DocumentLimits) -> None:
+    """Count headings and table cells (as the parser will pad them) before parsing."""
+    headings = cells = 0
+    columns = 0  # inside a table: the width every row of it is padded to
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if columns and stripped:
+            cells += columns
+        elif columns:
+            columns = 0
+        if stripped.startswith("#") and 0 < len(stripped) - len(stripped.lstrip("#")) <= 6:
+            headings += 1
+        elif stripped and "-" in stripped and set(stripped) <= _DELIMITER_ROW:
+            columns = stripped.strip("|").count("|") + 1  # a table's delimiter row (or a rule)
+            cells += 2 * columns
+            headings += 1  # "---" may also underline a heading: counted, as a bound
+        elif stripped and set(stripped) == {"="}:
+            headings += 1
+        if headings > limits.max_headings:
+            raise _over(path, "headings", limits.max_headings, headings)
+        if cells > limits.max_table_cells:
+            raise _over(path, "table cells", limits.max_table_cells, cells)
+
+
 def _markdown(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:
     from markdown_it import MarkdownIt  # noqa: PLC0415
 
-    tokens = MarkdownIt("commonmark").enable("table").parse(_utf8(path, data))
+    text = _utf8(path, data)
+    _markdown_structure(path, text, budget.limits)
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
     outline = _Outline()
     level = 0  # inside a heading: its level
     for token in tokens:
@@ -181,10 +230,30 @@ _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _BLOCKS = ("p", "li", "pre", "blockquote", "td", "th", "dd", "dt", "figcaption", "caption")
 
 
-def _html(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:  # noqa: ARG001
+def _html(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:
     from bs4 import BeautifulSoup  # noqa: PLC0415
 
-    soup = BeautifulSoup(data, "lxml")  # decodes by the document's own charset, else sniffs
+    # Counted on the bytes before BeautifulSoup makes a Python object of every element.
+    limits = budget.limits
+    headings = sum(1 for _ in _HTML_HEADING.finditer(data))
+    if headings > limits.max_headings:
+        raise _over(path, "headings", limits.max_headings, headings)
+    elements = sum(1 for _ in _HTML_TAG.finditer(data))
+    if elements > limits.max_elements:
+        raise _over(path, "elements", limits.max_elements, elements)
+    try:
+        return _html_sections(BeautifulSoup(data, "lxml"), budget)
+    except RecursionError:
+        raise InputError(str(path), None, None, "HTML nested a few hundred levels at most",
+                         "deeper", "flatten the document") from None  # fmt: skip
+
+
+_HTML_TAG = re.compile(rb"<[A-Za-z]")
+_HTML_HEADING = re.compile(rb"<[hH][1-6][\s>/]")
+
+
+def _html_sections(soup: Any, budget: _Budget) -> list[tuple[int | None, str, str]]:  # noqa: ANN401
+    """Sections of a parsed page (decoded by its own charset, else sniffed)."""
     for junk in soup(["script", "style", "noscript", "template", "nav", "header", "footer"]):
         junk.decompose()
     outline = _Outline()
@@ -207,17 +276,28 @@ def _docx(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, st
         raise InputError(str(path), None, None, "a DOCX (a zip of XML parts)", str(exc)) from None
     check_members(infos, str(path), max_total=budget.limits.max_unzipped_bytes,
                   total_hint="this looks like a zip bomb")  # fmt: skip
+    if len(infos) > MAX_ARCHIVE_MEMBERS:
+        raise _over(path, "zip members", MAX_ARCHIVE_MEMBERS, len(infos))
+    from lxml import etree  # noqa: PLC0415 - python-docx parses with it
+
     try:
         document = docx.Document(io.BytesIO(data))
-    except (ValueError, KeyError, zipfile.BadZipFile, OSError) as exc:
-        raise InputError(str(path), None, None, "a DOCX python-docx can read",
+    except (ValueError, KeyError, zipfile.BadZipFile, OSError, etree.XMLSyntaxError,
+            RecursionError) as exc:  # fmt: skip
+        # XMLSyntaxError: malformed XML, or nested past libxml2's 256 levels
+        raise InputError(str(path), None, "word/document.xml", "a DOCX python-docx can read",
                          str(exc)[:200] or type(exc).__name__) from None  # fmt: skip
+    body = document.element.body
+    elements = sum(1 for _ in body.iter("{*}p", "{*}tc"))
+    if elements > budget.limits.max_elements:
+        raise _over(path, "elements", budget.limits.max_elements, elements)
     outline = _Outline()
     for paragraph in document.paragraphs:
         style = paragraph.style.name if paragraph.style is not None else ""
         text = budget.take(paragraph.text)
         level = _docx_heading_level(style or "")
         if level:
+            budget.heading()
             outline.heading(level, text)
         elif text.strip():
             outline.add(text)
@@ -282,36 +362,38 @@ def read_document(path: str | Path, limits: DocumentLimits | None = None) -> lis
     """
     path = Path(path)
     limits = limits or DocumentLimits()
+    require_regular(path)  # before a first look at its bytes: a FIFO would block that look
     reader = _READERS.get(path.suffix.lower()) or (_text if _looks_like_text(path) else None)
     if reader is None:
         raise InputError(str(path), None, None,
                          f"a document ending in one of {', '.join(SUFFIXES)}, or UTF-8 text",
                          f"{path.suffix!r}", "convert it, or leave it out")  # fmt: skip
-    try:
-        size = path.stat().st_size
-        if size > limits.max_bytes:
-            raise InputError(str(path), None, None, f"at most {limits.max_bytes:,} bytes",
-                             f"{size:,} bytes", "split the document")  # fmt: skip
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            str(path), None, None, "a readable file", exc.strerror or str(exc)
-        ) from None
+    data = read_limited(path, limits.max_bytes, hint="split the document")
     return _join(str(path), reader(path, data, _Budget(path, limits)))
 
 
-def document_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
-    """Return the documents named, a folder standing for the readable files under it (sorted)."""
+def document_paths(
+    paths: str | Path | Iterable[str | Path], *, follow_links: bool = False
+) -> list[Path]:
+    """Return the documents named, a folder standing for the readable files under it (sorted).
+
+    A symbolic link under a folder that leads out of it is refused unless ``follow_links``:
+    a corpus folder shared or unpacked from elsewhere must not read ``/etc`` for it.
+    """
     given = [paths] if isinstance(paths, str | Path) else list(paths)
     out: list[Path] = []
     for item in given:
         path = Path(item)
         if path.is_dir():
-            out.extend(
-                p for p in sorted(path.rglob("*"))
-                if p.is_file() and not p.name.startswith(".")
-                and (p.suffix.lower() in _READERS or _looks_like_text(p))
-            )  # fmt: skip
+            for p in sorted(path.rglob("*")):
+                if not (p.is_file() and not p.name.startswith(".")):
+                    continue
+                if not follow_links and p.is_symlink() and not within(p, path):
+                    raise InputError(str(p), None, None, f"a file inside {path}",
+                                     f"a link to {p.resolve()}, outside it",
+                                     "pass follow_links=True to read what links lead to")  # fmt: skip
+                if p.suffix.lower() in _READERS or _looks_like_text(p):
+                    out.append(p)
         elif path.exists():
             out.append(path)
         else:

@@ -9,6 +9,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from evalnb.io.bounds import MAX_INPUT_BYTES, read_limited
 from evalnb.io.fields import Where
 from evalnb.lab.errors import InputError
 
@@ -45,16 +46,10 @@ _BOMS = (
 
 
 def read_bytes(path: Path) -> bytes:
-    """Read a file, turning OS errors into :class:`InputError`."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(str(path), None, None, "an existing file", "no such file") from None
-    except IsADirectoryError:
-        raise InputError(str(path), None, None, "a file", "a directory") from None
-    except OSError as exc:
-        raise InputError(str(path), None, None, "a readable file", str(exc)) from None
-    return data
+    """Read a regular file whole and bounded (:mod:`evalnb.io.bounds`); OS errors → InputError."""
+    return read_limited(path, MAX_INPUT_BYTES,
+                        hint="keep a lab this large on disk (evalnb import --on-disk) or raise "
+                             "EVALNB_MAX_INPUT_BYTES")  # fmt: skip
 
 
 def read_text(path: Path) -> str:

@@ -30,8 +30,18 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["APPEND_ONLY", "KEYED", "MERGED", "Snapshot", "append_rows", "commit", "is_store",
-           "read_store", "write_tables"]  # fmt: skip
+__all__ = [
+    "APPEND_ONLY",
+    "KEYED",
+    "MERGED",
+    "Snapshot",
+    "append_rows",
+    "commit",
+    "is_store",
+    "read_store",
+    "seal",
+    "write_tables",
+]  # fmt: skip
 
 # Bumped whenever a table's columns change; a store of another version is refused with a
 # message instead of being misread.
@@ -238,6 +248,63 @@ def _upsert(
     for row in pl.concat([changed.select(keys), removed.select(keys)]).unique().iter_rows():
         run(con, f'DELETE FROM "{name}" WHERE {where}', list(row))
     _insert(con, name, changed)
+
+
+def seal(path: str | Path, tables: Mapping[str, pl.DataFrame], *, shown_as: str | Path) -> None:
+    """Move a freshly written store's WAL into its file, then check that it reads back whole.
+
+    Before a new store is renamed into place: DuckDB checkpoints on close and a failed
+    checkpoint there is silent, so on a nearly full disk the committed rows stayed in the
+    ``.wal`` beside an empty file, and the rename moved the empty file into place (and the
+    WAL was deleted). Here the checkpoint is explicit (its failure is an error), the WAL must
+    be gone after it, and the file, reopened, must hold every table with its row count.
+
+    Raises
+    ------
+    StoreError
+        If the checkpoint fails (a full disk says "no space left"), the WAL stays, or the
+        file reads back other than written; the message names ``shown_as``.
+    """
+    try:
+        con = connect(path, read_only=False)
+        try:
+            run(con, "CHECKPOINT")
+        finally:
+            con.close()
+    except (duckdb.Error, StoreError) as exc:
+        why = reason(exc) if isinstance(exc, duckdb.Error) else str(exc)
+        why = why.replace(f"{path}: ", "").replace(str(path), str(shown_as))
+        msg = f"{shown_as}: could not write the lab store: {why}; nothing was written"
+        raise StoreError(msg) from exc
+    wal = Path(f"{path}.wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        msg = (
+            f"{shown_as}: could not write the lab store: DuckDB's checkpoint left "
+            f"{wal.stat().st_size} bytes in its write-ahead log (a full disk?); nothing was "
+            "written. Free some space and retry."
+        )
+        raise StoreError(msg)
+    try:
+        con = connect(path, read_only=True)
+        try:
+            _check_version(con, shown_as)
+            known = {r[0] for r in run(con, "SELECT table_name FROM duckdb_tables()")}
+            for name, frame in tables.items():
+                count = run(con, f'SELECT count(*) FROM "{name}"')[0][0] if name in known else 0
+                if count != frame.height:
+                    msg = (
+                        f"{shown_as}: the lab store read back {count} rows of {name!r} where "
+                        f"{frame.height} were written; nothing was written. Retry; if it "
+                        "persists, check the disk."
+                    )
+                    raise StoreError(msg)
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        msg = (
+            f"{shown_as}: the new lab store does not read back ({reason(exc)}); nothing was written"
+        )
+        raise StoreError(msg) from exc
 
 
 def write_tables(path: str | Path, tables: Mapping[str, pl.DataFrame]) -> None:

@@ -28,7 +28,7 @@ from evalnb.lab.parts import (
     write_part,
 )
 from evalnb.lab.schema import TABLES, conform, empty
-from evalnb.lab.store import MERGED, append_rows, commit, read_store
+from evalnb.lab.store import MERGED, append_rows, commit, read_store, seal
 
 if TYPE_CHECKING:
     import weakref
@@ -324,6 +324,7 @@ class SyncedTables:
                         snapshot = commit(tmp, frames, base=None, parts=changes, root=root)
                     except StoreError as exc:  # name the file the user asked for
                         raise StoreError(str(exc).replace(str(tmp), str(target))) from exc
+                    seal(tmp, frames, shown_as=target)  # never rename a file that lost rows
         except BaseException:
             remove_parts(root, [p for c in changes.values() for p in c.add])
             raise

