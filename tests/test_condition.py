@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from evalnb import ConditionError
@@ -20,12 +22,59 @@ from evalnb.text.patterns import SearchBudget
 
 
 def test_precedence_not_and_or() -> None:
-    assert parse_condition('"a" OR "b" AND "c"') == Or(Text("a"), And(Text("b"), Text("c")))
-    assert parse_condition('NOT "a" AND "b"') == And(Not(Text("a")), Text("b"))
-    assert parse_condition('"a" AND NOT "b"') == And(Text("a"), Not(Text("b")))
+    a, b, c = Text("a"), Text("b"), Text("c")
+    assert parse_condition('"a" OR "b" AND "c"') == Or((a, And((b, c))))
+    assert parse_condition('NOT "a" AND "b"') == And((Not(a), b))
+    assert parse_condition('"a" AND NOT "b"') == And((a, Not(b)))
     assert parse_condition('("Rio" OR "rio") AND NOT "Real"') == And(
-        Group(Or(Text("Rio"), Text("rio"))), Not(Text("Real"))
+        (Group(Or((Text("Rio"), Text("rio")))), Not(Text("Real")))
     )
+    # Runs of one operator are one node; NOTs in a row one counted node.
+    assert parse_condition('"a" AND "b" AND "c" OR "a"') == Or((And((a, b, c)), a))
+    assert parse_condition('NOT NOT NOT "a"') == Not(a, 3)
+    assert parse_condition('NOT ("a" OR NOT "b")') == Not(Group(Or((a, Not(b)))))
+
+
+@pytest.mark.parametrize(
+    ("condition", "text", "holds"),
+    [
+        (" AND ".join(['"x"'] * 1_500), "x", True),  # 1,500 ANDed terms
+        (" AND ".join(['"x"'] * 1_500) + ' AND "y"', "x", False),
+        ("NOT " * 5_000 + '"x"', "x", True),  # 5,000 NOTs: an even number cancels out
+        ("NOT " * 5_001 + '"x"', "x", False),
+        (" OR ".join(f'"w{i}"' for i in range(50_000)), "w49999", True),  # a 50,000-term OR
+        ("(" * 100 + '"x"' + ")" * 100, "x", True),  # as deep as allowed
+    ],
+)
+def test_long_conditions_evaluate_without_recursion(condition: str, text: str,
+                                                    holds: bool) -> None:  # fmt: skip
+    result = match_conditions([text], [condition])
+    assert result.ok == [holds]
+    assert result.error == [None]
+
+
+def test_parentheses_too_deep_are_a_condition_error_naming_the_limit() -> None:
+    with pytest.raises(ConditionError, match="expected parentheses nested at most 100 deep"):
+        parse_condition("(" * 3_000 + '"x"' + ")" * 3_000)
+
+
+def test_thousands_of_constraints_score_every_row() -> None:
+    import polars as pl
+
+    import evalnb
+
+    constraints = [f"term{i}" for i in range(2_000)]
+    frame = pl.DataFrame({
+        "prompt": ["q1", "q2", "q3"],
+        "actual": [" ".join(constraints), "term0 only", "x"],
+        "constraints": [json.dumps(constraints)] * 2 + [None],
+        "condition": [None, None, "(" * 3_000 + '"x"' + ")" * 3_000],
+    })  # fmt: skip
+    lab = evalnb.evaluate(evalnb.load(frame), ["text_matching"], progress=False)
+    values = lab.scores.filter(pl.col("metric") == lab.scores["metric"][0])
+    assert values["value"].to_list()[:2] == [1.0, 0.0]
+    # The third row's condition is refused with the reason; the other rows are scored.
+    assert values["value"][2] is None and "nested at most 100 deep" in values["detail"][2]
 
 
 def test_quoted_strings_with_spaces_parens_and_escapes() -> None:

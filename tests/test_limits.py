@@ -57,7 +57,9 @@ def test_a_save_on_a_full_disk_says_so_and_leaves_no_file(free: int, rows: int) 
     runner = _tmpfs_runner()
     if runner is None:
         pytest.skip("no private tmpfs here (unshare -rm and mount refused)")
-    script = f"mount -t tmpfs -o size=40m tmpfs /mnt && exec {sys.executable} -c \"$0\" /mnt {free} {rows}"
+    script = (
+        f'mount -t tmpfs -o size=40m tmpfs /mnt && exec {sys.executable} -c "$0" /mnt {free} {rows}'
+    )
     done = subprocess.run([*runner, script, FULL_DISK], capture_output=True, text=True,
                           timeout=120, check=False, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
@@ -198,7 +200,9 @@ def test_archive_members_with_huge_integers_or_a_password_are_input_errors(
     tmp_path: Path,
 ) -> None:
     huge = _archive(tmp_path / "huge.zip", {"interpretation.json": b'{"n": ' + b"9" * 5000 + b"}"})
-    with pytest.raises(evalnb.InputError, match=r"interpretation\.json.*expected JSON Python can hold"):
+    with pytest.raises(
+        evalnb.InputError, match=r"interpretation\.json.*expected JSON Python can hold"
+    ):
         evalnb.load(huge)
     locked = _archive(tmp_path / "locked.zip", {"interpretation.json": b"{}"}, encrypted=True)
     with pytest.raises(evalnb.InputError, match=r"interpretation\.json.*an unencrypted member"):
@@ -206,3 +210,23 @@ def test_archive_members_with_huge_integers_or_a_password_are_input_errors(
 
 
 _ = (json, threading)
+
+
+# --- Regex compile cache: bounded by bytes ----------------------------------------------------
+
+
+def test_the_compiled_pattern_cache_is_bounded_by_bytes() -> None:
+    from evalnb.text import patterns
+
+    def rss_mb() -> float:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    before = rss_mb()
+    for i in range(60):  # each ~17 MB compiled: 1 GB if all were kept
+        patterns.compile_pattern(f"a{{99990}}b{i}")
+    assert patterns.compiled_cache_bytes() <= patterns.MAX_COMPILED_BYTES
+    assert rss_mb() - before < 600
+    assert patterns.compile_pattern("a{99990}b59").search("a" * 99990 + "b59")

@@ -64,37 +64,36 @@ class Regexp:
 
 @dataclass(frozen=True)
 class Not:
-    """Negation."""
+    """Negation, ``times`` times over (``NOT NOT x`` is one node, not a chain of them)."""
 
     operand: Node
+    times: int = 1
 
     def render(self) -> str:
         """Render as in the condition."""
-        return f"NOT {self.operand.render()}"
+        return "NOT " * self.times + self.operand.render()
 
 
 @dataclass(frozen=True)
 class And:
-    """Conjunction (short-circuit)."""
+    """Conjunction of any number of operands (short-circuit, left to right)."""
 
-    left: Node
-    right: Node
+    operands: tuple[Node, ...]
 
     def render(self) -> str:
         """Render as in the condition."""
-        return f"{self.left.render()} AND {self.right.render()}"
+        return " AND ".join(o.render() for o in self.operands)
 
 
 @dataclass(frozen=True)
 class Or:
-    """Disjunction (short-circuit)."""
+    """Disjunction of any number of operands (short-circuit, left to right)."""
 
-    left: Node
-    right: Node
+    operands: tuple[Node, ...]
 
     def render(self) -> str:
         """Render as in the condition."""
-        return f"{self.left.render()} OR {self.right.render()}"
+        return " OR ".join(o.render() for o in self.operands)
 
 
 @dataclass(frozen=True)
@@ -187,69 +186,103 @@ def _tokens(condition: str) -> list[tuple[str, str]]:
     return out
 
 
+# Parentheses nested deeper than this are refused: every other shape (thousands of ANDed or
+# ORed terms, long NOT chains) parses into a flat node, so walking a parsed condition never
+# goes deeper than about three frames a level of parentheses.
+MAX_NESTING = 100
+
+
+@dataclass
+class _Frame:
+    """One level of parentheses being parsed: its OR terms, the AND run, pending NOTs."""
+
+    ors: list[Node]
+    ands: list[Node]
+    nots: int = 0
+
+    def run(self) -> Node:
+        """Return the AND run read since the last OR, as one node."""
+        return self.ands[0] if len(self.ands) == 1 else And(tuple(self.ands))
+
+    def close(self) -> Node:
+        """Return the whole level, as one node."""
+        terms = [*self.ors, self.run()]
+        return terms[0] if len(terms) == 1 else Or(tuple(terms))
+
+
 class _Parser:
-    """Recursive descent: NOT binds tightest, then AND, then OR."""
+    """A flat parser with an explicit stack: NOT binds tightest, then AND, then OR.
+
+    No recursion, so a condition's length never meets Python's recursion limit; ANDs and
+    ORs in a row become one n-ary node and NOTs in a row one counted node.
+    """
 
     def __init__(self, condition: str) -> None:
         self.condition = condition
         self.tokens = _tokens(condition)
         self.pos = 0
 
-    def _peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
-
     def _fail(self, expected: str) -> ConditionError:
-        token = self._peek()
+        token = self.tokens[self.pos] if self.pos < len(self.tokens) else None
         found = "the end of the condition" if token is None else repr(token[1])
         return ConditionError(f"condition {self.condition!r}: expected {expected}, found {found}")
+
+    def _leaf(self, kind: str, value: str) -> Node:
+        if kind == "TEXT":
+            return Text(value)
+        try:
+            compile_pattern(value)
+        except PatternError as exc:
+            msg = f"condition {self.condition!r}: {exc}"
+            raise ConditionError(msg) from None
+        return Regexp(value)
 
     def parse(self) -> Node:
         if not self.tokens:
             return Empty()
-        node = self._or()
-        if self._peek() is not None:
-            raise self._fail(_END)
-        return node
-
-    def _or(self) -> Node:
-        node = self._and()
-        while self._peek() == ("KW", "OR"):
-            self.pos += 1
-            node = Or(node, self._and())
-        return node
-
-    def _and(self) -> Node:
-        node = self._not()
-        if self._peek() == ("KW", "AND"):
-            self.pos += 1
-            return And(node, self._and())
-        return node
-
-    def _not(self) -> Node:
-        if self._peek() == ("KW", "NOT"):
-            self.pos += 1
-            return Not(self._not())
-        return self._atom()
-
-    def _atom(self) -> Node:
-        token = self._peek()
-        if token is None or token[0] in {"KW", "RP"}:
+        stack = [_Frame([], [])]
+        operand = True  # what comes next: an operand, or an operator
+        for at, (kind, value) in enumerate(self.tokens):
+            self.pos = at  # where an error points
+            frame = stack[-1]
+            if operand:
+                if (kind, value) == ("KW", "NOT"):
+                    frame.nots += 1
+                elif kind in ("TEXT", "RE"):
+                    frame.ands.append(_negated(self._leaf(kind, value), frame))
+                    operand = False
+                elif kind == "LP":
+                    if len(stack) > MAX_NESTING:
+                        msg = (f"condition {self.condition[:80]!r}...: expected parentheses "
+                               f"nested at most {MAX_NESTING} deep, found deeper; flatten it")  # fmt: skip
+                        raise ConditionError(msg)
+                    stack.append(_Frame([], []))
+                else:
+                    raise self._fail(_OPERAND)
+            elif (kind, value) == ("KW", "AND"):
+                operand = True
+            elif (kind, value) == ("KW", "OR"):
+                frame.ors.append(frame.run())
+                frame.ands = []
+                operand = True
+            elif kind == "RP" and len(stack) > 1:
+                stack.pop()
+                parent = stack[-1]
+                parent.ands.append(_negated(Group(frame.close()), parent))
+            else:
+                raise self._fail(_CLOSE if len(stack) > 1 else _END)
+        self.pos = len(self.tokens)
+        if operand:
             raise self._fail(_OPERAND)
-        self.pos += 1
-        if token[0] == "TEXT":
-            return Text(token[1])
-        if token[0] == "RE":
-            try:
-                compile_pattern(token[1])
-            except PatternError as exc:
-                msg = f"condition {self.condition!r}: {exc}"
-                raise ConditionError(msg) from None
-            return Regexp(token[1])
-        inner = self._or()
-        if self._peek() != ("RP", ")"):
+        if len(stack) > 1:
             raise self._fail(_CLOSE)
-        self.pos += 1
-        return Group(inner)
+        return stack[0].close()
+
+
+def _negated(node: Node, frame: _Frame) -> Node:
+    """``node`` under the NOTs that precede it in ``frame`` (then cleared)."""
+    times, frame.nots = frame.nots, 0
+    return Not(node, times) if times else node
 
 
 def parse_condition(condition: str) -> Node:

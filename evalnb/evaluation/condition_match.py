@@ -56,10 +56,10 @@ def _shape(node: Node, leaves: list[Text | Regexp]) -> str:
         leaves.append(node)
         return "T" if isinstance(node, Text) else "R"
     if isinstance(node, Not):
-        return f"!{_shape(node.operand, leaves)}"
+        return "!" * node.times + _shape(node.operand, leaves)
     if isinstance(node, And | Or):
         op = "&" if isinstance(node, And) else "|"
-        return f"({_shape(node.left, leaves)}{op}{_shape(node.right, leaves)})"
+        return "(" + op.join(_shape(o, leaves) for o in node.operands) + ")"
     if isinstance(node, Group):
         return f"[{_shape(node.inner, leaves)}]"
     return "E"
@@ -132,13 +132,13 @@ def _combine(node: Node, leaf: list[np.ndarray], pos: list[int]) -> np.ndarray:
         pos[0] += 1
         return leaf[pos[0] - 1]
     if isinstance(node, Not):
-        return _bool(np.logical_not(_combine(node.operand, leaf, pos)))
-    if isinstance(node, And):
-        return _bool(
-            np.logical_and(_combine(node.left, leaf, pos), _combine(node.right, leaf, pos))
-        )
-    if isinstance(node, Or):
-        return _bool(np.logical_or(_combine(node.left, leaf, pos), _combine(node.right, leaf, pos)))
+        inner = _combine(node.operand, leaf, pos)
+        return _bool(np.logical_not(inner)) if node.times % 2 else inner
+    if isinstance(node, And | Or):
+        # Every operand is combined (each consumes its leaves in order), then reduced.
+        parts = [_combine(o, leaf, pos) for o in node.operands]
+        reduce = np.logical_and if isinstance(node, And) else np.logical_or
+        return _bool(reduce.reduce(parts, axis=0))
     if isinstance(node, Group):
         return _combine(node.inner, leaf, pos)
     return np.ones(len(leaf[0]) if leaf else 1, dtype=bool)
@@ -150,11 +150,11 @@ def _holds(node: Node, text: str, search: _Search) -> bool:
     if isinstance(node, Regexp):
         return search(node.pattern, text) is True
     if isinstance(node, Not):
-        return not _holds(node.operand, text, search)
+        return _holds(node.operand, text, search) != (node.times % 2 == 1)
     if isinstance(node, And):
-        return _holds(node.left, text, search) and _holds(node.right, text, search)
+        return all(_holds(o, text, search) for o in node.operands)
     if isinstance(node, Or):
-        return _holds(node.left, text, search) or _holds(node.right, text, search)
+        return any(_holds(o, text, search) for o in node.operands)
     if isinstance(node, Group):
         return _holds(node.inner, text, search)
     return True
@@ -167,9 +167,8 @@ def failing_part(node: Node, text: str, search: _Search) -> Node:
     group is blamed as a whole when its whole content failed.
     """
     if isinstance(node, And):
-        if not _holds(node.left, text, search):
-            return failing_part(node.left, text, search)
-        return failing_part(node.right, text, search)
+        first = next((o for o in node.operands if not _holds(o, text, search)), node.operands[-1])
+        return failing_part(first, text, search)
     if isinstance(node, Group):
         inner = failing_part(node.inner, text, search)
         return node if inner == node.inner else inner

@@ -11,7 +11,9 @@ all searches of a run.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -20,12 +22,14 @@ import regex
 from evalnb.lab.errors import EvalnbError
 
 __all__ = [
+    "MAX_COMPILED_BYTES",
     "MAX_PATTERN_CHARS",
     "MAX_PATTERN_COST",
     "PatternError",
     "SearchBudget",
     "check_pattern",
     "compile_pattern",
+    "compiled_cache_bytes",
     "pattern_cost",
 ]
 
@@ -140,21 +144,51 @@ repeats unroll to at most 100000 atoms, found 4294967294. Use an open repeat suc
         raise PatternError(msg)
 
 
-@lru_cache(maxsize=4096)
+# Compiled patterns kept for reuse, bounded by their estimated size rather than their
+# number: ``regex`` keeps an unrolled pattern, about 170 bytes an atom (``a{99990}b`` took
+# 17 MB), so 4,096 cached patterns could hold 70 GB. The estimate is the unrolled size.
+MAX_COMPILED_BYTES = 128 * 2**20
+_BYTES_PER_ATOM = 200
+_compiled: OrderedDict[str, tuple[regex.Pattern[str], int]] = OrderedDict()
+_compiled_bytes = 0
+_compiled_lock = threading.Lock()
+
+
 def compile_pattern(pattern: str) -> regex.Pattern[str]:
-    """Check then compile a user's pattern (Python ``re`` syntax).
+    """Check then compile a user's pattern (Python ``re`` syntax); cached within a byte budget.
 
     Raises
     ------
     PatternError
         When the pattern is too large or does not compile.
     """
+    global _compiled_bytes
+    with _compiled_lock:
+        hit = _compiled.get(pattern)
+        if hit is not None:
+            _compiled.move_to_end(pattern)
+            return hit[0]
     check_pattern(pattern)
     try:
-        return regex.compile(pattern)
+        # cache_pattern=False: regex keeps 500 compiled patterns of its own, unbounded in bytes
+        compiled = regex.compile(pattern, cache_pattern=False)
     except (regex.error, OverflowError, RecursionError) as exc:
         msg = f"invalid regexp {pattern!r}: expected a valid regular expression, found: {exc}"
         raise PatternError(msg) from None
+    size = 2048 + _BYTES_PER_ATOM * pattern_cost(pattern)
+    with _compiled_lock:
+        if pattern not in _compiled:
+            _compiled[pattern] = (compiled, size)
+            _compiled_bytes += size
+        while _compiled_bytes > MAX_COMPILED_BYTES and len(_compiled) > 1:
+            _, (_, dropped) = _compiled.popitem(last=False)  # the least recently used
+            _compiled_bytes -= dropped
+    return compiled
+
+
+def compiled_cache_bytes() -> int:
+    """Return the estimated bytes of the compiled patterns kept now (at most the budget)."""
+    return _compiled_bytes
 
 
 @dataclass
