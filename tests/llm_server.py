@@ -4,7 +4,10 @@ It is a real HTTP server (``ThreadingHTTPServer``) that answers ``POST /v1/chat/
 Markers in the last user message script trouble: ``[[429x2]]`` (the first two calls get
 429), ``[[500x1]]``, ``[[dropx1]]`` (connection closed without a reply), ``[[badbodyx1]]``
 (200 with a body that is not JSON), ``[[slow:0.5]]`` (delay), ``[[fail]]`` (always 500),
-``[[401echo]]`` (401 whose body echoes the credentials it got, as some hosts do).
+``[[401echo]]`` (401 whose body echoes the credentials it got, as some hosts do),
+``[[drip:S]]`` (a 200 whose body comes a byte every 0.2 s for S seconds). ``raw(prompt)``,
+when given and not None, is the whole body of a 200 reply (odd usage, tool calls, huge),
+or a (status, body) pair.
 Otherwise the reply comes from ``responder(prompt) -> str``. Every call is counted per
 prompt, so tests can check that a resumed run repeats nothing.
 """
@@ -32,10 +35,12 @@ class LoopbackLLM:
         latency_s: float = 0.0,
         extra: Callable[[str], dict[str, object]] | None = None,
         whole: bool = False,
+        raw: Callable[[str], bytes | tuple[int, bytes] | None] | None = None,
     ) -> None:
         self.responder = responder or (lambda _prompt: "1")
         self.extra = extra  # more top-level keys of the reply (a RAG server's contexts)
         self.whole = whole  # the responder reads every message, the system one included
+        self.raw = raw
         self.latency_s = latency_s
         self.calls: Counter[str] = Counter()
         self.lock = threading.Lock()
@@ -91,6 +96,13 @@ class LoopbackLLM:
                         return self._trouble(kind)
                 if "[[fail]]" in prompt:
                     return self._trouble("500")
+                drip = re.search(r"\[\[drip:([\d.]+)\]\]", prompt)
+                if drip:
+                    return self._drip(float(drip.group(1)))
+                scripted = owner.raw(prompt) if owner.raw else None
+                if scripted is not None:
+                    status, data = scripted if isinstance(scripted, tuple) else (200, scripted)
+                    return self._send(status, data)
                 if "[[401echo]]" in prompt:
                     sent = (
                         self.headers.get("Authorization", "")
@@ -120,6 +132,21 @@ class LoopbackLLM:
                     self._send(200, b'{"choices": [oops')
                 else:
                     self._send(int(kind), b'{"error": "scripted"}', retry_after="0")
+
+            def _drip(self, seconds: float) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "100000")
+                self.end_headers()
+                end = time.monotonic() + seconds
+                try:
+                    while time.monotonic() < end:
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                except OSError:  # the client gave up: as it should
+                    pass
+                self.close_connection = True
 
             def _send(self, status: int, data: bytes, retry_after: str | None = None) -> None:
                 self.send_response(status)

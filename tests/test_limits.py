@@ -230,3 +230,98 @@ def test_the_compiled_pattern_cache_is_bounded_by_bytes() -> None:
     assert patterns.compiled_cache_bytes() <= patterns.MAX_COMPILED_BYTES
     assert rss_mb() - before < 600
     assert patterns.compile_pattern("a{99990}b59").search("a" * 99990 + "b59")
+
+
+# --- LLM calls: a deadline, a size cap, usage parsed defensively, keys masked -------------------
+
+from tests.llm_server import LoopbackLLM  # noqa: E402
+
+KEY = "sk-test/Secret+Key=0123456789abcdef"
+
+
+def _client(server: LoopbackLLM, tmp_path: Path, **kw: object) -> evalnb.LLMClient:
+    return evalnb.LLMClient(server.base_url, "judge", api_key=KEY, cache=tmp_path / "llm.duckdb",
+                            max_retries=0, **kw)  # type: ignore[arg-type]  # fmt: skip
+
+
+def test_a_dripping_server_cannot_hold_a_call_past_its_deadline(tmp_path: Path) -> None:
+    with LoopbackLLM() as server:
+        start = time.monotonic()
+        result = _client(server, tmp_path, timeout_s=2).chat([{"role": "user",
+                                                               "content": "hi [[drip:30]]"}])  # fmt: skip
+        took = time.monotonic() - start
+    assert took < 6  # was 94 s for a 5 s timeout
+    assert result.content is None and "no complete reply within timeout_s=2 s" in str(result.error)
+
+
+def test_a_reply_past_the_size_cap_is_refused_while_it_streams(tmp_path: Path) -> None:
+    huge = json.dumps({"choices": [{"message": {"content": "x" * 3_000_000}}]}).encode()
+    with LoopbackLLM(raw=lambda p: huge if "huge" in p else None) as server:
+        client = _client(server, tmp_path, max_reply_bytes=1_000_000)
+        first = client.chat([{"role": "user", "content": "huge"}])
+        client.chat([{"role": "user", "content": "huge"}])
+        assert server.total_calls == 2  # refused replies are not cached
+    assert first.content is None
+    assert "expected at most max_reply_bytes=1,000,000" in str(first.error)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [{"prompt_tokens": "12", "completion_tokens": 3}, {"prompt_tokens": [1], "completion_tokens": 3},
+     {"prompt_tokens": 1e30, "completion_tokens": 3}, {"prompt_tokens": float("nan"), "completion_tokens": 3},
+     {"prompt_tokens": -5, "completion_tokens": 3}, "not an object"],
+)  # fmt: skip
+def test_odd_usage_becomes_unknown_and_the_answer_is_kept(usage: object, tmp_path: Path) -> None:
+    body = json.dumps({"choices": [{"message": {"content": "fine"}}], "usage": usage}).encode()
+    with LoopbackLLM(raw=lambda _p: body) as server:
+        client = _client(server, tmp_path, prices=(1.0, 1.0))
+        result = client.chat([{"role": "user", "content": "q"}])
+        again = client.chat([{"role": "user", "content": "q"}])
+    assert result.error is None and result.content == "fine"
+    assert result.prompt_tokens is None and result.cost is None  # never negative, never NaN
+    assert again.cached and again.content == "fine"  # the cache took the row
+
+
+def test_a_tool_call_or_text_parts_are_not_cached_as_something_else(tmp_path: Path) -> None:
+    tool = {"choices": [{"message": {"content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]}}]}
+    parts = {"choices": [{"message": {"content": [{"type": "text", "text": "Paris"},
+                                                  {"type": "text", "text": " it is."}]}}]}  # fmt: skip
+    bodies = {"tool": json.dumps(tool).encode(), "parts": json.dumps(parts).encode()}
+    with LoopbackLLM(raw=lambda p: bodies.get(p)) as server:
+        client = _client(server, tmp_path)
+        call = client.chat([{"role": "user", "content": "tool"}])
+        client.chat([{"role": "user", "content": "tool"}])
+        assert server.calls["tool"] == 2  # not cached as an empty answer
+        text = client.chat([{"role": "user", "content": "parts"}])
+    assert call.content is None and "a tool call (search) instead of an answer" in str(call.error)
+    assert text.content == "Paris it is."  # not the list's repr
+
+
+def test_a_key_echoed_in_any_encoding_is_masked(tmp_path: Path) -> None:
+    import base64
+    from urllib.parse import quote
+
+    echoes = {
+        "url": quote(KEY, safe=""),
+        "base64": base64.b64encode(f"user:{KEY}".encode()).decode(),
+        "json": json.dumps(KEY)[1:-1].replace("/", "\\/"),
+    }
+    for name, echoed in echoes.items():
+        body = json.dumps({"error": {"message": f"bad key {echoed}"}}).encode()
+
+        def answer(prompt: str, body: bytes = body,
+                   echoed: str = echoed) -> bytes | tuple[int, bytes]:  # fmt: skip
+            if prompt == "ok":  # a 200 that echoes the key in the answer
+                return json.dumps({"choices": [{"message": {"content": f"key {echoed}"}}]}).encode()
+            return 401, body
+
+        with LoopbackLLM(raw=answer) as server:
+            client = _client(server, tmp_path / name)
+            ok = client.chat([{"role": "user", "content": "ok"}])
+            refused = client.chat([{"role": "user", "content": "refused"}])
+        assert echoed not in str(ok.content), name
+        assert "HTTP 401" in str(refused.error) and echoed not in str(refused.error), name
+        cached = (tmp_path / name / "llm.duckdb").read_bytes()
+        assert echoed.encode() not in cached and KEY.encode() not in cached, name
+        del body

@@ -19,6 +19,7 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import math
 import os
 import random
 import time
@@ -141,8 +142,12 @@ class LLMClient:
     requests_per_second
         Optional cap on the rate of new calls.
     max_retries, timeout_s
-        Retries of a failed call (429, 5xx, timeouts, dropped connections) and the timeout
-        of one attempt.
+        Retries of a failed call (429, 5xx, timeouts, dropped connections) and the deadline
+        of one attempt: connecting, sending and every read of the reply together (a host
+        dripping a byte a second cannot hold a call longer).
+    max_reply_bytes
+        The largest reply body read (default 8 MiB); a larger one is refused as it streams
+        in, never held whole, and not retried.
     cache
         DuckDB file of completed calls (default ``$EVALNB_CACHE_DIR/llm_cache.duckdb``);
         ``False`` disables it.
@@ -171,6 +176,7 @@ class LLMClient:
     requests_per_second: float | None = None
     max_retries: int = 6
     timeout_s: float = 60.0
+    max_reply_bytes: int = 8 * 2**20
     cache: str | Path | bool | None = None
     prices: tuple[float, float] | None = None
     params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0})
@@ -313,16 +319,22 @@ class LLMClient:
             wait = None
             try:
                 self.stats.calls += 1
-                reply = await http.post(self.endpoint, json=request)
-                if reply.status_code == 200:
-                    return self._parse(reply.text, time.perf_counter() - start, attempt + 1)
+                status, text, retry_after = await self._post(http, request)
+                if status == 200:
+                    return self._parse(text, time.perf_counter() - start, attempt + 1, redactor)
                 # Redacted before it is cut: a key split at the cut would escape the mask.
-                error = f"HTTP {reply.status_code}: {redactor.redact(reply.text[:4000])[:200]}"
-                if reply.status_code not in _RETRY_STATUS:
+                error = f"HTTP {status}: {redactor.redact(text[:4000])[:200]}"
+                if status not in _RETRY_STATUS:
                     break  # 400/401/404…: retrying cannot help
-                wait = _retry_after(reply.headers.get("retry-after"))
+                wait = _retry_after(retry_after)
+            except _TooLarge as exc:
+                error = str(exc)
+                break  # the same request gets the same reply
             except _BadReply as exc:
                 error = redactor.redact(str(exc))[:200]
+            except TimeoutError:
+                error = (f"Timeout: no complete reply within timeout_s={self.timeout_s:g} s (the deadline "
+                         "of one attempt: connecting and every read)")  # fmt: skip
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 error = redactor.redact(f"{type(exc).__name__}: {exc}")
             if attempt < self.max_retries:
@@ -335,24 +347,94 @@ class LLMClient:
         _log.warning("chat call failed after %d attempt(s): %s", attempt + 1, error)
         return ChatResult(None, error, attempts=attempt + 1)
 
-    def _parse(self, text: str, duration: float, attempts: int) -> ChatResult:
+    async def _post(
+        self, http: httpx.AsyncClient, request: dict[str, Any]
+    ) -> tuple[int, str, str | None]:
+        """Send one attempt under its deadline; read at most ``max_reply_bytes`` of the reply."""
+        async with asyncio.timeout(self.timeout_s):
+            async with http.stream("POST", self.endpoint, json=request) as reply:
+                declared = reply.headers.get("content-length")
+                if declared and declared.isdigit() and int(declared) > self.max_reply_bytes:
+                    raise _TooLarge(self._too_large(int(declared)))
+                chunks, size = [], 0
+                async for chunk in reply.aiter_bytes():
+                    size += len(chunk)
+                    if size > self.max_reply_bytes:
+                        raise _TooLarge(self._too_large(size))
+                    chunks.append(chunk)
+                text = b"".join(chunks).decode(reply.encoding or "utf-8", errors="replace")
+                return reply.status_code, text, reply.headers.get("retry-after")
+
+    def _too_large(self, size: int) -> str:
+        return (f"reply body of {size:,} bytes or more, expected at most max_reply_bytes="
+                f"{self.max_reply_bytes:,}; raise it if such replies are real")  # fmt: skip
+
+    def _parse(self, text: str, duration: float, attempts: int, redactor: Redactor) -> ChatResult:
         try:
             body = json.loads(text)
-            content = body["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            message = body["choices"][0]["message"]
+            content = _content_text(message)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             # Long enough to redact a key that straddles where the error is cut later.
-            msg = f"malformed reply body ({type(exc).__name__}): {text[:2000]!r}"
+            msg = f"malformed reply body ({type(exc).__name__}: {exc}): {text[:2000]!r}"
             raise _BadReply(msg) from None
-        usage = body.get("usage") or {}
-        pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        # A key the host echoes in an answer must not reach the cache, a report or a log.
+        content = redactor.redact(content)
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        pt = _token_count(usage, "prompt_tokens")
+        ct = _token_count(usage, "completion_tokens")
         cost = None
         if self.prices is not None and pt is not None and ct is not None:
             cost = (pt * self.prices[0] + ct * self.prices[1]) / 1e6
         self.stats.prompt_tokens += pt or 0
         self.stats.completion_tokens += ct or 0
         self.stats.cost += cost or 0.0
-        return ChatResult(str(content) if content is not None else "", None, pt, ct, cost,
-                          duration, attempts=attempts, contexts=reply_contexts(body))  # fmt: skip
+        return ChatResult(content, None, pt, ct, cost, duration, attempts=attempts,
+                          contexts=reply_contexts(body))  # fmt: skip
+
+
+def _content_text(message: dict[str, Any]) -> str:
+    """Return the answer of a reply's message: its text, or its text parts joined.
+
+    A message with no text (``content: null`` beside ``tool_calls``) is not an answer: it is
+    refused here, so it is neither cached nor scored as an empty answer.
+    """
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        if texts and all(isinstance(t, str) for t in texts):
+            return "".join(texts)  # type: ignore[arg-type]
+        msg = f"content parts with no text (types {[type(p).__name__ for p in content][:5]})"
+        raise ValueError(msg)
+    if content is None and message.get("tool_calls"):
+        calls = [
+            c.get("function", {}).get("name") for c in message["tool_calls"] if isinstance(c, dict)
+        ]
+        msg = f"a tool call ({', '.join(map(str, calls[:5]))}) instead of an answer"
+        raise ValueError(msg)
+    msg = f"message content of type {type(content).__name__}, expected text"
+    raise ValueError(msg)
+
+
+# Above any real count (a million-token context is 1e6): a larger "count" is a bad value.
+_MAX_TOKENS = 2**40
+
+
+def _token_count(usage: dict[str, Any], name: str) -> int | None:
+    """Return a usage count, or None (with a warning) when the host sent nonsense."""
+    value = usage.get(name)
+    if value is None:
+        return None
+    ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, float) and math.isfinite(value) and value.is_integer()
+    )
+    if ok and 0 <= value <= _MAX_TOKENS:
+        return int(value)
+    _log.warning("usage.%s of the reply is %r, expected a count from 0 to %d: recorded as "
+                 "unknown", name, str(value)[:40], _MAX_TOKENS)  # fmt: skip
+    return None
 
 
 def _passage(item: object) -> str | None:
@@ -401,6 +483,10 @@ def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
 
 class _BadReply(Exception):
     """A 200 reply whose body is not a chat completion (retried like a dropped connection)."""
+
+
+class _TooLarge(Exception):
+    """A reply body past ``max_reply_bytes`` (not retried: the same request gets the same)."""
 
 
 def _retry_after(value: str | None) -> float | None:

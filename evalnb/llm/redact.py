@@ -8,8 +8,10 @@ in their public form.
 
 from __future__ import annotations
 
+import base64
+import json
 import re
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
 __all__ = ["MASK", "SECRET_PARAMS", "Redactor", "public_url", "url_secrets"]
 
@@ -67,9 +69,11 @@ class Redactor:
     """
 
     def __init__(self, secrets: tuple[str | None, ...]) -> None:
-        self.secrets = tuple(
-            sorted({s for s in secrets if s and len(s) >= _MIN_SECRET}, key=len, reverse=True)
-        )
+        known = {s for s in secrets if s and len(s) >= _MIN_SECRET}
+        # A host may echo a key encoded: URL-encoded, JSON-escaped or in base64 (at any of
+        # the three byte alignments inside a longer base64 text). Each form is masked too.
+        forms = {f for s in known for f in _encodings(s) if len(f) >= _MIN_SECRET}
+        self.secrets = tuple(sorted(forms, key=len, reverse=True))
 
     def redact(self, text: str) -> str:
         """Return ``text`` with every secret and credential-shaped token masked.
@@ -85,6 +89,26 @@ class Redactor:
         text = _AUTH.sub(rf"\1\2{MASK}", text)
         text = _PARAM.sub(rf"\1{MASK}", text)
         return _KEY_SHAPES.sub(MASK, text)
+
+
+def _encodings(secret: str) -> set[str]:
+    """Return the forms in which ``secret`` may be echoed back."""
+    raw = secret.encode("utf-8")
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret)[1:-1],
+             json.dumps(secret, ensure_ascii=False)[1:-1],
+             json.dumps(secret)[1:-1].replace("/", "\\/")}  # fmt: skip
+    for lead in range(3):
+        # Base64 of the secret after `lead` other bytes: the characters that depend on the
+        # secret alone are those from the first full group after the lead to the last
+        # full group of the secret.
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            text = encode(b"\0" * lead + raw).decode("ascii")
+            start = 0 if lead == 0 else 4
+            end = ((lead + len(raw)) // 3) * 4
+            core = text[start:end]
+            if core:
+                forms.add(core)
+    return forms
 
 
 def url_secrets(url: str) -> tuple[str | None, ...]:
