@@ -283,8 +283,22 @@ def test_odd_usage_becomes_unknown_and_the_answer_is_kept(usage: object, tmp_pat
 
 
 def test_a_tool_call_or_text_parts_are_not_cached_as_something_else(tmp_path: Path) -> None:
-    tool = {"choices": [{"message": {"content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]}}]}
+    tool = {
+        "choices": [
+            {
+                "message": {
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "search", "arguments": "{}"},
+                        }
+                    ],
+                }
+            }
+        ]
+    }
     parts = {"choices": [{"message": {"content": [{"type": "text", "text": "Paris"},
                                                   {"type": "text", "text": " it is."}]}}]}  # fmt: skip
     bodies = {"tool": json.dumps(tool).encode(), "parts": json.dumps(parts).encode()}
@@ -325,3 +339,82 @@ def test_a_key_echoed_in_any_encoding_is_masked(tmp_path: Path) -> None:
         cached = (tmp_path / name / "llm.duckdb").read_bytes()
         assert echoed.encode() not in cached and KEY.encode() not in cached, name
         del body
+
+
+# --- The calibration bundle, validated by value ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bundle_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    from tests.test_bundle import _calibrated
+
+    path = _calibrated().export_calibration(tmp_path_factory.mktemp("cal") / "cal.json")
+    return path, json.loads(path.read_text())
+
+
+def _edited(bundle: dict[str, object], edit: object) -> dict[str, object]:
+    copy = json.loads(json.dumps(bundle))
+    edit(copy)  # type: ignore[operator]
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "expected"),
+    [
+        (lambda b: b["metrics"][0].update(threshold=float("nan")), r"\$\.metrics\[0\]\.threshold", "a finite threshold"),
+        (lambda b: b["metrics"][0].update(threshold=float("inf")), r"\$\.metrics\[0\]\.threshold", "a finite threshold"),
+        (lambda b: b["metrics"][0].update(n_labels=-5), r"\$\.metrics\[0\]\.n_labels", "a count >= 0"),
+        (lambda b: b["metrics"][0].update(ci=[0.9, 0.1]), r"\$\.metrics\[0\]\.ci", "low <= high"),
+        (lambda b: b["metrics"].append(b["metrics"][0]), r"\$\.metrics\[1\]", r"each \(evaluator, metric\) once"),
+        (lambda b: b["lab"].update(cases=-1), r"\$\.lab\.cases", "a count >= 0"),
+    ],
+)  # fmt: skip
+def test_a_bundle_with_impossible_values_is_refused_naming_the_field(
+    bundle_file: tuple[Path, dict[str, object]],
+    edit: object,
+    where: str,
+    expected: str,
+    tmp_path: Path,
+) -> None:
+    from tests.test_calibration import synthetic_lab
+
+    _, bundle = bundle_file
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(_edited(bundle, edit)))  # NaN and Infinity as JSON spells them
+    lab, _ = synthetic_lab(100, seed=3)
+    with pytest.raises(evalnb.InputError, match=rf"edited\.json, {where}: .*expected {expected}"):
+        evalnb.load_calibration(path, lab)
+    assert lab.thresholds.height == 0  # nothing applied
+
+
+def test_a_threshold_outside_the_metrics_range_is_refused(
+    bundle_file: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    from tests.test_calibration import synthetic_lab
+
+    _, bundle = bundle_file
+    path = tmp_path / "far.json"
+    path.write_text(json.dumps(_edited(bundle, lambda b: b["metrics"][0].update(threshold=7.5))))
+    lab, _ = synthetic_lab(100, seed=3)
+    with pytest.raises(evalnb.InputError, match=r"threshold.*within \[0\.0, 1\.0\].*7\.5"):
+        evalnb.load_calibration(path, lab)
+
+
+@pytest.mark.parametrize(
+    ("content", "found"),
+    [(b"\xff\xfe{}", "UTF-8"), (b"[" * 5000 + b"]" * 5000, "nested < 1000 levels"),
+     (b'{"n": ' + b"9" * 5000 + b"}", "digits"), (None, "a directory")],
+)  # fmt: skip
+def test_a_bundle_file_that_is_not_json_is_an_input_error(
+    content: bytes | None, found: str, tmp_path: Path
+) -> None:
+    from tests.test_calibration import synthetic_lab
+
+    path = tmp_path / "bundle.json"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    lab, _ = synthetic_lab(20, seed=3)
+    with pytest.raises(evalnb.InputError, match=found):
+        evalnb.load_calibration(path, lab)

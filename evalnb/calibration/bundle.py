@@ -14,8 +14,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import polars as pl
 
@@ -179,10 +180,60 @@ def export_calibration(lab: LabCore, path: str | Path, *, approved_by: str | Non
 
 
 def read_calibration(path: str | Path) -> dict[str, Any]:
-    """Read and check a bundle file; an error names the file and the field."""
+    """Read and check a bundle file, by schema then by value; an error names file and field."""
+    where = str(path)
     bundle: Any = read_json(path, "a JSON calibration bundle")
-    _validate(bundle, str(path))
+    _validate(bundle, where)
+    _check_values(bundle, where)
     return dict(bundle)
+
+
+def _check_values(bundle: dict[str, Any], where: str) -> None:
+    """Refuse what the schema lets through.
+
+    Non-finite or inverted numbers, negative counts, a metric listed twice.
+    """
+
+    def refuse(path: str, field: str, expected: str, found: object) -> NoReturn:
+        raise InputError(where, path, field, expected, repr(found)[:80],
+                         "Write the bundle again with lab.export_calibration(path)")  # fmt: skip
+
+    for name in ("cases", "outputs"):
+        if bundle["lab"][name] < 0:
+            refuse(f"$.lab.{name}", name, "a count >= 0", bundle["lab"][name])
+    seen: set[tuple[str, str]] = set()
+    for i, m in enumerate(bundle["metrics"]):
+        at = f"$.metrics[{i}]"
+        key = (m["evaluator"], m["metric"])
+        if key in seen:
+            refuse(at, "metric", "each (evaluator, metric) once", f"{key} again")
+        seen.add(key)
+        if not math.isfinite(m["threshold"]):
+            refuse(f"{at}.threshold", "threshold", "a finite threshold", m["threshold"])
+        if m["n_labels"] < 0:
+            refuse(f"{at}.n_labels", "n_labels", "a count >= 0", m["n_labels"])
+        for reviewer, count in m["labels_per_reviewer"].items():
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                refuse(f"{at}.labels_per_reviewer.{reviewer}", "labels_per_reviewer",
+                             "a count >= 0 per reviewer", count)  # fmt: skip
+        ci = m.get("ci")
+        if ci is not None:
+            if len(ci) != 2:
+                refuse(f"{at}.ci", "ci", "[low, high]", ci)
+            low, high = ci
+            if any(v is not None and not math.isfinite(v) for v in ci):
+                refuse(f"{at}.ci", "ci", "finite bounds (or null)", ci)
+            if low is not None and high is not None and low > high:
+                refuse(f"{at}.ci", "ci", "low <= high", ci)
+        for name in ("agreement", "kappa_before", "kappa_after"):
+            value = m.get(name)
+            if value is not None and not math.isfinite(value):
+                refuse(f"{at}.{name}", name, "a finite number (or null)", value)
+
+
+def _in_range(value: float, spec: dict[str, Any]) -> bool:
+    low, high = spec.get("min"), spec.get("max")
+    return (low is None or value >= low) and (high is None or value <= high)
 
 
 def apply_calibration(lab: LabCore, bundle: dict[str, Any], source: str) -> LabCore:
@@ -205,6 +256,17 @@ def apply_calibration(lab: LabCore, bundle: dict[str, Any], source: str) -> LabC
     if flipped:
         msg = f"{source}: {flipped} point the other way in this lab (higher_is_better differs)"
         raise ValueError(msg)
+    outside = [
+        (m["evaluator"], m["metric"], m["threshold"])
+        for m in bundle["metrics"]
+        if not _in_range(m["threshold"], specs[m["evaluator"], m["metric"]])
+    ]
+    if outside:
+        ev, metric, value = outside[0]
+        spec = specs[ev, metric]
+        raise InputError(source, None, "threshold",
+                         f"a threshold of {ev}/{metric} within [{spec['min']}, {spec['max']}]",
+                         repr(value), "the bundle was made for another metric range")  # fmt: skip
     now = dt.datetime.now(dt.UTC)
     rows = pl.DataFrame(
         [{"evaluator": m["evaluator"], "metric": m["metric"], "threshold": m["threshold"],

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import json
 import os
+import stat
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -92,9 +93,36 @@ def write_atomic(target: str | Path, data: str | bytes) -> Path:
     return Path(target)
 
 
-def read_json(path: str | Path, expected: str) -> object:
-    """Parse the JSON file at ``path``; malformed text is an ``InputError`` naming the line."""
+def read_json(path: str | Path, expected: str, *, max_bytes: int = 64 * 2**20) -> object:
+    """Parse the small JSON file at ``path``; anything wrong is an ``InputError`` naming it.
+
+    A regular file of at most ``max_bytes`` (a device or a FIFO is refused, not read), UTF-8,
+    well formed, nested less than Python's recursion limit, integers Python can hold.
+    """
+    where = str(path)
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        with Path(path).open("rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise InputError(where, None, None, f"{expected} in a regular file",
+                                 "a device, pipe or socket")  # fmt: skip
+            data = fh.read(max_bytes + 1)
+    except IsADirectoryError:
+        raise InputError(where, None, None, expected, "a directory") from None
+    except FileNotFoundError:
+        raise InputError(where, None, None, expected, "no such file") from None
+    except OSError as exc:
+        raise InputError(where, None, None, expected, exc.strerror or str(exc)) from None
+    if len(data) > max_bytes:
+        raise InputError(where, None, None, f"{expected} of at most {max_bytes:,} bytes", "more")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            where, f"byte {exc.start}", None, f"{expected} in UTF-8", exc.reason
+        ) from None
     except json.JSONDecodeError as exc:
-        raise InputError(str(path), f"line {exc.lineno}", None, expected, exc.msg) from None
+        raise InputError(where, f"line {exc.lineno}", None, expected, exc.msg) from None
+    except RecursionError:
+        raise InputError(where, None, None, f"{expected} nested < 1000 levels", "deeper") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise InputError(where, None, None, expected, str(exc)[:120]) from None
