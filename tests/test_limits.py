@@ -418,3 +418,30 @@ def test_a_bundle_file_that_is_not_json_is_an_input_error(
     lab, _ = synthetic_lab(20, seed=3)
     with pytest.raises(evalnb.InputError, match=found):
         evalnb.load_calibration(path, lab)
+
+
+# --- Property-based fuzz of every reader, in a child with a memory cap --------------------------
+
+
+def test_every_reader_ends_in_a_result_or_an_input_error_under_limits(tmp_path: Path) -> None:
+    import resource
+
+    import polars as pl
+
+    seed = evalnb.evaluate(evalnb.load(pl.DataFrame({"prompt": ["q1", "q2"], "actual": ["a", "b"],
+                                                     "expected": [["a"], ["c"]]})),
+                           ["text_matching"], progress=False).archive(tmp_path / "seed.zip")  # fmt: skip
+
+    cap = 3 << 30  # 3 GiB of address space: a bomb that escapes its budget dies here
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    examples = "300" if os.environ.get("CI") else "60"
+    done = subprocess.run([sys.executable, "-m", "tests.bounded_fuzz"], cwd=ROOT,
+                          env={**os.environ, "EVALNB_FUZZ_EXAMPLES": examples,
+                               "EVALNB_FUZZ_ARCHIVE": str(seed), "PYTHONPATH": str(ROOT)},
+                          preexec_fn=limit, capture_output=True, text=True, timeout=600,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    assert "every one a result or an InputError" in done.stdout

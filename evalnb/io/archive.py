@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -156,7 +157,8 @@ def read_archive(path: str | Path) -> LabCore:
             results = _members(zf, name)
             doc = _json_member(zf, "interpretation.json", name)
             parts = [(n, _json_member(zf, n, name)) for n in results]
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError,
+            zlib.error) as exc:  # fmt: skip
         raise InputError(name, None, None, _WHAT, str(exc)[:200]) from None
     where = f"{name}:interpretation.json"
     lab = doc.get("lab") if isinstance(doc, dict) else None

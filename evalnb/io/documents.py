@@ -21,6 +21,7 @@ import io
 import re
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -283,7 +284,7 @@ def _docx(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, st
     try:
         document = docx.Document(io.BytesIO(data))
     except (ValueError, KeyError, zipfile.BadZipFile, OSError, etree.XMLSyntaxError,
-            RecursionError) as exc:  # fmt: skip
+            RecursionError, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:  # fmt: skip
         # XMLSyntaxError: malformed XML, or nested past libxml2's 256 levels
         raise InputError(str(path), None, "word/document.xml", "a DOCX python-docx can read",
                          str(exc)[:200] or type(exc).__name__) from None  # fmt: skip
