@@ -10,12 +10,12 @@ hundred thousand times (headings, table cells, brackets, members).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import sys
 import tempfile
-import zipfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -75,10 +75,8 @@ BOMBS: dict[str, list[bytes]] = {
 
 
 def _check(call: object) -> None:
-    try:
+    with contextlib.suppress(evalnb.InputError):  # a refusal is a right answer; nothing else
         call()  # type: ignore[operator]
-    except evalnb.InputError:
-        pass
 
 
 def _load(suffix: str, data: bytes) -> None:
