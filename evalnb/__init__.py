@@ -29,6 +29,7 @@ from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.evaluation.condition import ConditionError
 from evalnb.evaluation.engine import NothingScoredWarning, evaluate, evaluators
 from evalnb.evaluation.ray_engine import RayEngine
+from evalnb.io.documents import DocumentLimits
 from evalnb.io.load import FORMATS, detect_format
 from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError, TableTooLarge
 from evalnb.lab.schema import SCHEMAS, TABLES
@@ -54,6 +55,7 @@ __all__ = [
     "ConditionError",
     "Corpus",
     "Curator",
+    "DocumentLimits",
     "EvalnbError",
     "Eye",
     "FailureClusters",
