@@ -18,6 +18,7 @@ import pytest
 import evalnb
 from evalnb.llm.judge import parse_binary, parse_comparative, parse_json, parse_score, parse_words
 from tests.llm_server import LoopbackLLM
+from tests.precision import EMBEDDING_TOL
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -189,11 +190,11 @@ def test_judge_evaluators_end_to_end(tmp_path: Path) -> None:
     assert value("context_precision", "context_precision") == 0.5  # the useful chunk ranked second
     assert value("context_recall", "context_recall") == 1.0
     assert value("context_relevancy_judge", "context_relevancy") == pytest.approx(1 / 3)
-    assert value("answer_relevancy", "answer_relevancy") == pytest.approx(1.0, abs=1e-5)
+    assert value("answer_relevancy", "answer_relevancy") == pytest.approx(1.0, abs=EMBEDDING_TOL)
     sim = value("answer_correctness", "answer_correctness") - 0.75 * (1 / (1 + 0.5))
     assert 0.0 < sim <= 0.25
     ragas = value("ragas", "ragas")
-    assert ragas == pytest.approx(4 / (1 / 0.5 + 1 / 1.0 + 1 / 0.5 + 1 / 1.0), abs=1e-5)
+    assert ragas == pytest.approx(4 / (1 / 0.5 + 1 / 1.0 + 1 / 0.5 + 1 / 1.0), abs=EMBEDDING_TOL)
     detail = json.loads(s.filter(pl.col("evaluator") == "faithfulness")["detail"][0])
     assert detail["raw"] and detail["parse_failed"] is False
 

@@ -22,6 +22,7 @@ from transformers import (
 import evalnb
 from evalnb.models.hf import ModelUnavailable
 from evalnb.text.sentences import split_sentences
+from tests.precision import MODEL_REL, MODEL_TOL
 
 _WORDS = [
     "the",
@@ -109,8 +110,8 @@ def test_toxicity_is_max_over_sentences(models: dict[str, Path]) -> None:
     sentences = split_sentences(["you are stupid. the cat sat on the mat!"])[0]
     probs = 1 / (1 + np.exp(-_direct_logits(models["toxicity"], sentences)))
     got = _values(lab, "toxicity")
-    assert got[0] == pytest.approx(probs[:, 0].max(), abs=1e-5)
-    assert _values(lab, "identity_attack")[0] == pytest.approx(probs[:, 5].max(), abs=1e-5)
+    assert got[0] == pytest.approx(probs[:, 0].max(), abs=MODEL_TOL)
+    assert _values(lab, "identity_attack")[0] == pytest.approx(probs[:, 5].max(), abs=MODEL_TOL)
     assert got[2:] == [
         None,
         None,
@@ -127,7 +128,7 @@ def test_hallucination_best_chunk(models: dict[str, Path]) -> None:
     )
     p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     got = _values(lab, "hallucination")
-    assert got[0] == pytest.approx(p[:, 1].max(), abs=1e-5)
+    assert got[0] == pytest.approx(p[:, 1].max(), abs=MODEL_TOL)
     assert got[2] is None  # no context
     assert got[3] == 0.0  # host error: worst value
 
@@ -139,7 +140,7 @@ def test_fairness_bias_normalisation(models: dict[str, Path]) -> None:
     logits = _direct_logits(models["fairness_bias"], ["nice answer."])
     p = np.exp(logits[0]) / np.exp(logits[0]).sum()
     expected = 0.5 + p[1] / 2 if p.argmax() == 1 else 0.5 - p[0] / 2
-    assert _values(lab, "fairness_bias")[1] == pytest.approx(expected, abs=1e-5)
+    assert _values(lab, "fairness_bias")[1] == pytest.approx(expected, abs=MODEL_TOL)
 
 
 def test_perplexity_matches_the_model_loss(models: dict[str, Path]) -> None:
@@ -150,7 +151,7 @@ def test_perplexity_matches_the_model_loss(models: dict[str, Path]) -> None:
     with torch.inference_mode():
         loss = model(input_ids=ids, labels=ids).loss.item()
     got = _values(lab, "perplexity")
-    assert got[1] == pytest.approx(np.exp(loss), rel=1e-4)
+    assert got[1] == pytest.approx(np.exp(loss), rel=MODEL_REL)
     assert got[2:] == [1_234_567.89, 1_234_567.89]
     detail = lab.scores.filter(pl.col("metric") == "perplexity")["detail"][3]
     assert "host failed" in json.loads(detail)["reason"]
@@ -185,7 +186,7 @@ def test_gptscore_translation_averages_both_directions(models: dict[str, Path]) 
         + _direct_anll(models["perplexity"], pre.format("a cat is on the mat."), " the cat sat.")
     ) / 2
     got = _values(lab, "accuracy")
-    assert got[0] == pytest.approx(want, rel=1e-5)
+    assert got[0] == pytest.approx(want, rel=MODEL_REL)
     assert got[1] is None  # blank answer: not scored, with a reason
     assert {"accuracy", "fluency", "multidimensional_quality_metrics"} <= set(lab.scores["metric"])
 
@@ -210,7 +211,7 @@ def test_gptscore_with_an_encoder_decoder_lm(models: dict[str, Path], tmp_path: 
     tgt = tok(" the dog sat.", return_tensors="pt")["input_ids"]
     with torch.inference_mode():
         loss = model(input_ids=src, labels=tgt).loss.item()
-    assert _values(lab, "coherence")[0] == pytest.approx(loss, rel=1e-5)
+    assert _values(lab, "coherence")[0] == pytest.approx(loss, rel=MODEL_REL)
 
 
 def test_gptscore_qa_scores_answer_yes(models: dict[str, Path]) -> None:
@@ -220,7 +221,7 @@ def test_gptscore_qa_scores_answer_yes(models: dict[str, Path]) -> None:
               "Question: Are the responses of AI fluently written? (a) Yes. (b) No.\n"
               "Conversation: Human: is the cat good?\nAI: it is good.\n")  # fmt: skip
     want = _direct_anll(models["perplexity"], prefix, "Answer: Yes")
-    assert _values(lab, "fluency")[0] == pytest.approx(want, rel=1e-5)
+    assert _values(lab, "fluency")[0] == pytest.approx(want, rel=MODEL_REL)
     assert len(set(lab.scores["metric"])) == 8
 
 
@@ -255,7 +256,9 @@ def test_summarization_faithfulness_and_completeness(
     image = (np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True))[:, 0].reshape(
         len(doc), len(summ)
     )
-    assert _values(lab, "faithfulness_zs")[0] == pytest.approx(image.max(axis=0).mean(), abs=1e-5)
+    assert _values(lab, "faithfulness_zs")[0] == pytest.approx(
+        image.max(axis=0).mean(), abs=MODEL_TOL
+    )
     # SummaC-Conv by the book: np.histogram per summary sentence, linear, mean, softmax
     state = torch.load(conv, weights_only=True)
     bins = [0.0, 0.01, 0.02, 0.03, 0.04, 0.07, 0.13, 0.37, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95,
@@ -268,7 +271,7 @@ def test_summarization_faithfulness_and_completeness(
         state["layer_final.weight"].numpy() @ np.full(3, mean) + state["layer_final.bias"].numpy()
     )
     want = np.exp(logit[1]) / np.exp(logit).sum()
-    assert _values(lab, "faithfulness_conv")[0] == pytest.approx(want, abs=1e-5)
+    assert _values(lab, "faithfulness_conv")[0] == pytest.approx(want, abs=MODEL_TOL)
     complete = _values(lab, "completeness")
     assert complete[1] == pytest.approx(1.0)  # the document summarises itself completely
     assert 0.0 <= complete[0] < 1.0
@@ -360,9 +363,9 @@ def test_hallucination_loads_an_hhem_shaped_model_with_its_own_code(tmp_path: Pa
     answer = "you are stupid. the cat sat on the mat!"
     p = reference.predict([("the cat sat on the mat.", answer), ("a dog is bad", answer)])
     got = _values(lab, "hallucination")
-    assert got[0] == pytest.approx(float(p.max()), abs=1e-5)
+    assert got[0] == pytest.approx(float(p.max()), abs=MODEL_TOL)
     assert got[1] == pytest.approx(float(reference.predict([("good answer", "nice answer.")])[0]),
-                                   abs=1e-5)  # fmt: skip
+                                   abs=MODEL_TOL)  # fmt: skip
     with pytest.raises(
         ModelUnavailable, match=r"ships its own Python code.*trust_remote_code=True"
     ):
@@ -424,5 +427,5 @@ def test_fairness_bias_runs_an_onnx_export_as_h2o_does(tmp_path: Path) -> None:
         logits = model(**tok(texts, padding=True, return_tensors="pt")).logits.numpy()
     p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     expected = np.where(p.argmax(axis=1) == 1, 0.5 + p.max(axis=1) / 2, 0.5 - p.max(axis=1) / 2)
-    assert _values(lab, "fairness_bias")[:2] == pytest.approx(expected.tolist(), abs=1e-5)
+    assert _values(lab, "fairness_bias")[:2] == pytest.approx(expected.tolist(), abs=MODEL_TOL)
     assert len(set(np.round(expected, 4))) == 2  # the two answers score differently

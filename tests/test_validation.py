@@ -14,7 +14,7 @@ import torch
 import evalnb
 from evalnb.models.encoder import get_encoder
 from tests.corpus_docs import LICENSES
-from tests.precision import EMBEDDING_TOL
+from tests.precision import EMBEDDING_TOL, MODEL_TOL
 
 pytestmark = pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files")
 
@@ -153,7 +153,7 @@ def test_nli_entailment_comes_from_the_local_model(
                              truncation=True)).logits  # fmt: skip
     expected = torch.softmax(logits, dim=-1)[0, 1].item()
     got = nli.filter(pl.col("case_id") == case["case_id"])["value"][0]
-    assert got == pytest.approx(expected, abs=1e-5)
+    assert got == pytest.approx(expected, abs=MODEL_TOL)
 
 
 def test_a_missing_nli_model_is_a_warning_not_a_failure(
