@@ -122,6 +122,34 @@ def _leaf_truth(
     return truth, unknown
 
 
+_CELLS = 1 << 18  # (row, quoted operand) pairs tested per Polars call (texts are repeated)
+
+
+def _text_leaves(
+    texts: pl.Series, leaves: list[tuple[Text | Regexp, ...]]
+) -> dict[int, np.ndarray]:
+    """Truth of every quoted operand of a shape group, many operands per Polars call.
+
+    One call per operand cost 0.2 ms each: a single condition ORing 50,000 strings took 11 s.
+    Operands are taken in blocks of about 260,000 (row, operand) pairs instead.
+    """
+    kinds = leaves[0]
+    wanted = [k for k, leaf in enumerate(kinds) if isinstance(leaf, Text)]
+    rows = len(texts)
+    out: dict[int, np.ndarray] = {}
+    step = max(1, _CELLS // max(rows, 1))
+    for start in range(0, len(wanted), step):
+        block = wanted[start : start + step]
+        needles = [_needle(row[k]) for k in block for row in leaves]
+        frame = pl.DataFrame({"t": pl.concat([texts] * len(block)) if len(block) > 1 else texts,
+                              "n": pl.Series(needles, dtype=pl.String)})  # fmt: skip
+        found = frame.select(pl.col("t").str.contains(pl.col("n"), literal=True)).to_series()
+        flat = found.fill_null(value=False).to_numpy()
+        for j, k in enumerate(block):
+            out[k] = flat[j * rows : (j + 1) * rows]
+    return out
+
+
 def _bool(values: object) -> np.ndarray:
     # numpy's ufuncs are typed as returning Any; pin the result to a bool array.
     return np.asarray(values, dtype=bool)
@@ -203,7 +231,11 @@ def match_conditions(
         column = pl.Series([texts[i] for i in rows], dtype=pl.String)
         group_leaves = [leaves_of[i] for i in rows]
         truths, unknown = [], np.full(len(rows), None, dtype=object)
+        texts_found = _text_leaves(column, group_leaves)
         for k in range(len(group_leaves[0])):
+            if k in texts_found:
+                truths.append(texts_found[k])
+                continue
             truth, why = _leaf_truth(column, group_leaves, k, search)
             truths.append(truth)
             unknown = np.where(unknown == None, why, unknown)  # noqa: E711 - elementwise
