@@ -41,7 +41,8 @@ __all__ = [
     "threshold_param",
 ]
 
-DOMAINS = ("generation", "retrieval", "privacy", "fairness", "summarization", "classification")
+DOMAINS = ("generation", "retrieval", "privacy", "fairness", "summarization", "classification",
+           "agents")  # fmt: skip
 FIELDS = ("prompt", "expected", "actual", "context", "condition")
 # What `score` returns: one row per (output row, metric).
 RESULT_SCHEMA = pl.Schema(
@@ -187,6 +188,9 @@ class Evaluator(ABC):
     metrics: ClassVar[tuple[MetricSpec, ...]]
     params: ClassVar[tuple[Param, ...]] = ()
     judge: ClassVar[bool] = False
+    # Agent evaluators read each row's steps and its case's reference tool calls: the engine
+    # adds them as the list columns ``steps`` and ``reference`` (evaluation/agents.py).
+    trajectory: ClassVar[bool] = False
     # Rows per ``score`` call. Row-local evaluators set it so their working memory stays
     # bounded on large labs; None gives all rows at once (to share work across rows, such
     # as encoding each distinct text once).

@@ -110,6 +110,8 @@ class LabBuilder:
     metrics: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     info: dict[str, object] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    reference_calls: list[dict[str, Any]] = field(default_factory=list)
     _case_at: dict[str, Where] = field(default_factory=dict)
     _output_at: dict[tuple[str, str, int], Where] = field(default_factory=dict)
     # Tables a columnar importer built whole (evalnb.io.columnar); they replace the rest.
@@ -176,6 +178,8 @@ class LabBuilder:
             "scores": _frame(self.scores, "scores"),
             "metrics": _frame(list(self.metrics.values()), "metrics"),
             "models": _frame(list(self.models.values()), "models"),
+            "steps": _frame(self.steps, "steps"),
+            "reference_calls": _frame(self.reference_calls, "reference_calls"),
             "info": _frame(
                 [
                     {"key": k, "value": json.dumps(v, ensure_ascii=False)}

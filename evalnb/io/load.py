@@ -11,6 +11,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from evalnb.io.agents import is_agent_record, read_agent_records
 from evalnb.io.archive import read_archive
 from evalnb.io.builder import LabBuilder
 from evalnb.io.columnar import frame_tables
@@ -45,6 +46,8 @@ FORMATS: dict[str, str] = {
     "h2o_suite": "H2O Eval Studio test suite JSON ({tests: [{documents, test_cases}]})",
     "h2o_lab": "H2O Eval Studio test lab JSON ({dataset, raw_dataset, models})",
     "harpia": "HarpIA Lab input JSON ({instances, metrics})",
+    "agent_chat": "agent conversations, JSON or JSONL: OpenAI messages with tool_calls, or ragas "
+    "multi-turn samples (user_input turns), with reference_tool_calls",
     "tencent": "Tencent TI JSONL (messages / model_outputs / conversation per line)",
     "tencent_csv": "Tencent TI manual-evaluation CSV (system, prompt, response)",
     "harbor": "Harbor rewards JSONL ({name: reward} or null per line)",
@@ -59,6 +62,8 @@ _MODEL_ONLY = {"harpia", "harbor"}
 
 
 def _sniff_lines(lines: list[Line]) -> str:
+    if any(is_agent_record(value) for _, value in lines):
+        return "agent_chat"
     first = lines[0][1] if lines else None
     if first is None or (
         isinstance(first, dict)
@@ -81,7 +86,7 @@ def _sniff_document(doc: object) -> str | None:
             return "harpia"
         return None
     if isinstance(doc, list):
-        return "json"
+        return "agent_chat" if any(is_agent_record(item) for item in doc) else "json"
     return None
 
 
@@ -227,7 +232,11 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
         read_records(_frame_records(frame, name), frame.columns, mapping, name, b)
         return
     text = read_text(path) if sniffed.text is None else sniffed.text
-    if fmt in {"h2o_suite", "h2o_lab", "harpia", "json"}:
+    if fmt == "agent_chat" and sniffed.doc is not None:
+        where = Where(name, "$")
+        items = _as_list(sniffed.doc, where)
+        read_agent_records([(where.at(i), item) for i, item in enumerate(items)], b)
+    elif fmt in {"h2o_suite", "h2o_lab", "harpia", "json"}:
         doc = parse_json(text, name) if sniffed.doc is None else sniffed.doc
         where = Where(name, "$")
         if fmt == "h2o_suite":
@@ -240,9 +249,11 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
             items = _as_list(doc, where)
             records = [(where.at(i), where.at(i).record(r)) for i, r in enumerate(items)]
             read_records(records, _columns(records), mapping, name, b)
-    elif fmt in {"tencent", "harbor", "jsonl"}:
+    elif fmt in {"tencent", "harbor", "jsonl", "agent_chat"}:
         lines = read_jsonl(text, name)
-        if fmt == "tencent":
+        if fmt == "agent_chat":
+            read_agent_records([(Where(name, f"line {n}"), v) for n, v in lines], b)
+        elif fmt == "tencent":
             read_tencent(lines, name, b)
         elif fmt == "harbor":
             read_harbor(lines, name, b, model=_model(mapping))

@@ -89,6 +89,16 @@ class LabCore(SyncedTables):
         return self._frame("labels")
 
     @property
+    def steps(self) -> pl.DataFrame:
+        """Agents' steps: messages and tool calls of each output, in order."""
+        return self._frame("steps")
+
+    @property
+    def reference_calls(self) -> pl.DataFrame:
+        """The tool calls each case should see, in order."""
+        return self._frame("reference_calls")
+
+    @property
     def thresholds(self) -> pl.DataFrame:
         """Threshold versions per (evaluator, metric)."""
         return self._frame("thresholds")

@@ -124,6 +124,34 @@ INFO = pl.Schema({"key": _STR, "value": _STR})
 
 # A corpus's chunks (evalnb.corpus): the documents test cases are generated from, each chunk
 # an exact slice [start, end) of its page's (PDF) or document's text.
+# An agent's run of a conversation, one row a message, and one a tool call: an assistant
+# message calling three tools is three rows (its text on the first). A call's result and
+# error are those of the tool message answering it (joined by ``tool_call_id`` at import).
+STEPS = pl.Schema(
+    {
+        "case_id": _STR,
+        "model": _STR,
+        "sample": _I64,
+        "step": _I64,
+        "role": _STR,
+        "content": _STR,
+        "tool_call_id": _STR,
+        "tool_name": _STR,
+        "tool_args": _STR,  # the arguments as sent: JSON text (canonical when it parsed)
+        "args_valid": _BOOL,  # false: the arguments were not valid JSON (kept as text)
+        "tool_result": _STR,
+        "error": _STR,
+        "latency_s": _F64,
+        "tokens": _I64,
+        "cost": _F64,
+    }
+)
+
+# The tool calls a conversation should make, in order (ragas' ``reference_tool_calls``).
+REFERENCE_CALLS = pl.Schema(
+    {"case_id": _STR, "position": _I64, "tool_name": _STR, "tool_args": _STR}
+)
+
 CHUNKS = pl.Schema(
     {
         "chunk_id": _STR,
@@ -195,6 +223,8 @@ SCHEMAS: Mapping[str, pl.Schema] = {
     "models": MODELS,
     "info": INFO,
     "chunks": CHUNKS,
+    "steps": STEPS,
+    "reference_calls": REFERENCE_CALLS,
     "validation": VALIDATION,
     "curation": CURATION,
     "workflow_events": WORKFLOW_EVENTS,

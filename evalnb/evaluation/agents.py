@@ -1,0 +1,502 @@
+"""Judge-free agent evaluators over the ``steps`` and ``reference_calls`` tables.
+
+The evaluation engine hands these evaluators two list columns per row (``trajectory = True``):
+``steps`` (the output's steps, in order) and ``reference`` (the case's reference tool calls;
+null when the case has none). Tool calls are compared by name and arguments; arguments are
+the canonical JSON the importer stored, parsed here once per distinct text.
+
+Namesakes compute their tool's numbers (checked against the tools themselves):
+
+* ``tool_call_accuracy``: ragas 0.4 ``collections.ToolCallAccuracy`` — 0 unless the called
+  tools' names follow the reference's (``strict_order``) or are the same names in any order;
+  then the mean over the paired calls of the share of reference arguments equal as text,
+  with ragas' coverage penalty.
+* ``tool_call_f1``: ragas ``collections.ToolCallF1`` — F1 of the sets of (name, arguments),
+  rounded to 4 decimals as ragas does.
+* ``tool_correctness``: DeepEval ``ToolCorrectnessMetric`` in its three modes (names, exact
+  match, ordering by weighted LCS), arguments compared when ``compare_arguments``.
+
+Our own: ``trajectory_match`` (strict, unordered, subset, superset over the calls) and
+``agent_steps`` (steps, tool calls, extra calls against the reference, tool error rate,
+repeated calls, latency and cost of the run).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from evalnb.evaluation.base import (
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    reasons,
+    register,
+    result_frame,
+    threshold_param,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["AgentSteps", "ToolCallAccuracy", "ToolCallF1", "ToolCorrectness", "TrajectoryMatch",
+           "with_trajectories"]  # fmt: skip
+
+_KEY = ["case_id", "model", "sample"]
+_NO_REFERENCE = "the case has no reference tool calls"
+
+
+def with_trajectories(
+    rows: pl.DataFrame, steps: pl.DataFrame, references: pl.DataFrame
+) -> pl.DataFrame:
+    """Add each row's ``steps`` and its case's ``reference`` calls as list-of-struct columns."""
+    per_output = (
+        steps.sort([*_KEY, "step"])
+        .group_by(_KEY, maintain_order=True)
+        .agg(steps=pl.struct(pl.exclude(_KEY)))
+    )
+    per_case = (
+        references.sort("case_id", "position")
+        .group_by("case_id", maintain_order=True)
+        .agg(reference=pl.struct("tool_name", "tool_args").filter(pl.col("position") >= 0))
+    )
+    out = rows.drop(["steps", "reference"], strict=False)
+    out = out.join(per_output, on=_KEY, how="left", maintain_order="left")
+    return out.join(per_case, on="case_id", how="left", maintain_order="left")
+
+
+def _args(text: str | None) -> dict[str, Any] | None:
+    """Parse arguments; None when they are not a JSON object (malformed, kept as text)."""
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _calls(rows: pl.DataFrame) -> tuple[list[list[tuple[str, Any, Any]]], list[Any]]:
+    """Per row: the tool calls made (name, args, result) and the reference (None: none)."""
+    parsed: dict[str | None, Any] = {}
+
+    def args_of(text: str | None) -> Any:  # noqa: ANN401
+        if text not in parsed:
+            got = _args(text)
+            parsed[text] = got if got is not None else {"__unparsed__": text}
+        return parsed[text]
+
+    made = [[(s["tool_name"], args_of(s["tool_args"]), s["tool_result"])
+             for s in steps or () if s["tool_name"] is not None and s["role"] != "tool"]
+            for steps in rows["steps"].to_list()]  # fmt: skip
+    refs = [None if ref is None else [(r["tool_name"], args_of(r["tool_args"]), None) for r in ref]
+            for ref in rows["reference"].to_list()]  # fmt: skip
+    return made, refs
+
+
+def _has_reference(refs: list[Any]) -> np.ndarray:
+    return np.array([r is not None for r in refs], dtype=bool)
+
+
+# --- ragas ---------------------------------------------------------------------------------
+
+
+def _ragas_sort_key(call: tuple[str, Any, Any]) -> tuple[str, ...]:
+    name, args, _ = call
+    key = [name]
+    for arg in sorted(args):
+        key += [arg, str(args[arg])]
+    return tuple(key)
+
+
+def _ragas_arg_score(pred: dict[str, Any], ref: dict[str, Any]) -> float:
+    if not ref and not pred:
+        return 1.0
+    if not ref:
+        return 0.0
+    hits = sum(1.0 for k in ref if k in pred and str(pred[k]) == str(ref[k]))
+    return hits / len(ref)
+
+
+def ragas_tool_call_accuracy(made: list[tuple[str, Any, Any]], ref: list[tuple[str, Any, Any]],
+                             *, strict_order: bool) -> float:  # fmt: skip
+    """Ragas 0.4 ``ToolCallAccuracy`` of one conversation (see the module docstring)."""
+    if not made and not ref:
+        return 1.0
+    if not made or not ref:
+        return 0.0
+    if not strict_order:
+        made, ref = sorted(made, key=_ragas_sort_key), sorted(ref, key=_ragas_sort_key)
+    names, ref_names = [c[0] for c in made], [c[0] for c in ref]
+    aligned = names == ref_names if strict_order else sorted(names) == sorted(ref_names)
+    score = sum(
+        _ragas_arg_score(p[1], r[1]) for r, p in zip(ref, made, strict=False) if r[0] == p[0]
+    )
+    score /= len(ref)
+    compared = min(len(made), len(ref))
+    if compared < len(ref):
+        score *= compared / len(ref)
+    return score * int(aligned)
+
+
+def _hashable(value: Any) -> Any:  # noqa: ANN401
+    """Python's equality, as ragas' set of calls sees it (dicts unordered, lists ordered)."""
+    if isinstance(value, dict):
+        return frozenset((k, _hashable(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+def ragas_tool_call_f1(made: list[tuple[str, Any, Any]], ref: list[tuple[str, Any, Any]]) -> float:
+    """Ragas ``ToolCallF1`` of one conversation: F1 of the sets of (name, args), 4 decimals."""
+    actual = {(n, _hashable(a)) for n, a, _ in made}
+    expected = {(n, _hashable(a)) for n, a, _ in ref}
+    tp, fp, fn = len(actual & expected), len(actual - expected), len(expected - actual)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return round(f1, 4)
+
+
+_THRESHOLD_NOTE = "the fraction of the reference matched"
+
+
+@register
+class ToolCallAccuracy(Evaluator):
+    """ragas' tool call accuracy: names in order, then arguments, against the reference."""
+
+    id = "tool_call_accuracy"
+    title = "Tool call accuracy (ragas)"
+    domain = "agents"
+    description = (
+        "ragas ToolCallAccuracy: 0 unless the tools called follow the reference's names "
+        "(in order, or in any order with strict_order=False); else the mean share of each "
+        "reference call's arguments matched, with ragas' coverage penalty."
+    )
+    requires = ("actual",)
+    trajectory = True
+    metrics = (MetricSpec("tool_call_accuracy", "Tool call accuracy",
+                          "ragas ToolCallAccuracy against the reference tool calls.",
+                          threshold=0.5, primary=True),)  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("strict_order", bool, default=True,
+              description="tool calls must follow the reference's order"),
+        threshold_param(0.5, "tool_call_accuracy"),
+    )  # fmt: skip
+
+    def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
+        """Rows whose case has no reference are not scored."""
+        made, refs = _calls(rows)
+        strict = bool(params["strict_order"])
+        values = np.array([np.nan if r is None else ragas_tool_call_accuracy(m, r, strict_order=strict)
+                           for m, r in zip(made, refs, strict=True)])  # fmt: skip
+        why = reasons(rows.height, (~_has_reference(refs), _NO_REFERENCE))
+        return result_frame(rows, {"tool_call_accuracy": values}, why)
+
+
+@register
+class ToolCallF1(Evaluator):
+    """ragas' tool call F1: the sets of (name, arguments) called and expected."""
+
+    id = "tool_call_f1"
+    title = "Tool call F1 (ragas)"
+    domain = "agents"
+    description = (
+        "ragas ToolCallF1: F1 of the set of (tool, arguments) called against the reference "
+        "set (order and repeats ignored), rounded to 4 decimals as ragas does."
+    )
+    requires = ("actual",)
+    trajectory = True
+    metrics = (MetricSpec("tool_call_f1", "Tool call F1", "ragas ToolCallF1.", threshold=0.5,
+                          primary=True),)  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, "tool_call_f1"),)
+
+    def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
+        """Rows whose case has no reference are not scored."""
+        made, refs = _calls(rows)
+        values = np.array([np.nan if r is None else ragas_tool_call_f1(m, r)
+                           for m, r in zip(made, refs, strict=True)])  # fmt: skip
+        why = reasons(rows.height, (~_has_reference(refs), _NO_REFERENCE))
+        return result_frame(rows, {"tool_call_f1": values}, why)
+
+
+# --- DeepEval ------------------------------------------------------------------------------
+
+
+def _deepeval_dicts(a: dict[str, Any], b: dict[str, Any], exact: bool) -> float:
+    """Match arguments as DeepEval does.
+
+    1 when equal, else the share of keys equal (nested dicts recursively) over the keys of
+    either, or 0 in exact mode.
+    """
+    if a == b:
+        return 1.0
+    if exact:
+        return 0.0
+    total = set(a) | set(b)
+    score = 0.0
+    for key in set(a) & set(b):
+        if a[key] == b[key]:
+            score += 1 / len(total)
+        elif isinstance(a[key], dict) and isinstance(b[key], dict):
+            score += _deepeval_dicts(a[key], b[key], exact) / len(total)
+    return score
+
+
+def deepeval_tool_correctness(called: list[tuple[str, Any, Any]], expected: list[tuple[str, Any, Any]],
+                              *, exact: bool, ordering: bool, arguments: bool) -> float:  # fmt: skip
+    """DeepEval ``ToolCorrectnessMetric``'s tool-calling score of one conversation.
+
+    A called tool is (name, input parameters, output); an expected one has no output. Two
+    tools are the same call when name, parameters and output are equal (DeepEval's
+    ``ToolCall.__eq__``).
+    """
+    if exact:
+        if len(called) != len(expected):
+            return 0.0
+        for (cn, ca, _), (en, ea, _) in zip(called, expected, strict=True):
+            if cn != en or (arguments and ca != ea):
+                return 0.0
+        return 1.0
+    if ordering:
+        if not expected:
+            return 1.0 if not called else 0.0
+        return _weighted_lcs(expected, called, arguments) / len(expected)
+    total = 0.0
+    matched: list[tuple[str, Any, Any]] = []
+    for en, ea, _ in expected:
+        best, best_call = 0.0, None
+        for call in called:
+            if call in matched:  # by value, as DeepEval's set of ToolCalls
+                continue
+            if call[0] == en:
+                score = _deepeval_dicts(ea, call[1], exact=False) if arguments else 1.0
+                if score > best:
+                    best, best_call = score, call
+        if best > 0:
+            total += best
+            matched.append(best_call)  # type: ignore[arg-type]
+    if not expected:
+        return 1.0 if not called else 0.0
+    return total / len(expected)
+
+
+def _weighted_lcs(expected: list[tuple[str, Any, Any]], called: list[tuple[str, Any, Any]],
+                  arguments: bool) -> float:  # fmt: skip
+    m, n = len(expected), len(called)
+    dp = [[0.0] * (n + 1) for _ in range(m + 1)]
+    for i in range(1, m + 1):
+        for j in range(1, n + 1):
+            (en, ea, _), (cn, ca, _) = expected[i - 1], called[j - 1]
+            if en != cn:
+                dp[i][j] = max(dp[i - 1][j], dp[i][j - 1])
+                continue
+            score = _deepeval_dicts(ea, ca, exact=False) if arguments else 1.0
+            dp[i][j] = max(dp[i - 1][j], dp[i][j - 1], dp[i - 1][j - 1] + score if score > 0 else 0)
+    i, j, total = m, n, 0.0
+    while i > 0 and j > 0:  # DeepEval sums the matched cells along its traceback
+        if dp[i][j] == dp[i - 1][j]:
+            i -= 1
+        elif dp[i][j] == dp[i][j - 1]:
+            j -= 1
+        else:
+            total += dp[i][j] - dp[i - 1][j - 1]
+            i, j = i - 1, j - 1
+    return total
+
+
+@register
+class ToolCorrectness(Evaluator):
+    """DeepEval's tool correctness: the expected tools called (names, arguments, order)."""
+
+    id = "tool_correctness"
+    title = "Tool correctness (DeepEval)"
+    domain = "agents"
+    description = (
+        "DeepEval ToolCorrectnessMetric (its tool-calling score): the share of expected "
+        "tools called; exact_match: all or nothing, in order; consider_ordering: a weighted "
+        "longest common subsequence; compare_arguments: input parameters count too."
+    )
+    requires = ("actual",)
+    trajectory = True
+    metrics = (MetricSpec("tool_correctness", "Tool correctness", "DeepEval ToolCorrectness.",
+                          threshold=0.5, primary=True),)  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("exact_match", bool, default=False,
+              description="DeepEval should_exact_match: the same calls in the same order"),
+        Param("consider_ordering", bool, default=False,
+              description="DeepEval should_consider_ordering: a weighted LCS of the calls"),
+        Param("compare_arguments", bool, default=False,
+              description="DeepEval evaluation_params=[INPUT_PARAMETERS]"),
+        threshold_param(0.5, "tool_correctness"),
+    )  # fmt: skip
+
+    def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
+        """Rows whose case has no reference are not scored."""
+        made, refs = _calls(rows)
+        options = {"exact": bool(params["exact_match"]), "ordering": bool(params["consider_ordering"]),
+                   "arguments": bool(params["compare_arguments"])}  # fmt: skip
+        values = np.array([np.nan if r is None else deepeval_tool_correctness(m, r, **options)
+                           for m, r in zip(made, refs, strict=True)])  # fmt: skip
+        why = reasons(rows.height, (~_has_reference(refs), _NO_REFERENCE))
+        return result_frame(rows, {"tool_correctness": values}, why)
+
+
+# --- Our own -------------------------------------------------------------------------------
+
+
+def _key(call: tuple[str, Any, Any], arguments: bool) -> Any:  # noqa: ANN401
+    return (call[0], _hashable(call[1])) if arguments else call[0]
+
+
+def trajectory_match(made: list[tuple[str, Any, Any]], ref: list[tuple[str, Any, Any]], mode: str,
+                     arguments: bool) -> float:  # fmt: skip
+    """1.0 when the calls made match the reference in ``mode``, else 0.0.
+
+    strict: the same calls in the same order; unordered: the same calls, any order (repeats
+    count); subset: every call made is in the reference (no extra call); superset: every
+    reference call was made (extra calls allowed).
+    """
+    a = [_key(c, arguments) for c in made]
+    b = [_key(c, arguments) for c in ref]
+    if mode == "strict":
+        return float(a == b)
+    ca, cb = Counter(a), Counter(b)
+    if mode == "unordered":
+        return float(ca == cb)
+    if mode == "subset":
+        return float(all(cb[k] >= n for k, n in ca.items()))
+    return float(all(ca[k] >= n for k, n in cb.items()))
+
+
+@register
+class TrajectoryMatch(Evaluator):
+    """Whether the agent's tool calls match the reference: strict, unordered, subset, superset."""
+
+    id = "trajectory_match"
+    title = "Trajectory match"
+    domain = "agents"
+    description = (
+        "1 when the tool calls made match the reference calls: strict (same calls, same "
+        "order), unordered (same calls), subset (no call outside the reference) or superset "
+        "(every reference call made); by name and arguments, or by name only."
+    )
+    requires = ("actual",)
+    trajectory = True
+    metrics = (MetricSpec("trajectory_match", "Trajectory match",
+                          "The calls match the reference in the chosen mode.", threshold=0.5,
+                          primary=True),)  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("mode", str, default="strict", choices=("strict", "unordered", "subset", "superset"),
+              description="how the calls must match the reference"),
+        Param("compare_arguments", bool, default=True,
+              description="a call matches with the same arguments (else by tool name)"),
+        threshold_param(0.5, "trajectory_match"),
+    )  # fmt: skip
+
+    def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
+        """Rows whose case has no reference are not scored."""
+        made, refs = _calls(rows)
+        mode, arguments = str(params["mode"]), bool(params["compare_arguments"])
+        values = np.array([np.nan if r is None else trajectory_match(m, r, mode, arguments)
+                           for m, r in zip(made, refs, strict=True)])  # fmt: skip
+        why = reasons(rows.height, (~_has_reference(refs), _NO_REFERENCE))
+        return result_frame(rows, {"trajectory_match": values}, why)
+
+
+@register
+class AgentSteps(Evaluator):
+    """What a run took: steps, tool calls, errors, repeats, time and cost (column passes)."""
+
+    id = "agent_steps"
+    title = "Agent steps"
+    domain = "agents"
+    description = (
+        "Per run: steps (messages and tool calls), tool calls, calls beyond the reference's, "
+        "the share of calls whose tool failed, calls repeating an earlier call with the same "
+        "arguments (loops), latency and cost summed over the steps."
+    )
+    requires = ("actual",)
+    trajectory = True
+    metrics = (
+        MetricSpec("tool_error_rate", "Tool error rate", "Share of tool calls that failed.",
+                   higher_is_better=False, threshold=0.2, primary=True),
+        MetricSpec("repeated_calls", "Repeated calls",
+                   "Calls repeating an earlier call (same tool, same arguments).",
+                   max=float("inf"), higher_is_better=False, threshold=1.0),
+        MetricSpec("extra_tool_calls", "Extra tool calls",
+                   "Tool calls made minus the reference's (negative: fewer).",
+                   min=-float("inf"), max=float("inf"), higher_is_better=False, threshold=1.0),
+        MetricSpec("tool_calls", "Tool calls", "Tool calls made.", max=float("inf"),
+                   higher_is_better=False, threshold=20.0),
+        MetricSpec("steps", "Steps", "Messages and tool calls of the run.", max=float("inf"),
+                   higher_is_better=False, threshold=50.0),
+        MetricSpec("run_latency_s", "Run latency (s)", "Seconds summed over the steps.",
+                   max=float("inf"), higher_is_better=False, threshold=60.0),
+        MetricSpec("run_cost", "Run cost", "Cost summed over the steps.", max=float("inf"),
+                   higher_is_better=False, threshold=1.0),
+    )  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (threshold_param(0.2, "tool_error_rate"),)
+
+    def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
+        """Column passes over the exploded steps; a row without steps is not scored."""
+        n = rows.height
+        flat = (
+            rows.select(pl.int_range(pl.len()).alias("_row"), "steps", "reference")
+            .explode("steps")
+            .unnest("steps")
+        )
+        is_call = pl.col("tool_name").is_not_null() & (pl.col("role") != "tool")
+        per_row = flat.group_by("_row").agg(
+            steps=pl.col("role").is_not_null().sum(),  # rows of the steps table
+            calls=is_call.sum(),
+            failed=(is_call & pl.col("error").is_not_null()).sum(),
+            latency=pl.col("latency_s").sum(),
+            cost=pl.col("cost").sum(),
+            has_latency=pl.col("latency_s").is_not_null().any(),
+            has_cost=pl.col("cost").is_not_null().any(),
+        )
+        repeats = (
+            flat.filter(is_call)
+            .group_by("_row", "tool_name", "tool_args")
+            .agg(times=pl.len())
+            .group_by("_row")
+            .agg(repeated=(pl.col("times") - 1).sum())
+        )
+        references = rows.select(
+            pl.int_range(pl.len()).alias("_row"),
+            ref=pl.when(pl.col("reference").is_null()).then(None)
+            .otherwise(pl.col("reference").list.len()),
+        )  # fmt: skip
+        table = (
+            pl.DataFrame({"_row": np.arange(n)})
+            .join(per_row, on="_row", how="left")
+            .join(repeats, on="_row", how="left")
+            .join(references, on="_row", how="left")
+            .sort("_row")
+        )
+        calls = table["calls"].fill_null(0).cast(pl.Float64).to_numpy()
+        steps = table["steps"].fill_null(0).cast(pl.Float64).to_numpy()
+        no_steps = (
+            rows["steps"].is_null().to_numpy() if "steps" in rows.columns else np.ones(n, bool)
+        )
+        values = {
+            "tool_error_rate": np.where(calls > 0, table["failed"].fill_null(0).to_numpy() / np.maximum(calls, 1), np.nan),
+            "repeated_calls": table["repeated"].fill_null(0).cast(pl.Float64).to_numpy(),
+            "extra_tool_calls": calls - table["ref"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+            "tool_calls": calls,
+            "steps": steps,
+            "run_latency_s": np.where(table["has_latency"].fill_null(False).to_numpy(),
+                                      table["latency"].fill_null(0).to_numpy(), np.nan),
+            "run_cost": np.where(table["has_cost"].fill_null(False).to_numpy(),
+                                 table["cost"].fill_null(0).to_numpy(), np.nan),
+        }  # fmt: skip
+        values = {key: np.where(no_steps, np.nan, value) for key, value in values.items()}
+        why = reasons(n, (no_steps, "no steps recorded for this answer (not an agent run)"))
+        return result_frame(rows, values, why)

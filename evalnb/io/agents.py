@@ -1,0 +1,295 @@
+"""Agent conversations: OpenAI chat messages with tool calls, and ragas multi-turn samples.
+
+A conversation is a case and an agent's run of it an output (whose ``actual`` is the last
+assistant text), so every evaluator, the eye, labels and calibration work on agents too;
+its messages and tool calls go to the ``steps`` table, and its ``reference_tool_calls`` to
+``reference_calls``.
+
+* OpenAI: ``{"messages": [...], "reference_tool_calls": [...], "model", "id", ...}``; an
+  assistant message carries ``tool_calls[].function.{name, arguments}`` (``content`` may be
+  null), a ``role: tool`` message answers one by ``tool_call_id``.
+* ragas (``MultiTurnSample``, ``EvaluationDataset.to_jsonl``): ``{"user_input": [{"type":
+  "human" | "ai" | "tool", "content", "tool_calls": [{"name", "args"}]}],
+  "reference_tool_calls": [...], "reference": ...}``; a tool message answers the earliest
+  call not answered yet.
+
+The case is what the user said (its user and system messages, in order), so two agents'
+runs of one script are one case with two outputs. Arguments that are not valid JSON are
+kept as text with ``args_valid`` false, never dropped. Messages may carry ``latency_s``,
+``tokens``, ``cost`` and ``error``; a tool message may carry ``error`` or
+``status: "error"``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from evalnb.io.fields import Where, to_json
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from evalnb.io.builder import LabBuilder
+
+__all__ = ["is_agent_record", "read_agent_records"]
+
+_RAGAS_ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
+_ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+_KNOWN = {"id", "messages", "user_input", "reference_tool_calls", "model", "reference",
+          "expected", "sample", "reference_topics", "rubrics"}  # fmt: skip
+
+
+def is_agent_record(value: object) -> bool:
+    """Whether a parsed record is an agent conversation (tool calls, or ragas' turns)."""
+    if not isinstance(value, dict):
+        return False
+    if "reference_tool_calls" in value:
+        return True
+    turns = value.get("user_input")
+    if isinstance(turns, list) and any(isinstance(t, dict) and "type" in t for t in turns):
+        return True
+    messages = value.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and (m.get("tool_calls") or m.get("role") == "tool") for m in messages
+    )
+
+
+def read_agent_records(records: Sequence[tuple[Where, object]], builder: LabBuilder) -> None:
+    """Add each conversation record (with the place it came from) to the lab being built."""
+    builder.info["format"] = "agent_chat"
+    references: dict[str, tuple[list[dict[str, Any]], Where]] = {}
+    for where, value in records:
+        rec = where.record(value, "a conversation object with 'messages' or 'user_input'")
+        messages = _messages(rec, where)
+        _conversation(rec, messages, where, builder, references)
+
+
+def _messages(rec: Mapping[str, object], where: Where) -> list[dict[str, Any]]:
+    """Return the record's messages in OpenAI's shape (ragas turns translated)."""
+    if "messages" in rec:
+        raw = where.records(rec, "messages")
+        out = []
+        for i, msg in enumerate(raw):
+            mw = where.at("messages").at(i)
+            role = mw.string(msg, "role", required=True)
+            if role not in _ROLES:
+                msg_0 = "role"
+                raise mw.error(msg_0, f"one of {sorted(_ROLES)}", role)
+            out.append({**msg, "_where": mw})
+        return out
+    raw = where.records(rec, "user_input")
+    out = []
+    for i, turn in enumerate(raw):
+        tw = where.at("user_input").at(i)
+        kind = tw.string(turn, "type", required=True)
+        if kind not in _RAGAS_ROLES:
+            msg_0 = "type"
+            raise tw.error(msg_0, f"one of {sorted(_RAGAS_ROLES)}", kind)
+        turned: dict[str, Any] = {k: v for k, v in turn.items() if k != "type"}
+        turned["role"] = _RAGAS_ROLES[kind]
+        turned["_where"] = tw
+        out.append(turned)
+    return out
+
+
+def _text(msg: Mapping[str, Any], where: Where) -> str | None:
+    """Return a message's text: a string, its text parts joined, or None (a bare tool call)."""
+    content = msg.get("content")
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        if all(isinstance(p, str) for p in parts):
+            return "".join(parts)  # type: ignore[arg-type]
+    msg_0 = "content"
+    raise where.error(msg_0, "text, a list of text parts, or null", content)
+
+
+def _calls(msg: Mapping[str, Any], where: Where) -> list[tuple[str | None, str, Any]]:
+    """Return (id, name, arguments) of a message's tool calls, OpenAI's or ragas' shape."""
+    raw = msg.get("tool_calls") or []
+    if not isinstance(raw, list):
+        msg_0 = "tool_calls"
+        raise where.error(msg_0, "a list of tool calls", raw)
+    out = []
+    for i, call in enumerate(raw):
+        cw = where.at("tool_calls").at(i)
+        call = cw.record(call, "a tool call object")
+        function = call.get("function")
+        if isinstance(function, dict):  # OpenAI: {"id", "type": "function", "function": {...}}
+            name = cw.at("function").string(function, "name", required=True)
+            args = function.get("arguments", "{}")
+        else:  # ragas: {"name", "args"}
+            name = cw.string(call, "name", required=True)
+            args = call.get("args", call.get("arguments", {}))
+        call_id = call.get("id")
+        out.append((str(call_id) if call_id is not None else None, name, args))
+    return out
+
+
+def canonical_args(args: Any) -> tuple[str, bool]:  # noqa: ANN401
+    """Return arguments as canonical JSON text (sorted keys), and whether they were valid JSON.
+
+    OpenAI sends arguments as a JSON string, ragas as an object; a string that does not
+    parse is kept as it is, flagged, so a malformed call is scored rather than lost.
+    """
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except (ValueError, RecursionError):
+            return args, False
+    try:
+        return json.dumps(args, sort_keys=True, ensure_ascii=False), True
+    except (TypeError, ValueError):
+        return str(args), False
+
+
+def _number(msg: Mapping[str, Any], key: str, where: Where) -> float | None:
+    return where.number(msg, key) if key in msg else None
+
+
+def _conversation(
+    rec: Mapping[str, object],
+    messages: list[dict[str, Any]],
+    where: Where,
+    builder: LabBuilder,
+    references: dict[str, tuple[list[dict[str, Any]], Where]],
+) -> None:
+    script = [{"role": m["role"], "content": _text(m, m["_where"])} for m in messages
+              if m["role"] in ("user", "system", "developer")]  # fmt: skip
+    users = [m["content"] for m in script if m["role"] == "user" and m["content"]]
+    if not users:
+        msg = "messages"
+        raise where.error(msg, "at least one user message with text", "none")
+    expected = where.strings(rec, "reference", wrap=True) if "reference" in rec else []
+    if "expected" in rec:
+        expected = where.strings(rec, "expected", wrap=True)
+    system = next((m["content"] for m in script if m["role"] in ("system", "developer")), None)
+    case = {
+        "case_id": str(rec["id"]) if rec.get("id") is not None else "",
+        "prompt": users[0],
+        "messages": to_json(script),
+        "system": system,
+        "expected": expected,
+        "extra": to_json({k: v for k, v in rec.items() if k not in _KNOWN}),
+    }
+    case_id = builder.add_case(case, where, id_field="id")
+    model = str(rec.get("model") or "agent")
+    sample = int(where.number(rec, "sample") or 0) if "sample" in rec else 0
+    _reference(rec, case_id, where, builder, references)
+    steps, answer = _steps(messages, case_id, model, sample)
+    # The agent's own failures (a message flagged with an error), not its tools' errors:
+    # an output error means "the host failed" and scores the worst value.
+    errors = [s["error"] for s in steps
+              if s["error"] and s["role"] == "assistant" and s["tool_name"] is None]  # fmt: skip
+    output = {
+        "case_id": case_id, "model": model, "sample": sample, "actual": answer,
+        "duration_s": _total(steps, "latency_s"), "cost": _total(steps, "cost"),
+        "error": errors[-1] if errors else None,
+    }  # fmt: skip
+    builder.add_output(output, where, id_field="model")
+    builder.steps.extend(steps)
+
+
+def _total(steps: list[dict[str, Any]], key: str) -> float | None:
+    values = [s[key] for s in steps if s[key] is not None]
+    return float(sum(values)) if values else None
+
+
+def _steps(
+    messages: list[dict[str, Any]], case_id: str, model: str, sample: int
+) -> tuple[list[dict[str, Any]], str]:
+    """Return the steps of one run, and its answer (the last assistant text)."""
+    steps: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    unanswered: list[dict[str, Any]] = []  # ragas' tool messages answer these in order
+    answer = ""
+    for index, msg in enumerate(messages):
+        mw: Where = msg["_where"]
+        text = _text(msg, mw)
+        base = {
+            "case_id": case_id, "model": model, "sample": sample, "step": index,
+            "role": msg["role"], "content": text, "tool_call_id": None, "tool_name": None,
+            "tool_args": None, "args_valid": None, "tool_result": None,
+            "error": _error(msg), "latency_s": _number(msg, "latency_s", mw),
+            "tokens": None, "cost": _number(msg, "cost", mw),
+        }  # fmt: skip
+        if "tokens" in msg:
+            tokens = mw.number(msg, "tokens")
+            base["tokens"] = int(tokens) if tokens is not None else None
+        if msg["role"] == "tool":
+            call_id = msg.get("tool_call_id")
+            call = by_id.get(str(call_id)) if call_id is not None else None
+            if call is None and call_id is None and unanswered:
+                call = unanswered[0]
+            if call is not None:
+                if call in unanswered:
+                    unanswered.remove(call)
+                call["tool_result"] = text
+                call["error"] = call["error"] or base["error"]
+                base["tool_call_id"], base["tool_name"] = call["tool_call_id"], call["tool_name"]
+            steps.append(base)
+            continue
+        calls = _calls(msg, mw) if msg["role"] == "assistant" else []
+        if not calls:
+            steps.append(base)
+            if msg["role"] == "assistant" and text:
+                answer = text
+            continue
+        for k, (call_id, name, args) in enumerate(calls):
+            row = dict(base)
+            if k:  # the message's text, latency and cost once, on its first call
+                row.update(content=None, latency_s=None, cost=None, tokens=None)
+            row["tool_call_id"] = call_id or f"call-{index}-{k}"
+            row["tool_name"] = name
+            row["tool_args"], row["args_valid"] = canonical_args(args)
+            by_id[row["tool_call_id"]] = row
+            unanswered.append(row)
+            steps.append(row)
+        if text:
+            answer = text
+    return steps, answer
+
+
+def _error(msg: Mapping[str, Any]) -> str | None:
+    error = msg.get("error")
+    if error:
+        return error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)[:2000]
+    if msg.get("status") == "error" or msg.get("is_error") is True:
+        return "the tool reported an error"
+    return None
+
+
+def _reference(
+    rec: Mapping[str, object],
+    case_id: str,
+    where: Where,
+    builder: LabBuilder,
+    references: dict[str, tuple[list[dict[str, Any]], Where]],
+) -> None:
+    """Record the case's reference tool calls; another run of the case must agree."""
+    if "reference_tool_calls" not in rec:
+        return
+    raw = where.records(rec, "reference_tool_calls")
+    # An empty reference ("no tool should be called") is kept as a row at position -1, so it
+    # is told apart from a case with no reference at all.
+    rows: list[dict[str, Any]] = (
+        [] if raw else [{"case_id": case_id, "position": -1, "tool_name": None, "tool_args": None}]
+    )
+    for i, call in enumerate(raw):
+        cw = where.at("reference_tool_calls").at(i)
+        calls = _calls({"tool_calls": [call]}, cw)
+        _, name, args = calls[0]
+        text, _valid = canonical_args(args)
+        rows.append({"case_id": case_id, "position": i, "tool_name": name, "tool_args": text})
+    known = references.get(case_id)
+    if known is None:
+        references[case_id] = (rows, where)
+        builder.reference_calls.extend(rows)
+    elif known[0] != rows:
+        first = known[1].location or known[1].source
+        msg = "reference_tool_calls"
+        raise where.error(msg, f"the same reference calls as at {first}",
+                          [r["tool_name"] for r in rows],
+                          "two runs of one conversation need one reference")  # fmt: skip
