@@ -1,0 +1,224 @@
+"""Agents: conversations with tool calls in, steps kept, tool-call metrics equal to ragas' and
+DeepEval's own (run in their environment, ``.venv-peers``, which ``scripts/test`` builds)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import evalnb
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = ROOT / ".venv-peers" / "bin" / "python"
+
+_NAMES = ["search", "weather", "convert", "lookup"]
+
+
+def _args(rng: random.Random) -> dict[str, object]:
+    pool: list[object] = [1, 2, 1.5, 2.0, "Paris", "paris", True, [1, 2], {"unit": "C"},
+                          {"unit": "F", "precise": True}]  # fmt: skip
+    return {
+        k: rng.choice(pool)
+        for k in rng.sample(["city", "value", "unit", "query"], rng.randint(0, 3))
+    }
+
+
+def _conversations(n: int, seed: int) -> list[dict[str, object]]:
+    """Reference calls and mutated runs of them: dropped, repeated, swapped, changed, extra."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        ref = [[rng.choice(_NAMES), _args(rng)] for _ in range(rng.randint(0, 4))]
+        calls = [list(c) for c in ref]
+        for _ in range(rng.randint(0, 3)):
+            kind = rng.choice(["drop", "repeat", "swap", "change", "extra", "reorder_args"])
+            if kind == "drop" and calls:
+                calls.pop(rng.randrange(len(calls)))
+            elif kind == "repeat" and calls:
+                calls.insert(rng.randrange(len(calls) + 1), list(rng.choice(calls)))
+            elif kind == "swap" and len(calls) > 1:
+                i, j = rng.sample(range(len(calls)), 2)
+                calls[i], calls[j] = calls[j], calls[i]
+            elif kind == "change" and calls:
+                k = rng.randrange(len(calls))
+                calls[k] = [calls[k][0], _args(rng)]
+            elif kind == "extra":
+                calls.append([rng.choice(_NAMES), _args(rng)])
+            elif kind == "reorder_args" and calls:
+                k = rng.randrange(len(calls))
+                calls[k] = [calls[k][0], dict(reversed(list(calls[k][1].items())))]
+        outputs = [rng.choice(["ok", "18C", "none"]) for _ in calls]
+        out.append({"calls": [[n, a, o] for (n, a), o in zip(calls, outputs, strict=True)],
+                    "ref": ref})  # fmt: skip
+    return out
+
+
+def _ragas_jsonl(conversations: list[dict[str, object]], path: Path) -> Path:
+    """The conversations as ragas multi-turn samples (EvaluationDataset.to_jsonl's shape)."""
+    with path.open("w") as fh:
+        for i, conv in enumerate(conversations):
+            turns: list[dict[str, object]] = [{"type": "human", "content": f"task {i}"}]
+            for name, args, output in conv["calls"]:  # type: ignore[attr-defined]
+                turns.append(
+                    {"type": "ai", "content": "", "tool_calls": [{"name": name, "args": args}]}
+                )
+                turns.append({"type": "tool", "content": output})
+            turns.append({"type": "ai", "content": "done"})
+            fh.write(
+                json.dumps(
+                    {
+                        "user_input": turns,
+                        "reference_tool_calls": [{"name": n, "args": a} for n, a in conv["ref"]],
+                    }
+                )
+                + "\n"
+            )  # type: ignore[attr-defined]
+    return path
+
+
+def _ours(lab: evalnb.Lab, evaluator: str, metric: str, **params: object) -> list[float]:
+    scored = evalnb.evaluate(lab, [evaluator], progress=False, **params)
+    frame = scored.scores.filter(pl.col("metric") == metric).join(
+        scored.cases.select("case_id", "prompt"), on="case_id"
+    )
+    order = frame.with_columns(i=pl.col("prompt").str.slice(5).cast(pl.Int64)).sort("i")
+    return order["value"].to_list()
+
+
+@pytest.mark.skipif(not PEERS.is_file(), reason="the peers' environment .venv-peers is built by "
+                    "scripts/test (ragas 0.4.3, DeepEval 4.3.1)")  # fmt: skip
+def test_tool_call_metrics_equal_ragas_and_deepeval_on_generated_conversations(
+    tmp_path: Path,
+) -> None:
+    conversations = _conversations(300, seed=7)
+    lines = "".join(json.dumps(c) + "\n" for c in conversations)
+    done = subprocess.run([str(PEERS), str(ROOT / "tests" / "peer_agents.py")], input=lines,
+                          capture_output=True, text=True, timeout=600, check=False,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = [json.loads(line) for line in done.stdout.splitlines()]
+    lab = evalnb.load(_ragas_jsonl(conversations, tmp_path / "agents.jsonl"))
+    checks = [
+        ("accuracy_strict", "tool_call_accuracy", "tool_call_accuracy", {"strict_order": True}),
+        ("accuracy_flexible", "tool_call_accuracy", "tool_call_accuracy", {"strict_order": False}),
+        ("f1", "tool_call_f1", "tool_call_f1", {}),
+    ]
+    for mode, exact, ordering in (("names", False, False), ("exact", True, False),
+                                  ("ordering", False, True)):  # fmt: skip
+        for args in (False, True):
+            checks.append((f"{mode}_{'args' if args else 'noargs'}", "tool_correctness",
+                           "tool_correctness", {"exact_match": exact, "consider_ordering": ordering,
+                                                "compare_arguments": args}))  # fmt: skip
+    for key, evaluator, metric, params in checks:
+        ours = _ours(lab, evaluator, metric, **params)
+        want = [t[key] for t in theirs]
+        assert len(ours) == len(want)
+        for i, (a, b) in enumerate(zip(ours, want, strict=True)):
+            assert a == pytest.approx(b, abs=1e-9), (key, i, conversations[i])
+
+
+def test_an_openai_conversation_with_tool_calls_loads_with_its_steps(tmp_path: Path) -> None:
+    record = {
+        "id": "paris", "model": "gpt",
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "a1", "type": "function",
+                 "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
+                {"id": "a2", "type": "function", "function": {"name": "get_uv", "arguments": "{oops"}}]},
+            {"role": "tool", "tool_call_id": "a2", "content": "down", "status": "error"},
+            {"role": "tool", "tool_call_id": "a1", "content": "18C", "latency_s": 0.5},
+            {"role": "assistant", "content": "It is 18C.", "latency_s": 1.25, "cost": 0.002},
+        ],
+        "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}}],
+    }  # fmt: skip
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([record]))  # a JSON list (not JSONL) is detected too
+    lab = evalnb.load(path)
+    assert lab.outputs["actual"].to_list() == ["It is 18C."]
+    assert lab.outputs["error"].to_list() == [None]  # a tool's failure is not the agent's
+    calls = lab.steps.filter(pl.col("role") == "assistant").filter(
+        pl.col("tool_name").is_not_null()
+    )
+    assert calls.select("tool_name", "tool_args", "args_valid", "tool_result", "error").rows() == [
+        ("get_weather", '{"city": "Paris"}', True, "18C", None),
+        ("get_uv", "{oops", False, "down", "the tool reported an error"),
+    ]
+    assert lab.reference_calls.select("tool_name", "tool_args").rows() == [
+        ("get_weather", '{"city": "Paris"}')
+    ]
+    store = tmp_path / "lab.duckdb"
+    lab.save(store)
+    again = evalnb.open(store)
+    assert again.steps.sort("step", "tool_call_id").equals(lab.steps.sort("step", "tool_call_id"))
+    scored = evalnb.evaluate(again, ["agent_steps", "tool_call_f1"], progress=False)
+    values = dict(scored.scores.select("metric", "value").rows())
+    assert values["tool_calls"] == 2.0 and values["tool_error_rate"] == 0.5
+    assert values["extra_tool_calls"] == 1.0 and values["repeated_calls"] == 0.0
+    assert values["run_latency_s"] == pytest.approx(1.75) and values["run_cost"] == 0.002
+    assert values["tool_call_f1"] == pytest.approx(0.6667)
+
+
+def test_trajectory_match_modes() -> None:
+    from evalnb.evaluation.agents import trajectory_match
+
+    a, b, c = ("a", {"x": 1}, None), ("b", {}, None), ("c", {}, None)
+    assert trajectory_match([a, b], [a, b], "strict", True) == 1.0
+    assert trajectory_match([b, a], [a, b], "strict", True) == 0.0
+    assert trajectory_match([b, a], [a, b], "unordered", True) == 1.0
+    assert trajectory_match([a, a], [a, b], "unordered", True) == 0.0
+    assert trajectory_match([a], [a, b], "subset", True) == 1.0
+    assert trajectory_match([a, c], [a, b], "subset", True) == 0.0
+    assert trajectory_match([a, b, c], [a, b], "superset", True) == 1.0
+    assert trajectory_match([("a", {"x": 2}, None), b], [a, b], "strict", False) == 1.0
+    assert trajectory_match([("a", {"x": 2}, None), b], [a, b], "strict", True) == 0.0
+
+
+def test_a_case_without_reference_is_not_scored_and_a_repeated_call_is_a_loop(
+    tmp_path: Path,
+) -> None:
+    turns = [{"type": "human", "content": "go"}]
+    for _ in range(3):
+        turns += [{"type": "ai", "content": "", "tool_calls": [{"name": "poll", "args": {"id": 1}}]},
+                  {"type": "tool", "content": "pending"}]  # fmt: skip
+    turns.append({"type": "ai", "content": "gave up"})
+    path = tmp_path / "loop.jsonl"
+    path.write_text(json.dumps({"user_input": turns}) + "\n")
+    with pytest.warns(evalnb.NothingScoredWarning, match="tool_call_f1 scored none.*no reference"):
+        lab = evalnb.evaluate(evalnb.load(path), ["agent_steps", "tool_call_f1"], progress=False)
+    values = dict(lab.scores.select("metric", "value").rows())
+    assert values["repeated_calls"] == 2.0 and values["tool_calls"] == 3.0
+    assert values["tool_call_f1"] is None and values["extra_tool_calls"] is None
+    detail = lab.scores.filter(pl.col("metric") == "tool_call_f1")["detail"][0]
+    assert "no reference tool calls" in detail
+
+
+@pytest.mark.parametrize(
+    ("record", "where", "field"),
+    [
+        ({"messages": [{"role": "robot", "content": "x"}], "reference_tool_calls": []},
+         "line 1.messages[0]", "role"),
+        ({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": None,
+                        "tool_calls": [{"id": "1", "function": {"arguments": "{}"}}]}]},
+         "line 1.messages[1].tool_calls[0].function", "name"),
+        ({"user_input": [{"type": "human", "content": "q"}, {"type": "alien", "content": "x"}]},
+         "line 1.user_input[1]", "type"),
+        ({"messages": [{"role": "assistant", "content": "hi", "tool_calls": []}],
+          "reference_tool_calls": []}, "line 1", "messages"),
+    ],
+)  # fmt: skip
+def test_bad_conversations_name_the_line_and_field(record: dict[str, object], where: str,
+                                                   field: str, tmp_path: Path) -> None:  # fmt: skip
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(evalnb.InputError) as err:
+        evalnb.load(path)
+    assert err.value.source == str(path)
+    assert (err.value.location or "").replace("$", "") == where.replace("$", "")
+    assert err.value.field == field
