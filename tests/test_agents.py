@@ -109,12 +109,13 @@ def test_tool_call_metrics_equal_ragas_and_deepeval_on_generated_conversations(
         ("accuracy_flexible", "tool_call_accuracy", "tool_call_accuracy", {"strict_order": False}),
         ("f1", "tool_call_f1", "tool_call_f1", {}),
     ]
-    for mode, exact, ordering in (("names", False, False), ("exact", True, False),
-                                  ("ordering", False, True)):  # fmt: skip
-        for args in (False, True):
-            checks.append((f"{mode}_{'args' if args else 'noargs'}", "tool_correctness",
-                           "tool_correctness", {"exact_match": exact, "consider_ordering": ordering,
-                                                "compare_arguments": args}))  # fmt: skip
+    checks.extend(
+        (f"{mode}_{'args' if args else 'noargs'}", "tool_correctness", "tool_correctness",
+         {"exact_match": exact, "consider_ordering": ordering, "compare_arguments": args})
+        for mode, exact, ordering in (("names", False, False), ("exact", True, False),
+                                      ("ordering", False, True))
+        for args in (False, True)
+    )  # fmt: skip
     for key, evaluator, metric, params in checks:
         ours = _ours(lab, evaluator, metric, **params)
         want = [t[key] for t in theirs]
