@@ -82,7 +82,11 @@ def _args(text: str | None) -> dict[str, Any] | None:
 
 
 def _calls(rows: pl.DataFrame) -> tuple[list[list[tuple[str, Any, Any]]], list[Any]]:
-    """Per row: the tool calls made (name, args, result) and the reference (None: none)."""
+    """Per row: the tool calls made (name, args, result) and the reference (None: none).
+
+    The calls are cut out of the steps with Polars first, so only three plain columns of
+    the calls (not every field of every step) become Python objects.
+    """
     parsed: dict[str | None, Any] = {}
 
     def args_of(text: str | None) -> Any:  # noqa: ANN401
@@ -91,11 +95,24 @@ def _calls(rows: pl.DataFrame) -> tuple[list[list[tuple[str, Any, Any]]], list[A
             parsed[text] = got if got is not None else {"__unparsed__": text}
         return parsed[text]
 
-    made = [[(s["tool_name"], args_of(s["tool_args"]), s["tool_result"])
-             for s in steps or () if s["tool_name"] is not None and s["role"] != "tool"]
-            for steps in rows["steps"].to_list()]  # fmt: skip
-    refs = [None if ref is None else [(r["tool_name"], args_of(r["tool_args"]), None) for r in ref]
-            for ref in rows["reference"].to_list()]  # fmt: skip
+    n = rows.height
+    index = pl.int_range(pl.len(), dtype=pl.Int64).alias("_row")
+    steps = (
+        rows.select(index, "steps").explode("steps").unnest("steps")
+        .filter(pl.col("tool_name").is_not_null() & (pl.col("role") != "tool"))
+    )  # fmt: skip
+    made: list[list[tuple[str, Any, Any]]] = [[] for _ in range(n)]
+    for row, name, args, result in zip(steps["_row"].to_list(), steps["tool_name"].to_list(),
+                                       steps["tool_args"].to_list(), steps["tool_result"].to_list(),
+                                       strict=True):  # fmt: skip
+        made[row].append((name, args_of(args), result))
+    has = rows["reference"].is_not_null().to_list()
+    refs: list[Any] = [[] if h else None for h in has]
+    ref = rows.select(index, "reference").explode("reference").unnest("reference")
+    ref = ref.filter(pl.col("tool_name").is_not_null())
+    for row, name, args in zip(ref["_row"].to_list(), ref["tool_name"].to_list(),
+                               ref["tool_args"].to_list(), strict=True):  # fmt: skip
+        refs[row].append((name, args_of(args), None))
     return made, refs
 
 
