@@ -7,7 +7,8 @@ Markers in the last user message script trouble: ``[[429x2]]`` (the first two ca
 ``[[401echo]]`` (401 whose body echoes the credentials it got, as some hosts do),
 ``[[drip:S]]`` (a 200 whose body comes a byte every 0.2 s for S seconds). ``raw(prompt)``,
 when given and not None, is the whole body of a 200 reply (odd usage, tool calls, huge),
-or a (status, body) pair.
+or a (status, body) pair. ``agent(messages)``, when given, answers requests that offer
+``tools``: a final text, or the tool calls to make (``[{"name", "arguments"}]``).
 Otherwise the reply comes from ``responder(prompt) -> str``. Every call is counted per
 prompt, so tests can check that a resumed run repeats nothing.
 """
@@ -36,11 +37,15 @@ class LoopbackLLM:
         extra: Callable[[str], dict[str, object]] | None = None,
         whole: bool = False,
         raw: Callable[[str], bytes | tuple[int, bytes] | None] | None = None,
+        agent: Callable[[list[dict[str, object]]], str | list[dict[str, object]]] | None = None,
     ) -> None:
         self.responder = responder or (lambda _prompt: "1")
         self.extra = extra  # more top-level keys of the reply (a RAG server's contexts)
         self.whole = whole  # the responder reads every message, the system one included
         self.raw = raw
+        # A tool-calling model: given the messages of a request that offers tools, a final
+        # answer (text) or the calls to make ([{"name", "arguments"}]).
+        self.agent = agent
         self.latency_s = latency_s
         self.calls: Counter[str] = Counter()
         self.lock = threading.Lock()
@@ -79,9 +84,9 @@ class LoopbackLLM:
                 body = json.loads(self.rfile.read(length))
                 messages = body["messages"]
                 prompt = (
-                    "\n\n".join(m["content"] for m in messages)
+                    "\n\n".join(m["content"] or "" for m in messages)
                     if owner.whole
-                    else messages[-1]["content"]
+                    else next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
                 )
                 with owner.lock:
                     owner.calls[prompt] += 1
@@ -112,7 +117,20 @@ class LoopbackLLM:
                     echo = {"error": {"message": f"Incorrect API key provided: {sent.strip()}. "
                                                  f"Request: {self.path}"}}  # fmt: skip
                     return self._send(401, json.dumps(echo).encode())
-                reply = owner.responder(prompt)
+                if body.get("tools") and owner.agent is not None:
+                    decided = owner.agent(messages)
+                    if not isinstance(decided, str):
+                        calls = [{"id": f"call-{n}-{k}", "type": "function",
+                                  "function": {"name": c["name"], "arguments": c["arguments"]}}
+                                 for k, c in enumerate(decided)]  # fmt: skip
+                        payload = {"choices": [{"index": 0, "finish_reason": "tool_calls",
+                                                "message": {"role": "assistant", "content": None,
+                                                            "tool_calls": calls}}],
+                                   "usage": {"prompt_tokens": 10, "completion_tokens": 5}}  # fmt: skip
+                        return self._send(200, json.dumps(payload).encode())
+                    reply = decided
+                else:
+                    reply = owner.responder(prompt)
                 payload = {
                     "id": f"cmpl-{n}", "object": "chat.completion", "model": body.get("model"),
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},

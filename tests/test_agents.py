@@ -223,3 +223,72 @@ def test_bad_conversations_name_the_line_and_field(record: dict[str, object], wh
     assert err.value.source == str(path)
     assert (err.value.location or "").replace("$", "") == where.replace("$", "")
     assert err.value.field == field
+
+
+# --- Running agents: tool calling through an OpenAI-compatible endpoint ------------------------
+
+
+def _weather_agent(messages: list[dict[str, object]]) -> str | list[dict[str, object]]:
+    """A scripted tool-calling model: ask the tool, then answer from its result."""
+    question = next(str(m["content"]) for m in messages if m["role"] == "user")
+    results = [str(m["content"]) for m in messages if m["role"] == "tool"]
+    if "loop" in question:  # never stops calling
+        return [{"name": "weather", "arguments": json.dumps({"city": "Rome"})}]
+    if "bad args" in question and not results:
+        return [{"name": "weather", "arguments": "{not json"}]
+    if not results:
+        city = question.split()[-1].strip("?")
+        return [
+            {"name": "weather", "arguments": json.dumps({"city": city})},
+            {"name": "missing_tool", "arguments": "{}"},
+        ]
+    return f"Answer: {results[0]}"
+
+
+def test_run_suite_runs_agents_with_tools_and_records_every_step(tmp_path: Path) -> None:
+    from tests.llm_server import LoopbackLLM
+
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        if city == "Atlantis":
+            msg = "no such city"
+            raise ValueError(msg)
+        return f"{city}: 18C"
+
+    lab = evalnb.load(pl.DataFrame({"prompt": ["Weather in Paris?", "Weather in Atlantis?",
+                                               "bad args please", "loop forever"]}))  # fmt: skip
+    with LoopbackLLM(agent=_weather_agent) as server:
+        client = evalnb.LLMClient(server.base_url, "judge", api_key="sk-test-0000",
+                                  cache=tmp_path / "llm.duckdb", max_retries=0)  # fmt: skip
+        ran = evalnb.run_suite(lab, client, ["agent-a"], tools={"weather": weather}, max_steps=3,
+                               progress=False)  # fmt: skip
+        calls_first = server.total_calls
+        again = evalnb.run_suite(lab, client, ["agent-b"], tools={"weather": weather},
+                                 max_steps=3, progress=False)  # fmt: skip
+    answers = dict(ran.outputs.join(ran.cases, on="case_id").select("prompt", "actual").rows())
+    assert answers["Weather in Paris?"] == "Answer: Paris: 18C"
+    assert answers["Weather in Atlantis?"] == "Answer: error: ValueError: no such city"
+    assert answers["loop forever"] is None
+    errors = dict(ran.outputs.join(ran.cases, on="case_id").select("prompt", "error").rows())
+    assert "stopped after max_steps=3 model calls" in str(errors["loop forever"])
+    steps = ran.steps.join(ran.cases.select("case_id", "prompt"), on="case_id")
+    paris = steps.filter(pl.col("prompt") == "Weather in Paris?").sort("step", "tool_call_id")
+    assert paris.filter(pl.col("role") == "assistant")["tool_name"].to_list() == [
+        "weather",
+        "missing_tool",
+        None,
+    ]
+    missing = paris.filter(pl.col("tool_name") == "missing_tool").filter(
+        pl.col("role") == "assistant"
+    )
+    assert "no tool named 'missing_tool'" in str(missing["error"][0])
+    bad = steps.filter((pl.col("prompt") == "bad args please") & (pl.col("role") == "assistant")
+                       & pl.col("tool_name").is_not_null())  # fmt: skip
+    assert bad["args_valid"].to_list() == [False]
+    assert "not valid JSON" in str(bad["error"][0])
+    assert calls_first == 2 + 2 + 2 + 3  # each model call once: nothing asked twice
+    assert again.steps.filter(pl.col("model") == "agent-b").height > 0
+    scored = evalnb.evaluate(ran, ["agent_steps"], progress=False)
+    loops = scored.scores.filter(pl.col("metric") == "repeated_calls").join(
+        scored.cases.select("case_id", "prompt"), on="case_id")  # fmt: skip
+    assert dict(loops.select("prompt", "value").rows())["loop forever"] == 2.0

@@ -26,6 +26,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb.io.fields import Where, to_json
+from evalnb.llm.agent import Turn, canonical_args, steps_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -128,23 +129,6 @@ def _calls(msg: Mapping[str, Any], where: Where) -> list[tuple[str | None, str, 
     return out
 
 
-def canonical_args(args: Any) -> tuple[str, bool]:  # noqa: ANN401
-    """Return arguments as canonical JSON text (sorted keys), and whether they were valid JSON.
-
-    OpenAI sends arguments as a JSON string, ragas as an object; a string that does not
-    parse is kept as it is, flagged, so a malformed call is scored rather than lost.
-    """
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except (ValueError, RecursionError):
-            return args, False
-    try:
-        return json.dumps(args, sort_keys=True, ensure_ascii=False), True
-    except (TypeError, ValueError):
-        return str(args), False
-
-
 def _number(msg: Mapping[str, Any], key: str, where: Where) -> float | None:
     return where.number(msg, key) if key in msg else None
 
@@ -178,7 +162,7 @@ def _conversation(
     model = str(rec.get("model") or "agent")
     sample = int(where.number(rec, "sample") or 0) if "sample" in rec else 0
     _reference(rec, case_id, where, builder, references)
-    steps, answer = _steps(messages, case_id, model, sample)
+    steps, answer = steps_of(_turns(messages), case_id, model, sample)
     # The agent's own failures (a message flagged with an error), not its tools' errors:
     # an output error means "the host failed" and scores the worst value.
     errors = [s["error"] for s in steps
@@ -197,59 +181,21 @@ def _total(steps: list[dict[str, Any]], key: str) -> float | None:
     return float(sum(values)) if values else None
 
 
-def _steps(
-    messages: list[dict[str, Any]], case_id: str, model: str, sample: int
-) -> tuple[list[dict[str, Any]], str]:
-    """Return the steps of one run, and its answer (the last assistant text)."""
-    steps: list[dict[str, Any]] = []
-    by_id: dict[str, dict[str, Any]] = {}
-    unanswered: list[dict[str, Any]] = []  # ragas' tool messages answer these in order
-    answer = ""
-    for index, msg in enumerate(messages):
+def _turns(messages: list[dict[str, Any]]) -> list[Turn]:
+    """Check every message and keep what a step needs (errors name the message's place)."""
+    turns = []
+    for msg in messages:
         mw: Where = msg["_where"]
-        text = _text(msg, mw)
-        base = {
-            "case_id": case_id, "model": model, "sample": sample, "step": index,
-            "role": msg["role"], "content": text, "tool_call_id": None, "tool_name": None,
-            "tool_args": None, "args_valid": None, "tool_result": None,
-            "error": _error(msg), "latency_s": _number(msg, "latency_s", mw),
-            "tokens": None, "cost": _number(msg, "cost", mw),
-        }  # fmt: skip
-        if "tokens" in msg:
-            tokens = mw.number(msg, "tokens")
-            base["tokens"] = int(tokens) if tokens is not None else None
-        if msg["role"] == "tool":
-            call_id = msg.get("tool_call_id")
-            call = by_id.get(str(call_id)) if call_id is not None else None
-            if call is None and call_id is None and unanswered:
-                call = unanswered[0]
-            if call is not None:
-                if call in unanswered:
-                    unanswered.remove(call)
-                call["tool_result"] = text
-                call["error"] = call["error"] or base["error"]
-                base["tool_call_id"], base["tool_name"] = call["tool_call_id"], call["tool_name"]
-            steps.append(base)
-            continue
-        calls = _calls(msg, mw) if msg["role"] == "assistant" else []
-        if not calls:
-            steps.append(base)
-            if msg["role"] == "assistant" and text:
-                answer = text
-            continue
-        for k, (call_id, name, args) in enumerate(calls):
-            row = dict(base)
-            if k:  # the message's text, latency and cost once, on its first call
-                row.update(content=None, latency_s=None, cost=None, tokens=None)
-            row["tool_call_id"] = call_id or f"call-{index}-{k}"
-            row["tool_name"] = name
-            row["tool_args"], row["args_valid"] = canonical_args(args)
-            by_id[row["tool_call_id"]] = row
-            unanswered.append(row)
-            steps.append(row)
-        if text:
-            answer = text
-    return steps, answer
+        tokens = mw.number(msg, "tokens") if "tokens" in msg else None
+        call_id = msg.get("tool_call_id")
+        turns.append(Turn(
+            role=msg["role"], content=_text(msg, mw),
+            tool_calls=_calls(msg, mw) if msg["role"] == "assistant" else [],
+            tool_call_id=str(call_id) if call_id is not None else None,
+            error=_error(msg), latency_s=_number(msg, "latency_s", mw),
+            tokens=int(tokens) if tokens is not None else None, cost=_number(msg, "cost", mw),
+        ))  # fmt: skip
+    return turns
 
 
 def _error(msg: Mapping[str, Any]) -> str | None:

@@ -57,6 +57,9 @@ class ChatResult:
     attempts: int = 0
     contexts: tuple[str, ...] | None = None
     """Retrieved passages a RAG endpoint returned with the reply (see :func:`reply_contexts`)."""
+    tool_calls: tuple[dict[str, Any], ...] | None = None
+    """The tools the model asked to call (OpenAI's ``tool_calls``), when the request offered
+    ``tools``; ``content`` is then the text beside them, often empty."""
 
 
 @dataclass
@@ -95,28 +98,32 @@ class ReplyCache:
         )
         # Caches written before RAG contexts were kept lack the column: add it (null there).
         self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS contexts VARCHAR")
+        self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS tool_calls VARCHAR")
 
     def get(self, keys: list[str]) -> dict[str, ChatResult]:
         """Return the stored results of ``keys`` (those present), marked as cached."""
         if not keys:
             return {}
         rows = self.con.execute(
-            "SELECT key, content, prompt_tokens, completion_tokens, cost, duration_s, contexts "
+            "SELECT key, content, prompt_tokens, completion_tokens, cost, duration_s, contexts, "
+            "tool_calls "
             "FROM llm_cache WHERE key IN (SELECT unnest(?))", [keys],
         ).fetchall()  # fmt: skip
         return {r[0]: ChatResult(r[1], None, r[2], r[3], r[4], r[5], cached=True,
-                                 contexts=tuple(json.loads(r[6])) if r[6] is not None else None)
+                                 contexts=tuple(json.loads(r[6])) if r[6] is not None else None,
+                                 tool_calls=tuple(json.loads(r[7])) if r[7] is not None else None)
                 for r in rows}  # fmt: skip
 
     def put(self, key: str, endpoint: str, model: str, request: str, r: ChatResult) -> None:
         """Store one completed result, committed at once."""
         contexts = json.dumps(list(r.contexts)) if r.contexts is not None else None
+        calls = json.dumps(list(r.tool_calls)) if r.tool_calls is not None else None
         self.con.execute(
             "INSERT OR REPLACE INTO llm_cache (key, endpoint, model, request, content, "
-            "prompt_tokens, completion_tokens, cost, duration_s, created_at, contexts) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "prompt_tokens, completion_tokens, cost, duration_s, created_at, contexts, tool_calls) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [key, endpoint, model, request, r.content, r.prompt_tokens, r.completion_tokens,
-             r.cost, r.duration_s, dt.datetime.now(dt.UTC), contexts],
+             r.cost, r.duration_s, dt.datetime.now(dt.UTC), contexts, calls],
         )  # fmt: skip
 
     def close(self) -> None:
@@ -321,7 +328,8 @@ class LLMClient:
                 self.stats.calls += 1
                 status, text, retry_after = await self._post(http, request)
                 if status == 200:
-                    return self._parse(text, time.perf_counter() - start, attempt + 1, redactor)
+                    return self._parse(text, time.perf_counter() - start, attempt + 1, redactor,
+                                       tools="tools" in request)  # fmt: skip
                 # Redacted before it is cut: a key split at the cut would escape the mask.
                 error = f"HTTP {status}: {redactor.redact(text[:4000])[:200]}"
                 if status not in _RETRY_STATUS:
@@ -369,11 +377,17 @@ class LLMClient:
         return (f"reply body of {size:,} bytes or more, expected at most max_reply_bytes="
                 f"{self.max_reply_bytes:,}; raise it if such replies are real")  # fmt: skip
 
-    def _parse(self, text: str, duration: float, attempts: int, redactor: Redactor) -> ChatResult:
+    def _parse(self, text: str, duration: float, attempts: int, redactor: Redactor, *,
+               tools: bool = False) -> ChatResult:  # fmt: skip
+        calls: tuple[dict[str, Any], ...] | None = None
         try:
             body = json.loads(text)
             message = body["choices"][0]["message"]
-            content = _content_text(message)
+            if tools and message.get("tool_calls"):  # the model asks for tools: a valid reply
+                calls = _tool_calls(message["tool_calls"])
+                content = _content_text({**message, "content": message.get("content") or ""})
+            else:
+                content = _content_text(message)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             # Long enough to redact a key that straddles where the error is cut later.
             msg = f"malformed reply body ({type(exc).__name__}: {exc}): {text[:2000]!r}"
@@ -390,7 +404,26 @@ class LLMClient:
         self.stats.completion_tokens += ct or 0
         self.stats.cost += cost or 0.0
         return ChatResult(content, None, pt, ct, cost, duration, attempts=attempts,
-                          contexts=reply_contexts(body))  # fmt: skip
+                          contexts=reply_contexts(body), tool_calls=calls)  # fmt: skip
+
+
+def _tool_calls(raw: object) -> tuple[dict[str, Any], ...]:
+    """Return the tool calls of a reply as ``{"id", "name", "arguments"}`` (JSON text)."""
+    if not isinstance(raw, list):
+        msg = f"tool_calls of type {type(raw).__name__}, expected a list"
+        raise TypeError(msg)
+    out = []
+    for i, call in enumerate(raw):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            msg = f"tool call {i} has no function name: {str(call)[:200]}"
+            raise TypeError(msg)
+        arguments = function.get("arguments", "{}")
+        if not isinstance(arguments, str):  # some hosts send an object
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        out.append({"id": str(call.get("id") or f"call-{i}"), "name": function["name"],
+                    "arguments": arguments})  # fmt: skip
+    return tuple(out)
 
 
 def _content_text(message: dict[str, Any]) -> str:

@@ -18,10 +18,11 @@ import polars as pl
 
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
+from evalnb.llm.agent import run_agents, steps_of
 from evalnb.llm.callables import ask_callable
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
 
     from evalnb.llm.client import LLMClient
@@ -52,6 +53,7 @@ def _conversation(case: dict[str, Any]) -> list[dict[str, str]]:
 
 def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
               progress: bool = True, cases: Sequence[str] | None = None,
+              tools: Mapping[str, Callable[..., Any]] | None = None, max_steps: int = 8,
               **params: Any) -> L:  # noqa: ANN401  # fmt: skip
     """Ask every model every case ``n`` times; return the lab with the answers in ``outputs``.
 
@@ -59,7 +61,15 @@ def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
     ``n > 1`` and ``temperature`` 0, a cached reply would repeat: each sample index is sent
     as a distinct request (``"sample"`` in the parameters) so they are independent.
     ``cases``: ask only these case ids.
+
+    With ``tools`` (name → Python callable) each model runs as an agent: it may call the
+    tools, up to ``max_steps`` model calls a case (:func:`evalnb.llm.agent.run_agents`); every
+    message and tool call goes to the lab's ``steps`` table and the final answer to
+    ``outputs``, ready for the agent evaluators.
     """
+    if tools is not None:
+        return _run_agents(lab, client, models, tools, max_steps=max_steps, n=n,
+                           progress=progress, cases=cases, params=params)  # fmt: skip
     asked = _asked(lab, cases)
     have = set(lab.outputs.select("case_id", "model", "sample").iter_rows())
     rows: list[dict[str, Any]] = []
@@ -83,6 +93,37 @@ def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
     return _with_outputs(lab, rows, models)
 
 
+def _run_agents(lab: L, client: LLMClient, models: Sequence[str],
+                tools: Mapping[str, Callable[..., Any]], *, max_steps: int, n: int,
+                progress: bool, cases: Sequence[str] | None, params: dict[str, Any]) -> L:  # fmt: skip
+    asked = _asked(lab, cases)
+    have = set(lab.outputs.select("case_id", "model", "sample").iter_rows())
+    rows: list[dict[str, Any]] = []
+    steps: list[dict[str, Any]] = []
+    for model in models:
+        asker = dataclasses.replace(client, model=model)
+        for s in range(n):
+            todo = [c for c in asked if (c["case_id"], model, s) not in have]
+            extra = {**params, "sample": s} if n > 1 else dict(params)
+            runs = run_agents(asker, [_conversation(c) for c in todo], tools,
+                              max_steps=max_steps, progress=progress, **extra)  # fmt: skip
+            for case, run in zip(todo, runs, strict=True):
+                run_steps, _ = steps_of(run.turns, case["case_id"], model, s)
+                steps += run_steps
+                rows.append({"case_id": case["case_id"], "model": model, "sample": s,
+                             "actual": run.content, "context": [], "duration_s": run.duration_s,
+                             "cost": run.cost, "error": run.error,
+                             "extra": json.dumps({"prompt_tokens": run.prompt_tokens,
+                                                  "completion_tokens": run.completion_tokens,
+                                                  "model_calls": run.model_calls})})  # fmt: skip
+        client.stats.calls += asker.stats.calls
+        client.stats.cache_hits += asker.stats.cache_hits
+        client.stats.failures += asker.stats.failures
+    new = pl.DataFrame(steps, schema=SCHEMAS["steps"])
+    # Answers and their steps land in one transaction: never answers without their steps.
+    return _with_outputs(lab, rows, models, also={"steps": pl.concat([lab.table("steps"), new])})
+
+
 def _rows(todo: list[tuple[dict[str, Any], int]], model: str, results: list[Any]
           ) -> list[dict[str, Any]]:  # fmt: skip
     return [{"case_id": case["case_id"], "model": model, "sample": s, "actual": r.content,
@@ -93,7 +134,8 @@ def _rows(todo: list[tuple[dict[str, Any], int]], model: str, results: list[Any]
             for (case, s), r in zip(todo, results, strict=True)]  # fmt: skip
 
 
-def _with_outputs(lab: L, rows: list[dict[str, Any]], models: Sequence[str]) -> L:
+def _with_outputs(lab: L, rows: list[dict[str, Any]], models: Sequence[str], *,
+                  also: Mapping[str, pl.DataFrame] | None = None) -> L:  # fmt: skip
     new = (
         pl.DataFrame(rows, schema=SCHEMAS["outputs"])
         if rows
@@ -105,7 +147,7 @@ def _with_outputs(lab: L, rows: list[dict[str, Any]], models: Sequence[str]) -> 
         pl.DataFrame({"model": [m for m in models if m not in set(lab.model_table["model"])]},
                      schema={"model": pl.String}).with_columns(key=pl.col("model"), meta=pl.lit(None, pl.String)),
     ])  # fmt: skip
-    return lab._derive({"outputs": outputs, "models": models_table})
+    return lab._derive({"outputs": outputs, "models": models_table, **(also or {})})
 
 
 def _asked(lab: LabCore, ids: Sequence[str] | None) -> list[dict[str, Any]]:
