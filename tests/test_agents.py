@@ -292,3 +292,59 @@ def test_run_suite_runs_agents_with_tools_and_records_every_step(tmp_path: Path)
     loops = scored.scores.filter(pl.col("metric") == "repeated_calls").join(
         scored.cases.select("case_id", "prompt"), on="case_id")  # fmt: skip
     assert dict(loops.select("prompt", "value").rows())["loop forever"] == 2.0
+
+
+# --- Judged agent metrics --------------------------------------------------------------------
+
+
+def test_goal_accuracy_and_topic_adherence_read_the_whole_run(tmp_path: Path) -> None:
+    from tests.llm_server import LoopbackLLM
+
+    seen: list[str] = []
+
+    def judge(prompt: str) -> str:
+        seen.append(prompt)
+        if "allowed topics" in prompt or "may only talk about" in prompt:
+            return json.dumps({"answers": [{"topic": "weather", "on_topic": True},
+                                           {"topic": "stocks", "on_topic": False}]})  # fmt: skip
+        if "reference" in prompt and "broken" in prompt:
+            return "the end state is booked, I think"  # not JSON: a parse failure
+        achieved = "[tool result] Paris: 18C" in prompt
+        return json.dumps({"user_goal": "know the weather", "end_state": "told",
+                           "achieved": achieved, "reason": "the tool result was relayed"})  # fmt: skip
+
+    records = [
+        {"id": "ok", "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function",
+             "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+            {"role": "tool", "tool_call_id": "1", "content": "Paris: 18C"},
+            {"role": "assistant", "content": "It is 18C. Also, buy stocks."}],
+         "reference": "The user learns it is 18C in Paris.",
+         "reference_topics": ["weather"]},
+        {"id": "broken", "messages": [
+            {"role": "user", "content": "Weather in Rome? broken"},
+            {"role": "assistant", "content": "Sunny.", "tool_calls": [{"id": "2", "type": "function",
+             "function": {"name": "weather", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "2", "content": "error", "status": "error"}],
+         "reference": "The user learns the weather in Rome."},
+    ]  # fmt: skip
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    lab = evalnb.load(path)
+    with LoopbackLLM(judge) as server:
+        client = evalnb.LLMClient(server.base_url, "judge", api_key="sk-test-0000",
+                                  cache=False, max_retries=0)  # fmt: skip
+        lab = evalnb.evaluate(lab, ["agent_goal_accuracy", "topic_adherence"], judge=client,
+                              progress=False)  # fmt: skip
+    values = {(c, m): v for c, m, v in lab.scores.select("case_id", "metric", "value").rows()}
+    assert values["ok", "agent_goal_accuracy"] == 1.0
+    assert values["ok", "topic_adherence"] == 0.5
+    assert values["broken", "agent_goal_accuracy"] is None
+    assert values["broken", "topic_adherence"] is None  # no allowed topics known: not judged
+    detail = json.loads(lab.scores.filter((pl.col("case_id") == "broken")
+                                          & (pl.col("metric") == "agent_goal_accuracy"))["detail"][0])  # fmt: skip
+    assert detail["parse_failed"] is True and "booked" in detail["raw"][0]
+    run = next(p for p in seen if "Weather in Paris" in p and "reference" in p)
+    assert '[assistant calls tool] weather({"city": "Paris"})' in run
+    assert "[tool result] Paris: 18C" in run and "[assistant] It is 18C." in run

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from evalnb.evaluation.base import Context
     from evalnb.llm.client import ChatResult
 
-__all__ = ["JudgeEvaluator"]
+__all__ = ["JudgeEvaluator", "judge_params"]
 
 _SYSTEM = "You are a careful, impartial evaluator. Follow the output format exactly."
 _JUDGE_MODEL = Param("judge_model", str, default="",
@@ -42,6 +42,11 @@ _GUIDANCE = Param("judge_guidance", str, default="",
                   description="extra grading rules for the judge (set by Lab.align_judge)")  # fmt: skip
 _JUDGE = (_JUDGE_MODEL, _EXAMPLES, _GUIDANCE)
 Messages = list[dict[str, str]]
+
+
+def judge_params() -> tuple[Param, ...]:
+    """Return the parameters every judge evaluator has (model, aligned examples, guidance)."""
+    return _JUDGE
 
 
 def _fields(row: dict[str, Any]) -> dict[str, Any]:

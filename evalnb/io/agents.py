@@ -37,8 +37,9 @@ __all__ = ["is_agent_record", "read_agent_records"]
 
 _RAGAS_ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+# Everything else (ragas' reference_topics, rubrics, ...) is kept in the case's extra.
 _KNOWN = {"id", "messages", "user_input", "reference_tool_calls", "model", "reference",
-          "expected", "sample", "reference_topics", "rubrics"}  # fmt: skip
+          "expected", "sample"}  # fmt: skip
 
 
 def is_agent_record(value: object) -> bool:
