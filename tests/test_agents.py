@@ -348,3 +348,43 @@ def test_goal_accuracy_and_topic_adherence_read_the_whole_run(tmp_path: Path) ->
     run = next(p for p in seen if "Weather in Paris" in p and "reference" in p)
     assert '[assistant calls tool] weather({"city": "Paris"})' in run
     assert "[tool result] Paris: 18C" in run and "[assistant] It is 18C." in run
+
+
+def test_problems_name_failing_tools_broken_arguments_and_loops(tmp_path: Path) -> None:
+    records = []
+    for i in range(6):
+        messages: list[dict[str, object]] = [{"role": "user", "content": f"book trip {i}"}]
+        calls = [("book", '{"day": 1}' if i % 2 else "{day: 1}", i < 3)]  # 3 of 6 fail
+        if i == 5:
+            calls += [("poll", '{"id": 7}', False)] * 3  # the same call three times: a loop
+        for k, (name, args, fails) in enumerate(calls):
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"{i}-{k}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": args},
+                        }
+                    ],
+                }
+            )
+            messages.append({"role": "tool", "tool_call_id": f"{i}-{k}", "content": "x",
+                             **({"status": "error"} if fails else {})})  # fmt: skip
+        messages.append({"role": "assistant", "content": "done"})
+        records.append({"id": f"trip{i}", "model": "agent-x", "messages": messages,
+                        "reference_tool_calls": [{"name": "book", "args": {"day": 1}}]})  # fmt: skip
+    path = tmp_path / "trips.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    lab = evalnb.evaluate(evalnb.load(path), ["tool_call_f1", "agent_steps"], progress=False)
+    found = lab.problems().filter(pl.col("problem_type") == "agents")
+    texts = found["description"].to_list()
+    assert any("tool 'book' failed in 3 of its 6 calls (50%)" in t for t in texts), texts
+    assert any("3 call(s) of tool 'book' had arguments that are not valid JSON" in t for t in texts)
+    loop = found.filter(pl.col("description").str.contains("a loop"))
+    assert loop["case_ids"].to_list() == [["trip5"]]
+    assert found.filter(pl.col("description").str.contains("failed in"))["severity"].to_list() == [
+        "HIGH"
+    ]

@@ -51,6 +51,7 @@ _VOICES = {
                             "failed to summarize well"),
     "classification": _Voice("classification", "most accurate classifying",
                              "least accurate classifying", "misclassified it"),
+    "agents": _Voice("agents", "best acting", "worst acting", "failed the task as an agent"),
 }  # fmt: skip
 _HALLUCINATION = {"hallucination", "groundedness", "fact_check"}
 _DIFFICULT_ACTION = (
