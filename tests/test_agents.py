@@ -388,3 +388,56 @@ def test_problems_name_failing_tools_broken_arguments_and_loops(tmp_path: Path) 
     assert found.filter(pl.col("description").str.contains("failed in"))["severity"].to_list() == [
         "HIGH"
     ]
+
+
+# --- H2O's agent sanity check ------------------------------------------------------------------
+
+
+def test_agent_sanity_checks_each_artifact_and_refuses_paths_out_of_the_root(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "work"
+    (root / "charts").mkdir(parents=True)
+    (root / "charts" / "summary.png").write_bytes(b"\x89PNG...")
+    (root / "report.json").write_text(json.dumps({"status": "ok", "rows": [1, 2]}))
+    (root / "wrong.json").write_text(json.dumps({"status": "failed"}))
+    (root / "broken.json").write_text("{not json")
+    (root / "empty.md").write_text("  \n")
+    (root / "page.html").write_text("<html><body><p>Hello</p></body></html>")
+    os.mkfifo(root / "pipe.txt")
+    (tmp_path / "secret.txt").write_text("outside")
+    artifacts = [
+        "report.json",
+        "wrong.json",
+        "broken.json",
+        "empty.md",
+        "page.html",
+        "charts/",
+        "missing.txt",
+        "../secret.txt",
+        "pipe.txt",
+    ]
+    expected = [
+        {"path": "report.json", "fields": {"status": "ok", "rows.1": 2}},
+        {"path": "wrong.json", "fields": {"status": "ok"}},
+        {"path": "charts/", "contains": ["summary.png", "detail.png"]},
+    ]
+    frame = pl.DataFrame({"prompt": ["make the report", "nothing made"], "actual": ["done", "ok"],
+                          "artifacts": [json.dumps(artifacts), None],
+                          "expected_artifacts": [json.dumps(expected), None]})  # fmt: skip
+    scored = evalnb.evaluate(evalnb.load(frame), ["agent_sanity"], artifacts_root=str(root),
+                             progress=False)  # fmt: skip
+    row = scored.scores.join(scored.cases.select("case_id", "prompt"), on="case_id").sort("prompt")
+    made = row.filter(pl.col("prompt") == "make the report")
+    detail = {a["path"]: a["failed"] for a in json.loads(made["detail"][0])["artifacts"]}
+    assert detail["report.json"] == [] and detail["page.html"] == []
+    assert detail["wrong.json"] == ['field status: "failed", expected "ok"']
+    assert detail["broken.json"][0].startswith("JSON lint")
+    assert detail["empty.md"] == ["empty"]
+    assert detail["charts/"] == ["missing ['detail.png']"]
+    assert detail["missing.txt"] == ["missing"]
+    assert detail["../secret.txt"] == ["outside the artifacts root"]
+    assert "a regular file" in detail["pipe.txt"][0] and "FIFO" in detail["pipe.txt"][0]
+    assert made["value"][0] == pytest.approx(2 / 9)
+    nothing = row.filter(pl.col("prompt") == "nothing made")
+    assert nothing["value"][0] is None and "lists no artifacts" in nothing["detail"][0]

@@ -55,6 +55,7 @@ def catalog() -> pl.DataFrame:
 def _load_catalog() -> None:
     # Importing a family module registers its evaluators (see the module docstring).
     import evalnb.evaluation.agent_judges  # noqa: PLC0415
+    import evalnb.evaluation.agent_sanity  # noqa: PLC0415
     import evalnb.evaluation.agents  # noqa: PLC0415
     import evalnb.evaluation.bleu  # noqa: PLC0415
     import evalnb.evaluation.embedding  # noqa: PLC0415

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
-from evalnb.io.bounds import MAX_ARCHIVE_MEMBERS, require_regular
 from evalnb.io.zipbound import check_members
+from evalnb.lab.bounds import MAX_ARCHIVE_MEMBERS, require_regular
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError, describe
 from evalnb.lab.schema import SCHEMAS

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalnb.io.bounds import MAX_ARCHIVE_MEMBERS, read_limited, require_regular, within
 from evalnb.io.zipbound import check_members
+from evalnb.lab.bounds import MAX_ARCHIVE_MEMBERS, read_limited, require_regular, within
 from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:

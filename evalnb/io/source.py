@@ -9,8 +9,8 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from evalnb.io.bounds import MAX_INPUT_BYTES, read_limited
 from evalnb.io.fields import Where
+from evalnb.lab.bounds import MAX_INPUT_BYTES, read_limited
 from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ _BOMS = (
 
 
 def read_bytes(path: Path) -> bytes:
-    """Read a regular file whole and bounded (:mod:`evalnb.io.bounds`); OS errors → InputError."""
+    """Read a regular file whole and bounded (:mod:`evalnb.lab.bounds`); OS errors → InputError."""
     return read_limited(path, MAX_INPUT_BYTES,
                         hint="keep a lab this large on disk (evalnb import --on-disk) or raise "
                              "EVALNB_MAX_INPUT_BYTES")  # fmt: skip
