@@ -42,7 +42,7 @@ from evalnb.evaluation.base import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 __all__ = ["AgentSteps", "ToolCallAccuracy", "ToolCallF1", "ToolCorrectness", "TrajectoryMatch",
            "with_trajectories"]  # fmt: skip
@@ -116,8 +116,18 @@ def _calls(rows: pl.DataFrame) -> tuple[list[list[tuple[str, Any, Any]]], list[A
     return made, refs
 
 
-def _has_reference(refs: list[Any]) -> np.ndarray:
-    return np.array([r is not None for r in refs], dtype=bool)
+Call = tuple[str, Any, Any]
+
+
+def _against_reference(rows: pl.DataFrame, metric: str,
+                       compare: Callable[[list[Call], list[Call]], float]) -> pl.DataFrame:  # fmt: skip
+    """Score every row whose case has reference calls by ``compare(made, reference)``."""
+    made, refs = _calls(rows)
+    values = np.array(
+        [np.nan if r is None else compare(m, r) for m, r in zip(made, refs, strict=True)]
+    )
+    missing = np.array([r is None for r in refs], dtype=bool)
+    return result_frame(rows, {metric: values}, reasons(rows.height, (missing, _NO_REFERENCE)))
 
 
 # --- ragas ---------------------------------------------------------------------------------
@@ -209,12 +219,9 @@ class ToolCallAccuracy(Evaluator):
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows whose case has no reference are not scored."""
-        made, refs = _calls(rows)
         strict = bool(params["strict_order"])
-        values = np.array([np.nan if r is None else ragas_tool_call_accuracy(m, r, strict_order=strict)
-                           for m, r in zip(made, refs, strict=True)])  # fmt: skip
-        why = reasons(rows.height, (~_has_reference(refs), _NO_REFERENCE))
-        return result_frame(rows, {"tool_call_accuracy": values}, why)
+        return _against_reference(rows, self.id, lambda m, r: ragas_tool_call_accuracy(
+            m, r, strict_order=strict))  # fmt: skip
 
 
 @register
@@ -236,11 +243,7 @@ class ToolCallF1(Evaluator):
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows whose case has no reference are not scored."""
-        made, refs = _calls(rows)
-        values = np.array([np.nan if r is None else ragas_tool_call_f1(m, r)
-                           for m, r in zip(made, refs, strict=True)])  # fmt: skip
-        why = reasons(rows.height, (~_has_reference(refs), _NO_REFERENCE))
-        return result_frame(rows, {"tool_call_f1": values}, why)
+        return _against_reference(rows, self.id, ragas_tool_call_f1)
 
 
 # --- DeepEval ------------------------------------------------------------------------------
@@ -356,13 +359,10 @@ class ToolCorrectness(Evaluator):
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows whose case has no reference are not scored."""
-        made, refs = _calls(rows)
         options = {"exact": bool(params["exact_match"]), "ordering": bool(params["consider_ordering"]),
                    "arguments": bool(params["compare_arguments"])}  # fmt: skip
-        values = np.array([np.nan if r is None else deepeval_tool_correctness(m, r, **options)
-                           for m, r in zip(made, refs, strict=True)])  # fmt: skip
-        why = reasons(rows.height, (~_has_reference(refs), _NO_REFERENCE))
-        return result_frame(rows, {"tool_correctness": values}, why)
+        return _against_reference(rows, self.id,
+                                  lambda m, r: deepeval_tool_correctness(m, r, **options))  # fmt: skip
 
 
 # --- Our own -------------------------------------------------------------------------------
@@ -419,12 +419,9 @@ class TrajectoryMatch(Evaluator):
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows whose case has no reference are not scored."""
-        made, refs = _calls(rows)
         mode, arguments = str(params["mode"]), bool(params["compare_arguments"])
-        values = np.array([np.nan if r is None else trajectory_match(m, r, mode, arguments)
-                           for m, r in zip(made, refs, strict=True)])  # fmt: skip
-        why = reasons(rows.height, (~_has_reference(refs), _NO_REFERENCE))
-        return result_frame(rows, {"trajectory_match": values}, why)
+        return _against_reference(rows, self.id,
+                                  lambda m, r: trajectory_match(m, r, mode, arguments))  # fmt: skip
 
 
 @register
