@@ -197,3 +197,54 @@ def test_eye_drills_down_to_a_case_and_back_in_jupyterlab(
         assert page.locator(".ee-panel img, .ee-panel script").count() == 0
         assert page.evaluate("window.__evalnb_xss") is None
         _shot(page, "8-escaped")
+
+
+def test_the_case_panel_shows_an_agents_steps_as_text(tmp_path: Path) -> None:
+    """Drill to an agent's run: its messages, tool calls, results and errors, all escaped."""
+    require_browser()
+    import json
+
+    evil = '<img src=x onerror="window.__evalnb_xss=1">'
+    record = {
+        "id": "trip", "model": "agent-x",
+        "messages": [
+            {"role": "user", "content": "Book a trip to Paris"},
+            {"role": "assistant", "content": "Let me look.", "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "search", "arguments": "{\"city\": \"Paris\"}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": evil, "latency_s": 0.4},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c2", "type": "function", "function": {"name": "book", "arguments": "{oops"}}]},
+            {"role": "tool", "tool_call_id": "c2", "content": "refused", "status": "error"},
+            {"role": "assistant", "content": "I could not book it."},
+        ],
+        "reference_tool_calls": [{"name": "search", "args": {"city": "Paris"}},
+                                 {"name": "book", "args": {"city": "Paris"}}],
+    }  # fmt: skip
+    source = tmp_path / "trip.jsonl"
+    source.write_text(json.dumps(record) + "\n")
+    code = (
+        "import evalnb\n"
+        f"lab = evalnb.evaluate(evalnb.load({str(source)!r}), ['tool_call_f1', 'agent_steps'],\n"
+        "                      progress=False)\n"
+        "w = lab.eye()\n"
+        "w.path = ['agents', 'agent_steps', 'tool_error_rate', 'agent-x']\n"
+        "w.selected_case = {'case_id': 'trip', 'model': 'agent-x'}\n"
+        "w"
+    )
+    notebook(tmp_path / "agent.ipynb", [code])
+    with lab_page(tmp_path, width=1400, height=1000) as (server, page):
+        server.open(page, "agent.ipynb")
+        server.run_cell(page, 0)
+        page.wait_for_selector(".evalnb-eye .ee-panel .ee-steps li")
+        steps = page.locator(".ee-panel .ee-steps li.ee-step")
+        assert steps.count() == 4  # user, search call, book call, final answer
+        calls = page.locator(".ee-panel .ee-step-call").all_text_contents()
+        assert calls == ['search({"city": "Paris"})', "book({oops)"]
+        assert page.locator(".ee-panel .ee-step-call[title*='not valid JSON']").count() == 1
+        result = page.locator(".ee-panel .ee-step-result").first.text_content()
+        assert result == evil  # the tool's text as text
+        assert page.locator(".ee-panel .ee-step-error .ee-step-err").count() == 1
+        assert page.locator(".ee-panel img, .ee-panel script").count() == 0
+        assert page.evaluate("window.__evalnb_xss") is None
+        _shot(page, "9-agent-steps")

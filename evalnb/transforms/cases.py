@@ -110,7 +110,8 @@ def case_detail(
     """Everything the case panel shows, as plain JSON-able values.
 
     Keys: ``case_id, model, sample, prompt, expected, actual, context, cost, duration_s,
-    error, metrics`` (every metric of the case with score, threshold, verdict, title and
+    error, steps`` (an agent's messages and tool calls, in order; empty for other answers),
+    ``metrics`` (every metric of the case with score, threshold, verdict, title and
     description; ``focus`` first) and ``sentences`` (the answer split into sentences with a
     score each, from the focused evaluator when it gives them, else from any evaluator that
     does; null when none does).
@@ -155,7 +156,43 @@ def case_detail(
         "expected": case["expected"] or [], "actual": o["actual"], "context": o["context"] or [],
         "cost": finite_or_none(o["cost"]), "duration_s": finite_or_none(o["duration_s"]), "error": o["error"],
         "metrics": metrics, "sentences": _sentences(rows),
+        "steps": _steps(lab, case_id, model, sample),
     }  # fmt: skip
+
+
+# What one case panel carries of an agent's run: enough to read it, bounded for the widget.
+MAX_PANEL_STEPS, MAX_STEP_CHARS = 200, 4_000
+
+
+def _steps(lab: LabCore, case_id: str, model: str, sample: int) -> list[dict[str, Any]]:
+    """Return the run's steps in order (an agent's messages and tool calls); [] otherwise."""
+    steps = lab.table("steps")
+    if steps.is_empty():
+        return []
+    mine = steps.filter(
+        (pl.col("case_id") == case_id) & (pl.col("model") == model) & (pl.col("sample") == sample)
+        & (pl.col("role") != "tool")  # a result is shown with the call it answers
+    ).sort("step", maintain_order=True)  # fmt: skip
+
+    def cut(value: str | None) -> str | None:
+        if value is None or len(value) <= MAX_STEP_CHARS:
+            return value
+        return value[:MAX_STEP_CHARS] + f"… ({len(value) - MAX_STEP_CHARS:,} more characters)"
+
+    out = [
+        {"step": r["step"], "role": r["role"], "content": cut(r["content"]),
+         "tool_name": r["tool_name"], "tool_args": cut(r["tool_args"]),
+         "args_valid": r["args_valid"], "tool_result": cut(r["tool_result"]),
+         "error": cut(r["error"]), "latency_s": finite_or_none(r["latency_s"]),
+         "cost": finite_or_none(r["cost"])}
+        for r in mine.head(MAX_PANEL_STEPS).iter_rows(named=True)
+    ]  # fmt: skip
+    if mine.height > MAX_PANEL_STEPS:
+        out.append({"step": None, "role": "note", "content": f"{mine.height - MAX_PANEL_STEPS:,} "
+                    "more steps: lab.steps has them all", "tool_name": None, "tool_args": None,
+                    "args_valid": None, "tool_result": None, "error": None, "latency_s": None,
+                    "cost": None})  # fmt: skip
+    return out
 
 
 def _reason(detail: str | None) -> str | None:

@@ -33,6 +33,43 @@ function metricCards(items) {
 }
 
 /**
+ * An agent's run, a row a step: the message, or the tool called with its arguments and,
+ * folded under it, the result; errors and malformed arguments marked. All model and tool
+ * text goes in as text nodes (never as HTML).
+ * @param {any[]} steps
+ * @returns {HTMLElement}
+ */
+export function stepList(steps) {
+  const list = document.createElement("ol");
+  list.className = "ee-steps";
+  for (const s of steps) {
+    const item = document.createElement("li");
+    item.className = `ee-step ee-step-${s.role}${s.error ? " ee-step-error" : ""}`;
+    if (s.step !== null && s.step !== undefined) item.dataset.step = String(s.step);
+    const head = text("span", String(s.role), "ee-step-role");
+    item.appendChild(head);
+    if (s.latency_s !== null && s.latency_s !== undefined) {
+      item.appendChild(text("span", `${fmt(s.latency_s)} s`, "ee-step-latency"));
+    }
+    if (s.content) item.appendChild(text("div", String(s.content), "ee-text"));
+    if (s.tool_name) {
+      const call = text("code", `${s.tool_name}(${s.tool_args ?? ""})`, "ee-step-call");
+      if (s.args_valid === false) call.title = "the arguments are not valid JSON";
+      item.appendChild(call);
+      if (s.tool_result !== null && s.tool_result !== undefined) {
+        const det = document.createElement("details");
+        det.appendChild(text("summary", `result: ${truncate(String(s.tool_result), 60)}`));
+        det.appendChild(text("div", String(s.tool_result), "ee-text ee-step-result"));
+        item.appendChild(det);
+      }
+    }
+    if (s.error) item.appendChild(text("div", `error: ${s.error}`, "ee-step-err"));
+    list.appendChild(item);
+  }
+  return list;
+}
+
+/**
  * The right-side panel with one test case.
  * @param {HTMLElement} panel
  * @param {Model} model
@@ -102,6 +139,7 @@ export function casePanel(panel, model) {
   }
   field("Actual answer", answer, "actual");
   if (c.error) field("Error", String(c.error), "error");
+  if (c.steps && c.steps.length > 0) field(`Steps (${c.steps.length})`, stepList(c.steps), "steps");
   const ctx = document.createElement("div");
   (c.context || []).forEach((/** @type {string} */ chunk, /** @type {number} */ i) => {
     const det = document.createElement("details");
