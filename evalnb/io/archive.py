@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-import zlib
 from collections import Counter
 from pathlib import Path
 
 import polars as pl
 
 from evalnb.io.zipbound import check_members
-from evalnb.lab.bounds import MAX_ARCHIVE_MEMBERS, require_regular
+from evalnb.lab.bounds import MAX_ARCHIVE_MEMBERS, ZIP_FAULTS, require_regular
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError, describe
 from evalnb.lab.schema import SCHEMAS
@@ -157,8 +156,7 @@ def read_archive(path: str | Path) -> LabCore:
             results = _members(zf, name)
             doc = _json_member(zf, "interpretation.json", name)
             parts = [(n, _json_member(zf, n, name)) for n in results]
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError,
-            zlib.error) as exc:  # fmt: skip
+    except ZIP_FAULTS as exc:
         raise InputError(name, None, None, _WHAT, str(exc)[:200]) from None
     where = f"{name}:interpretation.json"
     lab = doc.get("lab") if isinstance(doc, dict) else None

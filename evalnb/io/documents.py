@@ -21,13 +21,18 @@ import io
 import re
 import time
 import zipfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb.io.zipbound import check_members
-from evalnb.lab.bounds import MAX_ARCHIVE_MEMBERS, read_limited, require_regular, within
+from evalnb.lab.bounds import (
+    MAX_ARCHIVE_MEMBERS,
+    ZIP_FAULTS,
+    read_limited,
+    require_regular,
+    within,
+)
 from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:
@@ -283,8 +288,14 @@ def _docx(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, st
 
     try:
         document = docx.Document(io.BytesIO(data))
-    except (ValueError, KeyError, zipfile.BadZipFile, OSError, etree.XMLSyntaxError,
-            RecursionError, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:  # fmt: skip
+    except (
+        *ZIP_FAULTS,
+        ValueError,
+        KeyError,
+        OSError,
+        etree.XMLSyntaxError,
+        RecursionError,
+    ) as exc:
         # XMLSyntaxError: malformed XML, or nested past libxml2's 256 levels
         raise InputError(str(path), None, "word/document.xml", "a DOCX python-docx can read",
                          str(exc)[:200] or type(exc).__name__) from None  # fmt: skip

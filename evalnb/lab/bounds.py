@@ -13,6 +13,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import zipfile
+import zlib
 from typing import TYPE_CHECKING
 
 from evalnb.lab.errors import InputError
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_ARCHIVE_MEMBERS",
     "MAX_INPUT_BYTES",
+    "ZIP_FAULTS",
     "kind_of",
     "read_limited",
     "require_regular",
@@ -34,6 +37,15 @@ __all__ = [
 MAX_INPUT_BYTES = int(os.environ.get("EVALNB_MAX_INPUT_BYTES", 8 << 30))
 # Members of a zip (an evalnb archive or a DOCX): H2O's archive layout has a few dozen.
 MAX_ARCHIVE_MEMBERS = int(os.environ.get("EVALNB_MAX_ARCHIVE_MEMBERS", 10_000))
+
+# What zipfile raises on a damaged or unsupported member, past the central directory: a bad
+# header or CRC, a ZIP64 it cannot read, a compression it lacks, a stream cut short, a corrupt
+# deflate stream (found by the fuzz), a member that needs a password. Every zip reader turns
+# these into an InputError naming the file.
+ZIP_FAULTS: tuple[type[Exception], ...] = (
+    zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, zlib.error,
+    RuntimeError,
+)  # fmt: skip
 
 _KINDS = (
     (stat.S_ISCHR, "a character device"),

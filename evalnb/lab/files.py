@@ -13,11 +13,11 @@ import contextlib
 import errno
 import json
 import os
-import stat
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalnb.lab.bounds import read_limited
 from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:
@@ -100,20 +100,7 @@ def read_json(path: str | Path, expected: str, *, max_bytes: int = 64 * 2**20) -
     well formed, nested less than Python's recursion limit, integers Python can hold.
     """
     where = str(path)
-    try:
-        with Path(path).open("rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise InputError(where, None, None, f"{expected} in a regular file",
-                                 "a device, pipe or socket")  # fmt: skip
-            data = fh.read(max_bytes + 1)
-    except IsADirectoryError:
-        raise InputError(where, None, None, expected, "a directory") from None
-    except FileNotFoundError:
-        raise InputError(where, None, None, expected, "no such file") from None
-    except OSError as exc:
-        raise InputError(where, None, None, expected, exc.strerror or str(exc)) from None
-    if len(data) > max_bytes:
-        raise InputError(where, None, None, f"{expected} of at most {max_bytes:,} bytes", "more")
+    data = read_limited(Path(path), max_bytes, hint=f"{expected} is small; is this the right file?")
     try:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

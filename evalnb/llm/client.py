@@ -19,7 +19,6 @@ import datetime as dt
 import hashlib
 import json
 import logging
-import math
 import os
 import random
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalnb.llm.redact import SECRET_PARAMS, Redactor, public_url, url_secrets
+from evalnb.llm.reply import content_text, token_count, tool_calls_of
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Sequence
@@ -384,10 +384,10 @@ class LLMClient:
             body = json.loads(text)
             message = body["choices"][0]["message"]
             if tools and message.get("tool_calls"):  # the model asks for tools: a valid reply
-                calls = _tool_calls(message["tool_calls"])
-                content = _content_text({**message, "content": message.get("content") or ""})
+                calls = tool_calls_of(message["tool_calls"])
+                content = content_text({**message, "content": message.get("content") or ""})
             else:
-                content = _content_text(message)
+                content = content_text(message)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             # Long enough to redact a key that straddles where the error is cut later.
             msg = f"malformed reply body ({type(exc).__name__}: {exc}): {text[:2000]!r}"
@@ -395,8 +395,8 @@ class LLMClient:
         # A key the host echoes in an answer must not reach the cache, a report or a log.
         content = redactor.redact(content)
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-        pt = _token_count(usage, "prompt_tokens")
-        ct = _token_count(usage, "completion_tokens")
+        pt = token_count(usage, "prompt_tokens")
+        ct = token_count(usage, "completion_tokens")
         cost = None
         if self.prices is not None and pt is not None and ct is not None:
             cost = (pt * self.prices[0] + ct * self.prices[1]) / 1e6
@@ -405,69 +405,6 @@ class LLMClient:
         self.stats.cost += cost or 0.0
         return ChatResult(content, None, pt, ct, cost, duration, attempts=attempts,
                           contexts=reply_contexts(body), tool_calls=calls)  # fmt: skip
-
-
-def _tool_calls(raw: object) -> tuple[dict[str, Any], ...]:
-    """Return the tool calls of a reply as ``{"id", "name", "arguments"}`` (JSON text)."""
-    if not isinstance(raw, list):
-        msg = f"tool_calls of type {type(raw).__name__}, expected a list"
-        raise TypeError(msg)
-    out = []
-    for i, call in enumerate(raw):
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            msg = f"tool call {i} has no function name: {str(call)[:200]}"
-            raise TypeError(msg)
-        arguments = function.get("arguments", "{}")
-        if not isinstance(arguments, str):  # some hosts send an object
-            arguments = json.dumps(arguments, ensure_ascii=False)
-        out.append({"id": str(call.get("id") or f"call-{i}"), "name": function["name"],
-                    "arguments": arguments})  # fmt: skip
-    return tuple(out)
-
-
-def _content_text(message: dict[str, Any]) -> str:
-    """Return the answer of a reply's message: its text, or its text parts joined.
-
-    A message with no text (``content: null`` beside ``tool_calls``) is not an answer: it is
-    refused here, so it is neither cached nor scored as an empty answer.
-    """
-    content = message["content"]
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-        texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-        if texts and all(isinstance(t, str) for t in texts):
-            return "".join(texts)  # type: ignore[arg-type]
-        msg = f"content parts with no text (types {[type(p).__name__ for p in content][:5]})"
-        raise ValueError(msg)
-    if content is None and message.get("tool_calls"):
-        calls = [
-            c.get("function", {}).get("name") for c in message["tool_calls"] if isinstance(c, dict)
-        ]
-        msg = f"a tool call ({', '.join(map(str, calls[:5]))}) instead of an answer"
-        raise ValueError(msg)
-    msg = f"message content of type {type(content).__name__}, expected text"
-    raise ValueError(msg)
-
-
-# Above any real count (a million-token context is 1e6): a larger "count" is a bad value.
-_MAX_TOKENS = 2**40
-
-
-def _token_count(usage: dict[str, Any], name: str) -> int | None:
-    """Return a usage count, or None (with a warning) when the host sent nonsense."""
-    value = usage.get(name)
-    if value is None:
-        return None
-    ok = (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, float) and math.isfinite(value) and value.is_integer()
-    )
-    if ok and 0 <= value <= _MAX_TOKENS:
-        return int(value)
-    _log.warning("usage.%s of the reply is %r, expected a count from 0 to %d: recorded as "
-                 "unknown", name, str(value)[:40], _MAX_TOKENS)  # fmt: skip
-    return None
 
 
 def _passage(item: object) -> str | None:

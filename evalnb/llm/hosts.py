@@ -87,9 +87,7 @@ def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
             for i, r in zip(idx, got, strict=True):
                 results[i] = r
         rows += _rows(todo, model, results)
-        client.stats.calls += asker.stats.calls
-        client.stats.cache_hits += asker.stats.cache_hits
-        client.stats.failures += asker.stats.failures
+        _add_stats(client, asker)
     return _with_outputs(lab, rows, models)
 
 
@@ -116,12 +114,17 @@ def _run_agents(lab: L, client: LLMClient, models: Sequence[str],
                              "extra": json.dumps({"prompt_tokens": run.prompt_tokens,
                                                   "completion_tokens": run.completion_tokens,
                                                   "model_calls": run.model_calls})})  # fmt: skip
-        client.stats.calls += asker.stats.calls
-        client.stats.cache_hits += asker.stats.cache_hits
-        client.stats.failures += asker.stats.failures
+        _add_stats(client, asker)
     new = pl.DataFrame(steps, schema=SCHEMAS["steps"])
     # Answers and their steps land in one transaction: never answers without their steps.
     return _with_outputs(lab, rows, models, also={"steps": pl.concat([lab.table("steps"), new])})
+
+
+def _add_stats(client: LLMClient, asker: LLMClient) -> None:
+    """Count a per-model copy's calls on the client the user holds."""
+    client.stats.calls += asker.stats.calls
+    client.stats.cache_hits += asker.stats.cache_hits
+    client.stats.failures += asker.stats.failures
 
 
 def _rows(todo: list[tuple[dict[str, Any], int]], model: str, results: list[Any]

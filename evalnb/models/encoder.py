@@ -33,12 +33,12 @@ import numpy as np
 from evalnb.models.engine import Batch, Engine, cpu_token_budget, device_name
 from evalnb.models.hf import ModelUnavailable
 from evalnb.models.hub import hub_blocker, offline_advice
-from evalnb.models.vector_cache import VectorCache, gather_into, text_keys
+from evalnb.models.similarity import greedy_token_match
+from evalnb.models.vector_cache import VectorCache, VectorMemo, gather_into, text_keys
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    import polars as pl
     import torch
 
     from evalnb.models.int8 import Int8Encoder
@@ -225,7 +225,7 @@ class TextEncoder:
                 with tempfile.TemporaryDirectory() as scratch:
                     self._int8 = Int8Encoder(self._model, self.model_id, Path(scratch))
             self.model_id += "#int8"  # never mixed with fp32 vectors in the cache
-        self._memo = _Memo()
+        self._memo = VectorMemo()
         self._cache = VectorCache(cache_dir, self.model_id) if cache_dir is not None else None
         if token_budget is None and not self.device.startswith("cuda"):
             config = getattr(self._model[0].auto_model, "config", None)
@@ -244,9 +244,7 @@ class TextEncoder:
     @property
     def dim(self) -> int:
         """Width of the embeddings."""
-        # sentence-transformers 5 renamed the method (the old name warns).
-        size = getattr(self._model, "get_embedding_dimension", None)
-        return int((size or self._model.get_sentence_embedding_dimension)() or 0)
+        return embedding_dim(self._model)
 
     def _prepare(self, texts: Sequence[str]) -> list[str]:
         """Return the texts as the model's own preprocessing sees them (lower case, prompt)."""
@@ -395,9 +393,16 @@ class TextEncoder:
             chunk = pairs[start:end]
             a = [tokens[where[answers[i]]] for i in chunk]
             s = [tokens[where[sources[i]]] for i in chunk]
-            out[chunk] = _greedy_match(a, s)
+            out[chunk] = greedy_token_match(a, s)
             start = end
         return out
+
+
+def embedding_dim(model: Any) -> int:  # noqa: ANN401 - a SentenceTransformer
+    """Return the width of a sentence-transformers model's embeddings."""
+    # sentence-transformers 5 renamed the method (the old name warns).
+    size = getattr(model, "get_embedding_dimension", None)
+    return int((size or model.get_sentence_embedding_dimension)() or 0)
 
 
 def _replica_devices(device: str, asked: Sequence[str] | None, int8: bool) -> list[str]:
@@ -416,8 +421,7 @@ def _embed_with(model: Any, engine: Engine, texts: Sequence[str]) -> torch.Tenso
     import torch  # noqa: PLC0415
 
     device = engine.device
-    size = getattr(model, "get_embedding_dimension", None)
-    dim = int((size or model.get_sentence_embedding_dimension)() or 0)
+    dim = embedding_dim(model)
     out = torch.empty((len(texts), dim), dtype=torch.float32, device=device)
 
     def step(batch: Batch, tensors: dict[str, torch.Tensor]) -> None:
@@ -429,82 +433,6 @@ def _embed_with(model: Any, engine: Engine, texts: Sequence[str]) -> torch.Tenso
 
     engine.run(texts, step)
     return out
-
-
-def _greedy_match(answers: list[torch.Tensor], sources: list[torch.Tensor]) -> np.ndarray:
-    """(precision, recall, F1) of each (answer, source) pair of token matrices, in one batch."""
-    import torch  # noqa: PLC0415
-
-    rows = len(answers)
-    out = np.full((rows, 3), np.nan)
-    if rows == 0:
-        return out
-    la = torch.tensor([len(a) for a in answers])
-    ls = torch.tensor([len(s) for s in sources])
-    if int(la.max()) == 0 or int(ls.max()) == 0:
-        return out
-    a = torch.nn.utils.rnn.pad_sequence(answers, batch_first=True)  # rows × A × d
-    s = torch.nn.utils.rnn.pad_sequence(sources, batch_first=True)  # rows × S × d
-    sim = torch.bmm(a, s.transpose(1, 2))
-    device = sim.device
-    a_ok = torch.arange(a.shape[1], device=device)[None, :] < la.to(device)[:, None]
-    s_ok = torch.arange(s.shape[1], device=device)[None, :] < ls.to(device)[:, None]
-    sim = sim.masked_fill(~(a_ok[:, :, None] & s_ok[:, None, :]), float("-inf"))
-    best_a = sim.max(dim=2).values.masked_fill(~a_ok, 0).double().sum(dim=1)
-    best_s = sim.max(dim=1).values.masked_fill(~s_ok, 0).double().sum(dim=1)
-    precision = (best_a / la.to(device).clamp(min=1)).cpu().numpy()
-    recall = (best_s / ls.to(device).clamp(min=1)).cpu().numpy()
-    total = precision + recall
-    f1 = np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)
-    ok = ((la > 0) & (ls > 0)).numpy()
-    out[ok] = np.stack([precision, recall, f1], axis=1)[ok]
-    return out
-
-
-class _Memo:
-    """Vectors this process computed, by key: one growing matrix and a frame of keys and rows.
-
-    Vectors read from the persistent cache are not kept again (a memory map of the cache
-    reads as fast); fresh ones are, since the cache writes them in the background and a
-    next call may come first. Bounded: past ``limit_bytes`` it starts over.
-    """
-
-    def __init__(self, limit_bytes: int = 1 << 30) -> None:
-        import polars as pl  # noqa: PLC0415
-
-        self.limit_bytes = limit_bytes
-        self._empty = pl.DataFrame(schema={"k0": pl.UInt64, "k1": pl.UInt64, "row": pl.Int64})
-        self._keys = self._empty
-        self.data = np.zeros((0, 0), dtype=np.float32)
-        self._used = 0
-
-    def lookup(self, keys: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """Return (positions in ``keys`` found here, ascending; their rows in :attr:`data`)."""
-        if self._used == 0 or keys.height == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        hits = keys.with_row_index("i").join(self._keys, on=["k0", "k1"], how="inner").sort("i")
-        return hits["i"].to_numpy().astype(np.int64), hits["row"].to_numpy()
-
-    def add(self, keys: pl.DataFrame, vectors: np.ndarray) -> None:
-        """Keep ``vectors`` (rows of ``keys``)."""
-        import polars as pl  # noqa: PLC0415
-
-        n, dim = vectors.shape
-        if n == 0:
-            return
-        if (self._used + n) * dim * 4 > self.limit_bytes or self.data.shape[1] not in (0, dim):
-            self._keys, self._used = self._empty, 0
-            if n * dim * 4 > self.limit_bytes:
-                return
-        if self._used + n > self.data.shape[0] or self.data.shape[1] != dim:
-            grown = np.empty((max(2 * (self._used + n), 1024), dim), dtype=np.float32)
-            if self._used:
-                grown[: self._used] = self.data[: self._used]
-            self.data = grown
-        self.data[self._used : self._used + n] = vectors
-        rows = pl.Series("row", np.arange(self._used, self._used + n, dtype=np.int64))
-        self._keys = pl.concat([self._keys, keys.select("k0", "k1").with_columns(rows)])
-        self._used += n
 
 
 def default_cache_dir() -> Path:

@@ -46,7 +46,6 @@ __all__ = [
     "is_low_precision",
     "prefetch",
     "rust_tokenizer",
-    "token_ids",
 ]
 
 T = TypeVar("T")
@@ -121,19 +120,6 @@ def rust_tokenizer(hf_tokenizer: Any) -> Tokenizer | None:  # noqa: ANN401
     tok.no_padding()
     tok.no_truncation()
     return tok
-
-
-def token_ids(
-    hf_tokenizer: Any,  # noqa: ANN401
-    texts: Sequence[str],
-    *,
-    add_special_tokens: bool = True,
-) -> list[list[int]]:
-    """Token ids of each text, not truncated: the Rust tokenizer on all cores when there is one."""
-    tok = rust_tokenizer(hf_tokenizer)
-    if tok is None:
-        return [hf_tokenizer(t, add_special_tokens=add_special_tokens)["input_ids"] for t in texts]
-    return [e.ids for e in tok.encode_batch(list(texts), add_special_tokens=add_special_tokens)]
 
 
 def prefetch(items: Iterable[T], depth: int = 4) -> Iterator[T]:
@@ -307,8 +293,22 @@ class Engine:
         self.pad_id = int(pad) if pad is not None else 0
         if self.rust is not None:
             self.rust.enable_truncation(max_length)
+        self._whole: Tokenizer | None = None
         # Handing BERT its segment ids spares it building them from a buffer every batch.
         self.wants_type_ids = "token_type_ids" in getattr(tokenizer, "model_input_names", ())
+
+    def token_ids(
+        self, texts: Sequence[str], *, add_special_tokens: bool = True
+    ) -> list[list[int]]:
+        """Token ids of each text, not truncated (the caller cuts them), on all cores."""
+        if self.rust is None:
+            enc = self.hf_tokenizer
+            return [enc(t, add_special_tokens=add_special_tokens)["input_ids"] for t in texts]
+        if self._whole is None:  # a copy without the engine's truncation, made once
+            self._whole = rust_tokenizer(self.hf_tokenizer)
+        assert self._whole is not None  # the tokenizer is fast: it has a Rust copy
+        encs = self._whole.encode_batch(list(texts), add_special_tokens=add_special_tokens)
+        return [e.ids for e in encs]
 
     def batches(
         self,

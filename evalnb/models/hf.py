@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalnb.lab.errors import EvalnbError
-from evalnb.models.engine import Batch, Engine, device_name, token_ids
+from evalnb.models.engine import Batch, Engine, device_name
 from evalnb.models.hub import hub_blocker, offline_advice
 
 if TYPE_CHECKING:
@@ -148,8 +148,25 @@ def _load(
     return tokenizer, model
 
 
+class _Engined:
+    """A loaded model with its tokenizer, and the batching engine made for them once."""
+
+    tokenizer: Any
+    model: Any
+
+    @property
+    def engine(self) -> Engine:
+        """The batching engine of this model's tokenizer (made on first use, then kept)."""
+        made: Engine | None = self.__dict__.get("_engine")
+        if made is None:
+            made = Engine(self.tokenizer, _model_device(self.model),
+                          max_length=_max_len(self.tokenizer))  # fmt: skip
+            self.__dict__["_engine"] = made
+        return made
+
+
 @dataclass
-class Classifier:
+class Classifier(_Engined):
     """A sequence classifier; ``labels`` are the model's label names in output order."""
 
     tokenizer: Any
@@ -167,20 +184,12 @@ class Classifier:
             out[batch.index] = self._forward(batch.arrays)
         return out
 
-    @property
-    def engine(self) -> Engine:
-        """The batching engine of this model's tokenizer (made on first use)."""
-        made: Engine | None = self.__dict__.get("_engine")
-        if made is None:
-            made = Engine(self.tokenizer, _model_device(self.model),
-                          max_length=_max_len(self.tokenizer))  # fmt: skip
-            self.__dict__["_engine"] = made
-        return made
-
     def _forward(self, arrays: dict[str, np.ndarray]) -> np.ndarray:
         import torch  # noqa: PLC0415
 
-        wanted = _forward_inputs(self.model)
+        wanted = self.__dict__.get("_inputs")
+        if wanted is None:  # the forward's signature, read once rather than every batch
+            wanted = self.__dict__["_inputs"] = _forward_inputs(self.model)
         with torch.inference_mode():
             tensors = self.engine.to_device({k: v for k, v in arrays.items() if k in wanted})
             logits = self.model(**tensors).logits
@@ -282,7 +291,7 @@ def load_classifier(name: str, evaluator: str, *, trust_remote_code: bool = Fals
 
 
 @dataclass
-class CausalLM:
+class CausalLM(_Engined):
     """A causal language model scoring texts by perplexity."""
 
     tokenizer: Any
@@ -292,11 +301,9 @@ class CausalLM:
         """exp(mean token cross-entropy) of each text under the model (NaN: fewer than 2 tokens)."""
         import torch  # noqa: PLC0415
 
-        if self.tokenizer.pad_token is None:
+        if self.tokenizer.pad_token is None:  # before the engine reads the pad id
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        engine = Engine(
-            self.tokenizer, _model_device(self.model), max_length=_max_len(self.tokenizer)
-        )
+        engine = self.engine
         out = np.full(len(texts), np.nan)
 
         def step(batch: Batch, tensors: dict[str, torch.Tensor]) -> None:
@@ -325,7 +332,7 @@ def load_causal_lm(name: str, evaluator: str) -> CausalLM:
 
 
 @dataclass
-class ScoringLM:
+class ScoringLM(_Engined):
     """A causal or encoder-decoder LM giving the mean NLL of a continuation after a prefix."""
 
     tokenizer: Any
@@ -350,8 +357,8 @@ class ScoringLM:
         limit = min(_max_len(self.tokenizer), positions or 1_000_000)
         device = next(self.model.parameters()).device
         special = {"add_special_tokens": seq2seq}  # T5 wants its </s>; GPT-2 adds nothing anyway
-        heads = token_ids(self.tokenizer, prefixes, **special)
-        tails = token_ids(self.tokenizer, continuations, **special)
+        heads = self.engine.token_ids(prefixes, **special)
+        tails = self.engine.token_ids(continuations, **special)
         out = np.full(len(prefixes), np.nan)
         pad = self.tokenizer.pad_token_id
         pad = pad if pad is not None else (self.tokenizer.eos_token_id or 0)

@@ -6,9 +6,14 @@ pass (no per-row Python loop).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-__all__ = ["Segments", "cross_max", "reduce_rows"]
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["Segments", "cross_max", "greedy_token_match", "reduce_rows"]
 
 _CHUNK = 1 << 20  # pairs per dot-product block: bounds memory at ~1.5 GB for 384-d floats
 
@@ -76,3 +81,37 @@ def reduce_rows(values: np.ndarray, seg: Segments, how: str) -> np.ndarray:
     acc = np.full(out.size, fill)
     (np.maximum if how == "max" else np.minimum).at(acc, r, v)
     return np.where(np.isinf(acc), np.nan, acc)
+
+
+def greedy_token_match(answers: list[torch.Tensor], sources: list[torch.Tensor]) -> np.ndarray:
+    """Return (precision, recall, F1) of each (answer, source) pair of token matrices.
+
+    BERTScore's greedy matching without idf, all pairs in one padded batch on the tensors'
+    device; NaN where either side has no token.
+    """
+    import torch  # noqa: PLC0415
+
+    rows = len(answers)
+    out = np.full((rows, 3), np.nan)
+    if rows == 0:
+        return out
+    la = torch.tensor([len(a) for a in answers])
+    ls = torch.tensor([len(s) for s in sources])
+    if int(la.max()) == 0 or int(ls.max()) == 0:
+        return out
+    a = torch.nn.utils.rnn.pad_sequence(answers, batch_first=True)  # rows × A × d
+    s = torch.nn.utils.rnn.pad_sequence(sources, batch_first=True)  # rows × S × d
+    sim = torch.bmm(a, s.transpose(1, 2))
+    device = sim.device
+    a_ok = torch.arange(a.shape[1], device=device)[None, :] < la.to(device)[:, None]
+    s_ok = torch.arange(s.shape[1], device=device)[None, :] < ls.to(device)[:, None]
+    sim = sim.masked_fill(~(a_ok[:, :, None] & s_ok[:, None, :]), float("-inf"))
+    best_a = sim.max(dim=2).values.masked_fill(~a_ok, 0).double().sum(dim=1)
+    best_s = sim.max(dim=1).values.masked_fill(~s_ok, 0).double().sum(dim=1)
+    precision = (best_a / la.to(device).clamp(min=1)).cpu().numpy()
+    recall = (best_s / ls.to(device).clamp(min=1)).cpu().numpy()
+    total = precision + recall
+    f1 = np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)
+    ok = ((la > 0) & (ls > 0)).numpy()
+    out[ok] = np.stack([precision, recall, f1], axis=1)[ok]
+    return out

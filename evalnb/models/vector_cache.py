@@ -19,7 +19,6 @@ import atexit
 import contextlib
 import hashlib
 import logging
-import os
 import queue
 import threading
 import uuid
@@ -29,10 +28,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from evalnb.lab.files import atomic_path
+
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["VectorCache", "gather_into", "key_scheme", "text_keys"]
+__all__ = ["VectorCache", "VectorMemo", "gather_into", "key_scheme", "text_keys"]
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
@@ -243,19 +244,14 @@ def _key_frame(raw: bytes, count: int) -> pl.DataFrame:
 
 
 def _atomic_part(path: Path, keys: bytes, vectors: np.ndarray) -> None:
-    """Write a part so that a reader sees all of it or nothing."""
+    """Write a part so that a reader sees all of it or nothing (lab/files.py's temp + rename)."""
     count, dim = vectors.shape
     head = np.zeros(1, dtype=_HEAD)
     head["magic"], head["dim"], head["count"] = _MAGIC, dim, count
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with tmp.open("wb") as fh:
-            fh.write(head.tobytes())
-            fh.write(keys)
-            fh.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(path) as tmp, tmp.open("xb") as fh:
+        fh.write(head.tobytes())
+        fh.write(keys)
+        fh.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
 
 
 def gather_into(out: np.ndarray, where: np.ndarray, source: np.ndarray, rows: np.ndarray) -> None:
@@ -271,3 +267,49 @@ def gather_into(out: np.ndarray, where: np.ndarray, source: np.ndarray, rows: np
         np.take(source, rows, axis=0, out=out[first : last + 1])
     else:
         out[where] = source[rows]
+
+
+class VectorMemo:
+    """Vectors this process computed, by key: one growing matrix and a frame of keys and rows.
+
+    Vectors read from the persistent cache are not kept again (a memory map of the cache
+    reads as fast); fresh ones are, since the cache writes them in the background and a
+    next call may come first. Bounded: past ``limit_bytes`` it starts over.
+    """
+
+    def __init__(self, limit_bytes: int = 1 << 30) -> None:
+        import polars as pl  # noqa: PLC0415
+
+        self.limit_bytes = limit_bytes
+        self._empty = pl.DataFrame(schema={"k0": pl.UInt64, "k1": pl.UInt64, "row": pl.Int64})
+        self._keys = self._empty
+        self.data = np.zeros((0, 0), dtype=np.float32)
+        self._used = 0
+
+    def lookup(self, keys: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Return (positions in ``keys`` found here, ascending; their rows in :attr:`data`)."""
+        if self._used == 0 or keys.height == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        hits = keys.with_row_index("i").join(self._keys, on=["k0", "k1"], how="inner").sort("i")
+        return hits["i"].to_numpy().astype(np.int64), hits["row"].to_numpy()
+
+    def add(self, keys: pl.DataFrame, vectors: np.ndarray) -> None:
+        """Keep ``vectors`` (rows of ``keys``)."""
+        import polars as pl  # noqa: PLC0415
+
+        n, dim = vectors.shape
+        if n == 0:
+            return
+        if (self._used + n) * dim * 4 > self.limit_bytes or self.data.shape[1] not in (0, dim):
+            self._keys, self._used = self._empty, 0
+            if n * dim * 4 > self.limit_bytes:
+                return
+        if self._used + n > self.data.shape[0] or self.data.shape[1] != dim:
+            grown = np.empty((max(2 * (self._used + n), 1024), dim), dtype=np.float32)
+            if self._used:
+                grown[: self._used] = self.data[: self._used]
+            self.data = grown
+        self.data[self._used : self._used + n] = vectors
+        rows = pl.Series("row", np.arange(self._used, self._used + n, dtype=np.int64))
+        self._keys = pl.concat([self._keys, keys.select("k0", "k1").with_columns(rows)])
+        self._used += n

@@ -1,0 +1,83 @@
+"""What a chat-completions reply says, read defensively.
+
+A host's reply is untrusted: the answer may be a string, a list of content parts, or absent
+beside a tool call; usage counts may be strings, lists, NaN or negative; tool calls may carry
+their arguments as text or as an object. These turn each into what evalnb keeps, or raise
+``ValueError`` / ``TypeError`` saying what was found (the client records it as the call's
+error, never as an answer).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from typing import Any
+
+__all__ = ["content_text", "token_count", "tool_calls_of"]
+
+_log = logging.getLogger(__name__)
+_log.addHandler(logging.NullHandler())
+
+
+def tool_calls_of(raw: object) -> tuple[dict[str, Any], ...]:
+    """Return the tool calls of a reply as ``{"id", "name", "arguments"}`` (JSON text)."""
+    if not isinstance(raw, list):
+        msg = f"tool_calls of type {type(raw).__name__}, expected a list"
+        raise TypeError(msg)
+    out = []
+    for i, call in enumerate(raw):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            msg = f"tool call {i} has no function name: {str(call)[:200]}"
+            raise TypeError(msg)
+        arguments = function.get("arguments", "{}")
+        if not isinstance(arguments, str):  # some hosts send an object
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        out.append({"id": str(call.get("id") or f"call-{i}"), "name": function["name"],
+                    "arguments": arguments})  # fmt: skip
+    return tuple(out)
+
+
+def content_text(message: dict[str, Any]) -> str:
+    """Return the answer of a reply's message: its text, or its text parts joined.
+
+    A message with no text (``content: null`` beside ``tool_calls``) is not an answer: it is
+    refused here, so it is neither cached nor scored as an empty answer.
+    """
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        if texts and all(isinstance(t, str) for t in texts):
+            return "".join(texts)  # type: ignore[arg-type]
+        msg = f"content parts with no text (types {[type(p).__name__ for p in content][:5]})"
+        raise ValueError(msg)
+    if content is None and message.get("tool_calls"):
+        calls = [
+            c.get("function", {}).get("name") for c in message["tool_calls"] if isinstance(c, dict)
+        ]
+        msg = f"a tool call ({', '.join(map(str, calls[:5]))}) instead of an answer"
+        raise ValueError(msg)
+    msg = f"message content of type {type(content).__name__}, expected text"
+    raise ValueError(msg)
+
+
+# Above any real count (a million-token context is 1e6): a larger "count" is a bad value.
+_MAX_TOKENS = 2**40
+
+
+def token_count(usage: dict[str, Any], name: str) -> int | None:
+    """Return a usage count, or None (with a warning) when the host sent nonsense."""
+    value = usage.get(name)
+    if value is None:
+        return None
+    ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, float) and math.isfinite(value) and value.is_integer()
+    )
+    if ok and 0 <= value <= _MAX_TOKENS:
+        return int(value)
+    _log.warning("usage.%s of the reply is %r, expected a count from 0 to %d: recorded as "
+                 "unknown", name, str(value)[:40], _MAX_TOKENS)  # fmt: skip
+    return None
