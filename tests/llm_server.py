@@ -123,7 +123,8 @@ class LoopbackLLM:
                         calls = [{"id": f"call-{n}-{k}", "type": "function",
                                   "function": {"name": c["name"], "arguments": c["arguments"]}}
                                  for k, c in enumerate(decided)]  # fmt: skip
-                        payload = {"choices": [{"index": 0, "finish_reason": "tool_calls",
+                        payload = {"model": body.get("model"),
+                                   "choices": [{"index": 0, "finish_reason": "tool_calls",
                                                 "message": {"role": "assistant", "content": None,
                                                             "tool_calls": calls}}],
                                    "usage": {"prompt_tokens": 10, "completion_tokens": 5}}  # fmt: skip

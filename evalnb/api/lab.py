@@ -22,6 +22,7 @@ from evalnb.calibration.reliability import agreement_views
 from evalnb.diagnosis.failure_clusters import failure_clusters
 from evalnb.diagnosis.question_types import set_question_types
 from evalnb.generation.curation import curate, curated_cases, curation_view
+from evalnb.io.agent_export import agent_chat_records
 from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
 from evalnb.io.load import load as load_core
 from evalnb.io.tencent_export import tencent_records
@@ -71,19 +72,23 @@ class Lab(HumanCalibration):
         format
             ``"h2o_lab"`` (H2O Eval Studio test lab JSON), ``"h2o_suite"`` (H2O test suite
             JSON: the cases only, as curated (:meth:`curate`), grouped into tests by their
-            documents) or ``"tencent"``
-            (Tencent TI evaluation-only JSONL). Importing the file back gives equal cases
-            (and outputs, for the formats that hold them).
+            documents), ``"tencent"`` (Tencent TI evaluation-only JSONL) or
+            ``"agent_chat"`` (OpenAI chat conversations, JSONL: one per output, its steps as
+            messages with tool calls, and the case's reference tool calls). Importing the
+            file back gives equal cases (and outputs and steps, for the formats that hold
+            them).
         """
         if format == "h2o_lab":
             text = json.dumps(h2o_lab_document(self), indent=4, ensure_ascii=False)
         elif format == "h2o_suite":
             suite = curated_cases(self.cases, self.table("curation"))
             text = json.dumps(h2o_suite_document(self, suite), indent=4, ensure_ascii=False)
-        elif format == "tencent":
-            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in tencent_records(self))
+        elif format in ("tencent", "agent_chat"):
+            records = tencent_records(self) if format == "tencent" else agent_chat_records(self)
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         else:
-            msg = f"cannot export to {format!r}; expected 'h2o_lab', 'h2o_suite' or 'tencent'"
+            msg = (f"cannot export to {format!r}; expected 'h2o_lab', 'h2o_suite', 'tencent' "
+                   "or 'agent_chat'")  # fmt: skip
             raise ValueError(msg)
         return write_atomic(path, text)
 
@@ -262,9 +267,14 @@ class Lab(HumanCalibration):
         return Eye(self, max_dots=max_dots, seed=seed)
 
     def weakness(self, evaluator: str, metric: str, *, min_n: int = 5,
-                 models: list[str] | None = None) -> Weakness:  # fmt: skip
-        """Open the weakness grid (topic × question type) for one metric (``models``: a subset)."""
-        return Weakness(self, evaluator, metric, min_n=min_n, models=models)
+                 models: list[str] | None = None,
+                 axes: tuple[str, str] = ("topic", "question_type")) -> Weakness:  # fmt: skip
+        """Open the weakness grid for one metric (``models``: a subset).
+
+        Topic × question type by default; ``axes`` takes any text column of the cases or
+        ``"tool"`` (the tools an agent's runs called), e.g. ``axes=("tool", "topic")``.
+        """
+        return Weakness(self, evaluator, metric, min_n=min_n, models=models, axes=axes)
 
 
 def load(

@@ -33,13 +33,13 @@ if TYPE_CHECKING:
 
     from evalnb.io.builder import LabBuilder
 
-__all__ = ["is_agent_record", "read_agent_records"]
+__all__ = ["AgentReader", "is_agent_record", "read_agent_records"]
 
 _RAGAS_ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 # Everything else (ragas' reference_topics, rubrics, ...) is kept in the case's extra.
 _KNOWN = {"id", "messages", "user_input", "reference_tool_calls", "model", "reference",
-          "expected", "sample"}  # fmt: skip
+          "expected", "sample", "error", "duration_s", "run"}  # fmt: skip
 
 
 def is_agent_record(value: object) -> bool:
@@ -60,11 +60,28 @@ def is_agent_record(value: object) -> bool:
 def read_agent_records(records: Sequence[tuple[Where, object]], builder: LabBuilder) -> None:
     """Add each conversation record (with the place it came from) to the lab being built."""
     builder.info["format"] = "agent_chat"
-    references: dict[str, tuple[list[dict[str, Any]], Where]] = {}
+    reader = AgentReader(builder)
     for where, value in records:
-        rec = where.record(value, "a conversation object with 'messages' or 'user_input'")
-        messages = _messages(rec, where)
-        _conversation(rec, messages, where, builder, references)
+        reader.add(where.record(value, "a conversation object with 'messages' or 'user_input'"),
+                   where)  # fmt: skip
+
+
+class AgentReader:
+    """Adds conversation records to a lab being built (other agent formats translate to one).
+
+    A record is ``{"messages" | "user_input", "id", "model", "sample", "reference" |
+    "expected", "reference_tool_calls", "error", "duration_s", "run", ...}`` (``run``: an
+    object kept in the output's extra, e.g. the trace it came from); the reader checks that
+    two runs of one case agree on its reference tool calls.
+    """
+
+    def __init__(self, builder: LabBuilder) -> None:
+        self.builder = builder
+        self._references: dict[str, tuple[list[dict[str, Any]], Where]] = {}
+
+    def add(self, rec: Mapping[str, object], where: Where) -> tuple[str, str, int]:
+        """Add one conversation; return its output's (case_id, model, sample)."""
+        return _conversation(rec, _messages(rec, where), where, self.builder, self._references)
 
 
 def _messages(rec: Mapping[str, object], where: Where) -> list[dict[str, Any]]:
@@ -140,7 +157,7 @@ def _conversation(
     where: Where,
     builder: LabBuilder,
     references: dict[str, tuple[list[dict[str, Any]], Where]],
-) -> None:
+) -> tuple[str, str, int]:
     script = [{"role": m["role"], "content": _text(m, m["_where"])} for m in messages
               if m["role"] in ("user", "system", "developer")]  # fmt: skip
     users = [m["content"] for m in script if m["role"] == "user" and m["content"]]
@@ -168,13 +185,18 @@ def _conversation(
     # an output error means "the host failed" and scores the worst value.
     errors = [s["error"] for s in steps
               if s["error"] and s["role"] == "assistant" and s["tool_name"] is None]  # fmt: skip
+    if rec.get("error"):  # the run itself failed (an Inspect sample's error, ...)
+        errors.append(_error(rec) or "the run failed")
+    duration = where.number(rec, "duration_s") if "duration_s" in rec else None
     output = {
         "case_id": case_id, "model": model, "sample": sample, "actual": answer,
-        "duration_s": _total(steps, "latency_s"), "cost": _total(steps, "cost"),
-        "error": errors[-1] if errors else None,
+        "duration_s": duration if duration is not None else _total(steps, "latency_s"),
+        "cost": _total(steps, "cost"), "error": errors[-1] if errors else None,
+        "extra": to_json(rec["run"]) if isinstance(rec.get("run"), dict) else "{}",
     }  # fmt: skip
     builder.add_output(output, where, id_field="model")
     builder.steps.extend(steps)
+    return case_id, model, sample
 
 
 def _total(steps: list[dict[str, Any]], key: str) -> float | None:
@@ -201,6 +223,8 @@ def _turns(messages: list[dict[str, Any]]) -> list[Turn]:
 
 def _error(msg: Mapping[str, Any]) -> str | None:
     error = msg.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])[:2000]  # Inspect's {"type", "message"}, OTel's status
     if error:
         return error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)[:2000]
     if msg.get("status") == "error" or msg.get("is_error") is True:

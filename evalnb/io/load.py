@@ -19,6 +19,7 @@ from evalnb.io.fields import Where
 from evalnb.io.h2o import read_h2o_lab, read_h2o_suite
 from evalnb.io.harbor import read_harbor
 from evalnb.io.harpia import read_harpia
+from evalnb.io.inspect_log import is_inspect_log, read_inspect_log
 from evalnb.io.source import (
     Line,
     check_json_text,
@@ -30,6 +31,7 @@ from evalnb.io.source import (
     read_jsonl,
     read_text,
 )
+from evalnb.io.spans import is_span_record, read_spans
 from evalnb.io.tabular import Record, read_records
 from evalnb.io.tencent import read_tencent, read_tencent_csv
 from evalnb.lab.core import LabCore
@@ -48,6 +50,10 @@ FORMATS: dict[str, str] = {
     "harpia": "HarpIA Lab input JSON ({instances, metrics})",
     "agent_chat": "agent conversations, JSON or JSONL: OpenAI messages with tool_calls, or ragas "
     "multi-turn samples (user_input turns), with reference_tool_calls",
+    "inspect_log": "Inspect AI eval log JSON ({version, status, eval, samples}): samples' "
+    "conversations with tool calls, scores kept as imported scores",
+    "agent_spans": "OpenInference / OpenTelemetry GenAI spans, JSON or JSONL (OTLP "
+    "resourceSpans or flat exported spans), grouped into conversations by session or trace",
     "tencent": "Tencent TI JSONL (messages / model_outputs / conversation per line)",
     "tencent_csv": "Tencent TI manual-evaluation CSV (system, prompt, response)",
     "harbor": "Harbor rewards JSONL ({name: reward} or null per line)",
@@ -62,6 +68,8 @@ _MODEL_ONLY = {"harpia", "harbor"}
 
 
 def _sniff_lines(lines: list[Line]) -> str:
+    if any(is_span_record(value) for _, value in lines[:1]):
+        return "agent_spans"
     if any(is_agent_record(value) for _, value in lines):
         return "agent_chat"
     first = lines[0][1] if lines else None
@@ -78,6 +86,10 @@ def _sniff_lines(lines: list[Line]) -> str:
 
 def _sniff_document(doc: object) -> str | None:
     if isinstance(doc, dict):
+        if is_inspect_log(doc):
+            return "inspect_log"
+        if is_span_record(doc):
+            return "agent_spans"
         if "tests" in doc:
             return "h2o_suite"
         if "dataset" in doc or "raw_dataset" in doc:
@@ -86,6 +98,8 @@ def _sniff_document(doc: object) -> str | None:
             return "harpia"
         return None
     if isinstance(doc, list):
+        if doc and is_span_record(doc[0]):
+            return "agent_spans"
         return "agent_chat" if any(is_agent_record(item) for item in doc) else "json"
     return None
 
@@ -232,10 +246,18 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
         read_records(_frame_records(frame, name), frame.columns, mapping, name, b)
         return
     text = read_text(path) if sniffed.text is None else sniffed.text
-    if fmt == "agent_chat" and sniffed.doc is not None:
+    if fmt in {"agent_chat", "agent_spans", "inspect_log"} and (
+        sniffed.doc is not None or fmt == "inspect_log" or text.lstrip()[:1] == "["
+    ):
         where = Where(name, "$")
-        items = _as_list(sniffed.doc, where)
-        read_agent_records([(where.at(i), item) for i, item in enumerate(items)], b)
+        doc = parse_json(text, name) if sniffed.doc is None else sniffed.doc
+        if fmt == "inspect_log":
+            read_inspect_log(doc, where, b)
+            return
+        items = [doc] if isinstance(doc, dict) else _as_list(doc, where)
+        placed = [(where.at(i) if len(items) > 1 or not isinstance(doc, dict) else where, item)
+                  for i, item in enumerate(items)]  # fmt: skip
+        (read_spans if fmt == "agent_spans" else read_agent_records)(placed, b)
     elif fmt in {"h2o_suite", "h2o_lab", "harpia", "json"}:
         doc = parse_json(text, name) if sniffed.doc is None else sniffed.doc
         where = Where(name, "$")
@@ -249,10 +271,12 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
             items = _as_list(doc, where)
             records = [(where.at(i), where.at(i).record(r)) for i, r in enumerate(items)]
             read_records(records, _columns(records), mapping, name, b)
-    elif fmt in {"tencent", "harbor", "jsonl", "agent_chat"}:
+    elif fmt in {"tencent", "harbor", "jsonl", "agent_chat", "agent_spans"}:
         lines = read_jsonl(text, name)
         if fmt == "agent_chat":
             read_agent_records([(Where(name, f"line {n}"), v) for n, v in lines], b)
+        elif fmt == "agent_spans":
+            read_spans([(Where(name, f"line {n}"), v) for n, v in lines], b)
         elif fmt == "tencent":
             read_tencent(lines, name, b)
         elif fmt == "harbor":

@@ -1,4 +1,10 @@
-"""Weakness detection tables: a metric by topic, by question type, and on their grid.
+"""Weakness detection tables: a metric by two axes, and on their grid.
+
+The axes are topic and question type by default.
+An axis is a case column (``topic``, ``question_type``, ``test_id``, ...) or ``"tool"``: the
+tools an agent's run called (a run that called three tools counts in each of their groups;
+one that called none is "(none)"). Inside the index the two axes keep the columns
+``topic`` (rows of the grid) and ``question_type`` (its columns), whatever they hold.
 
 Built once per (lab, evaluator, metric, model filter) into a :class:`WeaknessIndex`; the
 widget's interactions are filters of its small per-cell table. Intervals are normal
@@ -18,11 +24,13 @@ from evalnb.lab.verdicts import finite_or_none, verdicts
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["WeaknessIndex", "cell_dots", "grid_cells", "restrict", "univariate", "weakness_index",
+__all__ = ["TOOL_AXIS", "WeaknessIndex", "cell_dots", "grid_cells", "restrict", "univariate", "weakness_index",
            "weaknesses"]  # fmt: skip
 
 _Z = 1.959963984540054
 NO_VALUE = "(none)"
+TOOL_AXIS = "tool"
+_KEYS = ["case_id", "model", "sample"]
 
 
 @dataclass(frozen=True)
@@ -35,32 +43,52 @@ class WeaknessIndex:
     threshold: float | None
     higher_is_better: bool
     min_n: int
+    axes: tuple[str, str] = ("topic", "question_type")
 
 
 def weakness_index(lab: LabCore, evaluator: str, metric: str, *, models: list[str] | None = None,
-                   min_n: int = 5) -> WeaknessIndex:  # fmt: skip
-    """Join the metric's scores to ``cases.topic`` / ``question_type`` (missing → "(none)")."""
+                   min_n: int = 5, axes: tuple[str, str] = ("topic", "question_type"),
+                   ) -> WeaknessIndex:  # fmt: skip
+    """Join the metric's scores to the two axes' values (missing → "(none)")."""
+    if len(axes) != 2 or axes[0] == axes[1]:
+        msg = f"axes names two different axes (case columns or 'tool'); got {axes!r}"
+        raise ValueError(msg)
     v = verdicts(lab.metric_scores(evaluator, metric), lab.metrics, lab.thresholds)
     if v.is_empty():
         msg = f"no scores of {evaluator}/{metric} in this lab; evaluate it first"
         raise KeyError(msg)
     if models:
         v = v.filter(pl.col("model").is_in(models))
-    rows = (
-        v.drop_nulls("value")
-        .join(lab.cases.select("case_id", "topic", "question_type"), on="case_id", how="left")
-        .select(
-            "case_id", "model", "sample", "value",
-            # Categorical: grouping a million rows by two small vocabularies is much faster.
-            topic=pl.col("topic").fill_null(NO_VALUE).cast(pl.Categorical),
-            question_type=pl.col("question_type").fill_null(NO_VALUE).cast(pl.Categorical),
-            # Hashed once here, so sampling dots on every redraw is a cheap filter.
-            row_hash=pl.concat_str("case_id", "model", pl.col("sample").cast(pl.String)).hash(0),
-        )
+    rows = v.drop_nulls("value").select(*_KEYS, "value")
+    for slot, axis in zip(("topic", "question_type"), axes, strict=True):
+        values, on = _axis_values(lab, axis)
+        rows = rows.join(values.rename({axis: slot}), on=on, how="left")
+    rows = rows.select(
+        *_KEYS, "value",
+        # Categorical: grouping a million rows by two small vocabularies is much faster.
+        topic=pl.col("topic").fill_null(NO_VALUE).cast(pl.Categorical),
+        question_type=pl.col("question_type").fill_null(NO_VALUE).cast(pl.Categorical),
+        # Hashed once here, so sampling dots on every redraw is a cheap filter.
+        row_hash=pl.concat_str("case_id", "model", pl.col("sample").cast(pl.String)).hash(0),
     )  # fmt: skip
     thr = v["threshold"][0]
     return WeaknessIndex(rows, evaluator, metric, finite_or_none(thr),
-                         bool(v["higher_is_better"][0]), min_n)  # fmt: skip
+                         bool(v["higher_is_better"][0]), min_n, (axes[0], axes[1]))  # fmt: skip
+
+
+def _axis_values(lab: LabCore, axis: str) -> tuple[pl.DataFrame, list[str]]:
+    """Return an axis' values by row key (tools) or by case (case columns), and the keys."""
+    if axis == TOOL_AXIS:
+        calls = lab.steps.filter(
+            pl.col("tool_name").is_not_null() & (pl.col("role") == "assistant")
+        )
+        return calls.select(*_KEYS, tool=pl.col("tool_name")).unique(), _KEYS
+    columns = lab.cases.schema
+    if axis not in columns or axis == "case_id" or columns[axis] != pl.String:
+        usable = sorted(c for c, t in columns.items() if t == pl.String and c != "case_id")
+        msg = f"axis {axis!r} is neither 'tool' nor a text column of the cases; use one of {usable}"
+        raise ValueError(msg)
+    return lab.cases.select("case_id", axis), ["case_id"]
 
 
 def restrict(idx: WeaknessIndex, *, models: list[str] | None = None,
@@ -105,7 +133,10 @@ def _stats(rows: pl.DataFrame, by: list[str], idx: WeaknessIndex, *, spread: boo
 
 
 def univariate(idx: WeaknessIndex, by: str) -> pl.DataFrame:
-    """Per topic (``by="topic"``) or question type: n, mean, CI, pass rate, quantiles, worst first."""
+    """Per value of the first axis (``by="topic"``) or of the second (``by="question_type"``).
+
+    n, mean, CI, pass rate and quantiles per group, worst first.
+    """
     if by not in ("topic", "question_type"):
         msg = f"by must be 'topic' or 'question_type'; got {by!r}"
         raise ValueError(msg)
@@ -147,7 +178,9 @@ def cell_dots(idx: WeaknessIndex, *, max_dots: int = 3000, seed: int = 0) -> pl.
             (pl.col("row_hash") + seed) % 1_000_003 < int(1_000_003 * max_dots / rows.height)
         )
         firsts = rows.group_by("topic", "question_type").first().select(kept.columns)
-        rows = pl.concat([kept, firsts]).unique(["case_id", "model", "sample"], maintain_order=True)
+        # A run is in as many cells as tools it called: one dot per cell it is in.
+        rows = pl.concat([kept, firsts]).unique([*_KEYS, "topic", "question_type"],
+                                                maintain_order=True)  # fmt: skip
     return rows.select(
         pl.col("topic").cast(pl.String), pl.col("question_type").cast(pl.String), "case_id",
         "model", pl.col("sample").cast(pl.Int32), "value", passed=_passed(idx),

@@ -34,7 +34,9 @@ class Weakness(EvalWidget):
 
     Two univariate charts (mean with its 95 % interval per topic and per question type,
     threshold marked) and the bivariate grid: one cell per (topic, question type) coloured
-    by mean score, with the cases as dots coloured by score; cells with fewer than
+    by mean score. ``axes`` changes the two axes: any text column of the cases, or
+    ``"tool"`` (the tools an agent's run called: a run counts under each), e.g.
+    ``axes=("tool", "topic")``. Cells are coloured with the cases as dots coloured by score; cells with fewer than
     ``min_n`` cases are hatched. Hover a cell for n, mean and CI; click it to select its
     cases (``selected_cell`` and :meth:`selection`). Weak cells — whole interval on the
     failing side of the threshold — are listed under the grid.
@@ -42,7 +44,8 @@ class Weakness(EvalWidget):
     Synced traits
     -------------
     selected_cell : list of str
-        ``[topic, question_type]`` of the clicked cell, or empty.
+        ``[row value, column value]`` of the clicked cell (topic and question type by
+        default), or empty.
     models : list of str
         Models whose rows are shown (empty: all).
 
@@ -70,8 +73,10 @@ class Weakness(EvalWidget):
     _meta = traitlets.Dict().tag(sync=True)
 
     def __init__(self, lab: LabCore, evaluator: str, metric: str, *, min_n: int = 5,
-                 max_dots: int = 3000, models: list[str] | None = None) -> None:  # fmt: skip
+                 max_dots: int = 3000, models: list[str] | None = None,
+                 axes: tuple[str, str] = ("topic", "question_type")) -> None:  # fmt: skip
         self._lab, self._evaluator, self._metric = lab, evaluator, metric
+        self._axes = (axes[0], axes[1])
         self._min_n, self._max_dots = min_n, max_dots
         super().__init__(models=list(models or []))
         self.observe(lambda _c: self.refresh(), names=["models"])
@@ -94,7 +99,8 @@ class Weakness(EvalWidget):
             self._lab = lab or self._lab
             # The join of scores to topics is the costly step: done once per lab, then
             # model filters and thresholds are cut from it.
-            self._base = weakness_index(self._lab, self._evaluator, self._metric, min_n=self._min_n)
+            self._base = weakness_index(self._lab, self._evaluator, self._metric,
+                                        min_n=self._min_n, axes=self._axes)  # fmt: skip
         spec = self._lab.metric_spec(self._evaluator, self._metric)
         thr = spec["threshold"]
         self._index = restrict(self._base, models=list(self.models) or None,
@@ -109,7 +115,8 @@ class Weakness(EvalWidget):
             self._meta = {"evaluator": self._evaluator, "metric": self._metric,
                           "title": spec["title"] or self._metric, "threshold": self._index.threshold,
                           "higher_is_better": self._index.higher_is_better, "min_n": self._min_n,
-                          "n": self._index.rows.height}  # fmt: skip
+                          "n": self._index.rows.height,
+                          "axes": [_label(a) for a in self._axes]}  # fmt: skip
             if self.selected_cell and tuple(self.selected_cell) not in set(
                 self._grid.select("topic", "question_type").iter_rows()
             ):
@@ -132,6 +139,13 @@ class Weakness(EvalWidget):
 
 
 def weakness(lab: LabCore, evaluator: str, metric: str, *, min_n: int = 5, max_dots: int = 3000,
-             models: list[str] | None = None) -> Weakness:  # fmt: skip
+             models: list[str] | None = None,
+             axes: tuple[str, str] = ("topic", "question_type")) -> Weakness:  # fmt: skip
     """Open the weakness grid for one metric of ``lab`` (see :class:`Weakness`)."""
-    return Weakness(lab, evaluator, metric, min_n=min_n, max_dots=max_dots, models=models)
+    return Weakness(lab, evaluator, metric, min_n=min_n, max_dots=max_dots, models=models,
+                    axes=axes)  # fmt: skip
+
+
+def _label(axis: str) -> str:
+    """Name an axis for people: ``question_type`` → "question type"."""
+    return axis.replace("_", " ")

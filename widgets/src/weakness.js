@@ -1,6 +1,7 @@
 // @ts-check
 /**
- * Weakness detection: a metric by topic, by question type, and on the topic × question-type
+ * Weakness detection: a metric by two axes (topic and question type, or a case column, or the
+ * tools an agent called), and on their
  * grid. Tables arrive from the kernel as Arrow IPC; the clicked cell goes back as
  * `selected_cell`. Lab text reaches the DOM only through textContent.
  */
@@ -46,9 +47,10 @@ function render({ model, el }) {
     );
     const uni = document.createElement("div");
     uni.className = "wk-uni";
+    const [rowAxis, colAxis] = axes(meta);
     uni.append(
-      univariate("By topic", rows(model, "_topics"), meta, colour),
-      univariate("By question type", rows(model, "_qtypes"), meta, colour),
+      univariate(`By ${rowAxis}`, rows(model, "_topics"), meta, colour),
+      univariate(`By ${colAxis}`, rows(model, "_qtypes"), meta, colour),
     );
     root.appendChild(uni);
     root.appendChild(grid(model, meta, colour, tip));
@@ -116,6 +118,17 @@ function univariate(title, data, meta, colour) {
 }
 
 /**
+ * The two axes' names (rows, columns): topic and question type unless the grid was opened
+ * with other axes (a case column, or "tool").
+ * @param {Record<string, any>} meta
+ * @returns {[string, string]}
+ */
+function axes(meta) {
+  const given = Array.isArray(meta.axes) && meta.axes.length === 2 ? meta.axes : ["topic", "question type"];
+  return [String(given[0]), String(given[1])];
+}
+
+/**
  * The bivariate grid: cells coloured by mean, dots for cases, hover and click.
  * @param {Model} model
  * @param {Record<string, any>} meta
@@ -135,7 +148,9 @@ function grid(model, meta, colour, tip) {
   const H = top + topics.length * ch + 10;
   const box = document.createElement("div");
   box.className = "wk-grid-box";
-  box.appendChild(text("h4", "Topic × question type (colour: mean score; dots: test cases)"));
+  const [rowAxis, colAxis] = axes(meta);
+  const title = `${rowAxis.charAt(0).toUpperCase()}${rowAxis.slice(1)} × ${colAxis}`;
+  box.appendChild(text("h4", `${title} (colour: mean score; dots: test cases)`));
   const chart = svg("svg", { width: W, height: H, class: "wk-grid" });
   const defs = svg("defs");
   const pattern = svg("pattern", { id: "wk-hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" });
