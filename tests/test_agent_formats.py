@@ -287,3 +287,63 @@ def grid_rows(grid: object) -> list[dict[str, object]]:
     from evalnb.transforms.weakness import univariate
 
     return univariate(grid._index, "topic").to_dicts()  # type: ignore[attr-defined]
+
+
+def test_fastest_and_cheapest_agents_are_named_only_when_their_intervals_separate(
+    tmp_path: Path,
+) -> None:
+    records = []
+    for i in range(30):
+        cost = 0.01 + (i % 2) * 0.001  # the same for all three agents
+        for model, latency in (("quick", 1.0 + (i % 3) * 0.1), ("steady", 3.0 + (i % 5) * 0.1),
+                               ("twin", 3.0 + (i % 4) * 0.1)):  # fmt: skip
+            msgs = [{"role": "user", "content": f"job {i}"},
+                    {"role": "assistant", "content": "ok", "latency_s": latency, "cost": cost}]  # fmt: skip
+            records.append({"id": f"j{i}", "model": model, "messages": msgs})
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    ins = evalnb.load(path, format="agent_chat").insights().filter(insight_type="performance")
+    said = dict(zip(ins["description"], ins["model"], strict=True))
+    fastest = [d for d in said if "fastest" in d]
+    assert len(fastest) == 1 and said[fastest[0]] == "quick" and "separates" in fastest[0]
+    # steady and twin: the slowest is not clear (their intervals overlap), so nobody is named.
+    assert not any("slowest" in d for d in said)
+    # They all cost the same: nobody is the cheapest.
+    cheapest = [d for d in said if "cheapest" in d]
+    assert len(cheapest) == 1 and cheapest[0].startswith("No single cheapest model")
+
+
+def test_steps_stay_on_disk_with_the_outputs_and_agents_score_the_same(tmp_path: Path) -> None:
+    from evalnb.analysis.agent_problems import tool_problems
+    from evalnb.transforms.cases import _steps
+
+    records = []
+    for i in range(40):
+        calls = [{"id": f"k{j}", "function": {"name": ["a", "b"][j % 2], "arguments": f'{{"n": {j}}}'}}
+                 for j in range(1 + i % 3)]  # fmt: skip
+        msgs = [{"role": "user", "content": f"q{i}"},
+                {"role": "assistant", "content": None, "tool_calls": calls},
+                *({"role": "tool", "tool_call_id": c["id"], "content": "r",
+                   **({"error": "down"} if c["function"]["name"] == "b" else {})} for c in calls),
+                {"role": "assistant", "content": "fin"}]  # fmt: skip
+        records.append({"id": f"c{i}", "model": "m", "messages": msgs,
+                        "reference_tool_calls": [{"name": "a", "args": {"n": 0}}]})  # fmt: skip
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    lab = evalnb.load(path)
+    names = ["agent_steps", "tool_call_f1", "trajectory_match"]
+    mem = evalnb.evaluate(lab, names, progress=False).scores
+    store = tmp_path / "lab.duckdb"
+    evalnb.load(path).save(store, on_disk=("outputs", "scores"))
+    disk = evalnb.open(store)
+    assert set(disk.on_disk) == {"outputs", "scores", "steps"}
+    on_disk = evalnb.evaluate(disk, names, progress=False)
+    assert "steps" not in on_disk._tables  # never loaded whole  # type: ignore[attr-defined]
+    keys = ["case_id", "evaluator", "metric"]
+    assert_frame_equal(on_disk.scan("scores").collect().sort(keys), mem.sort(keys))
+    assert tool_problems(on_disk) == tool_problems(lab)
+    panel = _steps(on_disk, "c2", "m", 0)  # what the eye's case panel lists
+    assert [s["tool_name"] for s in panel if s["tool_name"]] == ["a", "b", "a"]
+    grid = on_disk.weakness("agent_steps", "tool_error_rate", axes=("tool", "topic"))
+    assert sorted(grid._grid["topic"].to_list()) == ["a", "b"]
+    assert "steps" not in on_disk._tables  # type: ignore[attr-defined]

@@ -22,10 +22,15 @@ TOOL_FAILURE_SHARE, TOOL_MIN_CALLS = 0.2, 5
 
 def tool_problems(lab: LabCore) -> list[dict[str, object]]:
     """Agents' tools: failing often, called with arguments that are not JSON; runs that loop."""
-    steps = lab.table("steps")
-    if steps.is_empty():
+    if not lab.height("steps"):
         return []
-    calls = steps.filter(pl.col("tool_name").is_not_null() & (pl.col("role") != "tool"))
+    # Only the tool calls' columns are read (steps may be kept on disk).
+    calls = (
+        lab.scan("steps")
+        .filter(pl.col("tool_name").is_not_null() & (pl.col("role") != "tool"))
+        .select("case_id", "model", "sample", "tool_name", "tool_args", "args_valid", "error")
+        .collect()
+    )
     per_tool = (
         calls.group_by("model", "tool_name")
         .agg(n=pl.len(), failed=pl.col("error").is_not_null().sum(),

@@ -141,23 +141,55 @@ def _difficult(verdicts: pl.DataFrame, cases: pl.DataFrame) -> list[dict[str, ob
     return out
 
 
-def _speed_cost(outputs: pl.LazyFrame) -> list[dict[str, object]]:
+_SPEED_COST = (
+    ("duration_s", "s per answer", ("fastest", "slowest")),
+    ("cost", "cost per answer", ("cheapest", "most expensive")),
+)
+
+
+def _speed_cost(outputs: pl.LazyFrame, seed: int) -> list[dict[str, object]]:
+    """Fastest, slowest, cheapest and costliest model (agent runs: their summed steps).
+
+    Mean per answer, compared pair by pair on the cases both answered (the paired bootstrap
+    of :func:`compare_models`, lower is better): a model is named only when its interval
+    separates it from every other; otherwise the leaders are said to be tied.
+    """
     out = []
-    for column, unit, words in (("duration_s", "s per answer", ("fastest", "slowest")),
-                                ("cost", "total cost", ("cheapest", "most expensive"))):  # fmt: skip
-        agg = pl.col(column).mean() if column == "duration_s" else pl.col(column).sum()
-        per = (
+    for column, unit, words in _SPEED_COST:
+        rows = (
             outputs.filter(pl.col(column).is_not_null())
-            .group_by("model")
-            .agg(agg)
-            .sort(column, "model")
+            .select("case_id", "model", "sample", value=pl.col(column).cast(pl.Float64))
             .collect()
         )
-        if per.height < 2:
+        means = (
+            rows.group_by("model").agg(pl.col("value").mean(), n=pl.len()).sort("value", "model")
+        )
+        if means.height < 2:
             continue
-        for word, (model, value) in zip(words, (per.row(0), per.row(-1)), strict=True):
-            out.append(_row("performance", None, column, model,
-                            f"Model {model} is the {word} model ({value:.4g} {unit}).", float(value)))  # fmt: skip
+        verdicts = rows.with_columns(
+            evaluator=pl.lit("run"), metric=pl.lit(column), passed=pl.lit(value=True),
+            higher_is_better=pl.lit(value=False),
+        )  # fmt: skip
+        pairs = compare_models(verdicts, "run", column, seed=seed)
+        for label, (model, mean, n) in zip(("best", "worst"), (means.row(0), means.row(-1)),
+                                            strict=True):  # fmt: skip
+            word = words[0] if label == "best" else words[1]
+            # diff > 0 means a is better (here: lower); a_beats_b: the interval is above 0.
+            ahead = pairs.filter(
+                ((pl.col("a") == model) & ((pl.col("ci_low") > 0) if label == "best"
+                                           else (pl.col("ci_high") < 0)))
+                | ((pl.col("b") == model) & ((pl.col("ci_high") < 0) if label == "best"
+                                             else (pl.col("ci_low") > 0)))
+            ).height  # fmt: skip
+            if ahead == means.height - 1:
+                text = (f"Model {model} is the {word} model ({mean:.4g} {unit} over {n} "
+                        "answers; the 95% interval of its paired difference separates it from "
+                        "every other model).")  # fmt: skip
+                out.append(_row("performance", None, column, model, text, float(mean)))
+            elif label == "best":
+                text = (f"No single {word} model: {model} leads ({mean:.4g} {unit}) but its 95% "
+                        "interval against another model includes no difference.")  # fmt: skip
+                out.append(_row("performance", None, column, None, text, float(mean)))
     return out
 
 
@@ -194,7 +226,7 @@ def insights(
         _best_worst(verdicts, board, seed)
         + _difficult(verdicts, lab.cases)
         + _retrieval_vs_generation(verdicts, lab.cases)
-        + _speed_cost(lab.scan("outputs"))  # the outputs may be kept on disk
+        + _speed_cost(lab.scan("outputs"), seed)  # the outputs may be kept on disk
     )
     return (
         pl.DataFrame(rows, schema=INSIGHT_SCHEMA) if rows else pl.DataFrame(schema=INSIGHT_SCHEMA)

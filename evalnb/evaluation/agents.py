@@ -50,11 +50,19 @@ from evalnb.evaluation.tool_calls import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from evalnb.lab.core import LabCore
+
 __all__ = ["AgentSteps", "ToolCallAccuracy", "ToolCallF1", "ToolCorrectness", "TrajectoryMatch",
-           "with_trajectories"]  # fmt: skip
+           "steps_of", "with_trajectories"]  # fmt: skip
 
 _KEY = ["case_id", "model", "sample"]
 _NO_REFERENCE = "the case has no reference tool calls"
+
+
+def steps_of(lab: LabCore, rows: pl.DataFrame) -> pl.DataFrame:
+    """Read the steps of ``rows``' runs only (a semi-join inside the Parquet scan on disk)."""
+    keys = rows.select(_KEY).unique().lazy()
+    return lab.scan("steps").join(keys, on=_KEY, how="semi").collect()
 
 
 def with_trajectories(

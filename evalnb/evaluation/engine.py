@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 import polars as pl
 from tqdm.auto import tqdm
 
-from evalnb.evaluation.agents import with_trajectories
+from evalnb.evaluation.agents import steps_of, with_trajectories
 from evalnb.evaluation.base import Context, Evaluator, score_rows
 from evalnb.evaluation.catalog import catalog, get_evaluator
 from evalnb.evaluation.on_disk import score_on_disk
@@ -136,19 +136,18 @@ def evaluate(
         thresholds = _user_threshold(thresholds, cls, routed[cls.id])
     bar = tqdm(total=lab.height("outputs") * len(classes), disable=not progress, desc="evaluate")
 
-    trajectories = (
-        (lab.table("steps"), lab.table("reference_calls"))
-        if any(c.trajectory for c in classes)
-        else None
-    )
+    trajectories = any(c.trajectory for c in classes)
+    # Steps kept on disk are read a batch of rows at a time; in memory, they are at hand.
+    steps = None if not trajectories or "steps" in lab.on_disk else lab.table("steps")
 
     def score(
         rows: pl.DataFrame,
         done_of: Mapping[str, pl.DataFrame],
         which: Sequence[type[Evaluator]] = classes,
     ) -> dict[str, pl.DataFrame]:
-        if trajectories is not None:  # agent evaluators read each row's steps
-            rows = with_trajectories(rows, *trajectories)
+        if trajectories:  # agent evaluators read each row's steps
+            mine = steps if steps is not None else steps_of(lab, rows)
+            rows = with_trajectories(rows, mine, lab.table("reference_calls"))
         return _score_rows(rows, which, resolved, done_of, (ray, judge, bar, lab.path))
 
     try:

@@ -57,8 +57,11 @@ __all__ = [
 ]  # fmt: skip
 
 PARTS_TABLE = "evalnb_parts"
-SHARDABLE = ("outputs", "scores")
-"""The tables a store can keep as Parquet parts (the others stay small)."""
+SHARDABLE = ("outputs", "scores", "steps")
+"""The tables a store can keep as Parquet parts (the others stay small).
+
+``steps`` (agents' messages and tool calls) go with ``outputs``: kept on disk when they are.
+"""
 
 
 @dataclass(frozen=True)

@@ -294,7 +294,7 @@ class SyncedTables:
         on_disk
             Tables to keep as Parquet parts in the folder ``<path>.parts`` beside the store
             instead of as DuckDB rows: ``("outputs", "scores")`` for a lab larger than
-            memory (see ``docs/workflows/scale.md``). Such tables are read lazily: the
+            memory (see ``docs/workflows/scale.md``); agents' ``steps`` go with ``outputs``. Such tables are read lazily: the
             leaderboard, problems, the eye and ``evaluate`` never load them whole. Default:
             the tables this lab keeps so already; ``()`` writes every table as rows.
         """
@@ -336,6 +336,8 @@ class SyncedTables:
 
     def _keep_on_disk(self, on_disk: Iterable[str] | None) -> tuple[str, ...]:
         keep = tuple(self._parts) if on_disk is None else tuple(dict.fromkeys(on_disk))
+        if "outputs" in keep and "steps" not in keep:  # an agent's runs are bigger still
+            keep = (*keep, "steps")
         wrong = [n for n in keep if n not in SHARDABLE]
         if wrong:
             msg = f"on_disk names {wrong}; expected some of {list(SHARDABLE)} (the big tables)"

@@ -166,13 +166,12 @@ MAX_PANEL_STEPS, MAX_STEP_CHARS = 200, 4_000
 
 def _steps(lab: LabCore, case_id: str, model: str, sample: int) -> list[dict[str, Any]]:
     """Return the run's steps in order (an agent's messages and tool calls); [] otherwise."""
-    steps = lab.table("steps")
-    if steps.is_empty():
+    if not lab.height("steps"):
         return []
-    mine = steps.filter(
+    mine = lab.scan("steps").filter(  # on disk, only this run's rows are read
         (pl.col("case_id") == case_id) & (pl.col("model") == model) & (pl.col("sample") == sample)
         & (pl.col("role") != "tool")  # a result is shown with the call it answers
-    ).sort("step", maintain_order=True)  # fmt: skip
+    ).sort("step", maintain_order=True).collect()  # fmt: skip
 
     def cut(value: str | None) -> str | None:
         if value is None or len(value) <= MAX_STEP_CHARS:

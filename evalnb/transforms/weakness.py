@@ -79,10 +79,10 @@ def weakness_index(lab: LabCore, evaluator: str, metric: str, *, models: list[st
 def _axis_values(lab: LabCore, axis: str) -> tuple[pl.DataFrame, list[str]]:
     """Return an axis' values by row key (tools) or by case (case columns), and the keys."""
     if axis == TOOL_AXIS:
-        calls = lab.steps.filter(
+        calls = lab.scan("steps").filter(  # steps may be kept on disk
             pl.col("tool_name").is_not_null() & (pl.col("role") == "assistant")
         )
-        return calls.select(*_KEYS, tool=pl.col("tool_name")).unique(), _KEYS
+        return calls.select(*_KEYS, tool=pl.col("tool_name")).unique().collect(), _KEYS
     columns = lab.cases.schema
     if axis not in columns or axis == "case_id" or columns[axis] != pl.String:
         usable = sorted(c for c, t in columns.items() if t == pl.String and c != "case_id")
