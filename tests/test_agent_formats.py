@@ -225,7 +225,7 @@ def test_bad_spans_and_logs_name_the_place(tmp_path: Path) -> None:
 
 
 def test_agent_chat_export_reads_back_equal(tmp_path: Path) -> None:
-    rec = {"id": "c1", "model": "a", "topic": "travel",
+    rec = {"id": "c1", "model": "a", "topic": "travel", "ticket": "T-1",
            "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Go"},
                         {"role": "assistant", "content": "Looking.", "latency_s": 0.5,
                          "tool_calls": [{"id": "x", "function": {"name": "f",
@@ -247,7 +247,8 @@ def test_agent_chat_export_reads_back_equal(tmp_path: Path) -> None:
     assert lab.steps.filter(tool_name="g", role="assistant")["args_valid"].to_list() == [False]
     assert lab.outputs.filter(model="b")["error"].item() == "refused"
     _round_trip(lab, tmp_path)
-    assert json.loads(lab.cases.filter(case_id="c1")["extra"].item()) == {"topic": "travel"}
+    case = lab.cases.filter(case_id="c1").row(0, named=True)
+    assert case["topic"] == "travel" and json.loads(case["extra"]) == {"ticket": "T-1"}
 
 
 def test_weakness_grid_takes_the_tool_as_an_axis(tmp_path: Path) -> None:
@@ -347,3 +348,26 @@ def test_steps_stay_on_disk_with_the_outputs_and_agents_score_the_same(tmp_path:
     grid = on_disk.weakness("agent_steps", "tool_error_rate", axes=("tool", "topic"))
     assert sorted(grid._grid["topic"].to_list()) == ["a", "b"]
     assert "steps" not in on_disk._tables  # type: ignore[attr-defined]
+
+
+def test_the_agents_demo_file_is_what_the_generator_makes(tmp_path: Path) -> None:
+    from evalnb.api.demo_agents import build_demo_agents
+
+    lab = build_demo_agents()
+    fresh = lab.export(tmp_path / "demo_agents.jsonl", format="agent_chat")
+    committed = ROOT / "data" / "demo_agents.jsonl"
+    assert fresh.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), (
+        "data/demo_agents.jsonl is stale: run `python -m evalnb.api.demo_agents "
+        "data/demo_agents.jsonl`"
+    )
+    loaded = evalnb.load(committed)
+    for table in ("cases", "outputs", "steps", "reference_calls"):
+        assert_frame_equal(loaded.table(table), lab.table(table))
+    # The three agents differ as the demo says: atlas careful, breeze sloppy, cirrus loops.
+    scored = evalnb.evaluate(loaded, ["tool_call_f1", "agent_steps"], progress=False)
+    board = scored.leaderboard().filter(metric="tool_call_f1").sort("mean")
+    assert board["model"][0] == "breeze"
+    loops = (
+        scored.scores.filter(metric="repeated_calls").group_by("model").agg(pl.col("value").sum())
+    )
+    assert dict(loops.iter_rows())["cirrus"] > 0 == dict(loops.iter_rows())["atlas"]

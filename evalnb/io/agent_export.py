@@ -41,6 +41,9 @@ def agent_chat_records(lab: LabCore) -> list[dict[str, Any]]:
                                                {"role": "assistant", "content": o["actual"]}]  # fmt: skip
         rec: dict[str, Any] = {**json.loads(case["extra"] or "{}"), "id": o["case_id"],
                                "model": o["model"], "sample": o["sample"], "messages": messages}  # fmt: skip
+        for key in ("topic", "question_type"):
+            if case[key] is not None:
+                rec[key] = case[key]
         if case["expected"] is not None and len(case["expected"]):
             rec["expected"] = list(case["expected"])
         if o["case_id"] in references:

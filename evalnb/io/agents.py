@@ -39,7 +39,7 @@ _RAGAS_ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "s
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 # Everything else (ragas' reference_topics, rubrics, ...) is kept in the case's extra.
 _KNOWN = {"id", "messages", "user_input", "reference_tool_calls", "model", "reference",
-          "expected", "sample", "error", "duration_s", "run"}  # fmt: skip
+          "expected", "sample", "error", "duration_s", "run", "topic", "question_type"}  # fmt: skip
 
 
 def is_agent_record(value: object) -> bool:
@@ -70,7 +70,8 @@ class AgentReader:
     """Adds conversation records to a lab being built (other agent formats translate to one).
 
     A record is ``{"messages" | "user_input", "id", "model", "sample", "reference" |
-    "expected", "reference_tool_calls", "error", "duration_s", "run", ...}`` (``run``: an
+    "expected", "reference_tool_calls", "topic", "question_type", "error", "duration_s",
+    "run", ...}`` (``run``: an
     object kept in the output's extra, e.g. the trace it came from); the reader checks that
     two runs of one case agree on its reference tool calls.
     """
@@ -175,6 +176,8 @@ def _conversation(
         "system": system,
         "expected": expected,
         "extra": to_json({k: v for k, v in rec.items() if k not in _KNOWN}),
+        "topic": where.opt_string(rec, "topic"),
+        "question_type": where.opt_string(rec, "question_type"),
     }
     case_id = builder.add_case(case, where, id_field="id")
     model = str(rec.get("model") or "agent")
