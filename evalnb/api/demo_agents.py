@@ -181,7 +181,7 @@ def _run(rng: random.Random, agent: _Agent, request: str,
 def demo_agent_records(n_cases: int = 90) -> list[dict[str, Any]]:
     """Return the demo's conversations as ``agent_chat`` records (one per case and agent)."""
     rng = random.Random(_SEED)
-    records = []
+    records: list[dict[str, Any]] = []
     seen: set[str] = set()
     while len(seen) < n_cases:
         topic, request, calls = _task(rng)

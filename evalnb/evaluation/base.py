@@ -188,6 +188,9 @@ class Evaluator(ABC):
     metrics: ClassVar[tuple[MetricSpec, ...]]
     params: ClassVar[tuple[Param, ...]] = ()
     judge: ClassVar[bool] = False
+    # Evaluators that use the LLM judge when one is given (step extraction by the judge):
+    # the judge's model joins their parameters, so changing it rescores.
+    uses_judge: ClassVar[bool] = False
     # Agent evaluators read each row's steps and its case's reference tool calls: the engine
     # adds them as the list columns ``steps`` and ``reference`` (evaluation/agents.py).
     trajectory: ClassVar[bool] = False

@@ -68,5 +68,6 @@ def _load_catalog() -> None:
     import evalnb.evaluation.ragas  # noqa: PLC0415
     import evalnb.evaluation.rouge  # noqa: PLC0415
     import evalnb.evaluation.rules  # noqa: PLC0415
+    import evalnb.evaluation.step_alignment  # noqa: PLC0415
     import evalnb.evaluation.summarization  # noqa: PLC0415
     import evalnb.evaluation.text_matching  # noqa: F401, PLC0415

@@ -124,7 +124,7 @@ def evaluate(
     ]
     routed = _split_params(classes, params)
     for cls in classes:
-        if cls.judge and judge is not None:
+        if (cls.judge or cls.uses_judge) and judge is not None:
             routed[cls.id].setdefault(
                 "judge_model", f"{judge.model}@{public_url(str(judge.base_url))}"
             )
@@ -197,7 +197,9 @@ def _score_rows(
             continue
         if cls.id in pending:
             out[cls.id] = pending[cls.id]
-        elif ray is not None and not cls.judge:  # judges wait on the LLM host: here
+        elif ray is not None and not (
+            cls.judge or cls.uses_judge
+        ):  # judges wait on the LLM host: here
             job = [(cls, resolved[cls.id])]
             out[cls.id] = score_with_ray(ray, job, todo, bar, lab_path)[cls.id]
         else:
