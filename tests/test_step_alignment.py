@@ -110,7 +110,7 @@ def _metrics(lab: evalnb.Lab) -> dict[str, dict[str, float | None]]:
 def test_copied_dropped_invented_and_reordered_procedures() -> None:
     numbered = "\n".join(f"{i}. {s}" for i, s in enumerate(STEPS, 1))
     dropped = "\n".join(f"{i}. {s}" for i, s in enumerate(STEPS[:3] + STEPS[4:], 1))
-    invented = STEPS[:2] + ["Call the branch manager for written approval."] + STEPS[2:]
+    invented = [*STEPS[:2], "Call the branch manager for written approval.", *STEPS[2:]]
     swapped = [STEPS[1], STEPS[0], *STEPS[2:]]
     lab = _lab({
         "copied": numbered,
