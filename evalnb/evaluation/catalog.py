@@ -60,6 +60,7 @@ def _load_catalog() -> None:
     import evalnb.evaluation.bleu  # noqa: PLC0415
     import evalnb.evaluation.embedding  # noqa: PLC0415
     import evalnb.evaluation.encoding  # noqa: PLC0415
+    import evalnb.evaluation.fact_check  # noqa: PLC0415
     import evalnb.evaluation.gptscore  # noqa: PLC0415
     import evalnb.evaluation.judges  # noqa: PLC0415
     import evalnb.evaluation.leakage  # noqa: PLC0415
