@@ -98,7 +98,7 @@ def test_user_tools_are_offered_and_recorded(tmp_path: Path) -> None:
 
 
 def test_context_search_ranks_by_bm25() -> None:
-    search = ContextSearch(CONTEXTS + ["France France France France is a country."], top=2)
+    search = ContextSearch([*CONTEXTS, "France France France France is a country."], top=2)
     first = search("longest river").split("\n\n")[0]
     assert first.startswith("[1] The Loire")
     assert search("zzz") == "no passages found"
