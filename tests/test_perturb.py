@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 import evalnb
 from evalnb.lab.errors import EvalnbError
+from evalnb.lab.schema import conform, empty
 from evalnb.robustness.perturbators import PERTURBATORS, perturb_text
+from tests.llm_server import LoopbackLLM
 
 _TEXT = "What is the best way to keep a big old dog happy and healthy in a very small flat today"
 
@@ -77,3 +81,65 @@ def test_lab_perturb_adds_linked_cases(tmp_path: pytest.TempPathFactory) -> None
     assert again.cases.height == 5
     lab.perturb("comma", intensity="high", seed=1)  # same seed: same ids, nothing added twice
     assert lab.cases.height == 5
+
+
+_FALSE = {"Is the capital of France Paris?": ("Is the capital of France London, as the "
+                                               "archives of the Louvre show?",
+                                               "The capital of France is London."),
+          "Who painted the Mona Lisa?": ("Who painted the Mona Lisa, which Picasso signed in "
+                                         "1905?", "Picasso signed the Mona Lisa in 1905.")}  # fmt: skip
+
+
+def _misinformer(prompt: str) -> str:
+    text = prompt.split("<<<\n", 1)[1].split("\n>>>", 1)[0]
+    if text in _FALSE:
+        new, claim = _FALSE[text]
+        return json.dumps({"perturbed_text": new, "false_claim": claim})
+    if text.startswith("Same"):
+        return json.dumps({"perturbed_text": text, "false_claim": "none"})
+    return "Sorry, I will not do that."
+
+
+def test_contextual_misinformation_through_an_llm(tmp_path: Path) -> None:
+    prompts = ["Is the capital of France Paris?", "Who painted the Mona Lisa?",
+               "Same text please", "How tall is Everest?"]  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame({"prompt": prompts, "actual": ["Paris.", "Da Vinci.", "ok", "8849 m"]})
+    )
+    with pytest.raises(evalnb.EvalnbError, match="pass llm=evalnb.LLMClient"):
+        lab.perturb("contextual_misinformation")
+    with LoopbackLLM(_misinformer) as server:
+        llm = evalnb.LLMClient(server.base_url, "writer", cache=tmp_path / "c.duckdb")
+        lab.perturb("contextual_misinformation", intensity="high", seed=3, llm=llm)
+        calls = sum(server.calls.values())
+        lab.perturb("contextual_misinformation", intensity="high", seed=3, llm=llm)  # cached
+        assert sum(server.calls.values()) == calls
+        with pytest.raises(evalnb.EvalnbError, match="rewrote none of 1 texts"):
+            evalnb.load(pl.DataFrame({"prompt": ["How tall is Everest?"]})).perturb(
+                "contextual_misinformation", llm=llm)  # fmt: skip
+    added = lab.cases.filter(pl.col("perturbation_of").is_not_null()).sort("prompt")
+    assert added["prompt"].to_list() == sorted(v[0] for v in _FALSE.values())  # 2 of 4 rewritten
+    assert set(added["perturbation"]) == {"contextual_misinformation"}
+    claims = [json.loads(e)["misinformation"] for e in added["extra"]]
+    assert {c["false_claim"] for c in claims} == {v[1] for v in _FALSE.values()}
+    assert {c["intensity"] for c in claims} == {"high"}
+    # The lineage drives flips and the adversarial effect: a model fooled by the premise.
+    base = dict(zip(lab.cases["prompt"], lab.cases["case_id"], strict=True))
+    answers = {base["Is the capital of France Paris?"]: "Paris.",
+               base["Who painted the Mona Lisa?"]: "Leonardo da Vinci."}  # fmt: skip
+    for row in added.iter_rows(named=True):
+        answers[row["case_id"]] = "London." if "London" in row["prompt"] else "Picasso."
+    expected = {base["Is the capital of France Paris?"]: ["Paris"],
+                base["Who painted the Mona Lisa?"]: ["Leonardo da Vinci"]}  # fmt: skip
+    for row in added.iter_rows(named=True):
+        expected[row["case_id"]] = expected[row["perturbation_of"]]
+    outputs = empty("outputs").vstack(conform(pl.DataFrame(
+        {"case_id": list(answers), "model": "m", "sample": 0, "actual": list(answers.values())}
+    ), "outputs"))  # fmt: skip
+    cases = lab.cases.with_columns(expected=pl.col("case_id").replace_strict(
+        expected, default=[], return_dtype=pl.List(pl.String)))  # fmt: skip
+    lab._update({"cases": cases, "outputs": outputs})
+    scored = evalnb.evaluate(lab, ["rouge"], progress=False)
+    effect = scored.adversarial_effect(n_boot=200).filter(metric="rouge_l")
+    assert effect["kind"].to_list() == ["contextual_misinformation"]
+    assert effect["flips"].item() == 2 and effect["difference"].item() < -0.9

@@ -15,6 +15,8 @@ from evalnb.analysis.leaderboard import mean_interval
 __all__ = ["EFFECT_SCHEMA", "adversarial_effect"]
 
 _PREFIX = "adversarial_"
+# Perturbators that attack the model as adversarial inputs do (H2O's agent-based ones).
+_AGENT_BASED = ["contextual_misinformation"]
 _KEYS = ["evaluator", "metric", "model", "kind"]
 EFFECT_SCHEMA = pl.Schema(
     {"evaluator": pl.String, "metric": pl.String, "model": pl.String, "kind": pl.String,
@@ -44,7 +46,10 @@ def adversarial_effect(
         interval (``ci_low``, ``ci_high``), both pass rates, ``flips`` (pairs whose base
         passed and adversarial case failed) and ``higher_is_better`` (which sign is worse).
     """
-    lineage = cases.filter(pl.col("perturbation").str.starts_with(_PREFIX)).select(
+    adversarial = pl.col("perturbation").str.starts_with(_PREFIX) | pl.col("perturbation").is_in(
+        _AGENT_BASED
+    )
+    lineage = cases.filter(adversarial).select(
         "case_id", base="perturbation_of", kind=pl.col("perturbation").str.strip_prefix(_PREFIX)
     )
     per_case = verdicts.group_by("case_id", "model", "evaluator", "metric").agg(

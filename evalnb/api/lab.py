@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from evalnb.analysis.tables import RichTable
     from evalnb.diagnosis.failure_clusters import FailureClusters
+    from evalnb.llm.client import LLMClient
 
 __all__ = ["Lab", "load", "open_lab"]
 
@@ -185,7 +186,7 @@ class Lab(HumanCalibration):
     # -- robustness and weakness ---------------------------------------------------------------
 
     def perturb(self, perturbators: str | list[str], *, intensity: str = "medium",
-                seed: int = 0, field: str = "prompt") -> Lab:  # fmt: skip
+                seed: int = 0, field: str = "prompt", llm: LLMClient | None = None) -> Lab:  # fmt: skip
         """Add a perturbed copy of every original case per perturbator (H2O lineage).
 
         Each new case keeps its original's fields but ``field`` (default the prompt), links
@@ -193,8 +194,12 @@ class Lab(HumanCalibration):
         category. Models have not answered the new cases yet: run them (or import their
         answers), then evaluate; :meth:`problems` reports verdicts that flip. Deterministic
         for a seed; written through to the lab's store when it has one.
+
+        ``"contextual_misinformation"`` (H2O's agent-based perturbator) rewrites each prompt
+        around a plausible false claim through ``llm`` (an :class:`evalnb.LLMClient`), and
+        keeps the claim in the new case's ``extra``.
         """
-        return perturb(self, perturbators, intensity=intensity, seed=seed, field=field)
+        return perturb(self, perturbators, intensity=intensity, seed=seed, field=field, llm=llm)
 
     def adversarial_effect(self, *, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
         """Compare each adversarial case's score with its base case's (:func:`evalnb.adversarial`).

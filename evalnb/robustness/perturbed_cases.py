@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import polars as pl
 
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import EvalnbError
-from evalnb.robustness.perturbators import perturb_text
+from evalnb.robustness.misinformation import NAME as MISINFORMATION
+from evalnb.robustness.misinformation import misinform
+from evalnb.robustness.perturbators import INTENSITIES, perturb_text
+
+if TYPE_CHECKING:
+    from evalnb.llm.client import LLMClient
 
 _log = logging.getLogger("evalnb")
 
@@ -20,22 +26,33 @@ L = TypeVar("L", bound=LabCore)
 
 
 def perturbed_cases(
-    cases: pl.DataFrame, names: list[str], intensity: str, seed: int, field: str
-) -> pl.DataFrame:
+    cases: pl.DataFrame, names: list[str], intensity: str, seed: int, field: str,
+    llm: LLMClient | None = None,
+) -> pl.DataFrame:  # fmt: skip
     """One new case per (original case, perturbator); ids derive from the lineage and seed.
 
     A case the perturbator cannot change (H2O's retry limit) is skipped and logged; a
-    perturbator that changes no case at all is an error.
+    perturbator that changes no case at all is an error. ``contextual_misinformation``
+    rewrites through ``llm`` and records the false claim in the new case's ``extra``.
     """
     if field not in ("prompt", "system"):
         msg = f"perturb: field must be 'prompt' or 'system'; got {field!r}"
         raise ValueError(msg)
     originals = cases.filter(pl.col("perturbation_of").is_null() & pl.col(field).is_not_null())
     level = intensity.lower()
+    if level not in INTENSITIES:
+        msg = f"unknown intensity {intensity!r}; expected one of {INTENSITIES}"
+        raise EvalnbError(msg)
     parts = []
     for name in names:
         texts: list[str | None] = []
-        for text in originals[field].to_list():
+        extras = originals["extra"].to_list()
+        if name == MISINFORMATION:
+            rewrites = misinform(llm, originals[field].to_list(), level, seed)
+            texts = [r[0] if r else None for r in rewrites]
+            extras = [_with_claim(e, r[1], level) if r else e
+                      for e, r in zip(extras, rewrites, strict=True)]  # fmt: skip
+        for text in originals[field].to_list() if name != MISINFORMATION else ():
             try:
                 texts.append(perturb_text(name, text, level, seed=seed))
             except EvalnbError as exc:  # e.g. no 'y' to swap, too few words for the step
@@ -49,7 +66,8 @@ def perturbed_cases(
         if not done.any() and originals.height:
             msg = f"perturbator {name!r} at {level!r} could not change any {field}; the last reason is logged"
             raise EvalnbError(msg)
-        parts.append(originals.filter(done).with_columns(
+        parts.append(originals.with_columns(extra=pl.Series(extras, dtype=pl.String))
+                     .filter(done).with_columns(
             pl.Series(field, [t for t in texts if t is not None], dtype=pl.String),
             case_id=pl.Series(ids, dtype=pl.String).filter(done),
             perturbation_of=pl.col("case_id"),
@@ -60,15 +78,23 @@ def perturbed_cases(
     return pl.concat(parts) if parts else cases.clear()
 
 
+def _with_claim(extra: str | None, claim: str, level: str) -> str:
+    """Return the case's extra with the planted false claim (what a model should resist)."""
+    known = json.loads(extra) if extra else {}
+    known = known if isinstance(known, dict) else {"extra": known}
+    return json.dumps({**known, "misinformation": {"false_claim": claim, "intensity": level}},
+                      ensure_ascii=False)  # fmt: skip
+
+
 def perturb(lab: L, perturbators: str | list[str], *, intensity: str = "medium", seed: int = 0,
-            field: str = "prompt") -> L:  # fmt: skip
+            field: str = "prompt", llm: LLMClient | None = None) -> L:  # fmt: skip
     """Add :func:`perturbed_cases` of ``lab`` to it (its store too) and return it.
 
     A perturbed case already in the lab (same lineage and seed, so the same id) is kept as
     it is; see :meth:`evalnb.Lab.perturb`.
     """
     names = [perturbators] if isinstance(perturbators, str) else list(perturbators)
-    added = perturbed_cases(lab.cases, names, intensity, seed, field)
+    added = perturbed_cases(lab.cases, names, intensity, seed, field, llm)
     cases = pl.concat(
         [lab.cases, added.filter(~pl.col("case_id").is_in(lab.cases["case_id"].implode()))]
     )
