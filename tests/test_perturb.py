@@ -106,7 +106,7 @@ def test_contextual_misinformation_through_an_llm(tmp_path: Path) -> None:
     lab = evalnb.load(
         pl.DataFrame({"prompt": prompts, "actual": ["Paris.", "Da Vinci.", "ok", "8849 m"]})
     )
-    with pytest.raises(evalnb.EvalnbError, match="pass llm=evalnb.LLMClient"):
+    with pytest.raises(evalnb.EvalnbError, match=r"pass llm=evalnb\.LLMClient"):
         lab.perturb("contextual_misinformation")
     with LoopbackLLM(_misinformer) as server:
         llm = evalnb.LLMClient(server.base_url, "writer", cache=tmp_path / "c.duckdb")
