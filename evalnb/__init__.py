@@ -16,6 +16,7 @@ from evalnb.api.adversarial import adversarial
 from evalnb.api.calibration_methods import load_calibration
 from evalnb.api.corpus import (
     Corpus,
+    NoTopicsWarning,
     corpus,
     generate_tests,
     generation_report,
@@ -63,6 +64,7 @@ __all__ = [
     "LLMClient",
     "Lab",
     "Labeler",
+    "NoTopicsWarning",
     "NothingScoredWarning",
     "RayEngine",
     "Report",

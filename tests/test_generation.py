@@ -114,3 +114,18 @@ def test_a_generated_suite_exports_for_h2o(suite: tuple[Path, evalnb.Lab], tmp_p
     # and as a test lab (cases with no categories used to break that export)
     as_lab = evalnb.load(lab.export(tmp_path / "lab.json")).cases.sort("case_id")
     assert as_lab["prompt"].equals(cases["prompt"])
+
+
+def test_a_corpus_without_topics_gets_them_first_or_a_warning(
+    suite: tuple[Path, evalnb.Lab],
+) -> None:
+    _, lab = suite
+    chunks = lab.table("chunks").with_columns(topic=pl.lit(None, pl.String))
+    corpus = evalnb.Corpus(evalnb.Lab({"chunks": chunks}))
+    made = evalnb.generate_tests(corpus, n=12, seed=0)  # topic modeling runs first, as in MRM
+    assert corpus.chunks["topic"].null_count() < corpus.chunks.height
+    assert made.cases["topic"].null_count() < made.cases.height
+    small = evalnb.Corpus(evalnb.Lab({"chunks": chunks.head(4)}))
+    with pytest.warns(evalnb.NoTopicsWarning, match=r"topic modeling could not run.*set_topics"):
+        few = evalnb.generate_tests(small, n=3, seed=0)
+    assert few.cases["topic"].is_null().all()

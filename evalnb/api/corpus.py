@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 
     from evalnb.llm.client import LLMClient
 
-__all__ = ["Corpus", "corpus", "generate_tests", "generation_report", "retrieval_baseline"]
+__all__ = ["Corpus", "NoTopicsWarning", "corpus", "generate_tests", "generation_report",
+           "retrieval_baseline"]  # fmt: skip
 
 
 def _chunk_id(doc: str, page: int | None, start: int, text: str) -> str:
@@ -185,6 +187,7 @@ def generate_tests(
     seed: int = 0,
     dedupe: float = 0.92,
     json_mode: bool = True,
+    auto_topics: bool = True,
 ) -> Lab:
     """Generate a test suite from a corpus: a lab of cases traced to their chunks.
 
@@ -214,6 +217,11 @@ def generate_tests(
     json_mode
         Ask the LLM endpoint for JSON replies (``response_format``); turn off for a
         server that rejects the parameter.
+    auto_topics
+        When no chunk has a topic yet, find them first (``corpus.set_topics(corpus.topics())``,
+        as the MRM workflow does), so cases carry a topic and are balanced over them. A
+        corpus too small for topic modeling is used as it is, with a warning saying how to
+        give its chunks topics.
 
     Returns
     -------
@@ -225,6 +233,8 @@ def generate_tests(
         counts are kept with it (:func:`generation_report`).
     """
     names = list(generators or (LLM_KINDS if llm is not None else JUDGE_FREE))
+    if corpus.chunks["topic"].is_null().all() and corpus.chunks.height:
+        _find_topics(corpus, seed=seed, auto=auto_topics)
     cases, report = generate_cases(
         corpus.chunks, n=n, generators=names, topics=topics, seed=seed, dedupe=dedupe,
         model=corpus.model, llm=llm, json_mode=json_mode,
@@ -237,6 +247,26 @@ def generate_tests(
 
 
 _REPORT_KEY = "test_generation"
+
+
+def _find_topics(corpus: Corpus, *, seed: int, auto: bool) -> None:
+    """Give a corpus without topics its topics, or warn that the cases will carry none."""
+    how = ("Call corpus.set_topics(corpus.topics(min_topic_size=...)) first, or set the "
+           "chunks' topic column yourself")  # fmt: skip
+    if not auto:
+        warnings.warn(f"the corpus has no topics, so the generated cases carry none. {how}.",
+                      NoTopicsWarning, stacklevel=3)  # fmt: skip
+        return
+    try:
+        corpus.set_topics(corpus.topics(seed=seed))
+    except ValueError as exc:  # too few chunks for topic modeling
+        warnings.warn(f"the corpus has no topics and topic modeling could not run ({exc}); "
+                      f"the generated cases carry no topic. {how}.", NoTopicsWarning,
+                      stacklevel=3)  # fmt: skip
+
+
+class NoTopicsWarning(UserWarning):
+    """Generated test cases carry no topic (the corpus has none)."""
 
 
 def generation_report(lab: Lab, step: str = "tests") -> pl.DataFrame:
