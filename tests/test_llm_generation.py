@@ -115,9 +115,10 @@ def test_every_llm_kind_makes_traced_cases_and_failures_are_counted(
     corpus = evalnb.Corpus(evalnb.open(store))
     writer = Writer()
     # Without topics (their plan is what the counts below follow): the cases carry none.
-    with LoopbackLLM(writer) as server, pytest.warns(evalnb.NoTopicsWarning, match="no topics"):
-        lab = evalnb.generate_tests(corpus, n=60, llm=_client(server, tmp_path / "c.duckdb"),
-                                    auto_topics=False)  # fmt: skip
+    with LoopbackLLM(writer) as server:
+        with pytest.warns(evalnb.NoTopicsWarning, match="no topics"):
+            lab = evalnb.generate_tests(corpus, n=60, llm=_client(server, tmp_path / "c.duckdb"),
+                                        auto_topics=False)  # fmt: skip
         sent = server.total_calls
     cases = lab.cases
     text_of = dict(corpus.chunks.select("chunk_id", "text").iter_rows())
