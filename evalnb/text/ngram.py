@@ -13,20 +13,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from evalnb.text.mteval13a import REPLACEMENTS_13A
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "REPLACEMENTS_13A", "NgramStats", "TokenIds", "flat_ngram_stats", "id_ngram_stats",
+    "NgramStats", "TokenIds", "flat_ngram_stats", "id_ngram_stats",
     "ids_13a", "ngram_stats", "tokenize_13a", "tokens_13a",
 ]  # fmt: skip
 
 # mteval-v13a as sacrebleu implements it (tokenizer_13a.py + tokenizer_re.py), one Polars
 # pass per rule. Rust regex and Python `re` agree on these patterns: no look-arounds, and
 # leftmost-first, non-overlapping replacement in both.
-# 13a's character replacements, in its order (before its rules).
-REPLACEMENTS_13A = (("<skipped>", ""), ("-\n", ""), ("\n", " "), ("&quot;", '"'),
-                    ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))  # fmt: skip
 _13A_RULES = (
     # sacrebleu's class also holds the space (the range " -&"); padding a space with spaces
     # changes no token, and leaving it out makes this pass 8x faster.

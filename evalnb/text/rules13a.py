@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from evalnb.text.ngram import REPLACEMENTS_13A
+from evalnb.text.mteval13a import REPLACEMENTS_13A
 from evalnb.text.utf8 import space_width
 
 __all__ = ["MAY_ISOLATE", "isolated_13a", "replaced_13a"]

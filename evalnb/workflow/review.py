@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
@@ -12,17 +12,43 @@ from evalnb.widgets.curator import Curator
 from evalnb.widgets.labeler import Labeler
 
 if TYPE_CHECKING:
-    from evalnb.workflow.core import Workflow
+    from evalnb.api.lab import Lab
+    from evalnb.workflow.system import System
 
-__all__ = ["review_surface", "step_charts"]
+__all__ = ["Reviewed", "review_surface", "step_charts"]
 
 
-def _metric(wf: Workflow, step: str) -> tuple[str, str]:
+class Reviewed(Protocol):
+    """What review reads of a workflow (:class:`evalnb.workflow.core.Workflow` has it).
+
+    A protocol, so that this module needs nothing from the workflow that uses it.
+    """
+
+    @property
+    def lab(self) -> Lab:
+        """The workflow's lab."""
+        ...
+
+    @property
+    def system(self) -> System | None:
+        """The system under test, when there is one."""
+        ...
+
+    def params(self, step: str) -> dict[str, Any]:
+        """Return the step's parameters."""
+        ...
+
+    def summary(self, step: str) -> dict[str, Any]:
+        """Return the step's last summary."""
+        ...
+
+
+def _metric(wf: Reviewed, step: str) -> tuple[str, str]:
     p = wf.params(step)
     return str(p["evaluator"]), str(p["metric"])
 
 
-def _system(wf: Workflow) -> str:
+def _system(wf: Reviewed) -> str:
     if wf.system is None:
         msg = "the workflow has no system under test: open it with system=..."
         raise ValueError(msg)
@@ -36,7 +62,7 @@ def _need(reviewer: str | None, step: str) -> str:
     return reviewer
 
 
-def review_surface(wf: Workflow, step: str, reviewer: str | None) -> Any:  # noqa: ANN401 - one surface per step
+def review_surface(wf: Reviewed, step: str, reviewer: str | None) -> Any:  # noqa: ANN401 - one surface per step
     """Return the widget, chart or table a reviewer uses for ``step``."""
     lab = wf.lab
     if step == "topic_modeling":
@@ -69,7 +95,7 @@ def review_surface(wf: Workflow, step: str, reviewer: str | None) -> Any:  # noq
     return lab.adversarial_chart(evaluator, metric)
 
 
-def step_charts(wf: Workflow) -> dict[str, str]:
+def step_charts(wf: Reviewed) -> dict[str, str]:
     """Inline SVG charts for the report: flips and the adversarial effect, when they ran."""
     from evalnb.analysis.charts import adversarial_chart, flip_chart, to_svg  # noqa: PLC0415
 
