@@ -11,7 +11,7 @@ imports this module; ``evalnb/__init__.py`` exports it.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalnb.analysis import derived
 from evalnb.analysis.judges import judge_report
@@ -25,6 +25,7 @@ from evalnb.generation.curation import curate, curated_cases, curation_view
 from evalnb.io.agent_export import agent_chat_records
 from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
 from evalnb.io.load import load as load_core
+from evalnb.io.ragas_data import ragas_records
 from evalnb.io.tencent_export import tencent_records
 from evalnb.lab.files import write_atomic
 from evalnb.robustness.perturbed_cases import perturb
@@ -63,7 +64,8 @@ class Lab(HumanCalibration):
 
     # -- files -----------------------------------------------------------------------------
 
-    def export(self, path: str | Path, format: str = "h2o_lab") -> Path:  # noqa: A002
+    def export(self, path: str | Path, format: str = "h2o_lab", *,  # noqa: A002
+               model: str | None = None) -> Path:  # fmt: skip
         """Write the lab to ``path`` in a source format others read.
 
         Parameters
@@ -75,23 +77,46 @@ class Lab(HumanCalibration):
             JSON: the cases only, as curated (:meth:`curate`), grouped into tests by their
             documents), ``"tencent"`` (Tencent TI evaluation-only JSONL) or
             ``"agent_chat"`` (OpenAI chat conversations, JSONL: one per output, its steps as
-            messages with tool calls, and the case's reference tool calls). Importing the
-            file back gives equal cases (and outputs and steps, for the formats that hold
-            them).
+            messages with tool calls, and the case's reference tool calls) or ``"ragas"``
+            (ragas single-turn samples, JSONL: what ``EvaluationDataset.from_jsonl`` reads).
+            Importing the file back gives equal cases (and outputs and steps, for the
+            formats that hold them).
+        model
+            For ``"ragas"``: one model's answers (a ragas dataset holds one system's);
+            without it every output is written, each with its ``model``.
         """
         if format == "h2o_lab":
             text = json.dumps(h2o_lab_document(self), indent=4, ensure_ascii=False)
         elif format == "h2o_suite":
             suite = curated_cases(self.cases, self.table("curation"))
             text = json.dumps(h2o_suite_document(self, suite), indent=4, ensure_ascii=False)
-        elif format in ("tencent", "agent_chat"):
-            records = tencent_records(self) if format == "tencent" else agent_chat_records(self)
+        elif format in ("tencent", "agent_chat", "ragas"):
+            records = (tencent_records(self) if format == "tencent"
+                       else agent_chat_records(self) if format == "agent_chat"
+                       else ragas_records(self, model))  # fmt: skip
             text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         else:
-            msg = (f"cannot export to {format!r}; expected 'h2o_lab', 'h2o_suite', 'tencent' "
-                   "or 'agent_chat'")  # fmt: skip
+            msg = (f"cannot export to {format!r}; expected 'h2o_lab', 'h2o_suite', 'tencent', "
+                   "'agent_chat' or 'ragas'")  # fmt: skip
             raise ValueError(msg)
         return write_atomic(path, text)
+
+    def to_ragas(self, model: str | None = None) -> Any:  # noqa: ANN401 - ragas' own type
+        """Return the answers as a ragas ``EvaluationDataset`` (needs ``evalnb[ragas]``).
+
+        One model's (``model``, or the lab's only one); with several models and no
+        ``model``, a dict of one dataset per model. Fields as :func:`evalnb.load` reads them
+        back (the unmapped ones from ``extra`` included).
+        """
+        try:
+            from ragas import EvaluationDataset  # noqa: PLC0415 - optional
+        except ImportError:
+            msg = "to_ragas needs ragas: pip install 'evalnb[ragas]'"
+            raise ImportError(msg) from None
+        models = sorted(set(self.outputs["model"]))
+        if model is not None or len(models) == 1:
+            return EvaluationDataset.from_list(ragas_records(self, model or models[0]))
+        return {m: EvaluationDataset.from_list(ragas_records(self, m)) for m in models}
 
     def report(self, path: str | Path | None = None, *, title: str | None = None,
                seed: int = 0) -> Report:  # fmt: skip
@@ -283,7 +308,7 @@ class Lab(HumanCalibration):
 
 
 def load(
-    source: str | Path | pl.DataFrame | pd.DataFrame,
+    source: str | Path | pl.DataFrame | pd.DataFrame | object,
     format: str | None = None,  # noqa: A002 - the public name the issue asks for
     **mapping: object,
 ) -> Lab:
@@ -292,14 +317,16 @@ def load(
     Parameters
     ----------
     source
-        A path (see ``evalnb.FORMATS`` for the formats read) or a Polars/pandas frame.
+        A path (see ``evalnb.FORMATS`` for the formats read), a Polars/pandas frame, or a
+        ragas ``EvaluationDataset`` / ``EvaluationResult`` (its scores become imported
+        scores, evaluator ``ragas_result``).
     format
         Force a format instead of detecting it from the content.
     **mapping
         For generic tables: which column holds each field, e.g. ``prompt="question",
         actual="answer", model="llm"``; ``actual={"model A": "col_a", ...}`` reads a wide
-        table with one answer column per model. For HarpIA and Harbor files, ``model=``
-        names the model the answers belong to.
+        table with one answer column per model. For HarpIA, Harbor and ragas sources,
+        ``model=`` names the model the answers belong to.
 
     Returns
     -------

@@ -20,6 +20,7 @@ from evalnb.io.h2o import read_h2o_lab, read_h2o_suite
 from evalnb.io.harbor import read_harbor
 from evalnb.io.harpia import read_harpia
 from evalnb.io.inspect_log import is_inspect_log, read_inspect_log
+from evalnb.io.ragas_data import is_ragas_record, ragas_object_records, read_ragas_records
 from evalnb.io.source import (
     Line,
     check_json_text,
@@ -52,6 +53,8 @@ FORMATS: dict[str, str] = {
     "multi-turn samples (user_input turns), with reference_tool_calls",
     "inspect_log": "Inspect AI eval log JSON ({version, status, eval, samples}): samples' "
     "conversations with tool calls, scores kept as imported scores",
+    "ragas": "ragas single-turn samples (EvaluationDataset.to_jsonl / to_csv / to_list: "
+    "user_input, response, reference, retrieved_contexts, ...), JSONL, JSON or CSV",
     "agent_spans": "OpenInference / OpenTelemetry GenAI spans, JSON or JSONL (OTLP "
     "resourceSpans or flat exported spans), grouped into conversations by session or trace",
     "tencent": "Tencent TI JSONL (messages / model_outputs / conversation per line)",
@@ -64,12 +67,14 @@ FORMATS: dict[str, str] = {
     "evalnb_archive": "evalnb evaluation archive ZIP (Lab.archive)",
 }
 _MAPPED = {"csv", "jsonl", "json", "parquet", "frame"}
-_MODEL_ONLY = {"harpia", "harbor"}
+_MODEL_ONLY = {"harpia", "harbor", "ragas"}
 
 
 def _sniff_lines(lines: list[Line]) -> str:
     if any(is_span_record(value) for _, value in lines[:1]):
         return "agent_spans"
+    if lines and is_ragas_record(lines[0][1]):
+        return "ragas"
     if any(is_agent_record(value) for _, value in lines):
         return "agent_chat"
     first = lines[0][1] if lines else None
@@ -100,6 +105,8 @@ def _sniff_document(doc: object) -> str | None:
     if isinstance(doc, list):
         if doc and is_span_record(doc[0]):
             return "agent_spans"
+        if doc and is_ragas_record(doc[0]):
+            return "ragas"
         return "agent_chat" if any(is_agent_record(item) for item in doc) else "json"
     return None
 
@@ -155,6 +162,8 @@ def _detect(path: Path) -> _Sniffed:
     names = {h.strip().strip('"') for h in header}
     if {"prompt", "response"} <= names <= {"system", "prompt", "response"}:
         return _Sniffed("tencent_csv", text)
+    if "user_input" in names and names & {"response", "reference", "retrieved_contexts"}:
+        return _Sniffed("ragas", text)
     return _Sniffed("csv", text)
 
 
@@ -162,7 +171,7 @@ _NOT_JSON = object()
 
 
 def load(
-    source: str | Path | pl.DataFrame | pd.DataFrame,
+    source: str | Path | pl.DataFrame | pd.DataFrame | object,
     format: str | None = None,  # noqa: A002 - the public name the issue asks for
     **mapping: object,
 ) -> LabCore:
@@ -171,8 +180,17 @@ def load(
     :func:`evalnb.load` documents the arguments and errors; it returns the same lab as an
     :class:`evalnb.Lab`.
     """
+    if not isinstance(source, str | Path | pl.DataFrame) and not _is_pandas(source):
+        # A ragas EvaluationDataset or EvaluationResult (duck-typed: no ragas needed here).
+        _check_mapping("ragas", mapping)
+        records, scores = ragas_object_records(source)
+        where = Where(f"<{type(source).__name__}>")
+        builder = LabBuilder()
+        placed = [(where.at(i), where.at(i).record(r)) for i, r in enumerate(records)]
+        read_ragas_records(placed, builder, model=_model(mapping), scores=scores)
+        return LabCore(builder.frames())
     if not isinstance(source, str | Path):  # a Polars or pandas frame
-        frame = source if isinstance(source, pl.DataFrame) else _from_pandas(source)
+        frame = source if isinstance(source, pl.DataFrame) else _from_pandas(source)  # type: ignore[arg-type]
         tables = frame_tables(frame, mapping, "<frame>")
         if tables is not None:
             return LabCore(tables)
@@ -197,6 +215,10 @@ def load(
         raise InputError(str(path), None, None, "values nested fewer than about 900 levels",
                          "deeper nesting") from None  # fmt: skip
     return LabCore(builder.frames())
+
+
+def _is_pandas(source: object) -> bool:
+    return type(source).__module__.startswith("pandas") and hasattr(source, "columns")
 
 
 def _from_pandas(frame: pd.DataFrame) -> pl.DataFrame:
@@ -246,6 +268,9 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
         read_records(_frame_records(frame, name), frame.columns, mapping, name, b)
         return
     text = read_text(path) if sniffed.text is None else sniffed.text
+    if fmt == "ragas":
+        _read_ragas(text, sniffed, name, _model(mapping), b)
+        return
     if fmt in {"agent_chat", "agent_spans", "inspect_log"} and (
         sniffed.doc is not None or fmt == "inspect_log" or text.lstrip()[:1] == "["
     ):
@@ -298,6 +323,23 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
         else:
             recs: list[Record] = [(Where(name, f"line {n}"), r) for n, r in rows]
             read_records(recs, header, mapping, name, b)
+
+
+def _read_ragas(text: str, sniffed: _Sniffed, name: str, model: str, b: LabBuilder) -> None:
+    head = text.lstrip()[:1]
+    if head in "[{":
+        if head == "[":
+            where = Where(name, "$")
+            doc = parse_json(text, name) if sniffed.doc is None else sniffed.doc
+            items = _as_list(doc, where)
+            records = [(where.at(i), where.at(i).record(r)) for i, r in enumerate(items)]
+        else:
+            records = [(Where(name, f"line {n}"), Where(name, f"line {n}").record(v))
+                       for n, v in read_jsonl(text, name)]  # fmt: skip
+        read_ragas_records(records, b, model=model)
+        return
+    _header, rows = read_csv(text, name)
+    read_ragas_records([(Where(name, f"line {n}"), r) for n, r in rows], b, model=model, csv=True)
 
 
 def _as_list(doc: object, where: Where) -> list[object]:
