@@ -191,6 +191,9 @@ class Evaluator(ABC):
     # Evaluators that use the LLM judge when one is given (step extraction by the judge):
     # the judge's model joins their parameters, so changing it rescores.
     uses_judge: ClassVar[bool] = False
+    # Evaluators made in this process for an object (a ragas metric) cannot be rebuilt by
+    # a Ray worker from their id: they always run here.
+    local_only: ClassVar[bool] = False
     # Agent evaluators read each row's steps and its case's reference tool calls: the engine
     # adds them as the list columns ``steps`` and ``reference`` (evaluation/agents.py).
     trajectory: ClassVar[bool] = False

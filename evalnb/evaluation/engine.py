@@ -13,6 +13,7 @@ from evalnb.evaluation.agents import steps_of, with_trajectories
 from evalnb.evaluation.base import Context, Evaluator, score_rows
 from evalnb.evaluation.catalog import catalog, get_evaluator
 from evalnb.evaluation.on_disk import score_on_disk
+from evalnb.evaluation.ragas_metrics import is_ragas_metric, ragas_evaluator
 from evalnb.evaluation.ray_engine import RayEngine, RayScorer, loads_model, score_with_ray
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
@@ -73,9 +74,29 @@ def _split_params(
     return routed
 
 
+def _classes(items: list[object]) -> list[type[Evaluator]]:
+    """Return the evaluator classes of ids and ragas metric objects, each once, in order."""
+    out: dict[str, type[Evaluator]] = {}
+    for item in items:
+        if isinstance(item, str):
+            cls = get_evaluator(item)
+        elif is_ragas_metric(item):
+            cls = ragas_evaluator(item)
+        else:
+            msg = (f"evaluators are ids (see evalnb.evaluators()) or ragas metric objects; "
+                   f"got {type(item).__name__}")  # fmt: skip
+            raise TypeError(msg)
+        if cls.id in out and out[cls.id] is not cls and not isinstance(item, str):
+            msg = (f"two ragas metrics named {cls.id.removeprefix('ragas.')!r} in one call: "
+                   "give one of them another name (metric.name = ...)")  # fmt: skip
+            raise ValueError(msg)
+        out.setdefault(cls.id, cls)
+    return list(out.values())
+
+
 def evaluate(
     lab: L,
-    names: str | Sequence[str],
+    names: str | Sequence[object],
     *,
     progress: bool = True,
     judge: LLMClient | None = None,
@@ -90,7 +111,9 @@ def evaluate(
         The lab to score. When it is backed by a store (``lab.path``), the new scores,
         metrics and thresholds are written to it in one transaction.
     names
-        Evaluator ids (see :func:`evaluators`), or one id.
+        Evaluator ids (see :func:`evaluators`), or one id; ragas metric objects too
+        (``RougeScore()``, ``Faithfulness(llm=...)``: see
+        :mod:`evalnb.evaluation.ragas_metrics`), scored as ``ragas.<name>``.
     progress
         Show a ``tqdm`` progress bar.
     judge
@@ -119,9 +142,7 @@ def evaluate(
     """
     ray = _ray_engine(engine)
     # One id is one evaluator: iterating a string would ask for evaluators "b", "l", ...
-    classes = [
-        get_evaluator(n) for n in dict.fromkeys([names] if isinstance(names, str) else names)
-    ]
+    classes = _classes([names] if isinstance(names, str) else list(names))
     routed = _split_params(classes, params)
     for cls in classes:
         if (cls.judge or cls.uses_judge) and judge is not None:
@@ -197,9 +218,8 @@ def _score_rows(
             continue
         if cls.id in pending:
             out[cls.id] = pending[cls.id]
-        elif ray is not None and not (
-            cls.judge or cls.uses_judge
-        ):  # judges wait on the LLM host: here
+        elif ray is not None and not (cls.judge or cls.uses_judge or cls.local_only):
+            # judges wait on the LLM host, objects made here cannot be rebuilt: both run here
             job = [(cls, resolved[cls.id])]
             out[cls.id] = score_with_ray(ray, job, todo, bar, lab_path)[cls.id]
         else:

@@ -250,6 +250,13 @@ class LLMClient:
             self._run([list(c) for c in conversations], dict(params or {}), progress)
         )
 
+    async def achat_many(
+        self, conversations: Sequence[Sequence[dict[str, Any]]], *,
+        params: dict[str, Any] | None = None,
+    ) -> list[ChatResult]:  # fmt: skip
+        """Await many chats from code already running in an event loop (cached as always)."""
+        return await self._run([list(c) for c in conversations], dict(params or {}), False)
+
     async def _run(self, conversations: list[list[dict[str, Any]]], params: dict[str, Any],
                    progress: bool) -> list[ChatResult]:  # fmt: skip
         import httpx  # noqa: PLC0415

@@ -1,0 +1,67 @@
+"""evalnb's :class:`~evalnb.llm.client.LLMClient` as a ragas LLM (``evalnb[ragas]``).
+
+ragas' collections metrics take an ``InstructorBaseRagasLLM``: ``agenerate(prompt,
+response_model)`` returning a filled pydantic model. :func:`ragas_llm` adapts a client to it,
+so ragas' LLM metrics run through evalnb's client — every call in its cache (a rerun, or a
+run resumed after a crash, asks nothing twice), its retries, deadlines and key masking. The
+prompt gets the response model's JSON Schema and the reply is validated against the model;
+a reply that is not is an error the metric reports for that row.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from evalnb.llm.client import run_blocking
+from evalnb.llm.judge import parse_json
+
+if TYPE_CHECKING:
+    from evalnb.llm.client import LLMClient
+
+__all__ = ["ragas_llm"]
+
+_ASK_JSON = ("\n\nReply with one JSON object only, no other text, that validates against this "
+             "JSON Schema:\n{SCHEMA}")  # fmt: skip
+
+
+def ragas_llm(client: LLMClient, *, json_mode: bool = True) -> Any:  # noqa: ANN401 - ragas' type
+    """Return ``client`` as a ragas ``InstructorBaseRagasLLM`` (ragas must be installed).
+
+    ``json_mode`` asks the endpoint for a JSON reply (``response_format``); turn it off for a
+    server that rejects the parameter.
+    """
+    try:
+        from ragas.llms.base import InstructorBaseRagasLLM  # noqa: PLC0415 - optional
+    except ImportError:
+        msg = "ragas_llm needs ragas: pip install 'evalnb[ragas]'"
+        raise ImportError(msg) from None
+
+    class _EvalnbLLM(InstructorBaseRagasLLM):  # type: ignore[misc]
+        """An evalnb LLMClient behind ragas' LLM interface."""
+
+        def __init__(self) -> None:
+            self.client = client
+            self.model = client.model
+            self.params = {"response_format": {"type": "json_object"}} if json_mode else {}
+
+        def __repr__(self) -> str:
+            return f"ragas_llm({self.model!r} at {client.public_endpoint})"
+
+        async def agenerate(self, prompt: str, response_model: type[Any]) -> Any:  # noqa: ANN401
+            schema = json.dumps(response_model.model_json_schema(), ensure_ascii=False)
+            ask = [{"role": "user", "content": prompt + _ASK_JSON.replace("{SCHEMA}", schema)}]
+            (reply,) = await client.achat_many([ask], params=self.params)
+            if reply.error is not None:
+                msg = f"the LLM call failed: {reply.error}"
+                raise RuntimeError(msg)
+            parsed = parse_json(reply.content)
+            if not parsed.ok:
+                msg = f"the LLM's reply is not JSON: {parsed.note}"
+                raise ValueError(msg)
+            return response_model.model_validate(parsed.value)
+
+        def generate(self, prompt: str, response_model: type[Any]) -> Any:  # noqa: ANN401
+            return run_blocking(self.agenerate(prompt, response_model))
+
+    return _EvalnbLLM()
