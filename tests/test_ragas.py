@@ -23,3 +23,11 @@ def test_ragas_metric_objects_run_as_evaluators_with_their_own_values() -> None:
     assert checked["restale"] is True
     assert checked["llm"]["failed_row_reason"] == "ragas raised"  # type: ignore[index]
     assert checked["llm"]["values"] == [0.5, 0.0]  # type: ignore[index]
+
+
+def test_our_vectorised_namesakes_equal_ragas_on_real_sentences() -> None:
+    gaps = run_with_ragas("ragas_bridge_native.py", "300")
+    assert (
+        isinstance(gaps, dict) and len(gaps) == 18
+    )  # 6 ROUGE, 2 string, 4 distances, 4 + 2 context
+    assert {k: v for k, v in gaps.items() if v > 1e-9} == {}

@@ -67,6 +67,7 @@ def _load_catalog() -> None:
     import evalnb.evaluation.looping  # noqa: PLC0415
     import evalnb.evaluation.model_backed  # noqa: PLC0415
     import evalnb.evaluation.ragas  # noqa: PLC0415
+    import evalnb.evaluation.ragas_native  # noqa: PLC0415
     import evalnb.evaluation.rouge  # noqa: PLC0415
     import evalnb.evaluation.rules  # noqa: PLC0415
     import evalnb.evaluation.step_alignment  # noqa: PLC0415

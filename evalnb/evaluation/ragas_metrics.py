@@ -171,7 +171,8 @@ def ragas_evaluator(metric: Any) -> type[Evaluator]:  # noqa: ANN401 - any ragas
 
 def _row_inputs(row: Mapping[str, Any], inputs: list[str]) -> dict[str, Any] | str:
     """Return the metric's inputs from one row, or why the row cannot give them."""
-    extra = json.loads(row.get("extra") or "{}") if isinstance(row.get("extra"), str) else {}
+    extra = {**json.loads(row.get("case_extra") or "{}"),
+             **json.loads(row.get("output_extra") or "{}")}  # fmt: skip
     values: dict[str, Any] = {
         "user_input": row.get("prompt"), "response": row.get("actual"),
         "reference": (row.get("expected") or [None])[0],

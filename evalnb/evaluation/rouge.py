@@ -99,23 +99,31 @@ def id_rouge_scores(
     tokens: TokenIds, p_lo: np.ndarray, p_hi: np.ndarray, t_lo: np.ndarray, t_hi: np.ndarray
 ) -> dict[str, np.ndarray]:
     """F-measures of ROUGE-1, -2 and -L of ``ids[p_lo[i]:p_hi[i]]`` vs the ``t`` span."""
+    parts = id_rouge_parts(tokens, p_lo, p_hi, t_lo, t_hi)
+    return {key: f for key, (_, _, f) in parts.items()}
+
+
+def id_rouge_parts(
+    tokens: TokenIds, p_lo: np.ndarray, p_hi: np.ndarray, t_lo: np.ndarray, t_hi: np.ndarray
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(precision, recall, F-measure) of ROUGE-1, -2 and -L, as rouge-score's Score holds."""
     from evalnb.text.ngram_kernel import clipped_counts, lcs_lengths  # noqa: PLC0415
 
     one_ref = np.arange(p_lo.size + 1, dtype=np.int64)
     overlap, _, _ = clipped_counts(tokens.ids, p_lo, p_hi, t_lo, t_hi, one_ref, 2)
     p_len = (p_hi - p_lo).astype(np.float64)
     t_len = (t_hi - t_lo).astype(np.float64)
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for n in (1, 2):
         inter = overlap[:, n - 1].astype(np.float64)
         precision = inter / np.maximum(p_len - n + 1, 1)
         recall = inter / np.maximum(t_len - n + 1, 1)
-        out[f"rouge_{n}"] = _f(precision, recall)
+        out[f"rouge_{n}"] = (precision, recall, _f(precision, recall))
     lcs = lcs_lengths(tokens.ids, p_lo, p_hi, t_lo, t_hi).astype(np.float64)
     empty = (p_len == 0) | (t_len == 0)
-    out["rouge_l"] = np.where(
-        empty, 0.0, _f(lcs / np.maximum(p_len, 1), lcs / np.maximum(t_len, 1))
-    )
+    lp = np.where(empty, 0.0, lcs / np.maximum(p_len, 1))
+    lr = np.where(empty, 0.0, lcs / np.maximum(t_len, 1))
+    out["rouge_l"] = (lp, lr, np.where(empty, 0.0, _f(lp, lr)))
     return out
 
 
