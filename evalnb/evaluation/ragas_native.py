@@ -219,26 +219,19 @@ def _best_matches(
     """For each row and each item of ``left``, its best similarity to the row's ``right`` items.
 
     Returns (best per left item, row of each left item, left items per row); a left item of
-    a row with no right item gets NaN.
+    a row with no right item gets NaN. The pairs are built by a join, not a Python loop.
     """
-    left = left_col.fill_null([]).to_list()
-    right = right_col.fill_null([]).to_list()
-    a, b, owner = [], [], []
-    for i, (ls, rs) in enumerate(zip(left, right, strict=True)):
-        for j, x in enumerate(ls):
-            for y in rs:
-                a.append(x)
-                b.append(y)
-                owner.append((i, j))
-    n_left = np.array([len(ls) for ls in left], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(n_left)[:-1]]) if len(left) else np.zeros(0, np.int64)
-    best = np.full(int(n_left.sum()), np.nan)
-    if a:
-        sims = similarity(a, b, measure)
-        flat = np.array([starts[i] + j for i, j in owner], dtype=np.int64)
-        np.fmax.at(best, flat, sims)
-    row_of = np.repeat(np.arange(len(left)), n_left)
-    return best, row_of, n_left
+    n_left = left_col.list.len().fill_null(0).to_numpy().astype(np.int64)
+    left = (pl.DataFrame({"l": left_col}).with_row_index("row").explode("l")
+            .filter(pl.col("l").is_not_null()).with_row_index("item"))  # fmt: skip
+    right = (pl.DataFrame({"r": right_col}).with_row_index("row").explode("r")
+             .filter(pl.col("r").is_not_null()))  # fmt: skip
+    pairs = left.join(right, on="row")
+    best = np.full(left.height, np.nan)
+    if pairs.height:
+        sims = similarity(pairs["l"].to_list(), pairs["r"].to_list(), measure)
+        np.fmax.at(best, pairs["item"].to_numpy(), sims)
+    return best, left["row"].to_numpy().astype(np.int64), n_left
 
 
 @register
