@@ -71,17 +71,14 @@ def records(n: int) -> list[dict[str, object]]:
     rng = random.Random(7)
     cands, refs = real_pairs(n, seed=1)
     pool = [*refs, *cands]
-    out = []
-    for i in range(n):
-        out.append({
-            "user_input": f"q{i}", "response": cands[i], "reference": refs[i],
-            "retrieved_contexts": [rng.choice([refs[i], cands[i], rng.choice(pool)])
-                                   for _ in range(3)],
-            "reference_contexts": [refs[i], rng.choice(pool)],
-            "retrieved_context_ids": [rng.choice("abcdef") for _ in range(3)],
-            "reference_context_ids": [rng.choice("abcdef") for _ in range(2)],
-        })  # fmt: skip
-    return out
+    return [{
+        "user_input": f"q{i}", "response": cands[i], "reference": refs[i],
+        "retrieved_contexts": [rng.choice([refs[i], cands[i], rng.choice(pool)])
+                               for _ in range(3)],
+        "reference_contexts": [refs[i], rng.choice(pool)],
+        "retrieved_context_ids": [rng.choice("abcdef") for _ in range(3)],
+        "reference_context_ids": [rng.choice("abcdef") for _ in range(2)],
+    } for i in range(n)]  # fmt: skip
 
 
 def timed(fn, runs: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
