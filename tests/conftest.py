@@ -10,7 +10,19 @@ import pytest
 # model's package, never as a test module), and the Ray tests' helpers: they register an
 # evaluator, and a second import (by --doctest-modules, under another module name) would
 # register it twice.
-collect_ignore = ["hhem_code", "ray_helpers.py", "bounded_fuzz.py", "peer_agents.py"]
+# Scripts run in other environments (the peers', or ours with ragas appended): never imported
+# by pytest itself.
+collect_ignore = [
+    "hhem_code",
+    "ray_helpers.py",
+    "bounded_fuzz.py",
+    "peer_agents.py",
+    "peer_inspect.py",
+    "peer_spans.py",
+    "ragas_bridge_data.py",
+    "ragas_bridge_metrics.py",
+    "ragas_bridge_native.py",
+]
 
 # Tests never reach a model hub, and keep their embedding cache out of the home folder.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -111,7 +112,11 @@ def test_nine_steps_run_review_and_hand_over(finished: evalnb.Workflow, tmp_path
     for spec in STEPS:
         assert spec.title in html
     assert "approved by <b>risk-owner</b>: “evaluation &lt;checked&gt;”" in html  # escaped
-    assert "<script" not in html and "http" not in html.replace("http://www.w3.org", "")
+    # Nothing runs and nothing is fetched: no script, no external src or href. (A case's text
+    # may quote a URL, e.g. a cloze question on the MPL's "http://mozilla.org/MPL/2.0/": as
+    # escaped text it is no request.)
+    assert "<script" not in html
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", html, re.I)
     guard = json.loads(paths["guardrail"].read_text())
     assert guard["calibrated_thresholds"]  # the calibrated threshold is handed over
     assert paths["system_prompt_extension"].read_text().startswith("# System prompt extension")

@@ -336,8 +336,8 @@ class SyncedTables:
 
     def _keep_on_disk(self, on_disk: Iterable[str] | None) -> tuple[str, ...]:
         keep = tuple(self._parts) if on_disk is None else tuple(dict.fromkeys(on_disk))
-        if "outputs" in keep and "steps" not in keep:  # an agent's runs are bigger still
-            keep = (*keep, "steps")
+        if "outputs" in keep and "steps" not in keep and self.height("steps"):
+            keep = (*keep, "steps")  # an agent's runs are bigger still (a lab without runs: none)
         wrong = [n for n in keep if n not in SHARDABLE]
         if wrong:
             msg = f"on_disk names {wrong}; expected some of {list(SHARDABLE)} (the big tables)"
