@@ -1,6 +1,6 @@
 """ragas' judge-free metrics: evalnb's vectorised namesakes against ragas itself.
 
-Usage: .venv/bin/python bench/bench_ragas.py [--pairs 20000] [--runs 3]
+Usage: .venv/bin/python bench/bench_ragas.py [--pairs 20000] [--runs 3] [--only ids]
 
 Real sentences of ``../shared/seeds`` (:mod:`bench.real_pairs`), each pair with retrieved
 and reference contexts and context ids. Both sides warm, in one process, through their
@@ -48,6 +48,8 @@ from ragas.metrics import (  # noqa: E402
     NonLLMContextRecall,
 )
 from ragas.metrics.collections import (  # noqa: E402
+    BleuScore,
+    CHRFScore,
     ExactMatch,
     NonLLMStringSimilarity,
     RougeScore,
@@ -57,7 +59,8 @@ from ragas.metrics.collections import (  # noqa: E402
 import evalnb  # noqa: E402
 from bench.real_pairs import real_pairs  # noqa: E402
 
-PAIRWISE = [("ragas_rouge", RougeScore), ("ragas_exact_match", ExactMatch),
+PAIRWISE = [("ragas_bleu", BleuScore), ("ragas_chrf", CHRFScore),
+            ("ragas_rouge", RougeScore), ("ragas_exact_match", ExactMatch),
             ("ragas_string_presence", StringPresence),
             ("ragas_string_similarity", NonLLMStringSimilarity)]  # fmt: skip
 CONTEXT = [("ragas_context_precision", NonLLMContextPrecisionWithReference),
@@ -154,6 +157,8 @@ def main() -> None:
     print(f"{ARGS.pairs:,} real pairs; warm medians of {ARGS.runs} runs; 2 cores")
     print(f"{'metric':30} {'ragas s':>9} {'evalnb s':>9} {'load s':>8}  ratio")
     for evaluator, cls in PAIRWISE + CONTEXT:
+        if ARGS.only and evaluator not in ARGS.only.split(","):
+            continue
         ragas_values(cls, warm)  # warm both sides
         ours(path, evaluator)
         peer_s, theirs = timed(lambda cls=cls: ragas_values(cls, recs), max(1, ARGS.runs - 1))
@@ -161,6 +166,8 @@ def main() -> None:
         assert same(values, theirs), f"{evaluator}: values differ from ragas'"  # type: ignore[arg-type]
         print(f"{evaluator:30} {peer_s:9.3f} {ours_s:9.3f} {load_s:8.3f}  "
               f"{peer_s / ours_s:6.1f}x ({peer_s / (ours_s + load_s):.1f}x with the load)")  # fmt: skip
+    if ARGS.only:
+        return  # the cold figure is for all of them
     names = ",".join(e for e, _ in PAIRWISE + CONTEXT)
     site = str(next(iter(p for p in sys.path if p.endswith("site-packages") and "peers" in p),
                     ""))  # fmt: skip
@@ -170,7 +177,7 @@ def main() -> None:
     cold_ragas = float(subprocess.run([sys.executable, "-c", COLD_RAGAS, str(path), names, site],
                                       capture_output=True, text=True, check=True, cwd=ROOT)
                        .stdout.split()[-1])  # fmt: skip
-    print(f"cold, a fresh process from the JSONL to all 8 metrics' scores: ragas {cold_ragas:.1f} s, "
+    print(f"cold, a fresh process from the JSONL to all {len(PAIRWISE + CONTEXT)} metrics' scores: ragas {cold_ragas:.1f} s, "
           f"evalnb {cold_ours:.1f} s ({cold_ragas / cold_ours:.1f}x)")  # fmt: skip
 
 
@@ -178,5 +185,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", default="", help="comma-separated evaluator ids (no cold run)")
     ARGS = parser.parse_args()
     main()

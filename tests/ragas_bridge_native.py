@@ -23,6 +23,8 @@ from ragas.metrics import (  # noqa: E402
 from ragas.metrics import NonLLMStringSimilarity as LegacySimilarity  # noqa: E402
 from ragas.metrics._string import DistanceMeasure as LegacyMeasure  # noqa: E402
 from ragas.metrics.collections import (  # noqa: E402
+    BleuScore,
+    CHRFScore,
     DistanceMeasure,
     ExactMatch,
     NonLLMStringSimilarity,
@@ -38,6 +40,8 @@ rng = random.Random(11)
 cands, refs = real_pairs(N, seed=5)
 cands[0], cands[1] = refs[0], "So: " + refs[1] + " Indeed."  # an exact match, a containment
 cands[2] = ""  # an empty answer
+cands[3] = cands[3].replace(" ", ". ", 2)  # several ". " segments, as ragas' BLEU splits them
+refs[4] = "Ünïcödé text. " + refs[4]  # characters beyond ASCII for chrF
 pool = [*refs, *cands]
 samples = []
 for i in range(N):
@@ -92,6 +96,8 @@ for rouge_type in ("rouge1", "rougeL"):
         checks[f"rouge_{rouge_type}_{mode}"] = worst(
             ours("ragas_rouge", rouge_type=rouge_type, mode=mode), theirs
         )
+checks["bleu"] = worst(ours("ragas_bleu"), asyncio.run(collections(BleuScore())))
+checks["chrf"] = worst(ours("ragas_chrf"), asyncio.run(collections(CHRFScore())))
 checks["exact_match"] = worst(ours("ragas_exact_match"), asyncio.run(collections(ExactMatch())))
 checks["string_presence"] = worst(ours("ragas_string_presence"),
                                   asyncio.run(collections(StringPresence())))  # fmt: skip

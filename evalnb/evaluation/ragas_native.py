@@ -4,6 +4,8 @@ Each evaluator computes what its ragas namesake computes for a single-turn sampl
 row at once, and is tested against ragas itself (``tests/test_ragas.py``) to 1e-9:
 
 ==============================  ================================================
+``ragas_bleu``                  ``BleuScore`` (sacrebleu's corpus BLEU of ragas' ". " split)
+``ragas_chrf``                  ``CHRFScore`` (sacrebleu's chrF, characters 1–6, β = 2)
 ``ragas_rouge``                 ``RougeScore`` (rouge-score with the Porter stemmer;
                                 ``rouge_type`` rouge1 / rougeL, ``mode``)
 ``ragas_exact_match``           ``ExactMatch``: the answer equals the reference
@@ -44,14 +46,15 @@ from evalnb.evaluation.base import (
     threshold_param,
 )
 from evalnb.evaluation.rouge import id_rouge_parts, ids_rouge
+from evalnb.text.ngram import NgramStats, id_ngram_stats, ids_13a
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from evalnb.evaluation.base import Context
 
-__all__ = ["RagasContextPrecision", "RagasContextRecall", "RagasExactMatch",
-           "RagasIdContextPrecision", "RagasIdContextRecall", "RagasRouge",
+__all__ = ["RagasBleu", "RagasChrf", "RagasContextPrecision", "RagasContextRecall",
+           "RagasExactMatch", "RagasIdContextPrecision", "RagasIdContextRecall", "RagasRouge",
            "RagasStringPresence", "RagasStringSimilarity"]  # fmt: skip
 
 _HOST = "the model host failed to answer"
@@ -65,6 +68,108 @@ def _reference(rows: pl.DataFrame) -> pl.Series:
         if "expected" in rows.columns
         else pl.Series([None] * rows.height)
     )
+
+
+_LOG_ZERO = -9999999999.0  # sacrebleu's my_log(0)
+_EPS = 1e-16  # sacrebleu chrF's
+
+
+def corpus_bleu_of_one(stats: NgramStats) -> np.ndarray:
+    """Return sacrebleu's ``corpus_bleu`` of one segment per row, scaled to [0, 1].
+
+    Order 4, exp smoothing and no effective order, as ``corpus_bleu`` scores: an order with
+    no n-gram counts sacrebleu's log of zero.
+    """
+    correct = stats.correct.astype(np.float64)
+    total = stats.total.astype(np.float64)
+    n = correct.shape[0]
+    smooth = np.ones(n)
+    active = np.ones(n, dtype=bool)
+    log_sum = np.zeros(n)
+    for k in range(4):
+        c, t = correct[:, k], total[:, k]
+        active &= t > 0
+        zero = c == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            smooth = np.where(active & zero, smooth * 2, smooth)
+            p = np.where(zero, 100.0 / (smooth * t), 100.0 * c / t)
+            log_p = np.where(active & (p > 0), np.log(np.where(p > 0, p, 1.0)), _LOG_ZERO)
+        log_sum += log_p
+    sys_len = stats.hyp_len.astype(np.float64)
+    ref_len = stats.ref_len.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bp = np.where(
+            sys_len < ref_len,
+            np.where(sys_len > 0, np.exp(1.0 - ref_len / np.maximum(sys_len, 1)), 0.0),
+            1.0,
+        )
+        score = bp * np.exp(log_sum / 4)
+    return np.where(stats.correct.sum(axis=1) > 0, score, 0.0) / 100.0
+
+
+def ragas_bleu(response: pl.Series, reference: pl.Series) -> np.ndarray:
+    """Return ragas' BleuScore of each pair.
+
+    ragas splits both texts on ". " and calls ``corpus_bleu(hyps, [[r] for r in refs])``:
+    sacrebleu zips the hypotheses with that one-segment stream, so only the answer's first
+    segment is scored, against every reference segment as a reference of its own.
+    """
+    hyp = response.fill_null("").str.split(". ").list.first().fill_null("")
+    refs = reference.fill_null("").str.split(". ")
+    per = refs.list.len().to_numpy()
+    stats = id_ngram_stats(ids_13a(hyp, refs.explode().fill_null("")), per, 4)
+    return corpus_bleu_of_one(stats)
+
+
+def _chars(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Return the texts' characters without white space (as Python's split), as code points.
+
+    One join and one UTF-32 encoding for the whole column: the code points are the ids the
+    n-gram counter hashes, with no per-character string made.
+    """
+    stripped = texts.fill_null("").str.replace_all(r"[\s\x1c-\x1f]", "")
+    lens = stripped.str.len_chars().to_numpy().astype(np.int64)
+    points = np.frombuffer("".join(stripped.to_list()).encode("utf-32-le"), dtype=np.uint32)
+    return points.astype(np.int64), lens
+
+
+def ragas_chrf(
+    response: pl.Series, reference: pl.Series, *, beta: float = 2.0, order: int = 6
+) -> np.ndarray:
+    """Return ragas' CHRFScore: sacrebleu's chrF (characters, effective order), in [0, 1].
+
+    Characters are the tokens of the compiled n-gram counter; an empty text scores 0, as
+    ragas returns for it.
+    """
+    from evalnb.text.ngram_kernel import clipped_counts  # noqa: PLC0415 - compiles on first use
+
+    h_chars, h_len = _chars(response)
+    r_chars, r_len = _chars(reference)
+    ids = np.concatenate([h_chars, r_chars])
+    h_off = np.concatenate([[0], np.cumsum(h_len)])
+    r_off = np.concatenate([[0], np.cumsum(r_len)]) + h_off[-1]
+    n = h_len.size
+    match, hyp_count, _ = clipped_counts(
+        ids, h_off[:-1], h_off[1:], r_off[:-1], r_off[1:], np.arange(n + 1, dtype=np.int64), order
+    )
+    match = match.astype(np.float64)
+    orders = np.arange(1, order + 1)
+    ref_count = np.maximum(r_len[:, None] - orders[None, :] + 1, 0).astype(np.float64)
+    hyp_total = np.where(ref_count > 0, hyp_count, 0).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prec = np.where(hyp_total > 0, match / np.maximum(hyp_total, 1), _EPS)
+        rec = np.where(ref_count > 0, match / np.maximum(ref_count, 1), _EPS)
+    eff = (hyp_total > 0) & (ref_count > 0)
+    k = eff.sum(axis=1)
+    avg_p = np.where(k > 0, (prec * eff).sum(axis=1) / np.maximum(k, 1), 0.0)
+    avg_r = np.where(k > 0, (rec * eff).sum(axis=1) / np.maximum(k, 1), 0.0)
+    f2 = beta**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(avg_p + avg_r > 0, (1 + f2) * avg_p * avg_r / (f2 * avg_p + avg_r), 0.0)
+    empty = (response.fill_null("").str.strip_chars() == "") | (
+        reference.fill_null("").str.strip_chars() == ""
+    )
+    return np.where(empty.to_numpy(), 0.0, score)
 
 
 def _measure(name: str) -> object:
@@ -211,6 +316,46 @@ class RagasStringSimilarity(_Pairwise):
                params: Mapping[str, object]) -> np.ndarray:  # fmt: skip
         """Distances of all pairs in one parallel call."""
         return similarity(reference.to_list(), actual.to_list(), str(params["distance_measure"]))
+
+
+@register
+class RagasBleu(_Pairwise):
+    """ragas' BleuScore, vectorised."""
+
+    id = key = "ragas_bleu"
+    title = "BLEU (ragas)"
+    domain = "generation"
+    description = ("ragas' BleuScore: sacrebleu's corpus BLEU of the answer's first "
+                   "'. '-separated segment against the reference's segments (13a tokens).")  # fmt: skip
+    block_rows = BLOCK_ROWS
+    metrics = (MetricSpec(key, "BLEU (ragas)", "ragas' BleuScore against the first expected "
+                          "answer.", primary=True),)  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, key),)
+
+    def values(self, actual: pl.Series, reference: pl.Series,
+               params: Mapping[str, object]) -> np.ndarray:  # fmt: skip
+        """Split as ragas does, count n-grams compiled, score as sacrebleu's corpus_bleu."""
+        return ragas_bleu(actual, reference)
+
+
+@register
+class RagasChrf(_Pairwise):
+    """ragas' CHRFScore, vectorised."""
+
+    id = key = "ragas_chrf"
+    title = "chrF (ragas)"
+    domain = "generation"
+    description = ("ragas' CHRFScore: sacrebleu's chrF (character 1- to 6-grams, β = 2, "
+                   "whitespace removed, effective order) of the answer against the reference.")  # fmt: skip
+    block_rows = BLOCK_ROWS
+    metrics = (MetricSpec(key, "chrF (ragas)", "ragas' CHRFScore against the first expected "
+                          "answer.", primary=True),)  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, key),)
+
+    def values(self, actual: pl.Series, reference: pl.Series,
+               params: Mapping[str, object]) -> np.ndarray:  # fmt: skip
+        """Characters as tokens, n-grams counted compiled, sacrebleu's F-score."""
+        return ragas_chrf(actual, reference)
 
 
 def _best_matches(
