@@ -47,9 +47,14 @@ def _brevity(stats: NgramStats) -> np.ndarray:
 
 
 def sentence_bleu(
-    stats: NgramStats, smooth: str = "exp", smooth_value: float | None = None
-) -> np.ndarray:
-    """``sacrebleu.sentence_bleu`` (effective order) from the statistics, scaled to [0, 1]."""
+    stats: NgramStats, smooth: str = "exp", smooth_value: float | None = None, *,
+    effective_order: bool = True,
+) -> np.ndarray:  # fmt: skip
+    """``sacrebleu.sentence_bleu`` (effective order) from the statistics, scaled to [0, 1].
+
+    ``effective_order=False`` scores as ``sacrebleu.corpus_bleu`` does each pair's segment:
+    the mean is over all four orders, one without n-grams counting sacrebleu's log of zero.
+    """
     value = {"floor": 0.1, "add-k": 1.0}.get(smooth, 0.0) if smooth_value is None else smooth_value
     correct = stats.correct.astype(np.float64)
     total = stats.total.astype(np.float64)
@@ -75,8 +80,8 @@ def sentence_bleu(
                 p_zero = np.zeros(n_pairs)
             p = np.where(zero, p_zero, 100.0 * c / t)
             log_p = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), _LOG_ZERO)
-        log_sum += np.where(active, log_p, 0.0)
-        eff_order += active
+        log_sum += np.where(active, log_p, 0.0 if effective_order else _LOG_ZERO)
+        eff_order += active if effective_order else 1
     with np.errstate(invalid="ignore", divide="ignore"):
         score = _brevity(stats) * np.exp(log_sum / np.maximum(eff_order, 1))
     return np.where(any_correct, score, 0.0) / 100.0
