@@ -47,28 +47,11 @@ def read_harbor(lines: list[Line], source: str, builder: LabBuilder, *, model: s
             detail = to_json({"reason": "reward line is null; Harbor counts it as 0"})
         elif reward is None:
             detail = to_json({"reason": "reward value is null; Harbor counts it as 0"})
-        metric = name or default
-        builder.scores.append(
-            {
-                "case_id": case_id,
-                "model": model,
-                "sample": 0,
-                "evaluator": EVALUATOR,
-                "metric": metric,
-                "value": reward,
-                "detail": detail,
-                "params": "{}",
-            }
-        )
-        builder.metrics.setdefault(
-            (EVALUATOR, metric),
-            {
-                "evaluator": EVALUATOR,
-                "metric": metric,
-                "domain": "generation",
-                "title": metric,
-                "description": "Reward recorded by a Harbor job for one task.",
-                "higher_is_better": True,
-                "primary": not builder.metrics,
-            },
+        builder.add_imported_score(
+            (case_id, model, 0),
+            EVALUATOR,
+            name or default,
+            reward,
+            detail,
+            description="Reward recorded by a Harbor job for one task.",
         )

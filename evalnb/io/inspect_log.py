@@ -167,7 +167,6 @@ def _scores(
     if not isinstance(scores, dict):
         msg = "scores"
         raise where.error(msg, "an object of scores by scorer", scores)
-    case_id, model, sample = key
     for scorer, score in scores.items():
         sw = where.at("scores").at(scorer)
         s = sw.record(score, "a score object with 'value'")
@@ -182,15 +181,9 @@ def _scores(
             number = _number(v)
             if number is None and v is not None:
                 detail["reason"] = "not a number Inspect's value_to_float knows"
-            builder.scores.append({
-                "case_id": case_id, "model": model, "sample": sample, "evaluator": EVALUATOR,
-                "metric": metric, "value": number, "detail": to_json(detail), "params": "{}",
-            })  # fmt: skip
-            builder.metrics.setdefault((EVALUATOR, metric), {
-                "evaluator": EVALUATOR, "metric": metric, "domain": "generation",
-                "title": metric, "description": f"Score recorded by Inspect AI's {scorer} scorer.",
-                "higher_is_better": True, "primary": not builder.metrics,
-            })  # fmt: skip
+            builder.add_imported_score(
+                key, EVALUATOR, metric, number, to_json(detail),
+                description=f"Score recorded by Inspect AI's {scorer} scorer.")  # fmt: skip
 
 
 def _number(value: object) -> float | None:

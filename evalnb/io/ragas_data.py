@@ -152,7 +152,6 @@ def _sample(rec: Mapping[str, Any], where: Where, builder: LabBuilder, model: st
 
 def _scores(row: Mapping[str, object], key: tuple[str, str, int], builder: LabBuilder) -> None:
     """One imported score per metric of an EvaluationResult row (ragas' NaN: no value)."""
-    case_id, model, sample = key
     for metric, value in row.items():
         number = (
             float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
@@ -163,16 +162,10 @@ def _scores(row: Mapping[str, object], key: tuple[str, str, int], builder: LabBu
         if number is None or not math.isfinite(number):
             detail = to_json({"reason": f"ragas gave no number: {value!r}"[:300]})
             number = None
-        builder.scores.append({
-            "case_id": case_id, "model": model, "sample": sample, "evaluator": EVALUATOR,
-            "metric": str(metric), "value": number, "detail": detail, "params": "{}",
-        })  # fmt: skip
-        builder.metrics.setdefault((EVALUATOR, str(metric)), {
-            "evaluator": EVALUATOR, "metric": str(metric), "domain": "generation",
-            "title": str(metric), "description": f"ragas' {metric}, as its EvaluationResult holds it.",
-            "min": 0.0, "max": 1.0, "higher_is_better": True, "default_threshold": 0.5,
-            "primary": not builder.metrics,
-        })  # fmt: skip
+        builder.add_imported_score(
+            key, EVALUATOR, str(metric), number, detail,
+            description=f"ragas' {metric}, as its EvaluationResult holds it.",
+            spec={"min": 0.0, "max": 1.0, "default_threshold": 0.5})  # fmt: skip
 
 
 def ragas_records(lab: LabCore, model: str | None = None) -> list[dict[str, Any]]:
