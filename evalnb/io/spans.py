@@ -25,7 +25,7 @@ traces of one session are one conversation) or else by trace, and replayed in st
 * an AGENT span (``invoke_agent``) names the agent (the output's model) and gives the prompt
   and the answer when no LLM span has them.
 
-Messages come from OpenInference's flattened attributes (``llm.input_messages.0.message.role``,
+Messages come (:mod:`evalnb.io.span_messages`) from OpenInference's flattened attributes (``llm.input_messages.0.message.role``,
 ``...message.tool_calls.0.tool_call.function.arguments``) or from the GenAI conventions' JSON
 attributes (``gen_ai.input.messages``, ``gen_ai.output.messages`` with typed ``parts``).
 """
@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.io.agents import AgentReader
 from evalnb.io.fields import Where
+from evalnb.io.span_messages import as_text, llm_messages
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -229,104 +230,6 @@ def _iso(value: object, where: Where, key: str) -> float:
         raise where.error(key, "an ISO 8601 time", value) from None
 
 
-# -- messages in span attributes ------------------------------------------------------
-
-
-def _oi_messages(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """Rebuild OpenInference's flattened messages (``llm.input_messages.<i>.message.*``)."""
-    found: dict[int, dict[str, Any]] = {}
-    head = prefix + "."
-    for key, value in attrs.items():
-        if not key.startswith(head):
-            continue
-        index, _, rest = key[len(head) :].partition(".")
-        if not index.isdigit() or not rest.startswith("message."):
-            continue
-        msg = found.setdefault(int(index), {"tool_calls": {}, "parts": {}})
-        rest = rest[len("message.") :]
-        if rest.startswith("tool_calls."):
-            k, _, what = rest[len("tool_calls.") :].partition(".")
-            if k.isdigit():
-                msg["tool_calls"].setdefault(int(k), {})[what.removeprefix("tool_call.")] = value
-        elif rest.startswith("contents."):
-            k, _, what = rest[len("contents.") :].partition(".")
-            if k.isdigit() and what == "message_content.text":
-                msg["parts"][int(k)] = value
-        else:
-            msg[rest] = value
-    out = []
-    for _, msg in sorted(found.items()):
-        calls = [
-            {"id": c.get("id"), "function": {"name": c.get("function.name"),
-                                             "arguments": c.get("function.arguments", "{}")}}
-            for _, c in sorted(msg.pop("tool_calls").items())
-        ]  # fmt: skip
-        parts = msg.pop("parts")
-        content = msg.get("content")
-        if content is None and parts:
-            content = "".join(str(v) for _, v in sorted(parts.items()))
-        out.append({"role": msg.get("role"), "content": content, "tool_calls": calls,
-                    "tool_call_id": msg.get("tool_call_id")})  # fmt: skip
-    return out
-
-
-def _genai_messages(value: object) -> list[dict[str, Any]]:
-    """Read the GenAI conventions' messages (``[{"role", "parts": [...]}]``, JSON text)."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return []
-    if not isinstance(value, list):
-        return []
-    out: list[dict[str, Any]] = []
-    for msg in value:
-        if not isinstance(msg, dict):
-            continue
-        texts: list[str] = []
-        calls: list[dict[str, Any]] = []
-        results: list[tuple[object, object]] = []
-        for part in msg.get("parts") or []:
-            if not isinstance(part, dict):
-                continue
-            kind = part.get("type")
-            if kind == "text":
-                texts.append(str(part.get("content") or ""))
-            elif kind == "tool_call":
-                calls.append({"id": part.get("id"), "function": {
-                    "name": part.get("name"), "arguments": part.get("arguments", {})}})  # fmt: skip
-            elif kind == "tool_call_response":
-                results.append((part.get("id"), part.get("response", part.get("result"))))
-        if msg.get("role") == "tool" or results:
-            for call_id, result in results:
-                out.append({"role": "tool", "tool_call_id": call_id, "tool_calls": [],
-                            "content": _as_text(result)})  # fmt: skip
-            continue
-        out.append({"role": msg.get("role"), "content": "".join(texts) if texts else None,
-                    "tool_calls": calls, "tool_call_id": None})  # fmt: skip
-    return out
-
-
-def _as_text(value: object) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _llm_messages(span: _Span, side: str) -> list[dict[str, Any]]:
-    attrs = span.attrs
-    messages = _oi_messages(attrs, f"llm.{side}_messages")
-    if not messages:
-        messages = _genai_messages(attrs.get(f"gen_ai.{side}.messages"))
-    if side == "input" and not any(m["role"] == "system" for m in messages):
-        system = attrs.get("gen_ai.system_instructions")
-        if system:
-            texts = _genai_messages([{"role": "system", "parts": system}]) if isinstance(
-                system, list) else [{"role": "system", "content": str(system)}]  # fmt: skip
-            messages = texts + messages
-    return messages
-
-
 # -- replaying a conversation --------------------------------------------------------
 
 
@@ -356,11 +259,11 @@ class _Conversation:
                 agent = agent or _first(attrs, _AGENT_KEYS) or span.name or None
                 if span.duration is not None:  # the run's wall time: the agent spans' sum
                     wall = (wall or 0.0) + span.duration
-                prompt = prompt or _as_text(attrs.get("input.value"))
-                answer = _as_text(attrs.get("output.value")) or answer
+                prompt = prompt or as_text(attrs.get("input.value"))
+                answer = as_text(attrs.get("output.value")) or answer
             elif kind == "LLM":
                 model = model or _first(attrs, _MODEL_KEYS)
-                inputs = _llm_messages(span, "input")
+                inputs = llm_messages(span.attrs, "input")
                 users = [m for m in inputs if m["role"] in ("user", "system", "developer")]
                 n_users = sum(1 for m in users if m["role"] == "user")
                 if not messages:  # the script up to the first call: system and user
@@ -377,7 +280,7 @@ class _Conversation:
                                          "content": m["content"]})  # fmt: skip
                         answered.add(cid)
                         unanswered = [u for u in unanswered if u[1] != cid]
-                for m in _llm_messages(span, "output"):
+                for m in llm_messages(span.attrs, "output"):
                     if m["role"] not in (None, "assistant"):
                         continue
                     calls = []
@@ -412,7 +315,7 @@ class _Conversation:
                     )
                 result = attrs.get("output.value", attrs.get("gen_ai.tool.call.result"))
                 messages.append({
-                    "role": "tool", "tool_call_id": cid, "content": _as_text(result),
+                    "role": "tool", "tool_call_id": cid, "content": as_text(result),
                     "latency_s": span.duration, **({"error": span.error} if span.error else {}),
                 })  # fmt: skip
                 answered.add(cid)

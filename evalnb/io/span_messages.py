@@ -1,0 +1,120 @@
+"""Chat messages carried in span attributes: OpenInference's and the GenAI conventions'.
+
+* OpenInference flattens each message into attributes:
+  ``llm.input_messages.<i>.message.role``, ``...message.content`` (or
+  ``...message.contents.<k>.message_content.text``),
+  ``...message.tool_calls.<j>.tool_call.{id, function.name, function.arguments}`` and
+  ``...message.tool_call_id``;
+* the OpenTelemetry GenAI conventions keep them as JSON in ``gen_ai.input.messages`` /
+  ``gen_ai.output.messages`` (``[{"role", "parts": [{"type": "text" | "tool_call" |
+  "tool_call_response", ...}]}]``), the system prompt in ``gen_ai.system_instructions``.
+
+Both come out as OpenAI-shaped dicts: ``role``, ``content``, ``tool_calls`` and
+``tool_call_id``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["as_text", "llm_messages"]
+
+
+def _openinference(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Rebuild OpenInference's flattened messages (``llm.input_messages.<i>.message.*``)."""
+    found: dict[int, dict[str, Any]] = {}
+    head = prefix + "."
+    for key, value in attrs.items():
+        if not key.startswith(head):
+            continue
+        index, _, rest = key[len(head) :].partition(".")
+        if not index.isdigit() or not rest.startswith("message."):
+            continue
+        msg = found.setdefault(int(index), {"tool_calls": {}, "parts": {}})
+        rest = rest[len("message.") :]
+        if rest.startswith("tool_calls."):
+            k, _, what = rest[len("tool_calls.") :].partition(".")
+            if k.isdigit():
+                msg["tool_calls"].setdefault(int(k), {})[what.removeprefix("tool_call.")] = value
+        elif rest.startswith("contents."):
+            k, _, what = rest[len("contents.") :].partition(".")
+            if k.isdigit() and what == "message_content.text":
+                msg["parts"][int(k)] = value
+        else:
+            msg[rest] = value
+    out = []
+    for _, msg in sorted(found.items()):
+        calls = [
+            {"id": c.get("id"), "function": {"name": c.get("function.name"),
+                                             "arguments": c.get("function.arguments", "{}")}}
+            for _, c in sorted(msg.pop("tool_calls").items())
+        ]  # fmt: skip
+        parts = msg.pop("parts")
+        content = msg.get("content")
+        if content is None and parts:
+            content = "".join(str(v) for _, v in sorted(parts.items()))
+        out.append({"role": msg.get("role"), "content": content, "tool_calls": calls,
+                    "tool_call_id": msg.get("tool_call_id")})  # fmt: skip
+    return out
+
+
+def _genai(value: object) -> list[dict[str, Any]]:
+    """Read the GenAI conventions' messages (``[{"role", "parts": [...]}]``, JSON text)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    if not isinstance(value, list):
+        return []
+    out: list[dict[str, Any]] = []
+    for msg in value:
+        if not isinstance(msg, dict):
+            continue
+        texts: list[str] = []
+        calls: list[dict[str, Any]] = []
+        results: list[tuple[object, object]] = []
+        for part in msg.get("parts") or []:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(str(part.get("content") or ""))
+            elif kind == "tool_call":
+                calls.append({"id": part.get("id"), "function": {
+                    "name": part.get("name"), "arguments": part.get("arguments", {})}})  # fmt: skip
+            elif kind == "tool_call_response":
+                results.append((part.get("id"), part.get("response", part.get("result"))))
+        if msg.get("role") == "tool" or results:
+            for call_id, result in results:
+                out.append({"role": "tool", "tool_call_id": call_id, "tool_calls": [],
+                            "content": as_text(result)})  # fmt: skip
+            continue
+        out.append({"role": msg.get("role"), "content": "".join(texts) if texts else None,
+                    "tool_calls": calls, "tool_call_id": None})  # fmt: skip
+    return out
+
+
+def as_text(value: object) -> str | None:
+    """Return a value as message text: text as is, anything else as JSON (None stays None)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def llm_messages(attrs: Mapping[str, Any], side: str) -> list[dict[str, Any]]:
+    """Return an LLM span's input or output messages in OpenAI's shape (with ``tool_calls``)."""
+    messages = _openinference(attrs, f"llm.{side}_messages")
+    if not messages:
+        messages = _genai(attrs.get(f"gen_ai.{side}.messages"))
+    if side == "input" and not any(m["role"] == "system" for m in messages):
+        system = attrs.get("gen_ai.system_instructions")
+        if system:
+            texts = _genai([{"role": "system", "parts": system}]) if isinstance(
+                system, list) else [{"role": "system", "content": str(system)}]  # fmt: skip
+            messages = texts + messages
+    return messages
