@@ -57,6 +57,7 @@ from ragas.metrics.collections import (  # noqa: E402
 )
 
 import evalnb  # noqa: E402
+from bench.common import ratios, warm_median  # noqa: E402
 from bench.real_pairs import real_pairs  # noqa: E402
 
 PAIRWISE = [("ragas_bleu", BleuScore), ("ragas_chrf", CHRFScore),
@@ -82,15 +83,6 @@ def records(n: int) -> list[dict[str, object]]:
         "retrieved_context_ids": [rng.choice("abcdef") for _ in range(3)],
         "reference_context_ids": [rng.choice("abcdef") for _ in range(2)],
     } for i in range(n)]  # fmt: skip
-
-
-def timed(fn, runs: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
-    times, result = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def ragas_values(metric_cls: type, recs: list[dict[str, object]]) -> list[float]:
@@ -161,11 +153,11 @@ def main() -> None:
             continue
         ragas_values(cls, warm)  # warm both sides
         ours(path, evaluator)
-        peer_s, theirs = timed(lambda cls=cls: ragas_values(cls, recs), max(1, ARGS.runs - 1))
+        peer_s, theirs = warm_median(lambda cls=cls: ragas_values(cls, recs), max(1, ARGS.runs - 1))
         ours_s, load_s, values = ours(path, evaluator)
         assert same(values, theirs), f"{evaluator}: values differ from ragas'"  # type: ignore[arg-type]
         print(f"{evaluator:30} {peer_s:9.3f} {ours_s:9.3f} {load_s:8.3f}  "
-              f"{peer_s / ours_s:6.1f}x ({peer_s / (ours_s + load_s):.1f}x with the load)")  # fmt: skip
+              f"{ratios(peer_s, ours_s, load_s)}")  # fmt: skip
     if ARGS.only:
         return  # the cold figure is for all of them
     names = ",".join(e for e, _ in PAIRWISE + CONTEXT)
