@@ -26,7 +26,6 @@ import inspect
 import json
 import math
 import re
-from collections import Counter
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -93,31 +92,41 @@ _USER_TOOLS: dict[str, Callable[..., Any]] = {}
 
 
 class ContextSearch:
-    """BM25 over a set of passages; called as the agent's ``search_context`` tool."""
+    """BM25 over a set of passages; called as the agent's ``search_context`` tool.
+
+    The passages' BM25 term weights are one sparse matrix, built once (scikit-learn counts
+    their words); a query sums the columns of its words, so each tool call costs one
+    sparse column sum, not a loop over the passages.
+    """
 
     def __init__(self, passages: Sequence[str], *, k1: float = 1.5, b: float = 0.75,
                  top: int = 3) -> None:  # fmt: skip
         self.passages = list(dict.fromkeys(p for p in passages if p and p.strip()))
-        self.top, self.k1, self.b = top, k1, b
-        self.terms = [Counter(_WORD.findall(p.lower())) for p in self.passages]
-        self.lengths = np.array([sum(t.values()) for t in self.terms], dtype=float)
-        df: Counter[str] = Counter()
-        for t in self.terms:
-            df.update(t.keys())
-        n = len(self.passages)
-        self.idf = {w: math.log(1 + (n - d + 0.5) / (d + 0.5)) for w, d in df.items()}
+        self.top = top
+        self.vocabulary: dict[str, int] = {}
+        if not self.passages:
+            return
+        from sklearn.feature_extraction.text import CountVectorizer  # noqa: PLC0415
+
+        counter = CountVectorizer(token_pattern=r"(?u)\w+", lowercase=True)
+        tf = counter.fit_transform(self.passages).tocsr().astype(np.float64)
+        self.vocabulary = {str(w): int(i) for w, i in counter.vocabulary_.items()}
+        n = tf.shape[0]
+        df = np.bincount(tf.indices, minlength=tf.shape[1])
+        idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+        lengths = np.asarray(tf.sum(axis=1)).ravel()
+        norm = k1 * (1 - b + b * lengths / (lengths.mean() or 1.0))
+        rows = np.repeat(np.arange(n), np.diff(tf.indptr))
+        tf.data = idf[tf.indices] * tf.data * (k1 + 1) / (tf.data + norm[rows])
+        self.weights = tf.tocsc()
 
     def __call__(self, query: str) -> str:
         """Search the retrieved contexts of this evaluation for passages about the query."""
-        words = set(_WORD.findall(str(query).lower()))
-        if not self.passages or not words:
+        words = {self.vocabulary[w] for w in _WORD.findall(str(query).lower())
+                 if w in self.vocabulary}  # fmt: skip
+        if not words:
             return "no passages found"
-        avg = float(self.lengths.mean()) or 1.0
-        scores = np.zeros(len(self.passages))
-        for i, terms in enumerate(self.terms):
-            norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / avg)
-            scores[i] = sum(self.idf[w] * terms[w] * (self.k1 + 1) / (terms[w] + norm)
-                            for w in words if w in terms)  # fmt: skip
+        scores = np.asarray(self.weights[:, sorted(words)].sum(axis=1)).ravel()
         best = [i for i in np.argsort(-scores, kind="stable")[: self.top] if scores[i] > 0]
         if not best:
             return "no passages found"
