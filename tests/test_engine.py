@@ -16,7 +16,7 @@ from transformers import AutoTokenizer
 
 from evalnb.models import vector_cache
 from evalnb.models.encoder import TextEncoder, resolve_model
-from evalnb.models.engine import Engine, device_name, prefetch
+from evalnb.models.engine import Engine, cpu_token_budget, device_name, prefetch
 from evalnb.models.vector_cache import CacheWarning, VectorCache, text_keys
 from tests.precision import EMBEDDING_TOL
 
@@ -67,6 +67,15 @@ def test_pairs_carry_their_segment_ids_and_are_truncated_longest_first(tokenizer
     for i, (a, b) in enumerate(zip(first, second, strict=True)):
         want = tokenizer(a, b, truncation=True, max_length=32)  # type: ignore[operator]
         assert got[i] == (want["input_ids"], want["token_type_ids"])
+
+
+def test_cpu_batches_narrow_as_the_model_grows() -> None:
+    sizes = [(8, 0), (32, 1), (128, 2), (384, 6), (768, 12), (4096, 32)]
+    budgets = [cpu_token_budget(h, layers) for h, layers in sizes]
+    assert budgets == sorted(budgets, reverse=True)
+    assert budgets[0] == budgets[1] == 65_536  # next to no arithmetic: few, wide batches
+    assert cpu_token_budget(384, 6) == 4_096  # MiniLM: the measured best on two cores
+    assert budgets[-1] == 4_096
 
 
 def digests(texts: list[str]) -> pl.DataFrame:

@@ -170,7 +170,7 @@ class TextEncoder:
         to default) and this machine has several, else none.
     token_budget
         Tokens per batch of the model engine (default 65,536 on CUDA; on a CPU 4,096 to
-        16,384 by the model's size, :func:`evalnb.models.engine.cpu_token_budget`).
+        65,536 by the model's size, :func:`evalnb.models.engine.cpu_token_budget`).
     cache_dir
         Folder of the persistent embedding cache (default ``$EVALNB_CACHE_DIR`` or
         ``~/.cache/evalnb``); ``None`` keeps the cache in memory only.

@@ -6,9 +6,10 @@ end-to-end answer similarity ran at 8.2k sentences/s while the model's forward p
 tokenizer's own speed. The time went to the ``transformers`` tokenizer wrapper called on
 batches of 16, to per-text hashing and caching, and to stacking arrays row by row. Here:
 
-* **Tokenizing** uses the Rust ``tokenizers`` library directly (``encode_batch`` runs on all
-  cores and releases the GIL) on large chunks of length-sorted texts, in a producer thread
-  that stays ahead of the model through a bounded queue (:func:`prefetch`).
+* **Tokenizing** uses the Rust ``tokenizers`` library directly (``encode_batch_fast`` runs on
+  all cores, releases the GIL and skips the character offsets no model reads) on large
+  chunks of length-sorted texts, in a producer thread that stays ahead of the model through
+  a bounded queue (:func:`prefetch`).
 * **Batches** are cut by a token budget from length-sorted texts, not by a row count: short
   texts make wide batches, long ones narrow batches, and padding stays small.
 * **Tensors** are built with NumPy from the flat token ids (one scatter per batch), placed in
@@ -43,6 +44,7 @@ __all__ = [
     "Engine",
     "cpu_token_budget",
     "device_name",
+    "encode_many",
     "is_low_precision",
     "prefetch",
     "rust_tokenizer",
@@ -62,14 +64,29 @@ CPU_CHUNK = 65536
 # MiniLM (384 wide, 6 layers) ran at 200 texts/s with 4k tokens a batch, 175 with 16k and
 # 110 with 32k (the activations leave the caches), while a model with next to no layers
 # gains from 16k (its per-batch Python overhead dominates). Hence a budget by the model's
-# size: about 8M hidden units × layers per batch, between 4k and 16k tokens.
+# size: about 8M hidden units × layers per batch, between 4k and 64k tokens.
+# The largest budgets go to models whose hidden units × layers are 128 or fewer (a layer 32
+# wide, or none): their batches cost Python overhead more than arithmetic.
 GPU_TOKEN_BUDGET = 65_536
 CPU_TOKEN_BUDGET = 4_096
 
 
 def cpu_token_budget(hidden_size: int, layers: int) -> int:
     """Tokens per CPU batch for a model ``hidden_size`` wide and ``layers`` deep."""
-    return int(min(16_384, max(CPU_TOKEN_BUDGET, (1 << 23) // max(1, hidden_size * layers))))
+    return int(min(65_536, max(CPU_TOKEN_BUDGET, (1 << 23) // max(1, hidden_size * layers))))
+
+
+def encode_many(tok: Tokenizer, inputs: list[Any], *, add_special_tokens: bool = True) -> list[Any]:
+    """Encode ``inputs`` on all cores, without character offsets where ``tokenizers`` can.
+
+    ``encode_batch_fast`` (tokenizers 0.21 and later) gives the same ids and segment ids as
+    ``encode_batch`` but skips tracking each token's offsets in the text: measured on two
+    cores and 23k real sentences, 0.86 s against 0.93 s.
+    """
+    fast = getattr(tok, "encode_batch_fast", None)
+    if fast is not None:
+        return list(fast(inputs, add_special_tokens=add_special_tokens))
+    return list(tok.encode_batch(inputs, add_special_tokens=add_special_tokens))
 
 
 def device_name(requested: str | None = None) -> str:
@@ -214,7 +231,7 @@ def plan_batches(
             inputs: list[Any] = [texts[i] for i in chunk]
         else:
             inputs = [(texts[i], pairs[i]) for i in chunk]
-        encs = tok.encode_batch(inputs, add_special_tokens=add_special_tokens)
+        encs = encode_many(tok, inputs, add_special_tokens=add_special_tokens)
         lengths = np.fromiter((len(e) for e in encs), dtype=np.int64, count=len(encs))
         inner = np.argsort(lengths, kind="stable")
         at = 0
@@ -307,7 +324,7 @@ class Engine:
         if self._whole is None:  # a copy without the engine's truncation, made once
             self._whole = rust_tokenizer(self.hf_tokenizer)
         assert self._whole is not None  # the tokenizer is fast: it has a Rust copy
-        encs = self._whole.encode_batch(list(texts), add_special_tokens=add_special_tokens)
+        encs = encode_many(self._whole, list(texts), add_special_tokens=add_special_tokens)
         return [e.ids for e in encs]
 
     def batches(
