@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import polars as pl
 import pytest
 from hypothesis import given, settings
@@ -13,6 +15,7 @@ from evalnb.io.builder import LabBuilder, content_id, content_ids
 from evalnb.io.columnar import frame_tables
 from evalnb.io.load import _frame_records
 from evalnb.io.tabular import read_records
+from evalnb.lab.core import _with_cases
 from evalnb.lab.errors import InputError
 
 _ODD = 'quote " back \\ tab\t nl\n ctl\x01 del\x7f é 漢 \u2028'
@@ -149,3 +152,32 @@ def test_errors_come_from_the_record_path() -> None:
     negative = pl.DataFrame({"prompt": ["p"], "actual": ["x"], "sample": [-1]})
     with pytest.raises(InputError, match="non-negative"):
         evalnb.load(negative)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cases=st.integers(1, 6),
+    models=st.integers(1, 3),
+    order=st.sampled_from(["blocks", "side_by_side", "shuffled", "missing"]),
+    seed=st.integers(0, 99),
+)
+def test_rows_equal_the_join_of_outputs_with_their_cases(
+    cases: int, models: int, order: str, seed: int
+) -> None:
+    case_frame = pl.DataFrame({
+        "case_id": [f"c{i}" for i in range(cases)], "prompt": [f"p{i}" for i in range(cases)],
+        "extra": [f'{{"i": {i}}}' for i in range(cases)],
+    })  # fmt: skip
+    keys = [(f"c{i}", f"m{j}") for j in range(models) for i in range(cases)]
+    if order == "side_by_side":
+        keys = sorted(keys)
+    elif order == "shuffled":
+        random.Random(seed).shuffle(keys)
+    elif order == "missing":
+        keys = [*keys[1:], ("gone", "m0")]
+    outputs = pl.DataFrame({"case_id": [k[0] for k in keys], "model": [k[1] for k in keys],
+                            "prompt": [f"seen {k}" for k in keys],
+                            "extra": [None] * len(keys)}, schema_overrides={"extra": pl.String})  # fmt: skip
+    want = outputs.join(case_frame, on="case_id", how="left", suffix="_case")
+    want = want.rename({"extra": "output_extra", "extra_case": "case_extra"})
+    assert_frame_equal(_with_cases(outputs, case_frame), want)
