@@ -2,34 +2,47 @@
 
 chrF with sacrebleu's defaults (character 1- to 6-grams, no word n-grams, β = 2, white space
 removed as Python's ``str.split`` does, effective-order averaging, one reference per text):
-the per-order clipped matches come from :func:`evalnb.text.ngram_kernel.clipped_counts`
-with characters' code points as token ids.
+the per-order clipped matches come from the compiled n-gram counter with characters' code
+points as token ids (:func:`~evalnb.text.ngram_kernel.packed_clipped_counts`, whose n-grams
+are exact integer keys, when the characters seen are few enough to pack six in 63 bits).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
 
 import numpy as np
-
-if TYPE_CHECKING:
-    import polars as pl
+import polars as pl
 
 __all__ = ["chrf"]
 
 _EPS = 1e-16  # sacrebleu chrF's
 
 
-def _chars(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Return the texts' characters without white space (as Python's split), as code points.
+# Python's str.split() splits on the code points whose str.isspace() is true; all of them
+# lie below U+3001 (checked against every code point in the tests).
+_SPACE_END = 0x3001
 
-    One join and one UTF-32 encoding for the whole column: the code points are the ids the
-    n-gram counter hashes, with no per-character string made.
+
+@functools.cache
+def _is_space() -> np.ndarray:
+    return np.array([chr(c).isspace() for c in range(_SPACE_END)], dtype=bool)
+
+
+def _chars(texts: pl.Series) -> tuple[np.ndarray, np.ndarray, int]:
+    """Return the texts' characters without white space (as Python's split): ids, lengths, vocabulary.
+
+    Ids are dense, from 1, one per distinct character. The whole column is encoded once as
+    UTF-32 and the white space dropped in one compiled pass (a regex replace on the column
+    took 28 ms of the 44 at 20k sentences); no per-character string is made.
     """
-    stripped = texts.fill_null("").str.replace_all(r"[\s\x1c-\x1f]", "")
-    lens = stripped.str.len_chars().to_numpy().astype(np.int64)
-    points = np.frombuffer("".join(stripped.to_list()).encode("utf-32-le"), dtype=np.uint32)
-    return points.astype(np.int64), lens
+    from evalnb.text.ngram_kernel import kept_chars  # noqa: PLC0415 - compiles on first use
+
+    texts = texts.fill_null("")
+    lens = texts.str.len_chars().to_numpy().astype(np.int64)
+    points = np.frombuffer(texts.str.join("").item().encode("utf-32-le"), dtype=np.uint32)
+    ids, kept, vocabulary = kept_chars(points, lens, _is_space())
+    return ids, kept, int(vocabulary)
 
 
 def chrf(
@@ -40,17 +53,27 @@ def chrf(
     Characters are the tokens of the compiled n-gram counter. A text that is empty or only
     white space scores 0 (sacrebleu would score it too; ragas returns 0 before calling it).
     """
-    from evalnb.text.ngram_kernel import clipped_counts  # noqa: PLC0415 - compiles on first use
+    from evalnb.text.ngram_kernel import (  # noqa: PLC0415 - compiles on first use
+        clipped_counts,
+        packed_clipped_counts,
+    )
 
-    h_chars, h_len = _chars(response)
-    r_chars, r_len = _chars(reference)
-    ids = np.concatenate([h_chars, r_chars])
+    n = len(response)
+    # One pass over both columns: the hypotheses' and references' ids share one vocabulary.
+    ids, both_len, vocabulary = _chars(pl.concat([response, reference]))
+    h_len, r_len = both_len[:n], both_len[n:]
     h_off = np.concatenate([[0], np.cumsum(h_len)])
     r_off = np.concatenate([[0], np.cumsum(r_len)]) + h_off[-1]
-    n = h_len.size
-    match, hyp_count, _ = clipped_counts(
-        ids, h_off[:-1], h_off[1:], r_off[:-1], r_off[1:], np.arange(n + 1, dtype=np.int64), order
-    )
+    # The n-grams are exact integer keys when (vocabulary + 1) ** order fits 63 bits.
+    if (vocabulary + 1) ** order < 2**63:
+        match, hyp_count = packed_clipped_counts(
+            ids, h_off[:-1], h_off[1:], r_off[:-1], r_off[1:], order, vocabulary + 1
+        )
+    else:  # thousands of distinct characters: the general counter
+        match, hyp_count, _ = clipped_counts(
+            ids, h_off[:-1], h_off[1:], r_off[:-1], r_off[1:],
+            np.arange(n + 1, dtype=np.int64), order,
+        )  # fmt: skip
     match = match.astype(np.float64)
     orders = np.arange(1, order + 1)
     ref_count = np.maximum(r_len[:, None] - orders[None, :] + 1, 0).astype(np.float64)
@@ -65,7 +88,5 @@ def chrf(
     f2 = beta**2
     with np.errstate(divide="ignore", invalid="ignore"):
         score = np.where(avg_p + avg_r > 0, (1 + f2) * avg_p * avg_r / (f2 * avg_p + avg_r), 0.0)
-    empty = (response.fill_null("").str.strip_chars() == "") | (
-        reference.fill_null("").str.strip_chars() == ""
-    )
-    return np.where(empty.to_numpy(), 0.0, score)
+    # Python's strip() and split() drop the same white space: nothing left is empty.
+    return np.where((h_len == 0) | (r_len == 0), 0.0, score)

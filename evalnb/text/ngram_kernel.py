@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["clipped_counts", "lcs_lengths"]
+__all__ = ["clipped_counts", "kept_chars", "lcs_lengths", "packed_clipped_counts"]
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -158,3 +158,114 @@ def lcs_lengths(
                 diag = above
         out[i] = row[y.size]
     return out
+
+
+@njit(cache=True, inline="always")
+def _slot(keys: np.ndarray, key: np.int64, mask: int, shift: np.uint64) -> np.int64:
+    """Slot of ``key`` in an open-addressed table: its own, or the empty one it would take."""
+    s = np.int64((np.uint64(key) * _MIX) >> shift)
+    while keys[s] != 0 and keys[s] != key:
+        s = (s + 1) & mask
+    return s
+
+
+@njit(parallel=True, cache=True)
+def packed_clipped_counts(
+    tokens: np.ndarray,
+    hyp_lo: np.ndarray,
+    hyp_hi: np.ndarray,
+    ref_lo: np.ndarray,
+    ref_hi: np.ndarray,
+    max_order: int,
+    base: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Clipped matches and hypothesis n-grams per pair (pairs × N), one reference a pair.
+
+    For a small vocabulary (characters): ``tokens`` are ids in ``1..base-1`` and
+    ``base ** max_order`` fits 63 bits, so an n-gram *is* its key (``key * base + id``,
+    which also tells the orders apart), and the hash table compares one integer per probe
+    where :func:`clipped_counts` compares the n-gram token by token. With one reference,
+    a match count is symmetric (the sum of the smaller of the two counts of each n-gram),
+    so the shorter text of a pair fills the table and the longer one probes it, stopping
+    at an n-gram not there. On chrF's 1- to 6-grams of 20k sentence pairs: 0.14 s where
+    :func:`clipped_counts` took 0.19 s on two cores.
+    """
+    n_pairs = hyp_lo.size
+    correct = np.zeros((n_pairs, max_order), dtype=np.int64)
+    total = np.zeros((n_pairs, max_order), dtype=np.int64)
+    for block in prange((n_pairs + _BLOCK - 1) // _BLOCK):
+        first, last = block * _BLOCK, min((block + 1) * _BLOCK, n_pairs)
+        shortest = 1
+        for i in range(first, last):
+            shortest = max(shortest, min(hyp_hi[i] - hyp_lo[i], ref_hi[i] - ref_lo[i]))
+        size = 16
+        while size < 2 * max_order * shortest:
+            size *= 2
+        # Narrow columns keep a pair's table (2k slots for a 170-character text) in L1/L2.
+        keys = np.empty(size, dtype=np.int64)
+        length = np.empty(size, dtype=np.int8)
+        fill_count = np.empty(size, dtype=np.int32)
+        probe_count = np.empty(size, dtype=np.int32)
+        for i in range(first, last):
+            for n in range(1, max_order + 1):
+                total[i, n - 1] = max(hyp_hi[i] - hyp_lo[i] - n + 1, 0)
+            f0, f1, p0, p1 = hyp_lo[i], hyp_hi[i], ref_lo[i], ref_hi[i]
+            if p1 - p0 < f1 - f0:
+                f0, f1, p0, p1 = p0, p1, f0, f1
+            cap, bits = 16, 4
+            while cap < 2 * max_order * (f1 - f0):
+                cap *= 2
+                bits += 1
+            mask, shift = cap - 1, np.uint64(64 - bits)
+            keys[:cap] = 0  # 0 is no n-gram: ids start at 1
+            for a in range(f0, f1):
+                key = np.int64(0)
+                for n in range(1, min(max_order, f1 - a) + 1):
+                    key = key * base + tokens[a + n - 1]
+                    s = _slot(keys, key, mask, shift)
+                    if keys[s] == 0:
+                        keys[s], length[s], fill_count[s], probe_count[s] = key, n, 1, 0
+                    else:
+                        fill_count[s] += 1
+            for a in range(p0, p1):
+                key = np.int64(0)
+                for n in range(1, min(max_order, p1 - a) + 1):
+                    key = key * base + tokens[a + n - 1]
+                    s = _slot(keys, key, mask, shift)
+                    if keys[s] == 0:
+                        break  # not in the other text, nor any longer n-gram from here
+                    probe_count[s] += 1
+            for q in range(cap):
+                if keys[q] != 0:
+                    correct[i, length[q] - 1] += min(fill_count[q], probe_count[q])
+    return correct, total
+
+
+@njit(cache=True)
+def kept_chars(
+    points: np.ndarray, lens: np.ndarray, drop: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Dense ids of each text's characters without those ``drop`` marks; lengths; how many.
+
+    ``points`` are the texts' code points one after another (``lens`` each); ``drop[c]`` is
+    true for a code point ``c`` to leave out (code points past its end are kept). Ids run
+    from 1 in order of first sight (0 is no character for the packed counter), so a few
+    hundred distinct characters pack six to an integer key whatever their code points.
+    """
+    code = np.zeros(0x110000, dtype=np.int32)
+    out = np.empty(points.size, dtype=np.int64)
+    kept = np.zeros(lens.size, dtype=np.int64)
+    at, w, seen = 0, 0, 0
+    for t in range(lens.size):
+        for _ in range(lens[t]):
+            c = np.int64(points[at])
+            at += 1
+            if c < drop.size and drop[c]:
+                continue
+            if code[c] == 0:
+                seen += 1
+                code[c] = seen
+            out[w] = code[c]
+            w += 1
+            kept[t] += 1
+    return out[:w], kept, seen
