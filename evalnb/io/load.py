@@ -20,6 +20,7 @@ from evalnb.io.h2o import read_h2o_lab, read_h2o_suite
 from evalnb.io.harbor import read_harbor
 from evalnb.io.harpia import read_harpia
 from evalnb.io.inspect_log import is_inspect_log, read_inspect_log
+from evalnb.io.ragas_columnar import ragas_jsonl_tables
 from evalnb.io.ragas_data import is_ragas_record, ragas_object_records, read_ragas_records
 from evalnb.io.source import (
     Line,
@@ -334,6 +335,10 @@ def _read_ragas(text: str, sniffed: _Sniffed, name: str, model: str, b: LabBuild
             items = _as_list(doc, where)
             records = [(where.at(i), where.at(i).record(r)) for i, r in enumerate(items)]
         else:
+            tables = ragas_jsonl_tables(text, model)
+            if tables is not None:  # read by columns; anything unusual takes the record path
+                b.prebuilt = tables
+                return
             records = [(Where(name, f"line {n}"), Where(name, f"line {n}").record(v))
                        for n, v in read_jsonl(text, name)]  # fmt: skip
         read_ragas_records(records, b, model=model)
