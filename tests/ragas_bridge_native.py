@@ -118,6 +118,16 @@ for measure in (LegacyMeasure.LEVENSHTEIN, LegacyMeasure.JARO_WINKLER):
     checks[f"context_recall_{name}"] = worst(
         ours("ragas_context_recall", distance_measure=name), asyncio.run(legacy(recall))
     )
+for threshold in (0.2, 0.65, 0.9):  # the early-stopping distances keep every verdict
+    precision = NonLLMContextPrecisionWithReference(threshold=threshold)
+    checks[f"context_precision_at_{threshold}"] = worst(
+        ours("ragas_context_precision", similarity_threshold=threshold),
+        asyncio.run(legacy(precision)),
+    )
+    recall = NonLLMContextRecall(threshold=threshold)
+    checks[f"context_recall_at_{threshold}"] = worst(
+        ours("ragas_context_recall", similarity_threshold=threshold), asyncio.run(legacy(recall))
+    )
 checks["id_context_precision"] = worst(ours("ragas_id_context_precision"),
                                        asyncio.run(legacy(IDBasedContextPrecision())))  # fmt: skip
 checks["id_context_recall"] = worst(ours("ragas_id_context_recall"),

@@ -27,7 +27,8 @@ def test_ragas_metric_objects_run_as_evaluators_with_their_own_values() -> None:
 
 def test_our_vectorised_namesakes_equal_ragas_on_real_sentences() -> None:
     gaps = run_with_ragas("ragas_bridge_native.py", "300")
-    # 6 ROUGE, BLEU, chrF, 2 string, 4 distances, 4 string-context and 2 id-context checks
+    # 6 ROUGE, BLEU, chrF, 2 string, 4 distances, 4 + 6 string-context (measures and
+    # thresholds) and 2 id-context checks
     assert isinstance(gaps, dict)
-    assert len(gaps) == 20
+    assert len(gaps) == 26
     assert {k: v for k, v in gaps.items() if v > 1e-9} == {}

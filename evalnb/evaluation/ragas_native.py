@@ -263,8 +263,10 @@ class _ContextMatch(Evaluator):
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Best match of every item (one batched distance call), then ragas' aggregate."""
         left, right = ("context", "corpus") if self.precision else ("corpus", "context")
-        best, row_of, n = best_matches(rows[left], rows[right], str(params["distance_measure"]))
         threshold = float(params["similarity_threshold"])  # type: ignore[arg-type]
+        # Only the comparison with the threshold counts: distances out of its reach stop early.
+        best, row_of, n = best_matches(rows[left], rows[right], str(params["distance_measure"]),
+                                       floor=threshold)  # fmt: skip
         value = self.aggregate(best, row_of, n, threshold, rows.height)
         no_ctx = (rows["context"].list.len().fill_null(0) == 0).to_numpy()
         no_refs = (rows["corpus"].list.len().fill_null(0) == 0).to_numpy()

@@ -22,25 +22,37 @@ def _measure(name: str) -> object:
             "jaro": distance.Jaro, "jaro_winkler": distance.JaroWinkler}[name]  # fmt: skip
 
 
-def similarity(left: list[str], right: list[str], measure: str) -> np.ndarray:
-    """Return 1 − normalised distance of each (left[i], right[i]) pair, in parallel C++."""
+def similarity(
+    left: list[str], right: list[str], measure: str, floor: float | None = None
+) -> np.ndarray:
+    """Return 1 − normalised distance of each (left[i], right[i]) pair, in parallel C++.
+
+    With ``floor``, a similarity below it may come back as 0 (exact at and above it):
+    rapidfuzz then stops each distance once it is out of reach, about 3× faster on
+    sentences for a floor of 0.5.
+    """
     from rapidfuzz.process import cpdist  # noqa: PLC0415
 
     if not left:
         return np.zeros(0)
     scorer = _measure(measure).normalized_distance  # type: ignore[attr-defined]
+    # 1e-6 of slack: rapidfuzz's test against the cutoff is not exact (with 1e-9 of slack,
+    # pairs exactly at a floor of 0.3, 0.55 or 0.65 came back as out of reach; from 1e-7
+    # none did, on 50k sentence pairs), and a pair right at the floor must keep its value.
+    cutoff = None if floor is None or floor <= 0 else min(1.0, 1.0 - floor + 1e-6)
     # float64: cpdist returns float32 by default, 3e-8 away from ragas' Python floats
-    out = cpdist(left, right, scorer=scorer, workers=-1, dtype=np.float64)
+    out = cpdist(left, right, scorer=scorer, workers=-1, dtype=np.float64, score_cutoff=cutoff)
     return 1.0 - np.asarray(out, dtype=np.float64)
 
 
 def best_matches(
-    left_col: pl.Series, right_col: pl.Series, measure: str
+    left_col: pl.Series, right_col: pl.Series, measure: str, floor: float | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row and each item of ``left``, its best similarity to the row's ``right`` items.
 
     Returns (best per left item, row of each left item, left items per row); a left item of
     a row with no right item gets NaN. The pairs are built by a join, not a Python loop.
+    ``floor`` as in :func:`similarity`: for callers that only compare with a threshold.
     """
     n_left = left_col.list.len().fill_null(0).to_numpy().astype(np.int64)
     left = (pl.DataFrame({"l": left_col}).with_row_index("row").explode("l")
@@ -50,6 +62,6 @@ def best_matches(
     pairs = left.join(right, on="row")
     best = np.full(left.height, np.nan)
     if pairs.height:
-        sims = similarity(pairs["l"].to_list(), pairs["r"].to_list(), measure)
+        sims = similarity(pairs["l"].to_list(), pairs["r"].to_list(), measure, floor)
         np.fmax.at(best, pairs["item"].to_numpy(), sims)
     return best, left["row"].to_numpy().astype(np.int64), n_left
