@@ -305,16 +305,18 @@ class RagasContextPrecision(_ContextMatch):
                   rows: int) -> np.ndarray:  # fmt: skip
         """Sum over i of (hits in the first i + 1) / (i + 1) · v_i, over hits + 1e-10."""
         verdict = (best >= threshold).astype(np.float64)
-        per = (
-            pl.DataFrame({"row": row_of, "v": verdict})
-            .with_columns(
-                prec=pl.col("v").cum_sum().over("row") / (pl.int_range(pl.len()).over("row") + 1)
-            )
-            .group_by("row")
-            .agg(num=(pl.col("prec") * pl.col("v")).sum(), hits=pl.col("v").sum())
-        )
+        # Items come row by row (in rank order): the hits so far within a row are the running
+        # sum less its value where the row began.
+        starts = np.flatnonzero(np.r_[True, row_of[1:] != row_of[:-1]]) if row_of.size else row_of
+        first = np.repeat(starts, np.diff(np.r_[starts, row_of.size]))
+        running = np.cumsum(verdict)
+        hits_so_far = running - running[first] + verdict[first]
+        precision_at = hits_so_far / (np.arange(row_of.size) - first + 1)
+        num = np.bincount(row_of, weights=precision_at * verdict, minlength=rows)
+        hits = np.bincount(row_of, weights=verdict, minlength=rows)
         value = np.full(rows, np.nan)
-        value[per["row"].to_numpy()] = per["num"].to_numpy() / (per["hits"].to_numpy() + 1e-10)
+        seen = np.bincount(row_of, minlength=rows) > 0
+        value[seen] = num[seen] / (hits[seen] + 1e-10)
         return value
 
 

@@ -58,10 +58,15 @@ def best_matches(
     left = (pl.DataFrame({"l": left_col}).with_row_index("row").explode("l")
             .filter(pl.col("l").is_not_null()).with_row_index("item"))  # fmt: skip
     right = (pl.DataFrame({"r": right_col}).with_row_index("row").explode("r")
-             .filter(pl.col("r").is_not_null()))  # fmt: skip
-    pairs = left.join(right, on="row")
+             .filter(pl.col("r").is_not_null()).with_row_index("other"))  # fmt: skip
+    pairs = left.select("row", "item").join(right.select("row", "other"), on="row")
     best = np.full(left.height, np.nan)
     if pairs.height:
-        sims = similarity(pairs["l"].to_list(), pairs["r"].to_list(), measure, floor)
-        np.fmax.at(best, pairs["item"].to_numpy(), sims)
+        # Each text becomes a Python string once; the pairs share them (a context met by
+        # three references was converted three times, half the time of the whole metric).
+        lefts, rights = left["l"].to_list(), right["r"].to_list()
+        at_left, at_right = pairs["item"].to_list(), pairs["other"].to_list()
+        sims = similarity([lefts[i] for i in at_left], [rights[j] for j in at_right],
+                          measure, floor)  # fmt: skip
+        np.fmax.at(best, np.asarray(at_left, dtype=np.int64), sims)
     return best, left["row"].to_numpy().astype(np.int64), n_left
