@@ -32,13 +32,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-try:
-    import ragas  # noqa: F401
-except ImportError:  # ragas lives in the peers' environment (scripts/test builds it)
-    found = sorted((ROOT / ".venv-peers" / "lib").glob("python3*/site-packages"))
-    if not found:
-        sys.exit("ragas is not importable and .venv-peers is missing: run scripts/test once")
-    sys.path.append(str(found[0]))
+from bench.common import ratios, warm_median, with_peers  # noqa: E402
+
+if not with_peers():  # ragas lives in the peers' environment (scripts/test builds it)
+    sys.exit("ragas is not importable and .venv-peers is missing: run scripts/test once")
 
 from ragas import SingleTurnSample  # noqa: E402
 from ragas.metrics import (  # noqa: E402
@@ -57,7 +54,6 @@ from ragas.metrics.collections import (  # noqa: E402
 )
 
 import evalnb  # noqa: E402
-from bench.common import ratios, warm_median  # noqa: E402
 from bench.real_pairs import real_pairs  # noqa: E402
 
 PAIRWISE = [("ragas_bleu", BleuScore), ("ragas_chrf", CHRFScore),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 import subprocess
 import sys
@@ -106,14 +107,31 @@ def cold_seconds(code: str, data: Path, runs: int = 3) -> float:
     return statistics.median(times)
 
 
+def with_peers() -> bool:
+    """Make ragas importable: append ``.venv-peers``' site-packages when it is not already.
+
+    ragas' pins clash with our dev tools, so ``scripts/test`` installs it (and the other
+    peers) in ``.venv-peers``; the benches read it from there. Returns whether ragas imports.
+    """
+    if importlib.util.find_spec("ragas") is not None:
+        return True
+    found = sorted((ROOT / ".venv-peers" / "lib").glob("python3*/site-packages"))
+    if not found:
+        return False
+    sys.path.append(str(found[0]))
+    importlib.invalidate_caches()
+    return importlib.util.find_spec("ragas") is not None
+
+
 def ragas_similarity(answers: list[str], refs: list[str], model: str) -> tuple[float, list[float]]:
     """Seconds and scores of ragas ``SemanticSimilarity`` over the pairs (warmed up first).
 
-    Raises ImportError when ragas is not installed (it lives in an environment of its own:
-    ``pip install 'evalnb[bench]'``).
+    Raises ImportError when ragas is not importable here nor in ``.venv-peers`` (which
+    ``scripts/test`` builds).
     """
     import warnings  # noqa: PLC0415
 
+    with_peers()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from ragas.embeddings import HuggingFaceEmbeddings  # noqa: PLC0415
