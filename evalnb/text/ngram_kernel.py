@@ -81,8 +81,9 @@ def clipped_counts(
         size = 16
         while size < 2 * max_order * longest:
             size *= 2
-        pos = np.empty(size, dtype=np.int64)
+        pos = np.full(size, -1, dtype=np.int64)
         order = np.empty(size, dtype=np.int64)
+        used = np.empty(size, dtype=np.int64)  # the slots a pair filled: summed, then cleared
         hashes = np.empty(size, dtype=np.uint64)
         hyp_count = np.empty(size, dtype=np.int64)
         best = np.empty(size, dtype=np.int64)
@@ -105,7 +106,7 @@ def clipped_counts(
             while cap < 2 * max_order * m:
                 cap *= 2
             mask = cap - 1
-            pos[:cap] = -1
+            filled = 0
             for a in range(h0, h1):
                 h = np.uint64(0)
                 for n in range(1, min(max_order, h1 - a) + 1):
@@ -114,6 +115,8 @@ def clipped_counts(
                     if pos[s] == -1:
                         pos[s], order[s], hashes[s] = a, n, h
                         hyp_count[s], best[s], seen_in[s] = 1, 0, -1
+                        used[filled] = s
+                        filled += 1
                     else:
                         hyp_count[s] += 1
             for j in range(r0, r1):
@@ -128,9 +131,10 @@ def clipped_counts(
                             seen_in[s], current[s] = j, 0
                         current[s] += 1
                         best[s] = max(best[s], current[s])
-            for q in range(cap):
-                if pos[q] != -1:
-                    correct[i, order[q] - 1] += min(hyp_count[q], best[q])
+            for u in range(filled):
+                q = used[u]
+                correct[i, order[q] - 1] += min(hyp_count[q], best[q])
+                pos[q] = -1
     return correct, total, closest
 
 
@@ -202,10 +206,12 @@ def packed_clipped_counts(
         while size < 2 * max_order * shortest:
             size *= 2
         # Narrow columns keep a pair's table (2k slots for a 170-character text) in L1/L2.
-        keys = np.empty(size, dtype=np.int64)
+        keys = np.zeros(size, dtype=np.int64)  # 0 is no n-gram: ids start at 1
         length = np.empty(size, dtype=np.int8)
         fill_count = np.empty(size, dtype=np.int32)
         probe_count = np.empty(size, dtype=np.int32)
+        # The slots a pair filled, to sum and clear just those (a table is mostly empty).
+        used = np.empty(size, dtype=np.int64)
         for i in range(first, last):
             for n in range(1, max_order + 1):
                 total[i, n - 1] = max(hyp_hi[i] - hyp_lo[i] - n + 1, 0)
@@ -217,7 +223,7 @@ def packed_clipped_counts(
                 cap *= 2
                 bits += 1
             mask, shift = cap - 1, np.uint64(64 - bits)
-            keys[:cap] = 0  # 0 is no n-gram: ids start at 1
+            filled = 0
             for a in range(f0, f1):
                 key = np.int64(0)
                 for n in range(1, min(max_order, f1 - a) + 1):
@@ -225,6 +231,8 @@ def packed_clipped_counts(
                     s = _slot(keys, key, mask, shift)
                     if keys[s] == 0:
                         keys[s], length[s], fill_count[s], probe_count[s] = key, n, 1, 0
+                        used[filled] = s
+                        filled += 1
                     else:
                         fill_count[s] += 1
             for a in range(p0, p1):
@@ -235,9 +243,10 @@ def packed_clipped_counts(
                     if keys[s] == 0:
                         break  # not in the other text, nor any longer n-gram from here
                     probe_count[s] += 1
-            for q in range(cap):
-                if keys[q] != 0:
-                    correct[i, length[q] - 1] += min(fill_count[q], probe_count[q])
+            for u in range(filled):
+                q = used[u]
+                correct[i, length[q] - 1] += min(fill_count[q], probe_count[q])
+                keys[q] = 0
     return correct, total
 
 
