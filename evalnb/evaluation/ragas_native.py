@@ -132,7 +132,9 @@ class _Pairwise(Evaluator):
         reference = _reference(rows)
         ok = (reference.is_not_null() & rows["actual"].is_not_null()).to_numpy()
         value = np.full(rows.height, np.nan)
-        if ok.any():
+        if ok.all():  # the usual case: no copy of the columns
+            value = np.array(self.values(rows["actual"], reference, params), dtype=np.float64)
+        elif ok.any():
             value[ok] = self.values(rows["actual"].filter(ok), reference.filter(ok), params)
         errored = _errors(rows)
         value[errored] = np.nan
