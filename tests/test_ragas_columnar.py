@@ -128,3 +128,52 @@ def test_speaks_only_for_single_turn_text() -> None:
     assert tables["outputs"].select("model", "actual").rows() == [("m", "a")]
     assert ragas_jsonl_tables('{"user_input": 5, "response": "a"}\n', "m") is None
     assert ragas_jsonl_tables('{"user_input": "q", "response": 5}\n', "m") is None
+
+
+class FakeDataset:
+    """What evalnb reads of an ``EvaluationDataset``: ``to_list()`` (duck-typed)."""
+
+    def __init__(self, recs: list[dict[str, object]]) -> None:
+        self.recs = recs
+
+    def to_list(self) -> list[dict[str, object]]:
+        return [dict(r) for r in self.recs]
+
+
+def object_record_path_lab(
+    recs: list[dict[str, object]], monkeypatch: pytest.MonkeyPatch, **kw: object
+) -> evalnb.Lab:
+    with monkeypatch.context() as m:
+        m.setattr(load_mod, "ragas_object_tables", lambda *_: None)
+        return evalnb.load(FakeDataset(recs), **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("case", ["plain", "own fields", "nested", "mixed", "surrogate"])
+def test_dataset_objects_by_columns_equal_the_record_path(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recs = records(30)
+    if case == "own fields":
+        for i, r in enumerate(recs):
+            r.update(persona_name="Ann", query_length=i, rubrics=["brief"], id=f"s{i}")
+    elif case == "nested":
+        recs[3]["rubrics"] = {"score1": "bad", "score5": "good"}
+    elif case == "mixed":
+        recs[3]["retrieved_context_ids"] = ["a", 2]
+    elif case == "surrogate":
+        recs[3]["response"] = "half \ud800 a pair"
+    columnar = load_mod.ragas_object_tables(FakeDataset(recs).to_list(), "rag")
+    assert (columnar is not None) == (case in {"plain", "own fields"})
+    expected: str | None = None
+    try:
+        slow = object_record_path_lab(recs, monkeypatch, model="rag")
+    except InputError as exc:
+        expected = str(exc)
+    if expected is not None:
+        with pytest.raises(InputError) as got:
+            evalnb.load(FakeDataset(recs), model="rag")  # type: ignore[arg-type]
+        assert str(got.value) == expected
+        return
+    fast = evalnb.load(FakeDataset(recs), model="rag")  # type: ignore[arg-type]
+    for table in ("cases", "outputs", "scores", "metrics", "models", "info"):
+        assert_frame_equal(fast.table(table), slow.table(table))

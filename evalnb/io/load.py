@@ -20,11 +20,12 @@ from evalnb.io.h2o import read_h2o_lab, read_h2o_suite
 from evalnb.io.harbor import read_harbor
 from evalnb.io.harpia import read_harpia
 from evalnb.io.inspect_log import is_inspect_log, read_inspect_log
-from evalnb.io.ragas_columnar import ragas_jsonl_tables
+from evalnb.io.ragas_columnar import ragas_jsonl_tables, ragas_object_tables
 from evalnb.io.ragas_data import is_ragas_record, ragas_object_records, read_ragas_records
 from evalnb.io.source import (
     Line,
     check_json_text,
+    check_text,
     decode_text,
     jsonl_lines,
     parse_json,
@@ -185,9 +186,14 @@ def load(
         # A ragas EvaluationDataset or EvaluationResult (duck-typed: no ragas needed here).
         _check_mapping("ragas", mapping)
         records, scores = ragas_object_records(source)
+        tables = None if scores is not None else ragas_object_tables(records, _model(mapping))
+        if tables is not None:  # by columns; anything unusual takes the record path
+            return LabCore(tables)
         where = Where(f"<{type(source).__name__}>")
         builder = LabBuilder()
         placed = [(where.at(i), where.at(i).record(r)) for i, r in enumerate(records)]
+        for at, record in placed:  # Python objects may hold lone surrogates; files cannot
+            check_text(record, at)
         read_ragas_records(placed, builder, model=_model(mapping), scores=scores)
         return LabCore(builder.frames())
     if not isinstance(source, str | Path):  # a Polars or pandas frame

@@ -1,4 +1,6 @@
-"""ragas JSONL read by columns: one Arrow parse and whole-column checks, no per-record loop.
+"""ragas datasets read by columns: one Arrow conversion and whole-column checks, no per-record loop.
+
+For ragas JSONL files and in-memory ``EvaluationDataset`` records (their ``to_list()``).
 
 The record path (:func:`evalnb.io.ragas_data.read_ragas_records`) checks every record and
 names the bad one; at 20k samples it spends about a second in ``json.loads`` and Python
@@ -19,16 +21,20 @@ from __future__ import annotations
 
 import io
 import json
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.json as pa_json
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
 from evalnb.io.columnar import _cases
 from evalnb.io.source import _SURROGATE_ESCAPE
 from evalnb.lab.schema import SCHEMAS, empty
 
-__all__ = ["ragas_jsonl_tables"]
+__all__ = ["ragas_jsonl_tables", "ragas_object_tables"]
 
 # Arrow's JSON parser recurses once per bracket: a line opening more than this many goes
 # to the record path, whose parser reports depth as an error (measured: 200k nested
@@ -39,6 +45,7 @@ _KNOWN = ("user_input", "response", "reference", "retrieved_contexts", "referenc
 _OUTPUT_EXTRA = ("multi_responses", "retrieved_context_ids")
 _TEXT_LISTS = ("retrieved_contexts", "reference_contexts", "multi_responses")
 _PLAIN = (pl.String, pl.Int64, pl.Boolean)
+_SCALARS = (str, int, float, type(None))  # bool is an int
 _CASE_FIELDS = {name: name for name in ("case_id", "prompt", "expected", "corpus", "question_type")}
 
 
@@ -57,6 +64,43 @@ def ragas_jsonl_tables(text: str, model: str) -> dict[str, pl.DataFrame] | None:
     frame = pl.from_arrow(table)
     if not isinstance(frame, pl.DataFrame) or frame.height != values:
         return None  # two values on a line: the record path names it
+    return _tables(frame, model)
+
+
+def ragas_object_tables(
+    records: Sequence[Mapping[str, object]], model: str
+) -> dict[str, pl.DataFrame] | None:
+    """Build the lab tables of an ``EvaluationDataset``'s records (``to_list()``), or ``None``.
+
+    Arrow converts the records column by column and refuses a field whose type changes
+    (it does not cast); only records of plain fields go to it (text, numbers, flat lists),
+    as its conversion recurses into nested values.
+    """
+    if not records or not all(_flat(r) for r in records):
+        return None
+    try:
+        table = pa.Table.from_pylist([dict(r) for r in records])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, UnicodeError):
+        return None
+    frame = pl.from_arrow(table)
+    return _tables(frame, model) if isinstance(frame, pl.DataFrame) else None
+
+
+def _flat(record: object) -> bool:
+    """Tell whether a record holds only scalars and lists of scalars."""
+    if not isinstance(record, dict):
+        return False
+    for value in record.values():
+        if isinstance(value, list):
+            if not all(isinstance(x, _SCALARS) for x in value):
+                return False
+        elif not isinstance(value, _SCALARS):
+            return False
+    return True
+
+
+def _tables(frame: pl.DataFrame, model: str) -> dict[str, pl.DataFrame] | None:
+    """Build the lab tables of ragas samples held as columns, or ``None`` for the record path."""
     conv = _columns(frame, model)
     if conv is None:
         return None

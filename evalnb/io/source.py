@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Line",
     "check_json_text",
+    "check_text",
     "decode_text",
     "jsonl_lines",
     "parse_json",
@@ -114,11 +115,11 @@ def parse_json(text: str, source: str) -> object:
 def check_json_text(doc: object, text: str, source: str) -> object:
     """Return ``doc`` (parsed from ``text``) after rejecting lone surrogates in it."""
     if _SURROGATE_ESCAPE.search(text):
-        _check_text(doc, Where(source, "$"))
+        check_text(doc, Where(source, "$"))
     return doc
 
 
-def _check_text(value: object, where: Where) -> None:
+def check_text(value: object, where: Where) -> None:
     """Raise at the first string (key or value) holding a lone surrogate."""
     if isinstance(value, str):
         try:
@@ -129,11 +130,11 @@ def _check_text(value: object, where: Where) -> None:
             ) from None
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            _check_text(item, where.at(i))
+            check_text(item, where.at(i))
     elif isinstance(value, dict):
         for key, item in value.items():
-            _check_text(key, where)
-            _check_text(item, where.at(key))
+            check_text(key, where)
+            check_text(item, where.at(key))
 
 
 def jsonl_lines(text: str) -> list[str]:
@@ -166,7 +167,7 @@ def read_jsonl(text: str, source: str) -> list[Line]:
         except ValueError as exc:  # e.g. an integer of more than 4,300 digits
             raise InputError(source, f"line {number}", None, "JSON", str(exc)[:200]) from None
         if _SURROGATE_ESCAPE.search(raw):
-            _check_text(value, Where(source, f"line {number}"))
+            check_text(value, Where(source, f"line {number}"))
         out.append((number, value))
     return out
 
