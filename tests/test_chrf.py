@@ -11,15 +11,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics import CHRF
 
-from evalnb.text import chrf as chrf_mod
 from evalnb.text.chrf import chrf
-from evalnb.text.ngram_kernel import clipped_counts, kept_chars, packed_clipped_counts
+from evalnb.text.ngram_kernel import clipped_counts, packed_clipped_counts
+from evalnb.text.utf8 import NARROW, char_ids
 
 
-def test_the_white_space_table_is_pythons_for_every_code_point() -> None:
-    spaces = [c for c in range(0x110000) if chr(c).isspace()]
-    assert max(spaces) < chrf_mod._SPACE_END
-    assert np.flatnonzero(chrf_mod._is_space()).tolist() == spaces
+def test_white_space_is_pythons_for_every_code_point() -> None:
+    points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    text = "".join(chr(c) for c in points)
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    lens = [len(chr(c).encode("utf-8")) for c in points]
+    lows = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    highs = lows + np.array(lens, dtype=np.int64)
+    ids, kept, _ = char_ids(data, lows, highs, 0)  # no packing: every id a code point + 1
+    assert [c for c, k in zip(points, kept, strict=True) if k == 0] == [
+        c for c in points if chr(c).isspace()
+    ]
+    assert (ids == np.array([c + 1 for c in points if not chr(c).isspace()])).all()
 
 
 @settings(max_examples=80, deadline=None)
@@ -44,14 +52,19 @@ def test_packed_counts_equal_the_general_counter(texts: list[list[int]], order: 
     assert (got_total == want_total).all()
 
 
-def test_kept_chars_drops_white_space_and_numbers_characters_densely() -> None:
-    texts = ["a b\x1cа", "", " \u3000", "ba"]
-    points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
-    lens = np.array([len(t) for t in texts], dtype=np.int64)
-    ids, kept, vocabulary = kept_chars(points, lens, chrf_mod._is_space())
-    assert ids.tolist() == [1, 2, 3, 2, 1]  # a, b, Cyrillic а, then b, a again
-    assert kept.tolist() == [3, 0, 0, 2]
-    assert vocabulary == 3
+def test_char_ids_drop_white_space_and_number_wide_characters_after_the_narrow() -> None:
+    texts = ["a b\x1cа", "", " \u3000", "ba’’", "日"]
+    data = np.frombuffer("".join(texts).encode("utf-8"), dtype=np.uint8)
+    lens = [len(t.encode("utf-8")) for t in texts]
+    lows = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    highs = lows + np.array(lens, dtype=np.int64)
+    ids, kept, top = char_ids(data, lows, highs, 5)
+    a, b = ord("a") + 1, ord("b") + 1  # below U+0400: their own code points; Cyrillic а is wide
+    assert ids.tolist() == [a, b, NARROW + 1, b, a, NARROW + 2, NARROW + 2, NARROW + 3]
+    assert kept.tolist() == [3, 0, 0, 4, 1]
+    assert top == NARROW + 3
+    raw, _, raw_top = char_ids(data, lows, highs, 2)  # too many wide ones: code points
+    assert raw.tolist()[-1] == ord("日") + 1 and raw_top == ord("日") + 1
 
 
 @pytest.mark.parametrize("alphabet", ["latin", "cjk"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["clipped_counts", "kept_chars", "lcs_lengths", "packed_clipped_counts"]
+__all__ = ["clipped_counts", "lcs_lengths", "packed_clipped_counts"]
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -248,33 +248,3 @@ def packed_clipped_counts(
                 correct[i, length[q] - 1] += min(fill_count[q], probe_count[q])
                 keys[q] = 0
     return correct, total
-
-
-@njit(cache=True)
-def kept_chars(
-    points: np.ndarray, lens: np.ndarray, drop: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Dense ids of each text's characters without those ``drop`` marks; lengths; how many.
-
-    ``points`` are the texts' code points one after another (``lens`` each); ``drop[c]`` is
-    true for a code point ``c`` to leave out (code points past its end are kept). Ids run
-    from 1 in order of first sight (0 is no character for the packed counter), so a few
-    hundred distinct characters pack six to an integer key whatever their code points.
-    """
-    code = np.zeros(0x110000, dtype=np.int32)
-    out = np.empty(points.size, dtype=np.int64)
-    kept = np.zeros(lens.size, dtype=np.int64)
-    at, w, seen = 0, 0, 0
-    for t in range(lens.size):
-        for _ in range(lens[t]):
-            c = np.int64(points[at])
-            at += 1
-            if c < drop.size and drop[c]:
-                continue
-            if code[c] == 0:
-                seen += 1
-                code[c] = seen
-            out[w] = code[c]
-            w += 1
-            kept[t] += 1
-    return out[:w], kept, seen

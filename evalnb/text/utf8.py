@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-__all__ = ["SPACE_LEADS", "space_width"]
+__all__ = ["NARROW", "SPACE_LEADS", "char_ids", "space_width"]
 
 
 def _leads() -> np.ndarray:
@@ -45,3 +45,86 @@ def _wide_space_width(data: np.ndarray, i: int, end: int, b: np.int64) -> int:
     if c == 0x80 and ((d >= 0x80 and d <= 0x8A) or d == 0xA8 or d == 0xA9 or d == 0xAF):
         return 3  # U+2000..200A, U+2028, U+2029, U+202F
     return 3 if c == 0x81 and d == 0x9F else 0  # U+205F
+
+
+@njit(cache=True, inline="always")
+def _decode(data: np.ndarray, i: int) -> tuple[np.int64, int]:
+    """Code point and byte width of the (valid UTF-8) character at ``data[i]``."""
+    b = np.int64(data[i])
+    if b < 0x80:
+        return b, 1
+    if b < 0xE0:
+        return ((b & 0x1F) << 6) | (np.int64(data[i + 1]) & 0x3F), 2
+    if b < 0xF0:
+        return (((b & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6)
+                | (np.int64(data[i + 2]) & 0x3F)), 3  # fmt: skip
+    return (((b & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12)
+            | ((np.int64(data[i + 2]) & 0x3F) << 6) | (np.int64(data[i + 3]) & 0x3F)), 4  # fmt: skip
+
+
+# Code points below this keep their own id (code point + 1); the others are numbered in
+# order of first sight after them, so Latin and Greek texts need no table at all.
+NARROW = 1024
+
+
+@njit(parallel=True, cache=True)
+def char_ids(
+    data: np.ndarray, lows: np.ndarray, highs: np.ndarray, wide_limit: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Ids of each text's characters, white space left out (as Python's ``str.split``).
+
+    Text ``t`` is ``data[lows[t]:highs[t]]`` (valid UTF-8). A code point below
+    :data:`NARROW` gets its value + 1; the others get ``NARROW + 1``, ``NARROW + 2``, ...
+    in order of first sight, unless more than ``wide_limit`` distinct ones are found: then
+    every character gets its code point + 1. Returns the ids (one text after another), each
+    text's count and the largest id.
+
+    One decoding pass in parallel writes each text's code points where its bytes begin (a
+    text has no more characters than bytes); the wide characters are numbered in one
+    sequential pass over the texts holding some; a last parallel pass packs the texts
+    together and renumbers.
+    """
+    n = lows.size
+    # int32 (code points fit): half the memory to fault in, and under glibc's 32 MB line
+    # past which every allocation is a fresh mapping.
+    points = np.empty(data.size, dtype=np.int32)
+    kept = np.zeros(n, dtype=np.int64)
+    widest = np.zeros(n, dtype=np.int64)  # each text's largest code point from NARROW on
+    for t in prange(n):
+        i, end, at, top = lows[t], highs[t], lows[t], np.int64(0)
+        while i < end:
+            gap = space_width(data, i, end)
+            if gap:
+                i += gap
+                continue
+            c, width = _decode(data, i)
+            points[at] = np.int32(c)
+            at += 1
+            top = max(top, c)
+            i += width
+        kept[t] = at - lows[t]
+        widest[t] = top if top >= NARROW else 0
+    code = np.zeros(widest.max() + 1 if n else 1, dtype=np.int32)
+    seen = 0
+    for t in range(n):
+        if widest[t] == 0:
+            continue
+        for at in range(lows[t], lows[t] + kept[t]):
+            c = points[at]
+            if c >= NARROW and code[c] == 0:
+                seen += 1
+                code[c] = np.int32(NARROW + seen)
+    raw = seen > wide_limit
+    begins = np.zeros(n + 1, dtype=np.int64)
+    begins[1:] = np.cumsum(kept)
+    out = np.empty(begins[n], dtype=np.int32)
+    tops = np.zeros(n, dtype=np.int64)
+    for t in prange(n):
+        top = np.int64(0)
+        for k in range(kept[t]):
+            c = np.int64(points[lows[t] + k])
+            v = c + 1 if (c < NARROW or raw) else np.int64(code[c])
+            out[begins[t] + k] = np.int32(v)
+            top = max(top, v)
+        tops[t] = top
+    return out, kept, tops.max() if n else 0
