@@ -264,7 +264,10 @@ def result_frame(
     base = rows.select("case_id", "model", "sample")
     # An all-None object array would make an Object series: hand Polars a list.
     given = details.tolist() if isinstance(details, np.ndarray) else list(details)
-    detail = pl.Series("detail", given, dtype=pl.String)
+    if given.count(None) == len(given):  # every row scored: no list of nulls to convert
+        detail = pl.repeat(None, rows.height, dtype=pl.String, eager=True).alias("detail")
+    else:
+        detail = pl.Series("detail", given, dtype=pl.String)
     parts = []
     for metric, vals in values.items():
         series = pl.Series("value", vals, dtype=pl.Float64).fill_nan(None)
@@ -276,7 +279,7 @@ def result_frame(
         )
     if not parts:
         return pl.DataFrame(schema=RESULT_SCHEMA)
-    return pl.concat(parts).select(list(RESULT_SCHEMA))
+    return (parts[0] if len(parts) == 1 else pl.concat(parts)).select(list(RESULT_SCHEMA))
 
 
 def per_distinct(

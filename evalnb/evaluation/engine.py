@@ -250,6 +250,9 @@ def _warn_if_nothing_scored(cls: type[Evaluator], new: pl.DataFrame | pl.LazyFra
     """
     if new is None:
         return
+    # In memory: two counts, no query.
+    if isinstance(new, pl.DataFrame) and new["value"].null_count() < max(new.height, 1):
+        return
     rows = new.lazy()
     n, scored = rows.select(pl.len(), pl.col("value").is_not_null().any()).collect().row(0)
     if not n or scored:

@@ -253,6 +253,8 @@ def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
             f"{list(schema)}. Put free-form fields into `extra` as JSON."
         )
         raise ValueError(msg)
+    if frame.schema == schema:
+        return frame  # already the table's columns, in order (every evaluate's scores)
     if frame.width == 0:
         # A frame with no columns cannot broadcast literals to its height: build it directly.
         return pl.DataFrame({n: pl.Series(n, [None] * frame.height, d) for n, d in schema.items()})
