@@ -49,6 +49,7 @@ from evalnb.evaluation.base import (
 from evalnb.evaluation.bleu import sentence_bleu
 from evalnb.evaluation.rouge import id_rouge_parts, ids_rouge
 from evalnb.text.chrf import chrf
+from evalnb.text.contains import contains_each
 from evalnb.text.distance import MEASURES, best_matches, similarity
 from evalnb.text.ngram import id_ngram_stats, ids_13a
 
@@ -175,9 +176,7 @@ class RagasStringPresence(_Pairwise):
     def values(self, actual: pl.Series, reference: pl.Series,
                params: Mapping[str, object]) -> np.ndarray:  # fmt: skip
         """Search each reference literally in its answer."""
-        frame = pl.DataFrame({"a": actual, "r": reference})
-        found = frame.select(pl.col("a").str.contains(pl.col("r"), literal=True))["a"]
-        return found.cast(pl.Float64).to_numpy()
+        return contains_each(actual, reference).astype(np.float64)
 
 
 @register
