@@ -191,8 +191,9 @@ def packed_clipped_counts(
     where :func:`clipped_counts` compares the n-gram token by token. With one reference,
     a match count is symmetric (the sum of the smaller of the two counts of each n-gram),
     so the shorter text of a pair fills the table and the longer one probes it, stopping
-    at an n-gram not there. On chrF's 1- to 6-grams of 20k sentence pairs: 0.14 s where
-    :func:`clipped_counts` took 0.19 s on two cores.
+    at an n-gram not there. On chrF's 1- to 6-grams of 20k sentence pairs, two cores:
+    0.08 s, where :func:`clipped_counts` took 0.19 s (before either summed only the slots
+    it filled: 0.12 s).
     """
     n_pairs = hyp_lo.size
     correct = np.zeros((n_pairs, max_order), dtype=np.int64)
