@@ -38,7 +38,7 @@ __all__ = ["ragas_jsonl_tables", "ragas_object_tables"]
 
 # Arrow's JSON parser recurses once per bracket: a line opening more than this many goes
 # to the record path, whose parser reports depth as an error (measured: 200k nested
-# brackets crash the Arrow reader of pyarrow 2x with a segmentation fault).
+# brackets crash the Arrow reader of pyarrow 26 with a segmentation fault).
 _MAX_OPENERS = 256
 _KNOWN = ("user_input", "response", "reference", "retrieved_contexts", "reference_contexts",
           "synthesizer_name", "multi_responses", "retrieved_context_ids", "id", "model")  # fmt: skip
