@@ -22,11 +22,16 @@ from evalnb.lab.schema import SCHEMAS, empty
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["frame_tables"]
+__all__ = ["frame_tables", "has_null_items"]
 
 # Unmapped columns of these types serialise to the same JSON in Polars and in Python.
 _PLAIN_EXTRA = (pl.String, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
                 pl.UInt32, pl.Boolean, pl.Null)  # fmt: skip
+
+
+def has_null_items(frame: pl.DataFrame, col: str) -> bool:
+    """Tell whether any list of list column ``col`` holds a null item."""
+    return bool(frame.select(pl.col(col).list.eval(pl.element().is_null()).list.any().any()).item())
 
 
 def _field(frame: pl.DataFrame, name: str, col: str) -> pl.Expr | None:
@@ -37,7 +42,7 @@ def _field(frame: pl.DataFrame, name: str, col: str) -> pl.Expr | None:
         if dtype == pl.Null:
             return pl.lit([], pl.List(pl.String)).alias(name)
         if dtype == pl.List(pl.String):
-            if frame.select(c.list.eval(pl.element().is_null()).list.any().any()).item():
+            if has_null_items(frame, col):
                 return None  # a null item: the record path names it
             return c.fill_null([]).alias(name)
         if dtype == pl.String:

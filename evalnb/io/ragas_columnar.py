@@ -30,7 +30,7 @@ import pyarrow.json as pa_json
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-from evalnb.io.columnar import _cases
+from evalnb.io.columnar import _cases, has_null_items
 from evalnb.io.source import _SURROGATE_ESCAPE
 from evalnb.lab.schema import SCHEMAS, empty
 
@@ -60,6 +60,8 @@ def ragas_jsonl_tables(text: str, model: str) -> dict[str, pl.DataFrame] | None:
     try:
         table = pa_json.read_json(io.BytesIO(data))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        # Not plain typed columns (a type that changes, a value that is not an object):
+        # the record path reads it or names the line and field at fault.
         return None
     frame = pl.from_arrow(table)
     if not isinstance(frame, pl.DataFrame) or frame.height != values:
@@ -81,6 +83,8 @@ def ragas_object_tables(
     try:
         table = pa.Table.from_pylist([dict(r) for r in records])
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, UnicodeError):
+        # A field whose type changes, or text that is not valid Unicode: the record path
+        # reads it or names the sample and field at fault.
         return None
     frame = pl.from_arrow(table)
     return _tables(frame, model) if isinstance(frame, pl.DataFrame) else None
@@ -175,10 +179,8 @@ def _columns(frame: pl.DataFrame, model: str) -> pl.DataFrame | None:
         _texts(col["reference_contexts"]).alias("corpus"),
         col["synthesizer_name"].cast(pl.String).alias("question_type"),
         _json(extra).alias("extra"),
-        pl.when(col["model"].cast(pl.String).is_in(["", None]).not_())
-        .then(col["model"].cast(pl.String))
-        .otherwise(pl.lit(model))
-        .alias("model"),
+        # the record path: rec.get("model") or the model named when loading
+        col["model"].cast(pl.String).replace("", None).fill_null(model).alias("model"),
         col["response"].cast(pl.String).alias("actual"),
         _texts(col["retrieved_contexts"]).alias("context"),
         _json(out_extra).alias("output_extra"),
@@ -192,7 +194,7 @@ def _plain_list(frame: pl.DataFrame, name: str, *, texts_only: bool) -> bool:
     allowed = (pl.List(pl.String),) if texts_only else (pl.List(pl.String), pl.List(pl.Int64))
     if dtype not in allowed:
         return False
-    return not frame.select(pl.col(name).list.eval(pl.element().is_null()).list.any().any()).item()
+    return not has_null_items(frame, name)
 
 
 def _plain_extra(frame: pl.DataFrame, name: str) -> bool:
@@ -201,7 +203,7 @@ def _plain_extra(frame: pl.DataFrame, name: str) -> bool:
     if isinstance(dtype, pl.List):
         if dtype.inner not in _PLAIN:
             return False
-        if frame.select(pl.col(name).list.eval(pl.element().is_null()).list.any().any()).item():
+        if has_null_items(frame, name):
             return False
     elif dtype not in _PLAIN:
         return False  # floats print differently; objects and nulls go the record way
