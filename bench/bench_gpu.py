@@ -34,8 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -97,7 +102,8 @@ def answer_similarity(sizes: list[int], ragas_pairs: int, out: dict[str, object]
     evalnb.evaluate(lab_of(warm_a, warm_r), ["answer_similarity"], progress=False,
                     model="all-MiniLM-L6-v2")  # fmt: skip
     sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
-    runs = []
+    runs: list[dict[str, float]] = []
+    out["answer_similarity"] = runs  # filled as each size is timed
     answers: list[str] = []
     refs: list[str] = []
     ours = None
@@ -113,7 +119,6 @@ def answer_similarity(sizes: list[int], ragas_pairs: int, out: dict[str, object]
         runs.append({"pairs": n, "seconds": seconds, "sentences_per_s": 2 * n / seconds})
         print(f"evalnb answer_similarity {n:>9,} pairs {seconds:8.2f} s "
               f"{2 * n / seconds:>12,.0f} sentences/s (goal >= 250,000 on an H100)")  # fmt: skip
-    out["answer_similarity"] = runs
     rate = runs[-1]["sentences_per_s"]
 
     texts = [*answers, *refs][:400_000]
@@ -152,13 +157,15 @@ def answer_similarity(sizes: list[int], ragas_pairs: int, out: dict[str, object]
     _ = np
 
 
-def _forward_floor(encoder: object, texts: list[str], sync: object) -> float:
+def _forward_floor(encoder: object, texts: list[str], sync: object,
+                   batches: list[dict[str, Any]] | None = None) -> float:  # fmt: skip
     """Sentences/s of the model's forward pass alone, its batches tokenized and on the device."""
     import torch  # noqa: PLC0415
 
     engine = encoder.engine  # type: ignore[attr-defined]
     model = encoder._model  # type: ignore[attr-defined]
-    batches = [engine.to_device(b.arrays) for b in engine.batches(texts)]
+    if batches is None:
+        batches = [engine.to_device(b.arrays) for b in engine.batches(texts)]
     with torch.inference_mode():
         model[0]({**batches[0], "modality": "text"})
         sync()  # type: ignore[operator]
@@ -169,6 +176,52 @@ def _forward_floor(encoder: object, texts: list[str], sync: object) -> float:
                 features = module(features)
         sync()  # type: ignore[operator]
     return len(texts) / (time.perf_counter() - start)
+
+
+def compiled_floor(out: dict[str, object]) -> None:
+    """The forward floor again with ``torch.compile`` (kept in the engine only if it gains).
+
+    The same texts and batches as the plain floor; the compile itself (and a recompile for
+    the last, narrower batch) is warmed up first and reported apart.
+    """
+    import torch  # noqa: PLC0415
+
+    from evalnb.models.encoder import get_encoder  # noqa: PLC0415
+
+    encoder = get_encoder("all-MiniLM-L6-v2")
+    texts, more = sentences(200_000, seed=3)
+    texts += more
+    model = encoder._model
+    # sentence-transformers 6 keeps the model in ``model`` (``auto_model`` is a read-only
+    # property); earlier versions in ``auto_model``.
+    slot = (
+        "model"
+        if isinstance(getattr(type(model[0]), "auto_model", None), property)
+        else "auto_model"
+    )
+    plain = getattr(model[0], slot)
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+    batches = [encoder.engine.to_device(b.arrays) for b in encoder.engine.batches(texts)]
+    results = {}
+    for mode in ("default", "max-autotune-no-cudagraphs"):
+        setattr(model[0], slot, torch.compile(plain, mode=mode, dynamic=False))
+        try:
+            start = time.perf_counter()
+            with torch.inference_mode():
+                for tensors in (batches[0], batches[-1]):
+                    model[0]({**tensors, "modality": "text"})
+            sync()
+            compile_s = time.perf_counter() - start
+            rate = _forward_floor(encoder, texts, sync, batches)
+        finally:
+            setattr(model[0], slot, plain)
+        results[mode] = {"compile_s": compile_s, "sentences_per_s": rate}
+        out["compiled_forward"] = results
+        print(f"forward, torch.compile {mode:<27} {rate:>12,.0f} sentences/s "
+              f"(compiled in {compile_s:.0f} s)", flush=True)  # fmt: skip
+    results["plain"] = {"sentences_per_s": _forward_floor(encoder, texts, sync, batches)}
+    print(f"forward, plain (same texts)            {results['plain']['sentences_per_s']:>12,.0f}"
+          " sentences/s", flush=True)  # fmt: skip
 
 
 def _bf16_ceiling(sync: object) -> dict[str, float]:
@@ -220,20 +273,26 @@ def _ragas(answers: list[str], refs: list[str], target: str, rate: float,
     }
 
 
-def gpu_vs_cpu(args: argparse.Namespace) -> dict[str, dict[str, float]]:
+def gpu_vs_cpu(args: argparse.Namespace, out: dict[str, object]) -> None:
     """The model-backed evaluators here (the GPU), then in a CPU-only child process."""
     here = _models(args.tokens_pairs, args.summac_pairs, args.items, args.nli_model)
+    out["models"] = {"gpu": here}
+    print(f"models on the GPU: {here}", flush=True)
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
     command = [sys.executable, __file__, "--child-models", "--tokens-pairs",
                str(args.cpu_tokens_pairs), "--summac-pairs", str(args.cpu_summac_pairs),
                "--items", str(args.cpu_items),
                *(["--nli-model", args.nli_model] if args.nli_model else [])]  # fmt: skip
-    child = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    child = subprocess.run(command, env=env, capture_output=True, text=True, check=False,
+                           timeout=args.cpu_timeout)  # fmt: skip
+    if child.returncode:
+        msg = f"the CPU child failed ({child.returncode}): {child.stderr[-3000:]}"
+        raise RuntimeError(msg)
     cpu = json.loads(child.stdout.strip().splitlines()[-1])
     for name, unit in UNITS.items():
         print(f"{name:<11} GPU {here[name]:>10,.1f} {unit}/s   CPU {cpu[name]:>10,.1f} {unit}/s   "
               f"GPU/CPU {here[name] / cpu[name]:,.1f}x")  # fmt: skip
-    return {"gpu": here, "cpu": cpu}
+    out["models"] = {"gpu": here, "cpu": cpu}
 
 
 UNITS = {"tokens": "cases", "summac": "summaries", "toxicity": "answers",
@@ -350,6 +409,10 @@ def main() -> None:
     parser.add_argument("--cpu-tokens-pairs", type=int, default=1_000)
     parser.add_argument("--cpu-summac-pairs", type=int, default=20)
     parser.add_argument("--cpu-items", type=int, default=200)
+    parser.add_argument("--compile", action="store_true",
+                        help="also time the forward floor under torch.compile (GPU only)")  # fmt: skip
+    parser.add_argument("--cpu-timeout", type=float, default=240,
+                        help="seconds the CPU child may take")  # fmt: skip
     parser.add_argument("--nli-model", default=None, help="a local NLI model folder for SummaC")
     parser.add_argument("--out", default="bench_gpu.json", help="where the JSON goes")
     parser.add_argument("--child-models", action="store_true", help=argparse.SUPPRESS)
@@ -366,20 +429,38 @@ def main() -> None:
 
     gpu = torch.cuda.is_available()
     device = torch.cuda.get_device_name(0) if gpu else "no GPU: every figure is a CPU one"
-    print(f"device: {device}")
+    print(f"device: {device}", flush=True)
     out: dict[str, object] = {"device": device, "torch": torch.__version__}
     started = time.perf_counter()
-    answer_similarity(args.sizes or ([200_000, 1_000_000] if gpu else [5_000]),
-                      args.ragas_pairs, out)  # fmt: skip
+
+    def stage(name: str, work: Callable[[], None]) -> None:
+        # Device time is scarce and a run is not easily repeated: a stage that fails is
+        # recorded with its error and the others still run; the JSON is written after each.
+        try:
+            work()
+        except Exception as exc:  # reported in the JSON and printed, not swallowed
+            out.setdefault("errors", {})[name] = traceback.format_exc()  # type: ignore[index]
+            print(f"{name} failed: {exc!r}", flush=True)
+        out["seconds"] = time.perf_counter() - started
+        Path(args.out).write_text(json.dumps(out, indent=1))
+
+    stage("answer_similarity",
+          lambda: answer_similarity(args.sizes or ([200_000, 1_000_000] if gpu else [5_000]),
+                                    args.ragas_pairs, out))  # fmt: skip
     if gpu:
-        out["models"] = gpu_vs_cpu(args)
+        stage("models", lambda: gpu_vs_cpu(args, out))
         out["gpu_peak_memory_gb"] = torch.cuda.max_memory_allocated() / 1e9
-        print(f"GPU peak memory {out['gpu_peak_memory_gb']:.2f} GB")
+        print(f"GPU peak memory {out['gpu_peak_memory_gb']:.2f} GB", flush=True)
+        if args.compile:  # last: its compiled graphs would count in the peak above
+            stage("compiled_forward", lambda: compiled_floor(out))
     else:
-        out["models"] = {"cpu": _models(200, 10, 100, args.nli_model)}
-        print(f"models on the CPU: {out['models']}")
-    out["seconds"] = time.perf_counter() - started
-    Path(args.out).write_text(json.dumps(out, indent=1))
+
+        def cpu_models() -> None:
+            out["models"] = {"cpu": _models(200, 10, 100, args.nli_model)}
+            print(f"models on the CPU: {out['models']}")
+
+        stage("models", cpu_models)
+    stage("done", lambda: None)
     print(f"written: {args.out} ({out['seconds']:.0f} s)")
 
 

