@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -16,7 +17,14 @@ from transformers import AutoTokenizer
 
 from evalnb.models import vector_cache
 from evalnb.models.encoder import TextEncoder, resolve_model
-from evalnb.models.engine import Engine, cpu_token_budget, device_name, prefetch
+from evalnb.models.engine import (
+    Engine,
+    Staging,
+    cpu_token_budget,
+    device_name,
+    prefetch,
+    prefetch_all,
+)
 from evalnb.models.vector_cache import CacheWarning, VectorCache, text_keys
 from tests.precision import EMBEDDING_TOL
 
@@ -112,6 +120,55 @@ def test_the_producer_hands_its_error_over_and_stops_with_the_consumer() -> None
     assert len(produced) <= 3 + 2 + 2
 
 
+def test_several_producers_share_the_chunks_and_every_batch_is_staged_whole(
+    tokenizer: object,
+) -> None:
+    one = Engine(tokenizer, "cpu", max_length=256, token_budget=512)
+    want = {int(i): batch.arrays["input_ids"][row, : batch.lengths[row]].tolist()
+            for batch in one.batches(TEXTS) for row, i in enumerate(batch.index)}  # fmt: skip
+    several = Engine(tokenizer, "cpu", max_length=256, token_budget=512)
+    several.chunk_size, several.producers = 8, 3  # 9 chunks of 8 texts over 3 producers
+    staging = Staging("cpu", slots=2)
+    got: dict[int, list[int]] = {}
+    sent = []
+    for batch in several.batches(TEXTS):
+        tensors = staging.send({**batch.arrays, "index": batch.index})
+        sent.append((batch, tensors))
+        for row, i in enumerate(batch.index):
+            assert int(i) not in got
+            got[int(i)] = batch.arrays["input_ids"][row, : batch.lengths[row]].tolist()
+    assert got == want
+    assert len(several._tokenizers) == 3  # a tokenizer each
+    # Every staged batch still holds its own values after the buffers were reused.
+    for batch, tensors in sent:
+        assert tensors.keys() == {*batch.arrays, "index"}
+        assert tensors["index"].tolist() == batch.index.tolist()
+        for key, value in batch.arrays.items():
+            assert tensors[key].shape == value.shape
+            assert np.array_equal(tensors[key].numpy(), value)
+
+
+def test_the_first_failing_producer_stops_them_all() -> None:
+    stopped = threading.Event()
+
+    def endless() -> object:
+        try:
+            while True:
+                yield 0
+        finally:
+            stopped.set()
+
+    def failing() -> object:
+        yield 1
+        msg = "second tokenizer exploded"
+        raise RuntimeError(msg)
+
+    items = prefetch_all([endless(), failing()], depth=2)
+    with pytest.raises(RuntimeError, match="second tokenizer exploded"):
+        list(itertools.islice(items, 1_000_000))
+    assert stopped.wait(5)
+
+
 def test_the_encoder_equals_sentence_transformers(tmp_path: Path) -> None:
     reference = SentenceTransformer(resolve_model(MODEL)[0], device="cpu")
     want = reference.encode(TEXTS, batch_size=16)
@@ -120,6 +177,12 @@ def test_the_encoder_equals_sentence_transformers(tmp_path: Path) -> None:
     assert got.shape == want.shape
     assert np.abs(got - want).max() <= EMBEDDING_TOL
     assert np.array_equal(got[0], got[6])  # a text given twice is one vector
+    # The GPU's way through the engine (two producers, every batch and its positions sent
+    # in one staged copy) gives the same vectors.
+    staged = TextEncoder(MODEL, cache_dir=None, token_budget=300)
+    staged.engine.producers, staged.engine.chunk_size = 2, 16
+    staged.engine._staging = Staging("cpu")
+    assert np.abs(staged.encode(TEXTS) - got).max() <= 1e-6
 
 
 def test_vectors_come_back_from_the_cache_in_a_new_encoder(

@@ -428,7 +428,9 @@ def _embed_with(model: Any, engine: Engine, texts: Sequence[str]) -> torch.Tenso
         features = model[0]({**tensors, "modality": "text"})
         for module in list(model)[1:]:  # pooling, normalisation, dense …
             features = module(features)
-        where = torch.from_numpy(batch.index).to(device, non_blocking=True)
+        where = batch.device_index
+        if where is None:
+            where = torch.from_numpy(batch.index).to(device)
         out[where] = features["sentence_embedding"].float()
 
     engine.run(texts, step)

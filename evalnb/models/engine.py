@@ -12,9 +12,15 @@ batches of 16, to per-text hashing and caching, and to stacking arrays row by ro
   a bounded queue (:func:`prefetch`).
 * **Batches** are cut by a token budget from length-sorted texts, not by a row count: short
   texts make wide batches, long ones narrow batches, and padding stays small.
-* **Tensors** are built with NumPy from the flat token ids (one scatter per batch), placed in
-  pinned host memory and copied with ``non_blocking`` on CUDA so the copy overlaps the
-  previous batch's forward pass.
+* **Tensors** are built with NumPy from the flat token ids (one scatter per batch). On CUDA a
+  batch's arrays (and its positions) are packed into one of a few pinned host buffers that
+  are reused in turn (:class:`Staging`) and sent in one ``non_blocking`` copy, which overlaps
+  the previous batch's forward pass. Measured on an H100 machine, pinning each batch anew
+  (``Tensor.pin_memory()``) took 12 ms a call: 6.5 of the 8.2 s that 400k sentences took.
+* **Two producers on CUDA.** A producer spends part of each chunk in the Rust tokenizer
+  (without the GIL, on all cores) and part in Python (reading the ids, padding); with two,
+  one pads while the other tokenizes. Measured there: the tokenizer alone ran at 181k
+  texts/s on 16 cores, tokenizing and padding in one thread at 114k/s.
 * **Results stay on the device** (:meth:`Engine.run` hands each batch's outputs to a callback
   that pools, normalises or scores there); only what the caller asks for comes back.
 
@@ -42,11 +48,13 @@ if TYPE_CHECKING:
 __all__ = [
     "Batch",
     "Engine",
+    "Staging",
     "cpu_token_budget",
     "device_name",
     "encode_many",
     "is_low_precision",
     "prefetch",
+    "prefetch_all",
     "rust_tokenizer",
 ]
 
@@ -145,11 +153,21 @@ def prefetch(items: Iterable[T], depth: int = 4) -> Iterator[T]:
     An exception in the producer is raised in the consumer at the item where it happened;
     a consumer that stops early (or fails) stops the producer at its next item.
     """
+    return prefetch_all([items], depth)
+
+
+def prefetch_all(sources: Sequence[Iterable[T]], depth: int = 4) -> Iterator[T]:
+    """:func:`prefetch` with a producer thread for each of ``sources``, all into one queue.
+
+    The sources' items interleave in no set order. The first exception in any producer is
+    raised in the consumer; a consumer that stops stops them all.
+    """
     box: queue.Queue[tuple[int, Any]] = queue.Queue(maxsize=max(1, depth))
     stop = threading.Event()
     done, failed = 0, 1
 
-    def produce() -> None:
+    def produce(source: Iterable[T]) -> None:
+        items = iter(source)
         try:
             for item in items:
                 while not stop.is_set():
@@ -163,20 +181,29 @@ def prefetch(items: Iterable[T], depth: int = 4) -> Iterator[T]:
             box.put((done, None))
         except BaseException as exc:
             box.put((failed, exc))
+        finally:  # a generator stopped early runs its own clean-up now, in its thread
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
 
-    worker = threading.Thread(target=produce, name="evalnb-tokenize", daemon=True)
-    worker.start()
+    workers = [threading.Thread(target=produce, args=(source,), name=f"evalnb-tokenize-{k}",
+                                daemon=True) for k, source in enumerate(sources)]  # fmt: skip
+    for worker in workers:
+        worker.start()
     try:
-        while True:
+        running = len(workers)
+        while running:
             kind, value = box.get()
             if kind == done:
-                return
+                running -= 1
+                continue
             if kind == failed:
                 raise value
             yield value
     finally:
         stop.set()
-        worker.join(timeout=5)
+        for worker in workers:
+            worker.join(timeout=5)
 
 
 @dataclass
@@ -190,6 +217,9 @@ class Batch:
     index: np.ndarray
     arrays: dict[str, np.ndarray]
     lengths: np.ndarray
+    # ``index`` on the model's device, set by :meth:`Engine.run` on CUDA (sent with the
+    # arrays in one copy); None elsewhere.
+    device_index: torch.Tensor | None = None
 
 
 def plan_batches(
@@ -204,13 +234,15 @@ def plan_batches(
     add_special_tokens: bool = True,
     type_ids: bool = False,
     chunk_size: int = CPU_CHUNK,
+    part: tuple[int, int] = (0, 1),
 ) -> Iterator[Batch]:
     """Tokenize and cut into padded batches of at most ``token_budget`` tokens.
 
     Texts are taken in order of character length (a cheap proxy of token length), tokenized
     ``chunk_size`` at a time, and each chunk sorted by token length before it is cut, so a batch
     holds texts of nearly one length. Truncation is the tokenizer's ``longest_first`` (as
-    ``transformers`` truncates pairs).
+    ``transformers`` truncates pairs). ``part=(k, m)`` takes every ``m``-th chunk from the
+    ``k``-th: ``m`` producers share the texts.
     """
     n = len(texts)
     if pairs is not None and len(pairs) != n:
@@ -225,7 +257,8 @@ def plan_batches(
     if pairs is not None:
         chars += np.fromiter((len(t) for t in pairs), dtype=np.int64, count=n)
     order = np.argsort(chars, kind="stable")
-    for start in range(0, n, chunk_size):
+    k, m = part
+    for start in range(k * chunk_size, n, m * chunk_size):
         chunk = order[start : start + chunk_size]
         if pairs is None:
             inputs: list[Any] = [texts[i] for i in chunk]
@@ -304,12 +337,16 @@ class Engine:
         # Batches ready ahead of the model: on a GPU, a chunk's worth and more, so the model
         # never waits while the tokenizer starts on the next chunk.
         self.queue_depth = 16 if cuda else 4
+        # On a CPU the model needs the cores the second producer would take.
+        self.producers = 2 if cuda else 1
+        self._staging = Staging(device) if cuda else None
         pad = getattr(tokenizer, "pad_token_id", None)
         if pad is None:
             pad = getattr(tokenizer, "eos_token_id", None)
         self.pad_id = int(pad) if pad is not None else 0
         if self.rust is not None:
             self.rust.enable_truncation(max_length)
+        self._tokenizers: list[Tokenizer] = [] if self.rust is None else [self.rust]
         self._whole: Tokenizer | None = None
         # Handing BERT its segment ids spares it building them from a buffer every batch.
         self.wants_type_ids = "token_type_ids" in getattr(tokenizer, "model_input_names", ())
@@ -340,13 +377,25 @@ class Engine:
             type_ids = self.wants_type_ids
         if self.rust is None:
             source = self._slow_batches(texts, pairs, add_special_tokens=add_special_tokens)
-        else:
-            source = plan_batches(self.rust, texts, pairs, max_length=self.max_length,
-                                  pad_id=self.pad_id, token_budget=self.token_budget,
-                                  max_rows=self.max_rows,
-                                  add_special_tokens=add_special_tokens,
-                                  type_ids=type_ids, chunk_size=self.chunk_size)  # fmt: skip
-        yield from prefetch(source, depth=self.queue_depth)
+            yield from prefetch(source, depth=self.queue_depth)
+            return
+        producers = max(1, min(self.producers, -(-len(texts) // self.chunk_size)))
+        # Each producer has a tokenizer of its own: none shares the Rust object's settings.
+        while len(self._tokenizers) < producers:
+            self._tokenizers.append(self._copy_rust())
+        sources = [plan_batches(self._tokenizers[k], texts, pairs, max_length=self.max_length,
+                                pad_id=self.pad_id, token_budget=self.token_budget,
+                                max_rows=self.max_rows, add_special_tokens=add_special_tokens,
+                                type_ids=type_ids, chunk_size=self.chunk_size,
+                                part=(k, producers))
+                   for k in range(producers)]  # fmt: skip
+        yield from prefetch_all(sources, depth=self.queue_depth)
+
+    def _copy_rust(self) -> Tokenizer:
+        tok = rust_tokenizer(self.hf_tokenizer)
+        assert tok is not None  # only called when the tokenizer is fast
+        tok.enable_truncation(self.max_length)
+        return tok
 
     def _slow_batches(
         self, texts: Sequence[str], pairs: Sequence[str] | None, *, add_special_tokens: bool
@@ -366,17 +415,12 @@ class Engine:
                         lengths=arrays["attention_mask"].sum(axis=1))  # fmt: skip
 
     def to_device(self, arrays: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
-        """Move the batch's arrays to the device (pinned and non-blocking on CUDA)."""
+        """Move the batch's arrays to the device (on CUDA: one pinned, non-blocking copy)."""
         import torch  # noqa: PLC0415
 
-        out = {}
-        cuda = self.device.startswith("cuda")
-        for key, value in arrays.items():
-            tensor = torch.from_numpy(value)
-            if cuda:
-                tensor = tensor.pin_memory().to(self.device, non_blocking=True)
-            out[key] = tensor
-        return out
+        if self._staging is not None:
+            return self._staging.send(arrays)
+        return {key: torch.from_numpy(value) for key, value in arrays.items()}
 
     def run(
         self,
@@ -387,10 +431,79 @@ class Engine:
         add_special_tokens: bool = True,
         type_ids: bool | None = None,
     ) -> None:
-        """Call ``step(batch, tensors)`` for every batch, under ``torch.inference_mode``."""
+        """Call ``step(batch, tensors)`` for every batch, under ``torch.inference_mode``.
+
+        On CUDA the batch's positions come along in the same copy: ``batch.device_index``.
+        """
         import torch  # noqa: PLC0415
 
         with torch.inference_mode():
             for batch in self.batches(texts, pairs, add_special_tokens=add_special_tokens,
                                       type_ids=type_ids):  # fmt: skip
-                step(batch, self.to_device(batch.arrays))
+                if self._staging is None:
+                    step(batch, self.to_device(batch.arrays))
+                    continue
+                tensors = self._staging.send({**batch.arrays, _INDEX: batch.index})
+                batch.device_index = tensors.pop(_INDEX)
+                step(batch, tensors)
+
+
+_INDEX = "\x00index"  # a key no model input has
+
+
+class Staging:
+    """Pinned host buffers, used in turn, for one host-to-device copy a batch.
+
+    A batch's int64 arrays are packed into one buffer and sent with one ``non_blocking`` copy;
+    the tensors returned are views of the one device tensor. An event recorded after each
+    copy tells when its buffer may be written again: with ``slots`` buffers the host is at
+    most that many batches ahead of the copies, which also bounds the memory in flight. A
+    buffer grows (pinned anew) only when a batch needs more than it has.
+
+    Parameters
+    ----------
+    device
+        A CUDA device (``"cuda"``, ``"cuda:N"``); on ``"cpu"`` the buffers are not pinned and
+        no event is kept, for tests of the packing.
+    slots
+        Buffers used in turn.
+    """
+
+    def __init__(self, device: str, slots: int = 4) -> None:
+        self.device = device
+        self.cuda = device.startswith("cuda")
+        self._buffers: list[torch.Tensor | None] = [None] * max(1, slots)
+        self._events: list[Any] = [None] * max(1, slots)
+        self._next = 0
+
+    def send(self, arrays: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+        """Copy ``arrays`` to the device in one transfer; the same keys, as int64 tensors."""
+        import torch  # noqa: PLC0415
+
+        total = sum(int(a.size) for a in arrays.values())
+        slot = self._next
+        self._next = (slot + 1) % len(self._buffers)
+        event = self._events[slot]
+        if event is not None:
+            event.synchronize()  # the copy that last read this buffer has finished
+        buffer = self._buffers[slot]
+        if buffer is None or buffer.numel() < total:
+            size = max(total, 1 << 16, 0 if buffer is None else 2 * buffer.numel())
+            buffer = torch.empty(size, dtype=torch.int64, pin_memory=self.cuda)
+            self._buffers[slot] = buffer
+        host = buffer.numpy()
+        spans = []
+        at = 0
+        for key, value in arrays.items():
+            host[at : at + value.size] = value.reshape(-1)
+            spans.append((key, at, value.shape))
+            at += value.size
+        sent = buffer[:total].to(self.device, non_blocking=self.cuda)
+        if self.cuda:
+            event = torch.cuda.Event()  # type: ignore[no-untyped-call]
+            event.record(torch.cuda.current_stream(torch.device(self.device)))
+            self._events[slot] = event
+        else:  # a CPU "copy" is the buffer itself: detach it from the next batch's data
+            sent = sent.clone()
+        return {key: sent[start : start + int(np.prod(shape))].view(shape)
+                for key, start, shape in spans}  # fmt: skip
