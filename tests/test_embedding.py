@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sentence_transformers import SentenceTransformer
 
 import evalnb
@@ -33,9 +37,17 @@ def _cos(a: str, b: str) -> float:
     return float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
 
 
+IDS = ["answer_similarity", "answer_sentence_similarity", "answer_relevancy_similarity",
+       "groundedness", "context_mrr", "context_relevancy"]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def lab() -> evalnb.Lab:
-    frame = pl.DataFrame({
+    return evalnb.evaluate(evalnb.load(_frame()), IDS, model=MODEL, progress=False)
+
+
+def _frame() -> pl.DataFrame:
+    return pl.DataFrame({
         "prompt": ["What is the annual fee of the Gold card?", "Who wrote Hamlet?", "Capital of France?"],
         "expected": [["The annual fee of the Gold card is $95."], ["Hamlet was written by Shakespeare."], []],
         "actual": ["The Gold card costs $95 a year. I also like turtles very much.",
@@ -44,9 +56,6 @@ def lab() -> evalnb.Lab:
         "context": [["Card fees. The annual fee of the Gold card is $95. Other text here.",
                      "Unrelated chunk about loans and mortgages."], ["Hamlet is a play."], []],
     })  # fmt: skip
-    ids = ["answer_similarity", "answer_sentence_similarity", "answer_relevancy_similarity",
-           "groundedness", "context_mrr", "context_relevancy"]  # fmt: skip
-    return evalnb.evaluate(evalnb.load(frame), ids, model=MODEL, progress=False)
 
 
 def _value(lab: evalnb.Lab, metric: str, row: int) -> float | None:
@@ -165,3 +174,63 @@ def test_least_grounded_sentence_problem(lab: evalnb.Lab) -> None:
         'Additional details - prompt: "What is the annual fee of the Gold card?", LLM: model.'
     )
     assert (row["severity"], row["avid_code"]) == ("MEDIUM", "P0100")
+
+
+def test_the_device_path_scores_as_the_host_path(
+    lab: evalnb.Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On a GPU the embedding evaluators keep the vectors on the device and compare them there
+    # (encode_on_device + cross_max on tensors). The same path runs here on CPU tensors.
+    from evalnb.evaluation import embedding
+
+    def on_device(ctx: object, params: dict[str, object], texts: list[str]) -> torch.Tensor:
+        return get_encoder(str(params["model"])).encode_on_device(list(texts))
+
+    monkeypatch.setattr(embedding, "_embed", on_device)
+    again = evalnb.evaluate(evalnb.load(_frame()), IDS, model=MODEL, progress=False)
+    key = ["metric", "value"]
+    got = again.scores.sort("metric", "case_id").select(key)
+    want = lab.scores.sort("metric", "case_id").select(key)
+    assert got["metric"].to_list() == want["metric"].to_list()
+    assert np.allclose(got["value"].to_numpy(), want["value"].to_numpy(), atol=1e-6,
+                       equal_nan=True)  # fmt: skip
+
+
+def test_vectors_on_the_device_equal_the_host_ones_fresh_cached_or_remembered(
+    tmp_path: Path,
+) -> None:
+    from evalnb.models.encoder import TextEncoder
+
+    texts = ["a first text", "a second one", "a first text", "", "a third, never seen before"]
+    want = TextEncoder(MODEL, cache_dir=None).encode(texts)
+    first = TextEncoder(MODEL, cache_dir=tmp_path)
+    fresh = first.encode_on_device(texts[:3])  # fresh, one of them twice
+    assert isinstance(fresh, torch.Tensor)
+    assert fresh.shape == (3, want.shape[1])
+    assert np.abs(fresh.numpy() - want[:3]).max() <= 1e-6
+    remembered = first.encode_on_device(texts)  # three from the memo, two fresh
+    assert np.abs(remembered.numpy() - want).max() <= 1e-6
+    assert first._cache is not None
+    first._cache.flush()
+    cached = TextEncoder(MODEL, cache_dir=tmp_path).encode_on_device(texts[::-1])
+    assert np.abs(cached.numpy() - want[::-1]).max() <= 1e-6
+    assert TextEncoder(MODEL, cache_dir=None).encode_on_device([]).shape == (0, want.shape[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=8),
+       st.integers(0, 2**32 - 1))  # fmt: skip
+def test_cross_max_on_tensors_equals_numpy(counts: list[tuple[int, int]], seed: int) -> None:
+    from evalnb.models.similarity import Segments, cross_max
+
+    rng = np.random.default_rng(seed)
+    lseg = Segments(np.array([c[0] for c in counts]))
+    rseg = Segments(np.array([c[1] for c in counts]))
+    left = rng.normal(size=(lseg.total, 5)).astype(np.float32)
+    right = rng.normal(size=(rseg.total, 5)).astype(np.float32)
+    if right.shape[0]:
+        right[0] = 0.0  # a zero vector compares at 0
+    want = cross_max(left, lseg, right, rseg)
+    got = cross_max(torch.from_numpy(left), lseg, torch.from_numpy(right), rseg)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.allclose(got, want, atol=1e-6, equal_nan=True)

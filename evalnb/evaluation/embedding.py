@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     import polars as pl
+    import torch
 
 __all__ = ["AnswerRelevancy", "AnswerSimilarity", "ContextMrr", "ContextRelevancy",
            "Groundedness", "SentenceSimilarity"]  # fmt: skip
@@ -49,8 +50,13 @@ def _threshold(default: float, metric: str) -> Param:
     return threshold_param(default, metric, low=-1.0)  # cosine similarities can be negative
 
 
-def _embed(ctx: Context, params: Mapping[str, object], texts: Sequence[str]) -> np.ndarray:
+def _embed(
+    ctx: Context, params: Mapping[str, object], texts: Sequence[str]
+) -> np.ndarray | torch.Tensor:
+    """Vectors of ``texts``; on a GPU they stay there, and ``cross_max`` compares them there."""
     encoder = ctx.encoder(str(params["model"]), str(params.get("precision", "fp32")))
+    if encoder.device.startswith("cuda"):
+        return encoder.encode_on_device(list(texts))
     return encoder.encode(list(texts))
 
 

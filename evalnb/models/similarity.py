@@ -40,18 +40,31 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     return x / np.where(norm == 0, 1, norm)
 
 
-def cross_max(left: np.ndarray, lseg: Segments, right: np.ndarray, rseg: Segments) -> np.ndarray:
-    """For every left item, its best cosine similarity with the right items of its row.
-
-    Left items of a row with no right items get NaN.
-    """
-    a, b = _normalise(left), _normalise(right)
+def _pairs(lseg: Segments, rseg: Segments) -> tuple[np.ndarray, np.ndarray]:
+    """Every (left item, right item) of the same row, ordered by left item."""
     per_row = lseg.counts * rseg.counts
     rows = np.repeat(np.arange(per_row.size), per_row)
     k = np.arange(int(per_row.sum())) - np.repeat(np.cumsum(per_row) - per_row, per_row)
     r_count = rseg.counts[rows]
     li = lseg.starts[rows] + k // np.maximum(r_count, 1)
     ri = rseg.starts[rows] + k % np.maximum(r_count, 1)
+    return li, ri
+
+
+def cross_max(
+    left: np.ndarray | torch.Tensor, lseg: Segments, right: np.ndarray | torch.Tensor,
+    rseg: Segments,
+) -> np.ndarray:  # fmt: skip
+    """For every left item, its best cosine similarity with the right items of its row.
+
+    Left items of a row with no right items get NaN. Tensors (as
+    :meth:`~evalnb.models.encoder.TextEncoder.encode_on_device` gives them) are compared
+    where they are, in float32 as the NumPy arrays are; only the maxima come back.
+    """
+    if not isinstance(left, np.ndarray) or not isinstance(right, np.ndarray):
+        return _cross_max_tensors(left, lseg, right, rseg)  # type: ignore[arg-type]
+    a, b = _normalise(left), _normalise(right)
+    li, ri = _pairs(lseg, rseg)
     sims = np.empty(li.size, dtype=np.float64)
     for s in range(0, li.size, _CHUNK):
         e = s + _CHUNK
@@ -61,6 +74,31 @@ def cross_max(left: np.ndarray, lseg: Segments, right: np.ndarray, rseg: Segment
         # Pairs come ordered by left item: each left item's pairs are one run.
         starts = np.flatnonzero(np.concatenate([[True], li[1:] != li[:-1]]))
         best[li[starts]] = np.maximum.reduceat(sims, starts)
+    return best
+
+
+def _cross_max_tensors(
+    left: torch.Tensor, lseg: Segments, right: torch.Tensor, rseg: Segments
+) -> np.ndarray:
+    import torch  # noqa: PLC0415
+
+    device = left.device
+    best = np.full(lseg.total, np.nan)
+    li, ri = _pairs(lseg, rseg)
+    if li.size == 0:
+        return best
+    # NumPy's normalising leaves a zero vector at zero; so does F.normalize (its eps).
+    a = torch.nn.functional.normalize(left.float(), dim=1)
+    b = torch.nn.functional.normalize(right.float(), dim=1)
+    li_t, ri_t = torch.from_numpy(li).to(device), torch.from_numpy(ri).to(device)
+    top = torch.full((lseg.total,), float("-inf"), dtype=torch.float32, device=device)
+    for s in range(0, li.size, _CHUNK):
+        at, bt = li_t[s : s + _CHUNK], ri_t[s : s + _CHUNK]
+        sims = (a[at] * b[bt]).sum(dim=1)
+        top.scatter_reduce_(0, at, sims, reduce="amax")
+    paired = np.zeros(lseg.total, dtype=bool)
+    paired[li] = True
+    best[paired] = top.cpu().numpy().astype(np.float64)[paired]
     return best
 
 
