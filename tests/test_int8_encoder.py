@@ -56,3 +56,20 @@ def test_precision_is_a_recorded_scoring_parameter() -> None:
     assert json.loads(int8.scores["params"][0])["precision"] == "int8"  # rescored, recorded
     assert int8.scores["value"][0] == pytest.approx(fp32.scores["value"][0], abs=0.07)
     assert int8.scores["value"][0] != fp32.scores["value"][0]
+
+
+def test_an_export_that_fails_says_which_versions_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    def broken(*args: object, **kwargs: object) -> None:
+        msg = "ScalarType ComplexDouble is an unexpected tensor scalar type"
+        raise RuntimeError(msg)
+
+    monkeypatch.setattr(torch.onnx, "export", broken)
+    with pytest.raises(
+        evalnb.EvalnbError, match=r"could not export.*ComplexDouble.*precision='fp32'"
+    ):
+        TextEncoder(MODEL, device="cpu", cache_dir=tmp_path, precision="int8")
+    assert not list(tmp_path.rglob("*.onnx"))  # nothing half written

@@ -98,9 +98,23 @@ class Int8Encoder:
             with warnings.catch_warnings(), torch.no_grad():
                 # The TorchScript exporter warns about its own deprecation and tracing.
                 warnings.simplefilter("ignore")
-                torch.onnx.export(_Hidden(), tuple(sample[n] for n in names), str(fp32),
-                                  input_names=names, output_names=["hidden"],
-                                  dynamic_axes=axes, opset_version=17, dynamo=False)  # fmt: skip
+                try:
+                    torch.onnx.export(_Hidden(), tuple(sample[n] for n in names), str(fp32),
+                                      input_names=names, output_names=["hidden"],
+                                      dynamic_axes=axes, opset_version=17, dynamo=False)  # fmt: skip
+                except Exception as exc:
+                    # Seen on a GPU machine (Python 3.12, torch 2.11, numpy 2.5.2): "ScalarType
+                    # ComplexDouble is an unexpected tensor scalar type", while the same torch
+                    # and transformers with numpy 2.4 export fine. Say so rather than fail deep
+                    # inside the exporter.
+                    msg = (
+                        f"precision='int8' could not export the model to ONNX with torch "
+                        f"{torch.__version__} and numpy {np.__version__} "
+                        f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+                        "use precision='fp32', or an environment where torch.onnx.export works "
+                        "(tested: torch 2.11-2.13 with numpy 2.4)"
+                    )
+                    raise EvalnbError(msg) from exc
                 # Matrix products only, per channel: the smallest loss of the settings tried
                 # (see the module docstring); the other operators stay fp32. The quantizer
                 # logs advice to the root logger, which a notebook would print: muted.
