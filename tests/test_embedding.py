@@ -234,3 +234,12 @@ def test_cross_max_on_tensors_equals_numpy(counts: list[tuple[int, int]], seed: 
     got = cross_max(torch.from_numpy(left), lseg, torch.from_numpy(right), rseg)
     assert np.array_equal(np.isnan(got), np.isnan(want))
     assert np.allclose(got, want, atol=1e-6, equal_nan=True)
+
+
+def test_blank_is_pythons_strip() -> None:
+    from evalnb.text.blank import PY_WHITESPACE, blank
+
+    assert set(PY_WHITESPACE) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
+    texts = ["", " ", "\x1c\u3000\n", "a", " a ", None, "\u200b", "\xa0x"]
+    want = [not (t or "").strip() for t in texts]
+    assert blank(pl.Series(texts, dtype=pl.String)).tolist() == want

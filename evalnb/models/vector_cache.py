@@ -251,7 +251,8 @@ def _atomic_part(path: Path, keys: bytes, vectors: np.ndarray) -> None:
     with atomic_path(path) as tmp, tmp.open("xb") as fh:
         fh.write(head.tobytes())
         fh.write(keys)
-        fh.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
+        # The array's own buffer: tobytes() would copy it first (3 GB at 2M vectors of 384).
+        fh.write(np.ascontiguousarray(vectors, dtype="<f4").data.cast("B"))
 
 
 def gather_into(out: np.ndarray, where: np.ndarray, source: np.ndarray, rows: np.ndarray) -> None:
