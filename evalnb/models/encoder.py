@@ -274,8 +274,7 @@ class TextEncoder:
 
         todo = self._look_up(distinct, place)
         if todo.size:
-            positions = firsts["pos"].to_numpy()[todo]
-            fresh = self._embed([texts[i] for i in positions])
+            fresh = self._embed(_chosen(texts, firsts, todo))
             out[todo] = fresh
             self._remember(distinct[todo], fresh)
         inverse = _inverse(keys, distinct)
@@ -306,8 +305,7 @@ class TextEncoder:
 
         todo = self._look_up(distinct, place)
         if todo.size:
-            positions = firsts["pos"].to_numpy()[todo]
-            chosen = [texts[i] for i in positions]
+            chosen = _chosen(texts, firsts, todo)
             if self._int8 is not None or self._replicas:
                 fresh = torch.from_numpy(self._embed(chosen)).to(device)
             else:
@@ -494,6 +492,13 @@ def _distinct_keys(texts: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, pl.Dat
     keys = text_keys(pl.Series(texts, dtype=pl.String)).with_row_index("pos")
     firsts = keys.unique(["k0", "k1"], keep="first", maintain_order=True)
     return keys, firsts, firsts.select("k0", "k1")
+
+
+def _chosen(texts: list[str], firsts: pl.DataFrame, todo: np.ndarray) -> list[str]:
+    """Return the texts of the distinct keys at ``todo`` (all of them: ``texts`` itself)."""
+    if todo.size == len(texts):  # every text distinct and new
+        return texts
+    return [texts[i] for i in firsts["pos"].to_numpy()[todo].tolist()]
 
 
 def _inverse(keys: pl.DataFrame, distinct: pl.DataFrame) -> np.ndarray | None:

@@ -261,9 +261,9 @@ def plan_batches(
     for start in range(k * chunk_size, n, m * chunk_size):
         chunk = order[start : start + chunk_size]
         if pairs is None:
-            inputs: list[Any] = [texts[i] for i in chunk]
+            inputs: list[Any] = [texts[i] for i in chunk.tolist()]
         else:
-            inputs = [(texts[i], pairs[i]) for i in chunk]
+            inputs = [(texts[i], pairs[i]) for i in chunk.tolist()]
         encs = encode_many(tok, inputs, add_special_tokens=add_special_tokens)
         lengths = np.fromiter((len(e) for e in encs), dtype=np.int64, count=len(encs))
         inner = np.argsort(lengths, kind="stable")
