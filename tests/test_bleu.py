@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pytest
 import sacrebleu
 from hypothesis import given, settings
@@ -235,3 +236,23 @@ def test_column_13a_rules_agree_with_sacrebleu(texts: list[str]) -> None:
     assert tokenize_13a(pl.Series(texts, dtype=pl.String)).to_list() == [
         tok(t.rstrip()).split() for t in texts
     ]
+
+
+@pytest.mark.parametrize("rules13a", [True, False])
+def test_interning_in_blocks_gives_the_single_thread_ids(rules13a: bool) -> None:
+    from evalnb.text.intern import _split_intern, joined_buffers, split_intern
+    from evalnb.text.rules13a import replaced_13a
+
+    # Enough distinct tokens that every block's table and the merge's grow several times;
+    # words shared between blocks and words first seen in a late block.
+    rng = np.random.default_rng(7)
+    words = np.array([f"w{i}" for i in range(30_000)] + ["$1,000.5-2", "«é»", "a&b", "x<y", "!!"])
+    texts = [" ".join(rng.choice(words[: 1000 + 29 * i], size=rng.integers(0, 40))) + "\n"
+             for i in range(1_000)]  # fmt: skip
+    texts[500] = ""
+    data, lows, highs = replaced_13a(*joined_buffers([pa.array(texts)]))
+    want = _split_intern(data, lows, highs, rules13a)
+    for blocks in (2, 3, 7):
+        got = split_intern(data, lows, highs, rules13a, blocks=blocks)
+        for a, b in zip(want, got, strict=True):
+            assert np.array_equal(a, b)

@@ -31,7 +31,7 @@ passes that each rebuilt the whole column; this reads each byte once, while inte
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from evalnb.text.mteval13a import REPLACEMENTS_13A
 from evalnb.text.utf8 import space_width
@@ -81,11 +81,17 @@ def isolated_13a(data: np.ndarray, k: int, lo: int, end: int) -> bool:
     return rule2 or not _digit(data, k + 1, lo, end)
 
 
-# The replacements as UTF-8 bytes, which the compiled code reads.
-_REPLACEMENTS = tuple(
-    (np.frombuffer(old.encode(), np.uint8), np.frombuffer(new.encode(), np.uint8))
-    for old, new in REPLACEMENTS_13A
-)
+# The replacements as UTF-8 bytes, which the compiled code reads: all the old strings one
+# after another and their offsets, the same for the new ones (a parallel loop takes arrays,
+# not a tuple of them).
+def _packed(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    raw = [s.encode() for s in strings]
+    return (np.frombuffer(b"".join(raw), np.uint8).copy(),
+            np.cumsum([0] + [len(r) for r in raw]).astype(np.int64))  # fmt: skip
+
+
+_OLD = _packed([old for old, _ in REPLACEMENTS_13A])
+_NEW = _packed([new for _, new in REPLACEMENTS_13A])
 
 
 @njit(cache=True)
@@ -124,35 +130,46 @@ def _replace(src: np.ndarray, m: int, dst: np.ndarray, old: np.ndarray, new: np.
     return n
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
 def _replaced(
     data: np.ndarray,
     offsets: np.ndarray,
     todo: np.ndarray,
-    replacements: tuple[tuple[np.ndarray, np.ndarray], ...],
+    olds: np.ndarray,
+    old_off: np.ndarray,
+    news: np.ndarray,
+    new_off: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     lows, highs = offsets[:-1].copy(), offsets[1:].copy()
-    extra = 0
-    for t in todo:
-        extra += offsets[t + 1] - offsets[t]
-    # No replacement lengthens a text: the copies and the scratch fit in the inputs' sizes.
-    out = np.empty(data.size + extra, dtype=np.uint8)
-    out[: data.size] = data
-    x = np.empty(extra, dtype=np.uint8)
-    y = np.empty(extra, dtype=np.uint8)
-    n = data.size
-    for t in todo:
+    # No replacement lengthens a text: each rewritten text gets a slot of its own size after
+    # the inputs' bytes, and a scratch slot as large, so the texts are rewritten in parallel.
+    sizes = offsets[todo + 1] - offsets[todo]
+    starts = np.zeros(todo.size + 1, dtype=np.int64)
+    starts[1:] = np.cumsum(sizes)
+    base = data.size
+    out = np.empty(base + starts[-1], dtype=np.uint8)
+    out[:base] = data
+    scratch = np.empty(starts[-1], dtype=np.uint8)
+    for k in prange(todo.size):
+        t = todo[k]
         a, b = offsets[t], offsets[t + 1]
+        slot = out[base + starts[k] : base + starts[k + 1]]
+        spare = scratch[starts[k] : starts[k + 1]]
         # sacrebleu strips the text first: "-\n" at the very end is kept as "-".
         m = _rstrip(data, a, b) - a
-        x[:m] = data[a : a + m]
-        src, dst = x, y
-        for old, new in replacements:
-            m = _replace(src, m, dst, old, new)
-            src, dst = dst, src
-        out[n : n + m] = src[:m]
-        lows[t], highs[t] = n, n + m
-        n += m
+        slot[:m] = data[a : a + m]
+        in_slot = True
+        for r in range(old_off.size - 1):
+            old = olds[old_off[r] : old_off[r + 1]]
+            new = news[new_off[r] : new_off[r + 1]]
+            if in_slot:
+                m = _replace(slot, m, spare, old, new)
+            else:
+                m = _replace(spare, m, slot, old, new)
+            in_slot = not in_slot
+        if not in_slot:
+            slot[:m] = spare[:m]
+        lows[t], highs[t] = base + starts[k], base + starts[k] + m
     return out, lows, highs
 
 
@@ -176,9 +193,26 @@ def replaced_13a(
         bytes; the others stay where they were, trailing white space and all (it changes
         none of their tokens).
     """
-    # Three vectorized comparisons find the few texts to rewrite without a byte loop.
-    where = np.flatnonzero((data == ord("<")) | (data == ord("&")) | (data == ord("\n")))
-    if not where.size:
+    todo = np.flatnonzero(_to_rewrite(data, offsets))
+    if not todo.size:
         return data, offsets[:-1], offsets[1:]
-    todo = np.unique(np.searchsorted(offsets, where, side="right") - 1)
-    return _replaced(data, offsets, todo, _REPLACEMENTS)
+    return _replaced(data, offsets, todo, *_OLD, *_NEW)
+
+
+@njit(parallel=True, cache=True)
+def _to_rewrite(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Whether each text holds a byte the replacements act on (``<``, ``&``, a line break).
+
+    One parallel pass: 2.5 ms on 6.7 MB of real answers, where three NumPy comparisons over
+    all the bytes took 4.5 ms (on two cores).
+    """
+    n = offsets.size - 1
+    out = np.zeros(n, dtype=np.bool_)
+    for t in prange(n):
+        hit = False
+        # No early exit: a branch-free loop the compiler vectorizes (most texts hold none).
+        for i in range(offsets[t], offsets[t + 1]):
+            b = data[i]
+            hit |= (b == 60) | (b == 38) | (b == 10)  # "<", "&", "\n"
+        out[t] = hit
+    return out
