@@ -17,7 +17,14 @@ from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 import evalnb
 from evalnb.evaluation.bleu import sentence_bleu, single_order_bleu
-from evalnb.text.ngram import TokenIds, id_ngram_stats, ids_13a, ngram_stats, tokenize_13a
+from evalnb.text.ngram import (
+    TokenIds,
+    id_ngram_stats,
+    ids_13a,
+    ids_13a_segments,
+    ngram_stats,
+    tokenize_13a,
+)
 from evalnb.text.synthetic import ADVERSARIAL, pairs
 from tests.nltk_reference import nltk_word_tokenize
 
@@ -256,3 +263,36 @@ def test_interning_in_blocks_gives_the_single_thread_ids(rules13a: bool) -> None
         got = split_intern(data, lows, highs, rules13a, blocks=blocks)
         for a, b in zip(want, got, strict=True):
             assert np.array_equal(a, b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=". aé\n", max_size=12)), max_size=12),
+       st.sampled_from([". ", ".", "é.", ".."]))  # fmt: skip
+def test_segments_are_str_split(texts: list[str | None], separator: str) -> None:
+    from evalnb.text.intern import joined_buffers
+    from evalnb.text.segments import segment_spans
+
+    data, offsets = joined_buffers([pa.array(texts, type=pa.string())])
+    raw = data.tobytes()
+    lows, highs, counts = segment_spans(data, offsets, separator)
+    got = [raw[a:b].decode() for a, b in zip(lows.tolist(), highs.tolist(), strict=True)]
+    want = [seg for t in texts for seg in (t or "").split(separator)]
+    assert got == want
+    assert counts.tolist() == [len((t or "").split(separator)) for t in texts]
+    lows, highs, counts = segment_spans(data, offsets, separator, first_only=True)
+    firsts = [raw[a:b].decode() for a, b in zip(lows.tolist(), highs.tolist(), strict=True)]
+    assert firsts == [(t or "").split(separator)[0] for t in texts]
+    assert counts.tolist() == [1] * len(texts)
+
+
+def test_segment_ids_equal_the_split_columns_ids() -> None:
+    cands, refs = pairs(2000, seed=4)
+    cands = [c.replace(" ", ". ", 2) for c in cands] + ["", "a. ", ". b", "x &amp;\n. y<z"]
+    refs = [r.replace(" ", ". ", 3) for r in refs] + ["c. d. e", "", "f. ", "<g>. &h"]
+    hyps, references = pl.Series(cands), pl.Series(refs)
+    tokens, counts = ids_13a_segments(hyps, references, ". ")
+    split = references.str.split(". ")
+    want = ids_13a(hyps.str.split(". ").list.first(), split.explode())
+    assert counts.tolist() == split.list.len().to_list()
+    assert tokens.lists(0) == want.lists(0)
+    assert tokens.lists(1) == want.lists(1)

@@ -51,7 +51,7 @@ from evalnb.evaluation.rouge import id_rouge_parts, ids_rouge
 from evalnb.text.chrf import chrf
 from evalnb.text.contains import contains_each
 from evalnb.text.distance import MEASURES, best_matches, similarity
-from evalnb.text.ngram import id_ngram_stats, ids_13a
+from evalnb.text.ngram import id_ngram_stats, ids_13a_segments
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -218,10 +218,9 @@ class RagasBleu(_Pairwise):
         # ragas splits both texts on ". " and calls corpus_bleu(hyps, [[r] for r in refs]):
         # sacrebleu zips the hypotheses with that one-segment stream, so only the answer's
         # first segment is scored, against every reference segment as a reference.
-        hyp = actual.str.split(". ").list.first().fill_null("")
-        refs = reference.str.split(". ")
-        stats = id_ngram_stats(ids_13a(hyp, refs.explode().fill_null("")),
-                               refs.list.len().to_numpy(), 4)  # fmt: skip
+        # The segments are read where they lie in the columns' bytes (no new strings).
+        tokens, refs_per_pair = ids_13a_segments(actual, reference, ". ")
+        stats = id_ngram_stats(tokens, refs_per_pair, 4)
         return sentence_bleu(stats, "exp", effective_order=False)
 
 

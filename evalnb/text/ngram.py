@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NgramStats", "TokenIds", "flat_ngram_stats", "id_ngram_stats",
-    "ids_13a", "ngram_stats", "tokenize_13a", "tokens_13a",
+    "ids_13a", "ids_13a_segments", "ngram_stats", "tokenize_13a", "tokens_13a",
 ]  # fmt: skip
 
 # mteval-v13a as sacrebleu implements it (tokenizer_13a.py + tokenizer_re.py), one Polars
@@ -61,6 +61,33 @@ def ids_13a(*columns: pl.Series) -> TokenIds:
     counts = [c.len() for c in columns]
     ids, offs, vocab = intern_buffers(data, lows, highs, counts, rules13a=True)
     return TokenIds(ids, tuple(offs), vocab)
+
+
+def ids_13a_segments(
+    hyps: pl.Series, refs: pl.Series, separator: str
+) -> tuple[TokenIds, np.ndarray]:
+    """:func:`ids_13a` of each hypothesis's first segment and of every reference segment.
+
+    Segments are ``str.split(separator)``'s, read where they lie in the columns' buffers
+    (:func:`evalnb.text.segments.segment_spans`); a null reads as empty. Returns the ids
+    (column 0 the hypotheses' first segments, column 1 every reference segment, in order)
+    and how many segments each reference has.
+    """
+    from evalnb.text.intern import intern_buffers, joined_buffers  # noqa: PLC0415 - compiles
+    from evalnb.text.rules13a import replaced_13a_spans  # noqa: PLC0415 - on first use
+    from evalnb.text.segments import segment_spans  # noqa: PLC0415 - on first use
+
+    n = hyps.len()
+    if refs.len() != n:
+        msg = f"hypotheses and references must be as many; got {n} and {refs.len()}"
+        raise ValueError(msg)
+    data, offsets = joined_buffers([hyps.to_arrow(), refs.to_arrow()])
+    h_lo, h_hi, _ = segment_spans(data, offsets[: n + 1], separator, first_only=True)
+    r_lo, r_hi, counts = segment_spans(data, offsets[n:], separator)
+    data, lows, highs = replaced_13a_spans(data, np.concatenate([h_lo, r_lo]),
+                                           np.concatenate([h_hi, r_hi]))  # fmt: skip
+    ids, offs, vocab = intern_buffers(data, lows, highs, [n, int(counts.sum())], rules13a=True)
+    return TokenIds(ids, tuple(offs), vocab), counts
 
 
 def tokens_13a(text: pl.Expr) -> pl.Expr:
