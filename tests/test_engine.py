@@ -287,3 +287,7 @@ def test_replicas_share_the_texts_and_agree_with_one_model(tmp_path: Path) -> No
     assert len(two._replicas) == 1
     texts = [t for t in TEXTS if t] * 2 + [f"extra text {i}" for i in range(30)]
     assert np.abs(two.encode(texts) - one.encode(texts)).max() <= EMBEDDING_TOL
+    # On the device the replicas' vectors land in the same places.
+    shuffled = [f"other text {i}" for i in range(40)] + texts[:5]
+    on_device = TextEncoder(MODEL, cache_dir=None, replicas=["cpu"]).encode_on_device(shuffled)
+    assert np.abs(on_device.numpy() - one.encode(shuffled)).max() <= EMBEDDING_TOL

@@ -306,12 +306,20 @@ class TextEncoder:
         todo = self._look_up(distinct, place)
         if todo.size:
             chosen = _chosen(texts, firsts, todo)
+            every = todo.size == distinct.height  # then row k of out is fresh text k
+            rows = None if every else _index(todo, device)
             if self._int8 is not None or self._replicas:
                 fresh = torch.from_numpy(self._embed(chosen)).to(device)
-            else:
-                fresh = self.embed_on_device(chosen)
-            out[_index(todo, device)] = fresh
-            self._remember(distinct[todo], fresh.cpu().numpy())
+                out[rows if rows is not None else slice(None)] = fresh
+            else:  # the engine writes straight into out: no second copy on the device
+                _embed_with(self._model, self.engine, self._prepare(chosen), out, rows)
+            # The copy for the memo and the cache comes back in slices, so the device holds
+            # no second full copy of the fresh vectors.
+            host = np.empty((todo.size, self.dim), dtype=np.float32)
+            for s in range(0, todo.size, _BACK):
+                part = out[s : s + _BACK] if rows is None else out[rows[s : s + _BACK]]
+                host[s : s + _BACK] = part.cpu().numpy()
+            self._remember(distinct[todo], host)
         inverse = _inverse(keys, distinct)
         return out if inverse is None else out[_index(inverse, device)]
 
@@ -461,13 +469,22 @@ def _replica_devices(device: str, asked: Sequence[str] | None, int8: bool) -> li
     return [f"cuda:{k}" for k in range(1, torch.cuda.device_count())]
 
 
-def _embed_with(model: Any, engine: Engine, texts: Sequence[str]) -> torch.Tensor:  # noqa: ANN401
-    """Sentence embeddings of ``texts`` by ``model`` through ``engine``, left on its device."""
+def _embed_with(
+    model: Any,  # noqa: ANN401 - a SentenceTransformer
+    engine: Engine,
+    texts: Sequence[str],
+    out: torch.Tensor | None = None,
+    rows: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Sentence embeddings of ``texts`` by ``model`` through ``engine``, left on its device.
+
+    Into ``out`` when given: text ``k`` at row ``rows[k]`` (row ``k`` without ``rows``).
+    """
     import torch  # noqa: PLC0415
 
     device = engine.device
-    dim = embedding_dim(model)
-    out = torch.empty((len(texts), dim), dtype=torch.float32, device=device)
+    if out is None:
+        out = torch.empty((len(texts), embedding_dim(model)), dtype=torch.float32, device=device)
 
     def step(batch: Batch, tensors: dict[str, torch.Tensor]) -> None:
         features = model[0]({**tensors, "modality": "text"})
@@ -476,10 +493,16 @@ def _embed_with(model: Any, engine: Engine, texts: Sequence[str]) -> torch.Tenso
         where = batch.device_index
         if where is None:
             where = torch.from_numpy(batch.index).to(device)
+        if rows is not None:
+            where = rows[where]
         out[where] = features["sentence_embedding"].float()
 
     engine.run(texts, step)
     return out
+
+
+# Fresh vectors copied back to the host this many at a time (150 MB of 384 floats).
+_BACK = 1 << 17
 
 
 def _distinct_keys(texts: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
