@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from evalnb.text import contains as contains_mod
 from evalnb.text.contains import contains_each
-from evalnb.text.intern import joined_buffers
+from evalnb.text.intern import utf8_buffers
 
 
 @settings(max_examples=200, deadline=None)
@@ -31,8 +31,9 @@ def test_long_pairs_go_to_polars_with_the_same_answers(monkeypatch: pytest.Monke
     texts += ["a" * 3000, "a" * 3000 + "b"]  # a scan would compare ~100 bytes at each
     needles += ["a" * 100 + "b", "a" * 100 + "b"]
     want = [n in t for t, n in zip(texts, needles, strict=True)]
-    data, offsets = joined_buffers([pl.Series(texts).to_arrow(), pl.Series(needles).to_arrow()])
-    _, done = contains_mod._scan(data, offsets, len(texts), contains_mod._SCAN_WORK)
+    data, offsets = utf8_buffers(pl.Series(texts).to_arrow())
+    ndata, noffsets = utf8_buffers(pl.Series(needles).to_arrow())
+    _, done = contains_mod._scan(data, offsets, ndata, noffsets, contains_mod._SCAN_WORK)
     assert not done[-2:].any()  # left to Polars' linear search
     got = contains_each(pl.Series(texts), pl.Series(needles))
     assert got.tolist() == want

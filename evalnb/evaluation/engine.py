@@ -315,7 +315,9 @@ def _merge_scores(
     # filter copies the whole table, so it runs only when there is something to drop.
     stale = _where(scores, evaluator, key, same_params=False)
     kept = scores.filter(~stale) if stale.any() else scores
-    return pl.concat([kept, new.select(list(SCHEMAS["scores"]))])
+    if kept.height == 0 and new.schema == kept.schema:  # a first run: nothing to append to
+        return new
+    return pl.concat([kept, new])  # score_rows gives the scores table's columns in order
 
 
 def _merge_metrics(metrics: pl.DataFrame, cls: type[Evaluator]) -> pl.DataFrame:

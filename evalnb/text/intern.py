@@ -18,7 +18,7 @@ from numba import get_num_threads, njit
 from evalnb.text.rules13a import MAY_ISOLATE, isolated_13a
 from evalnb.text.utf8 import SPACE_LEADS, space_width
 
-__all__ = ["intern_buffers", "intern_tokens", "joined_buffers"]
+__all__ = ["intern_buffers", "intern_tokens", "joined_buffers", "split_intern", "utf8_buffers"]
 
 
 # Per splitting (white space; white space and 13a), the bytes that may end a token: one
@@ -226,7 +226,7 @@ def split_intern(
     return ids, text_off, chars, vocab_off
 
 
-def _buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def utf8_buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 bytes and int64 offsets (from 0) of a string array; nulls read as empty."""
     texts = texts.cast(pa.large_string())
     _, off_buf, data_buf = texts.buffers()
@@ -269,7 +269,7 @@ def intern_tokens(
 
 def joined_buffers(columns: list[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 bytes and offsets of several string arrays, one after another (nulls empty)."""
-    parts = [_buffers(c) for c in columns]
+    parts = [utf8_buffers(c) for c in columns]
     data = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.uint8)
     shift = np.cumsum([0] + [p[0].size for p in parts])
     joined = np.concatenate([[0]] + [p[1][1:] + shift[k] for k, p in enumerate(parts)])
