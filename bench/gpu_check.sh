@@ -31,7 +31,7 @@ cat "$OUT/gpu.txt"
 # The bench first (its figures are the point), then the tests that run models on the device,
 # then where the time goes (cProfile of the main thread, py-spy of every thread).
 # COMPILE=1 adds the torch.compile floor (its autotuning took minutes on an H100).
-timeout "${BENCH_S:-270}" python3 -u bench/bench_gpu.py ${COMPILE:+--compile} \
+timeout "${BENCH_S:-260}" python3 -u bench/bench_gpu.py ${COMPILE:+--compile} \
   --out "$OUT/bench_gpu.json" 2>&1 | grep --line-buffered -v 'Loading weights' | tee "$OUT/bench_gpu.log"
 timeout "${TESTS_S:-90}" python3 -m pytest -q -p no:cacheprovider -o addopts="" -ra \
   --junitxml "$OUT/junit.xml" \
@@ -40,9 +40,9 @@ timeout "${TESTS_S:-90}" python3 -m pytest -q -p no:cacheprovider -o addopts="" 
   > "$OUT/tests.log" 2>&1
 echo "pytest rc=$?"
 tail -15 "$OUT/tests.log"
-timeout "${PROFILE_S:-80}" python3 -u bench/profile_gpu.py --pairs 200000 --out "$OUT/profile_gpu.json" \
+timeout "${PROFILE_S:-100}" python3 -u bench/profile_gpu.py --pairs 200000 --out "$OUT/profile_gpu.json" \
   2>&1 | grep -v 'Loading weights' | head -40
-timeout "${SPY_S:-60}" /tmp/site/bin/py-spy record -r 50 --threads --nonblocking -f raw \
+timeout "${SPY_S:-50}" /tmp/site/bin/py-spy record -r 50 --threads --nonblocking -f raw \
   -o "$OUT/spy.txt" -- python3 bench/profile_gpu.py --pairs 100000 --out /tmp/spy.json \
   > "$OUT/spy.log" 2>&1
 echo "py-spy rc=$?"
