@@ -235,6 +235,7 @@ def plan_batches(
     type_ids: bool = False,
     chunk_size: int = CPU_CHUNK,
     part: tuple[int, int] = (0, 1),
+    order: np.ndarray | None = None,
 ) -> Iterator[Batch]:
     """Tokenize and cut into padded batches of at most ``token_budget`` tokens.
 
@@ -242,7 +243,8 @@ def plan_batches(
     ``chunk_size`` at a time, and each chunk sorted by token length before it is cut, so a batch
     holds texts of nearly one length. Truncation is the tokenizer's ``longest_first`` (as
     ``transformers`` truncates pairs). ``part=(k, m)`` takes every ``m``-th chunk from the
-    ``k``-th: ``m`` producers share the texts.
+    ``k``-th: ``m`` producers share the texts (and ``order``, :func:`length_order`'s, computed
+    once for them all).
     """
     n = len(texts)
     if pairs is not None and len(pairs) != n:
@@ -253,10 +255,8 @@ def plan_batches(
     tok = tokenizer
     if (tok.truncation or {}).get("max_length") != max_length:
         tok.enable_truncation(max_length)
-    chars = np.fromiter((len(t) for t in texts), dtype=np.int64, count=n)
-    if pairs is not None:
-        chars += np.fromiter((len(t) for t in pairs), dtype=np.int64, count=n)
-    order = np.argsort(chars, kind="stable")
+    if order is None:
+        order = length_order(texts, pairs)
     k, m = part
     for start in range(k * chunk_size, n, m * chunk_size):
         chunk = order[start : start + chunk_size]
@@ -279,6 +279,15 @@ def plan_batches(
             yield _pad([encs[i] for i in sel], lengths[sel], chunk[sel], pad_id, type_ids,
                        pairs is not None)  # fmt: skip
             at = end
+
+
+def length_order(texts: Sequence[str], pairs: Sequence[str] | None = None) -> np.ndarray:
+    """Positions of the texts (with their pairs) by character length, stable."""
+    n = len(texts)
+    chars = np.fromiter((len(t) for t in texts), dtype=np.int64, count=n)
+    if pairs is not None:
+        chars += np.fromiter((len(t) for t in pairs), dtype=np.int64, count=n)
+    return np.argsort(chars, kind="stable")
 
 
 def _pad(encs: list[Any], lengths: np.ndarray, index: np.ndarray, pad_id: int,
@@ -383,11 +392,12 @@ class Engine:
         # Each producer has a tokenizer of its own: none shares the Rust object's settings.
         while len(self._tokenizers) < producers:
             self._tokenizers.append(self._copy_rust())
+        order = length_order(texts, pairs) if producers > 1 else None
         sources = [plan_batches(self._tokenizers[k], texts, pairs, max_length=self.max_length,
                                 pad_id=self.pad_id, token_budget=self.token_budget,
                                 max_rows=self.max_rows, add_special_tokens=add_special_tokens,
                                 type_ids=type_ids, chunk_size=self.chunk_size,
-                                part=(k, producers))
+                                part=(k, producers), order=order)
                    for k in range(producers)]  # fmt: skip
         yield from prefetch_all(sources, depth=self.queue_depth)
 
