@@ -161,9 +161,10 @@ def _split_intern(
     return ids[:count].copy(), text_off, store[: voff[vocab]].copy(), voff[: vocab + 1].copy()
 
 
-# Below this many bytes one thread interns everything: splitting into blocks and merging
-# their vocabularies costs more than it saves.
-_PARALLEL_BYTES = 1 << 19
+# Below this many bytes one thread interns everything. Measured on two cores with real
+# answers (13a rules): 68 KB took 0.57 ms in one thread and 0.71 in two blocks, 160 KB
+# 1.4 against 1.3 ms, 660 KB 5.6 against 3.8 ms.
+_PARALLEL_BYTES = 1 << 18
 _POOL: list[ThreadPoolExecutor] = []
 
 
