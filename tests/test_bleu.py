@@ -296,3 +296,21 @@ def test_segment_ids_equal_the_split_columns_ids() -> None:
     assert counts.tolist() == split.list.len().to_list()
     assert tokens.lists(0) == want.lists(0)
     assert tokens.lists(1) == want.lists(1)
+
+
+# Python 3.12+ warns that forking a process with threads may deadlock: this test forks on
+# purpose, to check that the child does not use its parent's (threadless) pool.
+@pytest.mark.filterwarnings("ignore:.*multi-threaded.*fork.*:DeprecationWarning")
+def test_a_forked_child_interns_with_threads_of_its_own() -> None:
+    import multiprocessing
+
+    from evalnb.text.intern import _split_intern, joined_buffers, split_intern
+
+    texts = [f"word{i % 977} other{i % 13}, more." for i in range(30_000)]
+    data, offsets = joined_buffers([pa.array(texts)])
+    lows, highs = offsets[:-1], offsets[1:]
+    want = _split_intern(data, lows, highs, True)[0]
+    assert np.array_equal(split_intern(data, lows, highs, True, blocks=2)[0], want)  # pool made
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        got = pool.apply_async(split_intern, (data, lows, highs, True, 2)).get(timeout=60)
+    assert np.array_equal(got[0], want)

@@ -9,6 +9,7 @@ Ids are dense, in order of first appearance.
 from __future__ import annotations
 
 import itertools
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -165,14 +166,17 @@ def _split_intern(
 # answers (13a rules): 68 KB took 0.57 ms in one thread and 0.71 in two blocks, 160 KB
 # 1.4 against 1.3 ms, 660 KB 5.6 against 3.8 ms.
 _PARALLEL_BYTES = 1 << 18
-_POOL: list[ThreadPoolExecutor] = []
+_POOL: dict[int, ThreadPoolExecutor] = {}
 
 
 def _pool() -> ThreadPoolExecutor:
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max_workers=get_num_threads(),
-                                        thread_name_prefix="evalnb-intern"))  # fmt: skip
-    return _POOL[0]
+    """Return the process's pool (by pid: a forked child inherits its parent's, no threads)."""
+    pid = os.getpid()
+    if pid not in _POOL:
+        _POOL.clear()
+        _POOL[pid] = ThreadPoolExecutor(max_workers=get_num_threads(),
+                                        thread_name_prefix="evalnb-intern")  # fmt: skip
+    return _POOL[pid]
 
 
 @njit(cache=True, nogil=True)
