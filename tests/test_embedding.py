@@ -137,11 +137,11 @@ def test_encoder_caches_by_text(tmp_path: object) -> None:
 
 
 def test_fallback_model_is_recorded_warned_once_and_a_change_is_stale(tmp_path: object) -> None:
-    from evalnb.models import encoder
+    from evalnb.models import encoder, resolve
 
     frame = pl.DataFrame({"prompt": ["q"], "expected": ["Paris."], "actual": ["Paris it is."]})
     lab = evalnb.load(frame)
-    encoder._WARNED.clear()
+    resolve._WARNED.clear()
     with pytest.warns(
         encoder.ModelFallbackWarning, match="BAAI/bge-small-en-v1.5 is not available"
     ):

@@ -19,12 +19,12 @@ from evalnb.models import vector_cache
 from evalnb.models.encoder import TextEncoder, resolve_model
 from evalnb.models.engine import (
     Engine,
-    Staging,
     cpu_token_budget,
     device_name,
     prefetch,
     prefetch_all,
 )
+from evalnb.models.staging import Staging
 from evalnb.models.vector_cache import CacheWarning, VectorCache, text_keys
 from tests.precision import EMBEDDING_TOL
 
