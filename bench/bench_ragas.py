@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python bench/bench_ragas.py [--pairs 20000] [--runs 3] [--only ids]
 
-Real sentences of ``../shared/seeds`` (:mod:`bench.real_pairs`), each pair with retrieved
+Real sentences of ``data/sentences`` (:mod:`bench.real_pairs`), each pair with retrieved
 and reference contexts and context ids. Both sides warm, in one process, through their
 public APIs and the fastest way a user would call them: ragas' collections metrics through
 ``abatch_score`` (all pairs in one call), its legacy context metrics through

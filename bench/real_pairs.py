@@ -1,32 +1,37 @@
 """(candidate, reference) pairs of real English sentences, for the n-gram benchmarks.
 
-The sentences come from the source documents beside the repository (``../shared/seeds``:
-H2O Eval Studio's documentation and papers, OCR text with its bullets, abbreviations,
-quotes and numbers), split by Punkt. A reference is one or two consecutive sentences; its
-candidate is the reference edited at a per-pair rate with words of the same documents, or
-now and then another passage. About 2,500 sentences give every pair a distinct candidate;
+The sentences come from a corpus that ships in the repository (``data/sentences``: the prose
+of Python's standard-library docstrings, technical documentation with names, numbers,
+quotes and abbreviations, under the PSF License; ``data/sentences/README.md`` says how it
+was made), split by Punkt. A reference is one or two consecutive sentences; its candidate
+is the reference edited at a per-pair rate with words of the same text, or now and then
+another passage. About 4,400 distinct sentences give every pair a distinct candidate;
 references repeat, as they do across the models of a lab.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
 
 from evalnb.text.sentences import split_sentences
 from evalnb.text.synthetic import edit
 
-__all__ = ["SEEDS", "real_pairs"]
+__all__ = ["SENTENCES", "real_pairs"]
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SENTENCES = Path(__file__).resolve().parents[1] / "data" / "sentences"
 
 
+@functools.cache
 def _sentences() -> list[str]:
-    files = sorted(SEEDS.glob("*.txt"))
+    files = sorted(SENTENCES.glob("*.txt"))
+    files = [f for f in files if not f.name.startswith("LICENSE")]
     if not files:
-        msg = f"expected the source documents in {SEEDS}; found none: clone ../shared beside"
+        msg = (f"expected the sentence corpus in {SENTENCES}; found no .txt file there: "
+               "restore it from git, or rebuild it with scripts/make_sentences.py")  # fmt: skip
         raise FileNotFoundError(msg)
-    paragraphs = [p for f in files for p in f.read_text(errors="replace").split("\n\n")]
+    paragraphs = [p for f in files for p in f.read_text(encoding="utf-8").split("\n\n")]
     sentences = [" ".join(s.split()) for s in split_sentences([p.strip() for p in paragraphs])
                  for s in s]  # fmt: skip
     return [s for s in sentences if 6 <= len(s.split()) <= 60]

@@ -35,7 +35,7 @@ from evalnb.io.load import FORMATS, detect_format
 from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError, TableTooLarge
 from evalnb.lab.schema import SCHEMAS, TABLES
 from evalnb.lab.version import __version__
-from evalnb.llm.client import ChatResult, LLMClient
+from evalnb.llm.client import ChatResult, EndpointUnreachable, LLMClient
 from evalnb.llm.hosts import run_suite
 from evalnb.llm.pairwise import pairwise
 from evalnb.widgets.charts import prefer_offline_charts
@@ -61,6 +61,7 @@ __all__ = [
     "Eye",
     "FailureClusters",
     "InputError",
+    "EndpointUnreachable",
     "LLMClient",
     "Lab",
     "Labeler",

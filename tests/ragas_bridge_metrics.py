@@ -34,7 +34,7 @@ from evalnb.llm.ragas_llm import ragas_llm  # noqa: E402
 from tests.llm_server import LoopbackLLM  # noqa: E402
 
 work = Path(tempfile.mkdtemp())
-cands, refs_ = real_pairs(40, seed=3)  # real sentences of ../shared/seeds, edited
+cands, refs_ = real_pairs(40, seed=3)  # real sentences of data/sentences, edited
 cands[5] = refs_[5]  # an exact match, and a reference inside its answer
 cands[6] = "Indeed: " + refs_[6] + " That is all."
 frame = pl.DataFrame({

@@ -18,6 +18,7 @@ import polars as pl
 import pytest
 
 import evalnb
+from evalnb.generation.judge_free import negate
 from tests.corpus_docs import LICENSES
 from tests.llm_server import LoopbackLLM
 
@@ -57,9 +58,14 @@ def test_judge_free_kinds_rewrite_their_base_case_and_link_to_it(
         elif kind == "contradictory":
             premise, _, question = row["prompt"].partition("\n")
             assert question == base["prompt"]
-            evidence = " ".join(json.loads(base["extra"])["evidence"][0].split())
+            # The generator's contract: the premise is the base case's evidence sentence
+            # with its first auxiliary negated or its negation dropped (`negate`), claimed
+            # as what the documents say; which words change is negate's own test.
+            evidence = json.loads(base["extra"])["evidence"][0]
             claimed = premise.removeprefix("The documents state: “").removesuffix("”")
-            assert claimed != evidence and (" not " in claimed) != (" not " in evidence)
+            assert premise.startswith("The documents state: “") and premise.endswith("”")
+            assert claimed == " ".join((negate(evidence) or "").split())
+            assert claimed != " ".join(evidence.split())
         else:
             assert row["prompt"].startswith(base["prompt"] + "\n\n")
     assert evalnb.open(store).cases.height == cases.height  # kept in the store

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 import evalnb
+from evalnb.generation.judge_free import negate
 from evalnb.models.encoder import get_encoder
 from tests.corpus_docs import LICENSES, readme_markdown
 
@@ -129,3 +130,27 @@ def test_a_corpus_without_topics_gets_them_first_or_a_warning(
     with pytest.warns(evalnb.NoTopicsWarning, match=r"topic modeling could not run.*set_topics"):
         few = evalnb.generate_tests(small, n=3, seed=0)
     assert few.cases["topic"].is_null().all()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "negated"),
+    [
+        ("The Work is provided as is.", "The Work is not provided as is."),
+        ("The Work is not provided as is.", "The Work is provided as is."),
+        ("You need not include anything that users can regenerate.",
+         "You must include anything that users can regenerate."),
+        ("Need not apply to you.", "Must apply to you."),
+        ("The Licensor cannot revoke it, but you may.", "The Licensor can revoke it, but you may."),
+        ("Users can regenerate it; they do not need it.",
+         "Users can regenerate it; they do need it."),
+        ("Copies DO NOT expire.", "Copies DO expire."),
+        ("Nothing here says anything.", None),
+    ],
+)
+def test_negate_flips_the_first_polarity_marker_and_nothing_else(
+    sentence: str, negated: str | None
+) -> None:
+    assert negate(sentence) == negated
+    if negated is not None and "need" not in sentence.lower():  # twice: the same meaning
+        twice = negate(negated) or ""
+        assert twice.lower() == sentence.lower().replace("cannot", "can not")

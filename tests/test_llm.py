@@ -261,6 +261,39 @@ def test_run_suite_fills_outputs_and_records_failures(tmp_path: Path) -> None:
     assert {"m1", "m2"} <= set(lab.models)
 
 
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_endpoint_where_nothing_listens_fails_fast_naming_the_url(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    suite = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(90)], "expected": ["a"] * 90}))
+    host = evalnb.LLMClient(url, "m", cache=tmp_path / "llm.duckdb", max_retries=6)
+    with pytest.raises(evalnb.EndpointUnreachable, match=rf"{url}/chat/completions: cannot connect"):
+        evalnb.run_suite(suite, host, ["m1", "m2"], progress=False)
+    with pytest.raises(evalnb.EndpointUnreachable, match="no other call was sent"):
+        host.chat_many([_ask(f"q{i}") for i in range(90)], progress=False)
+    # Two tries of one call, not six retries of each of 90: nothing fanned out.
+    assert host.stats.calls == 2 and isinstance(evalnb.EndpointUnreachable("x"), ConnectionError)
+    answered = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(20)], "actual": ["a"] * 20,
+                                         "context": [["c"]] * 20}))  # fmt: skip
+    judge = evalnb.LLMClient(url, "judge", cache=False)
+    with pytest.raises(evalnb.EndpointUnreachable):
+        evalnb.evaluate(answered, ["faithfulness"], judge=judge, progress=False)
+    assert judge.stats.calls == 2
+    # Once the endpoint has answered, a refused connection is a blip: retried, then recorded.
+    with LoopbackLLM(lambda p: f"echo {p}") as server:
+        client = _client(server, tmp_path, max_retries=1)
+        assert client.chat(_ask("hello")).error is None
+    got = client.chat_many([_ask("later")], progress=False)
+    assert got[0].error is not None and got[0].error.startswith("ConnectError")
+
+
 def test_pairwise_position_swap_measures_stability(tmp_path: Path) -> None:
     lab = evalnb.load(pl.DataFrame({
         "prompt": ["q1", "q2", "q1", "q2"], "model": ["a", "a", "b", "b"],

@@ -38,6 +38,9 @@ STEPS = ["Log in to the mobile app.", "Open the Cards tab.", "Choose Reset PIN."
         ("Step 1: plug in\nStep 2: switch on", [["plug in", "switch on"]]),
         ("Do this: 1. Open the app. 2. Tap Send. 3. Confirm.", [
             ["Open the app.", "Tap Send.", "Confirm."]]),
+        ("1. Open the app. 2. Tap Settings. 3. Tap Reset PIN.", [
+            ["Open the app.", "Tap Settings.", "Tap Reset PIN."]]),  # a line that starts with 1.
+        ("Intro\n1. Open the app. 2. Tap Send.\n\nMore text.", [["Open the app.", "Tap Send."]]),
         ("First, open the lid. Then pour the water. Finally, close it. Enjoy.", [
             ["open the lid.", "pour the water.", "close it."]]),
         ("Call 911. 3. That is not a list.", []),
@@ -130,6 +133,15 @@ def test_copied_dropped_invented_and_reordered_procedures() -> None:
     }  # fmt: skip
     spec = evalnb.evaluators().filter(pl.col("id") == "step_alignment").row(0, named=True)
     assert spec["primary"] == "edits"
+
+
+def test_inline_lists_that_start_a_line_are_aligned() -> None:
+    answer = "1. Open the app. 2. Tap Settings. 3. Tap Reset PIN."
+    context = "1. Open the app. 2. Tap Send. 3. Enter the amount. 4. Confirm."
+    lab = _lab({"inline": answer}, contexts=[context])
+    got = _metrics(evalnb.evaluate(lab, ["step_alignment"], progress=False))["inline"]
+    assert (got["context_steps"], got["answer_steps"]) == (4, 3)
+    assert got["edits"] == got["insertions"] + got["deletions"] + got["mismatches"] < 4
 
 
 def test_the_context_list_the_answer_follows_is_chosen_and_rows_without_one_are_unscored() -> None:

@@ -117,11 +117,12 @@ def _question(
         return (f"Which has the higher {attr.name}, the {p} or the {q}?",
                 f"The {p} has {value} and the {q} has {v2}.", both, f'"{value}" AND "{v2}"')  # fmt: skip
     if qtype == "procedural":
+        # A numbered procedure, in the documents and the expected answer alike, so that
+        # step_alignment has steps to align (the answers copy, drop or miss them).
         action, channel = rng.choice(_ACTIONS)
-        steps = (
-            f"sign in to {channel}, open Products, choose the {p} and confirm with your passcode"
-        )
-        text = f"To {action} the {p}, {steps}."
+        steps = (f"Sign in to {channel}.", "Open Products.", f"Choose the {p}.",
+                 "Confirm with your passcode.")  # fmt: skip
+        text = f"To {action} the {p}: " + " ".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
         return f"How do I {action} the {p}?", text, text, f'"{channel}"'
 
     if qtype == "definition":
@@ -138,8 +139,11 @@ def _answer(rng: random.Random, model: _Model, case: dict[str, Any], found: bool
     if (topic, qtype) == model.weak:
         chance *= 0.3
     if rng.random() < chance:
+        closing = f"{expected} Let me know if you need anything else."
+        if qtype == "procedural":  # the last step forgotten, a common slip in procedures
+            closing = expected.rsplit(" 4. ", 1)[0]
         answer: str = rng.choice([expected, f"According to the documents, {expected[0].lower()}{expected[1:]}",
-                                  f"{expected} Let me know if you need anything else."])  # fmt: skip
+                                  closing])  # fmt: skip
         return answer
     roll = rng.random()
     if roll < 0.25:

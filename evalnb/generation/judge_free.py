@@ -96,6 +96,8 @@ _IS_A = re.compile(
 _AUX = r"is|are|was|were|may|must|shall|will|can|could|should|would|does|do|did|has|have"
 _NEGATED = re.compile(rf"\b({_AUX})\s+not\b", re.IGNORECASE)
 _PLAIN_AUX = re.compile(rf"\b({_AUX})\b(?!\s+not\b)", re.IGNORECASE)
+# Negations spelled without an auxiliary of _AUX before "not": "cannot", "need not".
+_NEGATION_WORD = re.compile(r"\b(can)not\b|\b(need)\s+not\b", re.IGNORECASE)
 
 
 def _words(text: str) -> list[str]:
@@ -222,9 +224,27 @@ def _numeric(chunk: Chunk, ctx: Context) -> list[Candidate]:  # noqa: ARG001 - o
 
 
 def negate(sentence: str) -> str | None:
-    """Negate the sentence's first auxiliary (or drop its "not"); None when it has none."""
-    if (m := _NEGATED.search(sentence)) is not None:
-        return sentence[: m.start()] + m.group(1) + sentence[m.end() :]
+    """Return the sentence with its polarity flipped; None when it has no auxiliary.
+
+    A sentence with a negation loses its first one ("is not" → "is", "cannot" → "can",
+    "need not" → "must"); otherwise its first auxiliary gains a "not" ("may" → "may not").
+
+    Examples
+    --------
+    >>> negate("You need not include anything that users can regenerate.")
+    'You must include anything that users can regenerate.'
+    >>> negate("The Licensor cannot revoke it.")
+    'The Licensor can revoke it.'
+    >>> negate("Each contributor may grant a licence.")
+    'Each contributor may not grant a licence.'
+    """
+    found = [m for m in (_NEGATED.search(sentence), _NEGATION_WORD.search(sentence)) if m]
+    if found:
+        m = min(found, key=lambda m: m.start())
+        kept = next(g for g in m.groups() if g)
+        if kept.lower() == "need":  # "need not X" is "may omit X"; its opposite is "must X"
+            kept = "Must" if kept[0].isupper() else "must"
+        return sentence[: m.start()] + kept + sentence[m.end() :]
     if (m := _PLAIN_AUX.search(sentence)) is not None:
         return sentence[: m.end()] + " not" + sentence[m.end() :]
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -163,7 +164,27 @@ def commit(
         remove_parts(folder, [p for c in changes.values() for p in c.add])
         raise
     remove_parts(folder, gone)
+    _remember_own_writes(path, [n for n in frames if base is None or n not in MERGED]
+                         + list(changes), snapshot.versions)  # fmt: skip
     return snapshot
+
+
+# The versions of each store's tables that this process wrote, whatever Lab object wrote
+# them: a stale copy refused because of one of them was outdated by a sibling object here
+# (the lab returned by ``apply_curation()`` or ``evaluate()``), not by another process, and
+# the error must say so. Keyed by process id too, as a forked child inherits the dict.
+_OWN_WRITES: dict[tuple[int, str], dict[str, set[int]]] = {}
+
+
+def _store_key(path: str | Path) -> tuple[int, str]:
+    return os.getpid(), str(Path(path).resolve())
+
+
+def _remember_own_writes(path: str | Path, names: Sequence[str], versions: Mapping[str, int]) -> None:
+    written = _OWN_WRITES.setdefault(_store_key(path), {})
+    for name in names:
+        if name in versions:
+            written.setdefault(name, set()).add(versions[name])
 
 
 def _commit(
@@ -219,6 +240,16 @@ def _conflict(
     changes = ", ".join(
         f"{n!r} (read at version {base.get(n, 0)}, now {stored.get(n, 0)})" for n in stale
     )
+    own = _OWN_WRITES.get(_store_key(path), {})
+    if all(stored.get(n, 0) in own.get(n, set()) for n in stale):
+        msg = (
+            f"{path}: this Lab object is older than its store: {changes} was changed since "
+            "it was read, by this process through another Lab object (a call such as "
+            "apply_curation(), evaluate(), run_suite() or set_topics() returns a new lab and "
+            "leaves its argument as it was). Nothing was written. Use the lab that call "
+            "returned, or reopen the store with evalnb.open(path)."
+        )
+        raise StoreConflict(msg)
     msg = (
         f"{path}: another process changed {changes} since this lab read them; writing this "
         "copy would undo that work, so nothing was written. Reopen the lab "

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from evalnb.lab.errors import EvalnbError
 from evalnb.llm.redact import SECRET_PARAMS, Redactor, public_url, url_secrets
 from evalnb.llm.reply import content_text, token_count, tool_calls_of
 
@@ -35,12 +36,30 @@ if TYPE_CHECKING:
     import duckdb
     import httpx
 
-__all__ = ["ChatResult", "LLMClient", "ReplyCache", "reply_contexts", "run_blocking"]
+__all__ = [
+    "ChatResult",
+    "EndpointUnreachable",
+    "LLMClient",
+    "ReplyCache",
+    "reply_contexts",
+    "run_blocking",
+]
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
 T = TypeVar("T")
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+# Tries of the first call to an endpoint that has never answered, when it cannot even be
+# connected to (refused, no such host): a second try covers a server still binding its port.
+_FIRST_CONNECT_TRIES = 2
+
+
+class EndpointUnreachable(EvalnbError, ConnectionError):
+    """The endpoint refused the connection or its host name did not resolve, on the first call.
+
+    Raised before any other call is sent: with a wrong URL or a server that is not running,
+    every call would fail the same way after its retries (minutes for a suite).
+    """
 
 
 @dataclass(frozen=True)
@@ -191,6 +210,9 @@ class LLMClient:
     auth_header: str = "Authorization"
     query: dict[str, str] = field(default_factory=dict)
     stats: _Stats = field(default_factory=_Stats, init=False)
+    # Whether the endpoint ever answered this client (any HTTP status): until it has, a
+    # connection refused or a name that does not resolve is a wrong address, not a blip.
+    _answered: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.base_url = (self.base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
@@ -311,8 +333,13 @@ class LLMClient:
                         results[i] = result
                     bar.update(len(idx))
 
+                pending = list(todo.items())
                 try:
-                    await asyncio.gather(*(one(k, idx) for k, idx in todo.items()))
+                    if pending and not self._answered:
+                        # One call first: an address where nothing listens fails here, in
+                        # seconds, instead of once per call after every call's retries.
+                        await one(*pending.pop(0))
+                    await asyncio.gather(*(one(k, idx) for k, idx in pending))
                 finally:
                     writer.shutdown(wait=True)
             bar.close()
@@ -334,6 +361,7 @@ class LLMClient:
             try:
                 self.stats.calls += 1
                 status, text, retry_after = await self._post(http, request)
+                self._answered = True
                 if status == 200:
                     return self._parse(text, time.perf_counter() - start, attempt + 1, redactor,
                                        tools="tools" in request)  # fmt: skip
@@ -350,6 +378,10 @@ class LLMClient:
             except TimeoutError:
                 error = (f"Timeout: no complete reply within timeout_s={self.timeout_s:g} s (the deadline "
                          "of one attempt: connecting and every read)")  # fmt: skip
+            except httpx.ConnectError as exc:
+                error = redactor.redact(f"{type(exc).__name__}: {exc}")
+                if not self._answered and attempt + 1 >= _FIRST_CONNECT_TRIES:
+                    raise self._unreachable(error) from None
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 error = redactor.redact(f"{type(exc).__name__}: {exc}")
             if attempt < self.max_retries:
@@ -361,6 +393,16 @@ class LLMClient:
         self.stats.failures += 1
         _log.warning("chat call failed after %d attempt(s): %s", attempt + 1, error)
         return ChatResult(None, error, attempts=attempt + 1)
+
+    def _unreachable(self, error: str) -> EndpointUnreachable:
+        self.stats.failures += 1
+        msg = (
+            f"{self.public_endpoint}: cannot connect ({error}) on {_FIRST_CONNECT_TRIES} tries "
+            "of the first call, and this endpoint has never answered: nothing listens at that "
+            "address or its host name does not resolve. Check base_url (host, port, the /v1 "
+            "part) and that the server is running; no other call was sent."
+        )
+        return EndpointUnreachable(msg)
 
     async def _post(
         self, http: httpx.AsyncClient, request: dict[str, Any]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalnb.models.engine import Batch, Engine, cpu_token_budget, device_name, length_order
+from evalnb.models.hub import quiet_loading
 from evalnb.models.resolve import (
     DEFAULT_MODEL,
     ModelFallbackWarning,
@@ -105,7 +106,8 @@ class TextEncoder:
             )
             raise ValueError(msg)
         self.device = device_name(asked)
-        self._model = SentenceTransformer(target, device=self.device)
+        with quiet_loading():
+            self._model = SentenceTransformer(target, device=self.device)
         if self.device.startswith("cuda"):
             import torch  # noqa: PLC0415
 

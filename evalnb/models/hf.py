@@ -18,7 +18,7 @@ import numpy as np
 
 from evalnb.lab.errors import EvalnbError
 from evalnb.models.engine import Batch, Engine, device_name
-from evalnb.models.hub import hub_blocker, offline_advice
+from evalnb.models.hub import hub_blocker, offline_advice, quiet_loading
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -119,9 +119,10 @@ def _load(
             name_of_auto = "AutoModelForSeq2SeqLM" if seq2seq else "AutoModelForCausalLM"
         auto = getattr(transformers, name_of_auto)
         tok = _tokenizer(transformers, source, config, local, **trust, **kwargs)
-        model = auto.from_pretrained(
-            source, config=config, local_files_only=local, **trust, **kwargs
-        )
+        with quiet_loading():
+            model = auto.from_pretrained(
+                source, config=config, local_files_only=local, **trust, **kwargs
+            )
         return tok, model
 
     try:

@@ -9,16 +9,39 @@ not answering one HTTP request within :data:`PROBE_SECONDS`. The request goes th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import urllib.error
 import urllib.request
+from typing import TYPE_CHECKING
 
-__all__ = ["PROBE_SECONDS", "endpoint", "hub_blocker", "offline_advice"]
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["PROBE_SECONDS", "endpoint", "hub_blocker", "offline_advice", "quiet_loading"]
 
 PROBE_SECONDS = 3.0
 _REMEMBER_SECONDS = 60.0  # one probe serves the evaluators of one run
 _probes: dict[str, tuple[float, str | None]] = {}
+
+
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Load models without transformers' progress bars ("Loading weights ... 103/103").
+
+    A load from the local cache takes a fraction of a second; a bar for it in a notebook
+    or the demo's summary is noise. Restored afterwards, so a user's own setting stands.
+    """
+    from transformers.utils import logging as hf_logging  # noqa: PLC0415 - heavy import
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
 
 
 def endpoint() -> str:

@@ -117,8 +117,10 @@ def _inline_enumerations(text: str) -> list[list[str]]:
         for m in marks:
             if int(m.group(1)) == len(run) + 1:
                 run.append(m)
-        if len(run) < 2 or any(_NUMBERED.match(line) for line in paragraph.splitlines()):
-            continue  # list lines: read by the line reader
+        # Two numbered lines or more are a list the line reader read; one line that starts
+        # with "1." and goes on "2. ... 3. ..." is an inline list all the same.
+        if len(run) < 2 or sum(1 for line in paragraph.splitlines() if _NUMBERED.match(line)) > 1:
+            continue
         steps = [flat[a.end() : b.start()] for a, b in itertools.pairwise(run)]
         steps.append(flat[run[-1].end() :])
         found.append([_clean(s) for s in steps[:MAX_STEPS]])
