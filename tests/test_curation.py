@@ -133,3 +133,27 @@ def test_the_curator_stores_each_decision_and_moves_to_the_next_open_case(tmp_pa
     assert again.position == 3  # reopened: the first case still open
     with pytest.raises(ValueError, match="reviewer="):
         lab.curator(reviewer="")
+
+
+def test_an_old_lab_object_is_told_it_is_older_than_its_store_not_blamed_on_others(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "lab.duckdb"
+    lab = _suite(store)
+    ids = lab.cases["case_id"].to_list()
+    lab.curate(ids[0], "exclude", reviewer="ana")
+    applied = lab.apply_curation()  # a new lab; `lab` still holds the cases it read
+    with pytest.raises(evalnb.StoreConflict) as caught:
+        lab.set_question_types()  # rewrites `cases` from the old copy
+    message = str(caught.value)
+    assert "this Lab object is older than its store" in message
+    assert "apply_curation()" in message and "evalnb.open(path)" in message
+    assert "another process" not in message
+    assert evalnb.open(store).cases.height == applied.cases.height == 5  # nothing written
+    applied.set_question_types()  # the lab the call returned writes as usual
+    # Another process's write is still called that.
+    subprocess.run([sys.executable, "-c", "import sys, evalnb; "
+                    "evalnb.open(sys.argv[1]).set_question_types(overwrite=True)", str(store)],
+                   check=True)  # fmt: skip
+    with pytest.raises(evalnb.StoreConflict, match="another process"):
+        applied.set_question_types(overwrite=True)
