@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -161,3 +162,29 @@ def test_install_says_what_it_is_doing() -> None:
     assert steps[-1].startswith("[install] ready in")
     demo = (ROOT / "scripts" / "demo").read_text(encoding="utf-8")
     assert demo.index("[demo] installing") < demo.index("bash scripts/install")
+    assert "source .venv/bin/activate" in demo  # evalnb is not on PATH until then
+
+
+def test_cli_errors_speak_in_flags_and_name_what_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    several = tmp_path / "answers.csv"
+    several.write_text("question,answer,llm,reference\nWhat is 2+2?,4,a,4\nWhat is 2+2?,four,b,4\n")
+    store = str(tmp_path / "lab.duckdb")
+    assert main(["evaluate", str(several), "--to", store, "-e", "bleu", "--map", "prompt=question"]) == 2
+    err = capsys.readouterr().err
+    assert "answers.csv, line 3" in err and "'What is 2+2?'" in err
+    assert "--map model=llm" in err and "load(" not in err
+    assert not re.search(r"\bc[0-9a-f]{16}\b", err)  # no internal content hash
+    assert main(["evaluate", str(several), "--to", store, "-e", "bleu",
+                 "--map", "prompt=question", "--map", "model=llm"]) == 0  # fmt: skip
+    capsys.readouterr()
+    unmapped = tmp_path / "q.csv"
+    unmapped.write_text("q,a\nx,y\n")
+    assert main(["import", str(unmapped), "--to", str(tmp_path / "q.duckdb")]) == 2
+    assert "--map prompt=COLUMN" in capsys.readouterr().err
+    named = tmp_path / "lab.json"
+    named.write_text("not json at all\n")
+    assert main(["import", str(named), "--to", str(tmp_path / "j.duckdb")]) == 2
+    err = capsys.readouterr().err
+    assert "lab.json, line 1: expected JSON" in err and "prompt column" not in err

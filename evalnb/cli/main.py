@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,11 +173,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         return _demo(args.out)
     except (EvalnbError, TypeError, ValueError) as exc:
-        print(f"evalnb: error: {exc}", file=sys.stderr)
+        print(f"evalnb: error: {cli_terms(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a full disk, a missing folder: the output file was not written
         print(f"evalnb: error: {exc}", file=sys.stderr)
         return 1
+
+
+# The loaders' hints speak Python (``load(path, model='llm')``, ``prompt='column'``); on the
+# command line the same mapping is a --map flag.
+_PY_LOAD = re.compile(r"(?:evalnb\.)?load\(path, (\w+)=(['\"])([^'\"]+)\2\)")
+_PY_MAPPING = re.compile(r"\b(\w+)=(['\"])column\2")
+
+
+def cli_terms(message: str) -> str:
+    """Say a loader's error in command-line terms: a mapping hint becomes a ``--map`` flag.
+
+    Examples
+    --------
+    >>> cli_terms("map the column naming the model, e.g. load(path, model='llm').")
+    'map the column naming the model, e.g. --map model=llm.'
+    >>> cli_terms("expected a prompt column or prompt='column'")
+    'expected a prompt column or --map prompt=COLUMN'
+    """
+    message = _PY_LOAD.sub(r"--map \1=\3", message)
+    return _PY_MAPPING.sub(r"--map \1=COLUMN", message)
 
 
 def _calibrate_export(args: argparse.Namespace) -> int:

@@ -126,7 +126,8 @@ class LabBuilder:
         the same content; anything else is an error naming both places.
         """
         case.setdefault("extra", "{}")
-        if not case.get("case_id"):
+        made_here = not case.get("case_id")
+        if made_here:
             case["case_id"] = content_id(case)
         case_id: str = case["case_id"]
         known = self.cases.get(case_id)
@@ -136,6 +137,15 @@ class LabBuilder:
             return case_id
         if known != case:
             diff = sorted(k for k in set(known) | set(case) if known.get(k) != case.get(k))
+            if made_here:  # the id is ours (a hash of the content): never show it
+                differ = [k for k in diff if k != "extra"]
+                raise where.error(
+                    id_field,
+                    f"each question once per model, or the same case as at {self._describe(case_id)}",
+                    f"the same question again with other content: {str(case.get('prompt'))[:80]!r}",
+                    ((f"The two records differ in {differ}." if differ else "")
+                     + (_unmapped_hint(known, case) or " Give each record an id column.")).strip(),
+                )
             raise where.error(
                 id_field,
                 f"a unique id, or the same case content as at {self._describe(case_id)}",

@@ -160,6 +160,11 @@ def _detect(path: Path) -> _Sniffed:
         return _Sniffed(_sniff_lines(read_jsonl(first, name)), text)
     if head.startswith("null"):
         return _Sniffed("harbor", text)
+    if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
+        # Named as JSON but not JSON: say so, rather than read it as a CSV with odd columns.
+        shown = head[:40].splitlines()[0] if head else "an empty file"
+        raise InputError(name, "line 1", None, f"JSON (the file is named {path.suffix})",
+                         f"text that is not JSON: {shown!r}")  # fmt: skip
     header = jsonl_lines(head)[0].split(",")
     names = {h.strip().strip('"') for h in header}
     if {"prompt", "response"} <= names <= {"system", "prompt", "response"}:
