@@ -19,21 +19,14 @@ import re
 import shutil
 import sys
 import sysconfig
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 OUT = Path(__file__).resolve().parents[1] / "data" / "sentences"
-MODULES = (
-    "argparse asyncio base64 bisect calendar collections concurrent.futures configparser "
-    "contextlib csv dataclasses datetime decimal difflib email enum fractions functools gzip "
-    "hashlib heapq http.client inspect io ipaddress itertools json logging mailbox math "
-    "multiprocessing os pathlib pickle queue random re shutil socket sqlite3 statistics string "
-    "subprocess tarfile tempfile textwrap threading time typing unittest urllib.parse uuid "
-    "warnings zipfile zoneinfo smtplib ftplib imaplib poplib locale gettext codecs struct array "
-    "weakref copy pprint traceback sched selectors signal mmap optparse getopt shlex glob "
-    "fnmatch filecmp netrc plistlib wave colorsys html.parser xml.dom.minidom tokenize ast dis "
-    "pdb profile timeit trace doctest pydoc"
-).split()
+MODULES = ["argparse", "asyncio", "base64", "bisect", "calendar", "collections", "concurrent.futures", "configparser", "contextlib", "csv", "dataclasses", "datetime", "decimal", "difflib", "email", "enum", "fractions", "functools", "gzip", "hashlib", "heapq", "http.client", "inspect", "io", "ipaddress", "itertools", "json", "logging", "mailbox", "math", "multiprocessing", "os", "pathlib", "pickle", "queue", "random", "re", "shutil", "socket", "sqlite3", "statistics", "string", "subprocess", "tarfile", "tempfile", "textwrap", "threading", "time", "typing", "unittest", "urllib.parse", "uuid", "warnings", "zipfile", "zoneinfo", "smtplib", "ftplib", "imaplib", "poplib", "locale", "gettext", "codecs", "struct", "array", "weakref", "copy", "pprint", "traceback", "sched", "selectors", "signal", "mmap", "optparse", "getopt", "shlex", "glob", "fnmatch", "filecmp", "netrc", "plistlib", "wave", "colorsys", "html.parser", "xml.dom.minidom", "tokenize", "ast", "dis", "pdb", "profile", "timeit", "trace", "doctest", "pydoc"]
 # A paragraph that ends like a field list or a code lead-in, or is mostly calls, is not prose.
 _NOT_PROSE = re.compile(r"[=:]$")
 

@@ -171,7 +171,10 @@ def test_cli_errors_speak_in_flags_and_name_what_is_wrong(
     several = tmp_path / "answers.csv"
     several.write_text("question,answer,llm,reference\nWhat is 2+2?,4,a,4\nWhat is 2+2?,four,b,4\n")
     store = str(tmp_path / "lab.duckdb")
-    assert main(["evaluate", str(several), "--to", store, "-e", "bleu", "--map", "prompt=question"]) == 2
+    assert (
+        main(["evaluate", str(several), "--to", store, "-e", "bleu", "--map", "prompt=question"])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "answers.csv, line 3" in err and "'What is 2+2?'" in err
     assert "--map model=llm" in err and "load(" not in err
@@ -179,6 +182,9 @@ def test_cli_errors_speak_in_flags_and_name_what_is_wrong(
     assert main(["evaluate", str(several), "--to", store, "-e", "bleu",
                  "--map", "prompt=question", "--map", "model=llm"]) == 0  # fmt: skip
     capsys.readouterr()
+    assert main(["info", store]) == 0
+    table = capsys.readouterr().out.split("tables:\n", 1)[1].split("\nmodels:", 1)[0]
+    assert len({line.index(" rows") for line in table.splitlines()}) == 1  # one column
     unmapped = tmp_path / "q.csv"
     unmapped.write_text("q,a\nx,y\n")
     assert main(["import", str(unmapped), "--to", str(tmp_path / "q.duckdb")]) == 2

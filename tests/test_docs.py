@@ -87,3 +87,15 @@ def test_an_undescribed_loader_field_stops_the_build(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(FIELDS, "new_field", ("new_field",))
     with pytest.raises(Exception, match=r"describe the loader fields \['new_field'\]"):
         hooks._columns()
+
+
+def test_the_front_page_links_every_workflow_and_the_readme_links_getting_started() -> None:
+    root = Path(__file__).resolve().parents[1]
+    index = (root / "docs" / "index.md").read_text(encoding="utf-8")
+    missing = [p.name for p in sorted((root / "docs" / "workflows").glob("*.md"))
+               if f"(workflows/{p.name})" not in index]  # fmt: skip
+    assert missing == [], f"docs/index.md does not link {missing}"
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "docs/getting-started.md" in readme
+    for notebook in sorted((root / "notebooks").glob("*.ipynb")):
+        assert notebook.name in readme, f"the README never names {notebook.name}"

@@ -137,12 +137,16 @@ def test_a_corpus_without_topics_gets_them_first_or_a_warning(
     [
         ("The Work is provided as is.", "The Work is not provided as is."),
         ("The Work is not provided as is.", "The Work is provided as is."),
-        ("You need not include anything that users can regenerate.",
-         "You must include anything that users can regenerate."),
+        (
+            "You need not include anything that users can regenerate.",
+            "You must include anything that users can regenerate.",
+        ),
         ("Need not apply to you.", "Must apply to you."),
         ("The Licensor cannot revoke it, but you may.", "The Licensor can revoke it, but you may."),
-        ("Users can regenerate it; they do not need it.",
-         "Users can regenerate it; they do need it."),
+        (
+            "Users can regenerate it; they do not need it.",
+            "Users can regenerate it; they do need it.",
+        ),
         ("Copies DO NOT expire.", "Copies DO expire."),
         ("Nothing here says anything.", None),
     ],

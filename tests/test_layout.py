@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from pathlib import Path
 
 import evalnb
 from tests.conftest import ROOT
@@ -67,3 +68,25 @@ def test_lower_layers_hand_back_the_facade() -> None:
     scored = evalnb.evaluate(lab, ["rouge"], progress=False)
     assert type(scored) is evalnb.Lab and type(scored.merge(lab)) is evalnb.Lab
     assert type(lab.perturb("synonym", seed=1)) is evalnb.Lab
+
+
+def test_no_test_or_bench_reads_the_shared_folder_but_the_h2o_reference_labs() -> None:
+    """A user's clone has no ``../shared``: only the H2O reference labs may come from there
+    (``tests/conftest.py``, whose tests skip with a reason without them). ``bench/gpu_check.sh``
+    names the workplace's GPU bundle script in its instructions, and reads no data."""
+    root = Path(__file__).resolve().parents[1]
+    # A path into it: "../shared/...", or "shared" joined as a path component.
+    naming = re.compile(r"\.\./shared/|[\"']shared[\"']\s*[/,)]|/\s*[\"']shared[\"']")
+    allowed = {"tests/conftest.py", "bench/gpu_check.sh", "tests/test_layout.py"}
+    found = sorted(
+        str(path.relative_to(root))
+        for folder in ("tests", "bench")
+        for path in (root / folder).rglob("*")
+        if path.is_file()
+        and path.suffix in (".py", ".sh", ".json", ".txt", ".md", "")
+        and naming.search(path.read_text(encoding="utf-8", errors="replace"))
+    )
+    assert [f for f in found if f not in allowed] == []
+    conftest = (root / "tests" / "conftest.py").read_text(encoding="utf-8")
+    assert '"shared" / "data" / "h2o"' in conftest  # the reference labs, and nothing else there
+    assert conftest.count('"shared"') == 1

@@ -272,9 +272,13 @@ def _closed_port() -> int:
 
 def test_an_endpoint_where_nothing_listens_fails_fast_naming_the_url(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/v1"
-    suite = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(90)], "expected": ["a"] * 90}))
+    suite = evalnb.load(
+        pl.DataFrame({"prompt": [f"q{i}" for i in range(90)], "expected": ["a"] * 90})
+    )
     host = evalnb.LLMClient(url, "m", cache=tmp_path / "llm.duckdb", max_retries=6)
-    with pytest.raises(evalnb.EndpointUnreachable, match=rf"{url}/chat/completions: cannot connect"):
+    with pytest.raises(
+        evalnb.EndpointUnreachable, match=rf"{url}/chat/completions: cannot connect"
+    ):
         evalnb.run_suite(suite, host, ["m1", "m2"], progress=False)
     with pytest.raises(evalnb.EndpointUnreachable, match="no other call was sent"):
         host.chat_many([_ask(f"q{i}") for i in range(90)], progress=False)

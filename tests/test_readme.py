@@ -49,7 +49,9 @@ def readme_blocks(text: str) -> list[Block]:
 
 
 def test_the_block_reader_finds_blocks_and_their_skip_reasons() -> None:
-    text = "# t\n```python\nx = 1\n```\n<!-- readme-test: skip (no cluster) -->\n```python\ny\n```\n"
+    text = (
+        "# t\n```python\nx = 1\n```\n<!-- readme-test: skip (no cluster) -->\n```python\ny\n```\n"
+    )
     assert readme_blocks(text) == [Block(3, "x = 1\n", None), Block(7, "y\n", "no cluster")]
 
 
@@ -94,11 +96,16 @@ def test_every_python_block_of_the_readme_runs_top_to_bottom(
     with (
         warnings.catch_warnings(),  # shown to a reader, as they would be; not errors here
         LoopbackLLM(_judge) as judge,
-        LoopbackLLM(lambda prompt: "The licence allows redistribution.",
-                    extra=lambda prompt: {"contexts": ["You may redistribute copies."]}) as host,
+        LoopbackLLM(
+            lambda prompt: "The licence allows redistribution.",
+            extra=lambda prompt: {"contexts": ["You may redistribute copies."]},
+        ) as host,
     ):
         warnings.simplefilter("default")
-        urls = {"http://localhost:8000/v1": judge.base_url, "http://localhost:8001/v1": host.base_url}
+        urls = {
+            "http://localhost:8000/v1": judge.base_url,
+            "http://localhost:8001/v1": host.base_url,
+        }
         for block in blocks:
             if block.skip:
                 continue
@@ -107,7 +114,7 @@ def test_every_python_block_of_the_readme_runs_top_to_bottom(
                 code = code.replace(named, served)
             if "evalnb.labeler(" in code:
                 _reviewer_labels(namespace["lab"])  # type: ignore[arg-type]
-            exec(compile(code, f"README.md:{block.line}", "exec"), namespace)  # noqa: S102
+            exec(compile(code, f"README.md:{block.line}", "exec"), namespace)
     # What the blocks promise, checked on what they left behind.
     lab, suite = namespace["lab"], namespace["suite"]
     assert isinstance(lab, evalnb.Lab) and isinstance(suite, evalnb.Lab)

@@ -330,7 +330,9 @@ def _demo(out: Path) -> int:
 def describe(lab: Lab) -> str:
     """Summarise a lab as text: counts per table, models, evaluators run, answers per model."""
     lines = [repr(lab), "", "tables:"]
-    lines += [f"  {t:<11}{n:>9,} rows" for t, n in lab.summary().iter_rows()]
+    counts = list(lab.summary().iter_rows())
+    width = max(len(str(t)) for t, _ in counts) + 2  # the longest name sets the column
+    lines += [f"  {t:<{width}}{n:>9,} rows" for t, n in counts]
     lines.append(f"models: {', '.join(lab.models) or '(none)'}")
     # Through scans: a lab kept on disk is described without loading its big tables.
     scores = lab.scan("scores")

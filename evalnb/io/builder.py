@@ -143,8 +143,10 @@ class LabBuilder:
                     id_field,
                     f"each question once per model, or the same case as at {self._describe(case_id)}",
                     f"the same question again with other content: {str(case.get('prompt'))[:80]!r}",
-                    ((f"The two records differ in {differ}." if differ else "")
-                     + (_unmapped_hint(known, case) or " Give each record an id column.")).strip(),
+                    (
+                        (f"The two records differ in {differ}." if differ else "")
+                        + (_unmapped_hint(known, case) or " Give each record an id column.")
+                    ).strip(),
                 )
             raise where.error(
                 id_field,

@@ -180,7 +180,9 @@ def _store_key(path: str | Path) -> tuple[int, str]:
     return os.getpid(), str(Path(path).resolve())
 
 
-def _remember_own_writes(path: str | Path, names: Sequence[str], versions: Mapping[str, int]) -> None:
+def _remember_own_writes(
+    path: str | Path, names: Sequence[str], versions: Mapping[str, int]
+) -> None:
     written = _OWN_WRITES.setdefault(_store_key(path), {})
     for name in names:
         if name in versions:

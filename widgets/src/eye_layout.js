@@ -113,6 +113,17 @@ export function fmt(value) {
 }
 
 /**
+ * A duration or an amount for a person: three significant digits ("3.53", "0.00123",
+ * "1234"), never a float's binary tail ("3.5250000000000004").
+ * @param {number | null | undefined} value
+ * @returns {string}
+ */
+export function short(value) {
+  if (value === null || value === undefined || !Number.isFinite(value)) return "–";
+  return Math.abs(value) >= 1000 ? value.toFixed(0) : String(Number(value.toPrecision(3)));
+}
+
+/**
  * Colour position of a score with the threshold as the pass/fail boundary: failing scores
  * fall in [0, 0.4] (red → orange), passing ones in [0.6, 1] (light → deep green), deeper
  * the further from the threshold. Without a threshold, the plain position in the range.

@@ -4,7 +4,7 @@
  * answer, the answer with scored sentences coloured, retrieved chunks, cost and duration.
  */
 import { text } from "./common.js";
-import { fmt, goodness, sentencePieces, truncate } from "./eye_layout.js";
+import { fmt, goodness, sentencePieces, short, truncate } from "./eye_layout.js";
 
 /** @typedef {import("./eye.js").Model} Model */
 
@@ -149,6 +149,6 @@ export function casePanel(panel, model) {
   });
   if (!c.context || c.context.length === 0) ctx.textContent = "no retrieved context";
   field("Context", ctx, "context");
-  field("Cost", c.cost === null ? "–" : `$${c.cost}`, "cost");
-  field("Duration", c.duration_s === null ? "–" : `${c.duration_s} s`, "duration");
+  field("Cost", c.cost === null ? "–" : `$${short(c.cost)}`, "cost");
+  field("Duration", c.duration_s === null ? "–" : `${short(c.duration_s)} s`, "duration");
 }

@@ -57,7 +57,7 @@ function render({ model, el }) {
     const weak = rows(model, "_weak");
     const list = document.createElement("div");
     list.className = "wk-list";
-    list.appendChild(text("h4", weak.length ? "Weaknesses (interval below the threshold)" : "No cell is clearly below the threshold"));
+    list.appendChild(text("h4", weaknessHeading(weak.length, meta.higher_is_better !== false)));
     for (const w of weak) {
       list.appendChild(
         text("div", `${w.topic} × ${w.question_type}: mean ${fmt(w.mean)} (95 % CI ${fmt(w.ci_low)}–${fmt(w.ci_high)}), ${w.n} cases, pass rate ${fmt(w.pass_rate)}`, "wk-weak"),
@@ -217,3 +217,15 @@ function grid(model, meta, colour, tip) {
 }
 
 export default { render };
+
+/**
+ * The heading of the weakness list: a weak cell's interval lies on the failing side of the
+ * threshold, below it for a score, above it for a rate of errors (lower is better).
+ * @param {number} count
+ * @param {boolean} higherIsBetter
+ * @returns {string}
+ */
+export function weaknessHeading(count, higherIsBetter) {
+  const side = higherIsBetter ? "below" : "above";
+  return count ? `Weaknesses (interval ${side} the threshold)` : `No cell is clearly ${side} the threshold`;
+}

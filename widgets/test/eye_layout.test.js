@@ -8,6 +8,7 @@ import {
   labelPlacement,
   position,
   sentencePieces,
+  short,
   thresholdPosition,
   truncate,
 } from "../src/eye_layout.js";
@@ -87,4 +88,13 @@ test("the dot chart's domain is finite even with no score to show", () => {
   const [lo, hi] = dotDomain([0.2, 0.6], 0.5, 0, 1);
   assert.ok(Math.abs(lo - 0.184) < 1e-12 && Math.abs(hi - 0.616) < 1e-12);
   assert.deepEqual(dotDomain([0.3], null, 0, 1), [0, 0.8]); // one value: half a unit each side
+});
+
+test("durations and costs show three significant digits, not a float's binary tail", () => {
+  assert.equal(short(3.5250000000000004), "3.53");
+  assert.equal(short(0.000123456), "0.000123");
+  assert.equal(short(30), "30");
+  assert.equal(short(1234.56), "1235");
+  assert.equal(short(null), "–");
+  assert.equal(short(Number.NaN), "–");
 });
