@@ -3,7 +3,15 @@ own — run where evalnb and ragas both import (tests/ragas_env.py)."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+import evalnb
 from tests.ragas_env import run_with_ragas
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_ragas_datasets_and_results_load_and_export_back() -> None:
@@ -32,3 +40,17 @@ def test_our_vectorised_namesakes_equal_ragas_on_real_sentences() -> None:
     assert isinstance(gaps, dict)
     assert len(gaps) == 26
     assert {k: v for k, v in gaps.items() if v > 1e-9} == {}
+
+
+def test_without_ragas_the_error_names_a_command_that_works() -> None:
+    if importlib.util.find_spec("ragas") is not None:
+        pytest.skip("ragas is installed here: the message is for environments without it")
+    lab = evalnb.load(ROOT / "data" / "demo_lab.json")
+    with pytest.raises(ImportError) as caught:
+        lab.to_ragas()
+    message = str(caught.value)
+    assert message.startswith("to_ragas needs ragas")
+    # Beside the dev tools the plain hint would break scripts/test: the message says so and
+    # gives the environment of its own (its torch pinned first, as scripts/install does).
+    assert "rich<14" in message and "python3 -m venv .venv-ragas" in message
+    assert "torch==2.13.0" in message and "pip install -e '.[ragas]'" in message

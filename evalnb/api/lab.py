@@ -28,6 +28,7 @@ from evalnb.io.load import load as load_core
 from evalnb.io.ragas_data import ragas_records
 from evalnb.io.tencent_export import tencent_records
 from evalnb.lab.files import write_atomic
+from evalnb.llm.ragas_llm import RAGAS_MISSING
 from evalnb.robustness.perturbed_cases import perturb
 from evalnb.widgets.curator import Curator
 from evalnb.widgets.eye import Eye
@@ -111,7 +112,7 @@ class Lab(HumanCalibration):
         try:
             from ragas import EvaluationDataset  # noqa: PLC0415 - optional
         except ImportError:
-            msg = "to_ragas needs ragas: pip install 'evalnb[ragas]'"
+            msg = f"to_ragas {RAGAS_MISSING}"
             raise ImportError(msg) from None
         models = sorted(set(self.outputs["model"]))
         if model is not None or len(models) == 1:

@@ -240,11 +240,11 @@ def negate(sentence: str) -> str | None:
     """
     found = [m for m in (_NEGATED.search(sentence), _NEGATION_WORD.search(sentence)) if m]
     if found:
-        m = min(found, key=lambda m: m.start())
-        kept = next(g for g in m.groups() if g)
+        first = min(found, key=lambda f: f.start())
+        kept = next(g for g in first.groups() if g)
         if kept.lower() == "need":  # "need not X" is "may omit X"; its opposite is "must X"
             kept = "Must" if kept[0].isupper() else "must"
-        return sentence[: m.start()] + kept + sentence[m.end() :]
+        return sentence[: first.start()] + kept + sentence[first.end() :]
     if (m := _PLAIN_AUX.search(sentence)) is not None:
         return sentence[: m.end()] + " not" + sentence[m.end() :]
     return None

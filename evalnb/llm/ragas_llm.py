@@ -19,7 +19,17 @@ from evalnb.llm.judge import parse_json
 if TYPE_CHECKING:
     from evalnb.llm.client import LLMClient
 
-__all__ = ["ragas_llm"]
+__all__ = ["RAGAS_MISSING", "ragas_llm"]
+
+RAGAS_MISSING = (
+    "needs ragas, which is not installed in this environment. Where evalnb's dev tools are "
+    "not installed: pip install 'evalnb[ragas]'. Beside them (the .venv that scripts/install "
+    "builds) that install would break scripts/test: ragas' instructor pins rich<14 and "
+    "import-linter needs rich>=14.2. Give ragas an environment of its own instead, from the "
+    "repository root: python3 -m venv .venv-ragas && .venv-ragas/bin/pip install "
+    "torch==2.13.0 && .venv-ragas/bin/pip install -e '.[ragas]'"
+)
+"""What a call that needs ragas says when it is missing (a command that works, both ways)."""
 
 _ASK_JSON = ("\n\nReply with one JSON object only, no other text, that validates against this "
              "JSON Schema:\n{SCHEMA}")  # fmt: skip
@@ -34,7 +44,7 @@ def ragas_llm(client: LLMClient, *, json_mode: bool = True) -> Any:  # noqa: ANN
     try:
         from ragas.llms.base import InstructorBaseRagasLLM  # noqa: PLC0415 - optional
     except ImportError:
-        msg = "ragas_llm needs ragas: pip install 'evalnb[ragas]'"
+        msg = f"ragas_llm {RAGAS_MISSING}"
         raise ImportError(msg) from None
 
     class _EvalnbLLM(InstructorBaseRagasLLM):  # type: ignore[misc]
