@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -98,11 +99,24 @@ class Writer:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def corpus_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The chunked corpus, made once for the module; each test gets a copy (`store`)."""
     folder = tmp_path_factory.mktemp("llm_corpus")
     path = folder / "lab.duckdb"
     evalnb.corpus([LICENSES / "Apache-2.0", LICENSES / "MPL-2.0"], store=path, max_tokens=160)
     return path
+
+
+@pytest.fixture
+def store(corpus_store: Path, tmp_path: Path) -> Path:
+    """A copy of the corpus store: what one test writes there (topics, cases) is its own,
+    so no test sees another's in whatever order they run."""
+    folder = tmp_path / "store"
+    folder.mkdir()
+    wal = corpus_store.with_name(corpus_store.name + ".wal")  # committed, not checkpointed
+    if wal.exists():
+        shutil.copy(wal, folder / wal.name)
+    return Path(shutil.copy(corpus_store, folder / corpus_store.name))
 
 
 def _client(server: LoopbackLLM, cache: Path) -> evalnb.LLMClient:
