@@ -164,8 +164,7 @@ def commit(
         remove_parts(folder, [p for c in changes.values() for p in c.add])
         raise
     remove_parts(folder, gone)
-    _remember_own_writes(path, [n for n in frames if base is None or n not in MERGED]
-                         + list(changes), snapshot.versions)  # fmt: skip
+    _remember_own_writes(path, snapshot.versions)
     return snapshot
 
 
@@ -180,13 +179,12 @@ def _store_key(path: str | Path) -> tuple[int, str]:
     return os.getpid(), str(Path(path).resolve())
 
 
-def _remember_own_writes(
-    path: str | Path, names: Sequence[str], versions: Mapping[str, int]
-) -> None:
+def _remember_own_writes(path: str | Path, versions: Mapping[str, int]) -> None:
+    # Merged tables (labels, info ...) come back at the store's version, which may be another
+    # process's; they never conflict, so recording them changes no message.
     written = _OWN_WRITES.setdefault(_store_key(path), {})
-    for name in names:
-        if name in versions:
-            written.setdefault(name, set()).add(versions[name])
+    for name, version in versions.items():
+        written.setdefault(name, set()).add(version)
 
 
 def _commit(
