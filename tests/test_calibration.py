@@ -241,3 +241,22 @@ def test_labeler_resumes_undoes_and_maps_agreement(tmp_path: Path) -> None:
     assert "one of" in again._error
     with pytest.raises(ValueError, match="reviewer="):
         evalnb.labeler(lab, "ev", "score", reviewer="")
+
+
+def test_the_labeler_shows_an_agents_steps_for_an_agent_metric() -> None:
+    root = Path(__file__).resolve().parents[1]
+    lab = evalnb.load(root / "data" / "demo_agents.jsonl")
+    lab = evalnb.evaluate(lab, ["tool_call_f1"], progress=False)
+    w = evalnb.labeler(lab, "tool_call_f1", "tool_call_f1", reviewer="ann", n=5)
+    item = w.item
+    assert item is not None
+    run = lab.steps.filter(
+        (pl.col("case_id") == item["case_id"]) & (pl.col("model") == item["model"])
+    )
+    calls = [s["tool_name"] for s in item["steps"] if s["tool_name"] is not None]
+    # A reviewer sees the run, every call it made among its steps (results folded in).
+    made = run.filter(pl.col("tool_name").is_not_null() & (pl.col("role") != "tool"))
+    assert calls and calls == made["tool_name"].to_list()
+    plain = evalnb.load(pl.DataFrame({"prompt": ["q"], "actual": ["a"], "expected": ["a"]}))
+    plain = evalnb.evaluate(plain, ["rouge"], progress=False)
+    assert evalnb.labeler(plain, "rouge", "rouge_l", reviewer="ann").item["steps"] == []

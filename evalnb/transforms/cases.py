@@ -20,7 +20,15 @@ if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
     from evalnb.transforms.eye import EyeIndex
 
-__all__ = ["BIN_SCHEMA", "DOT_SCHEMA", "case_detail", "compare_dots", "eye_dots", "score_bins"]
+__all__ = [
+    "BIN_SCHEMA",
+    "DOT_SCHEMA",
+    "case_detail",
+    "compare_dots",
+    "eye_dots",
+    "run_steps",
+    "score_bins",
+]
 
 DOT_SCHEMA = pl.Schema(dict[str, pl.DataType]({
     "case_id": pl.String(), "sample": pl.Int32(), "value": pl.Float64(),
@@ -156,7 +164,7 @@ def case_detail(
         "expected": case["expected"] or [], "actual": o["actual"], "context": o["context"] or [],
         "cost": finite_or_none(o["cost"]), "duration_s": finite_or_none(o["duration_s"]), "error": o["error"],
         "metrics": metrics, "sentences": _sentences(rows),
-        "steps": _steps(lab, case_id, model, sample),
+        "steps": run_steps(lab, case_id, model, sample),
     }  # fmt: skip
 
 
@@ -164,8 +172,11 @@ def case_detail(
 MAX_PANEL_STEPS, MAX_STEP_CHARS = 200, 4_000
 
 
-def _steps(lab: LabCore, case_id: str, model: str, sample: int) -> list[dict[str, Any]]:
-    """Return the run's steps in order (an agent's messages and tool calls); [] otherwise."""
+def run_steps(lab: LabCore, case_id: str, model: str, sample: int) -> list[dict[str, Any]]:
+    """Return the run's steps in order (an agent's messages and tool calls); [] otherwise.
+
+    What the eye's case panel and the labeler show of an agent's run.
+    """
     if not lab.height("steps"):
         return []
     mine = lab.scan("steps").filter(  # on disk, only this run's rows are read

@@ -21,6 +21,7 @@ from evalnb.calibration.recalibrate import calibrate, labelled_points, recalibra
 from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import STRATEGIES, calibration_sample
 from evalnb.lab.verdicts import finite_or_none, is_finite
+from evalnb.transforms.cases import run_steps
 from evalnb.widgets.arrow import to_ipc
 from evalnb.widgets.base import EvalWidget
 
@@ -277,6 +278,8 @@ class Labeler(EvalWidget):
         return {"case_id": row["case_id"], "model": row["model"], "sample": row["sample"],
                 "prompt": case["prompt"], "expected": case["expected"] or [],
                 "actual": out["actual"], "context": out["context"] or [],
+                # an agent's run: a reviewer judging tool_call_f1 must see the calls
+                "steps": run_steps(self._lab, row["case_id"], row["model"], row["sample"]),
                 "value": finite_or_none(value),
                 "threshold": finite_or_none(thr), "passed": passed,
                 "metric_title": spec["title"] or self._metric,

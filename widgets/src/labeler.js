@@ -8,6 +8,7 @@ import { scaleLinear } from "d3-scale";
 import { text } from "./common.js";
 import { rows, svg } from "./dom.js";
 import { fmt } from "./eye_layout.js";
+import { stepList } from "./eye_panel.js";
 import { block, dispatchKey, keyButtons, mount, noteField, noteKey, reviewRoot, section } from "./review.js";
 
 /**
@@ -125,6 +126,13 @@ function drawItem(card, item, position) {
   field("Prompt", String(item.prompt ?? ""), "lb-prompt");
   field("Expected answer", (item.expected || []).join("\n— or —\n"), "lb-expected");
   field("Actual answer", String(item.actual ?? ""), "lb-actual");
+  if (item.steps && item.steps.length > 0) {
+    // An agent's run: the calls and their results are what an agent metric judged.
+    const steps = document.createElement("section");
+    steps.className = "lb-field lb-steps";
+    steps.append(text("h4", `Steps (${item.steps.length})`), stepList(item.steps));
+    card.appendChild(steps);
+  }
   const ctx = document.createElement("details");
   ctx.className = "lb-context";
   ctx.appendChild(text("summary", `Retrieved context (${(item.context || []).length} chunks)`));
