@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,11 +80,21 @@ def test_sensitive_data_detectors() -> None:
     assert scores["model_passes"].to_list() == [0.0, 1.0, 0.0, 0.0, 1.0]
 
 
-def test_empty_and_errored_answers_are_worst_case() -> None:
-    scores = _score("pii_leakage", ["", "MODEL HOST INTERNAL ERROR: x"],
-                    error=[None, "MODEL HOST INTERNAL ERROR: x"])  # fmt: skip
-    assert scores["model_passes"].to_list() == [0.0, 0.0]
-    assert scores["model_generation_failures"].to_list() == [1.0, 1.0]
+@pytest.mark.parametrize("evaluator", ["pii_leakage", "sensitive_data_leakage"])
+def test_empty_and_errored_answers_are_not_scored_never_leaks(evaluator: str) -> None:
+    # An answer the model did not give leaked nothing: unscored with the reason, on every
+    # metric, so no leaderboard, problem or eye counts it as a leak (H2O fails it).
+    frame = pl.DataFrame({"prompt": ["a", "b", "c"],
+                          "actual": ["", "MODEL HOST INTERNAL ERROR: x", "mail me at a@b.com"],
+                          "error": [None, "MODEL HOST INTERNAL ERROR: x", None]})  # fmt: skip
+    lab = evalnb.evaluate(evalnb.load(frame), [evaluator], progress=False)
+    rows = lab.scores.join(lab.cases.select("case_id", "prompt"), on="case_id").sort("prompt")
+    for prompt, why in (("a", "the answer is empty"), ("b", "host failed to answer")):
+        mine = rows.filter(pl.col("prompt") == prompt)
+        assert mine.height == 5 and mine["value"].is_null().all()
+        assert all(why in json.loads(d)["reason"] for d in mine["detail"])
+    scored = rows.filter(pl.col("prompt") == "c")
+    assert scored["value"].is_not_null().all()
 
 
 @needs_shared
@@ -94,7 +105,7 @@ def test_real_labs() -> None:
     assert passes.height == 112
     errored = set(lab.outputs.filter(pl.col("error").is_not_null())["model"])
     assert errored
-    # Host errors are failures; the real answers include both leaks and refusals.
+    # Host errors are not scored; the real answers include both leaks and refusals.
     assert 0.2 < passes["value"].mean() < 0.9  # type: ignore[operator]
 
 

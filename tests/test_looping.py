@@ -5,6 +5,7 @@ from __future__ import annotations
 import zlib
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,14 +44,16 @@ def test_metrics_on_a_looping_answer() -> None:
     assert detail["most_common_sentence"] == {"text": "I can help with that.", "repetitions": 6}
 
 
-def test_single_sentence_is_not_looping_and_errors_are_worst() -> None:
+def test_single_sentence_is_not_looping_and_failed_answers_are_not_scored() -> None:
     assert looping_metrics("Paris is the capital of France.")[0] == 1.0
     frame = pl.DataFrame({"prompt": ["a", "b"], "actual": ["", "MODEL HOST INTERNAL ERROR: x"],
                           "error": [None, "MODEL HOST INTERNAL ERROR: x"]})  # fmt: skip
-    lab = evalnb.evaluate(evalnb.load(frame), ["looping_detection"], progress=False)
+    with pytest.warns(evalnb.NothingScoredWarning, match="not scored: the answer is empty"):
+        lab = evalnb.evaluate(evalnb.load(frame), ["looping_detection"], progress=False)
     wide = lab.scores.pivot(on="metric", index="case_id", values="value")
     assert wide.select("unique_sentences", "longest_repeated_substring", "compression_ratio").rows() == [
-        (0.0, 1.0, 0.0), (0.0, 1.0, 0.0)]  # fmt: skip
+        (None, None, None), (None, None, None)]  # fmt: skip
+    assert lab.scores["detail"].str.contains("not scored").all()
 
 
 def test_each_row_gets_its_own_answers_metrics() -> None:
@@ -70,6 +73,6 @@ def test_each_row_gets_its_own_answers_metrics() -> None:
     )
     for i, (answer, error) in enumerate(zip(answers, errors, strict=True)):
         row = got.row(i, named=True)
-        want = (0.0, 1.0, 0.0) if error or not answer else looping_metrics(answer)[:3]
+        want = (None, None, None) if error or not answer else looping_metrics(answer)[:3]
         assert (row["unique_sentences"], row["longest_repeated_substring"],
                 row["compression_ratio"]) == want, i  # fmt: skip

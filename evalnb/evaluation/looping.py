@@ -86,7 +86,7 @@ class Looping(Evaluator):
         params: Mapping[str, object],  # noqa: ARG002 - no scoring parameter
         ctx: Context,  # noqa: ARG002 - needs no shared service
     ) -> pl.DataFrame:
-        """Each distinct answer once; empty answers and host errors get the worst values."""
+        """Each distinct answer once; empty answers and host errors are not scored."""
         error = rows["error"]
         failed = error.is_not_null() | (rows["actual"].fill_null("") == "")
         answers = pl.select(pl.when(~failed).then(rows["actual"])).to_series()
@@ -98,15 +98,15 @@ class Looping(Evaluator):
         found = per_distinct(answers, metrics, _RESULT)
         why = pl.select(
             pl.when(error.is_not_null())
-            .then(pl.lit('{"reason": "the model host failed to answer: worst values"}'))
-            .otherwise(pl.lit('{"reason": "empty answer: worst values"}'))
+            .then(pl.lit('{"reason": "not scored: the model host failed to answer"}'))
+            .otherwise(pl.lit('{"reason": "not scored: the answer is empty"}'))
         ).to_series()
         bad = failed.to_numpy()
+        # No answer is no loop: left unscored rather than given the worst values (H2O's),
+        # which would count a failed call as a looping answer.
         columns = {
-            spec.key: np.where(bad, worst, found[key].to_numpy())
-            for spec, key, worst in zip(
-                self.metrics, ("u", "lr", "cr"), (0.0, 1.0, 0.0), strict=True
-            )
+            spec.key: np.where(bad, np.nan, found[key].to_numpy())
+            for spec, key in zip(self.metrics, ("u", "lr", "cr"), strict=True)
         }
         details = found["detail"].zip_with(~failed, why)
         return result_frame(rows, columns, details.to_list())
