@@ -1,0 +1,97 @@
+"""Completed chat calls: the result of one call, and the DuckDB cache that keeps them.
+
+:class:`~evalnb.llm.client.LLMClient` stores each completed call here the moment it
+completes, keyed by (endpoint, model, messages, parameters), so an interrupted run resumes
+without repeating one. Failed calls are never stored.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    import duckdb
+
+__all__ = ["ChatResult", "ReplyCache", "reply_key"]
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One chat call: the reply text or the error, with accounting."""
+
+    content: str | None
+    error: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost: float | None = None
+    duration_s: float | None = None
+    cached: bool = False
+    attempts: int = 0
+    contexts: tuple[str, ...] | None = None
+    """Retrieved passages a RAG endpoint returned with the reply (see :func:`reply_contexts`)."""
+    tool_calls: tuple[dict[str, Any], ...] | None = None
+    """The tools the model asked to call (OpenAI's ``tool_calls``), when the request offered
+    ``tools``; ``content`` is then the text beside them, often empty."""
+
+
+def reply_key(
+    endpoint: str, model: str, messages: Sequence[dict[str, Any]], params: dict[str, Any]
+) -> str:
+    """Return the cache key of one call: a hash of everything that decides its reply."""
+    text = json.dumps([endpoint, model, list(messages), params], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ReplyCache:
+    """Completed calls in a DuckDB table; each insert is its own committed transaction."""
+
+    def __init__(self, path: Path) -> None:
+        import duckdb  # noqa: PLC0415
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.con: duckdb.DuckDBPyConnection = duckdb.connect(str(path))
+        self.con.execute(
+            "CREATE TABLE IF NOT EXISTS llm_cache (key VARCHAR PRIMARY KEY, endpoint VARCHAR, "
+            "model VARCHAR, request VARCHAR, content VARCHAR, prompt_tokens BIGINT, "
+            "completion_tokens BIGINT, cost DOUBLE, duration_s DOUBLE, created_at TIMESTAMPTZ)"
+        )
+        # Caches written before RAG contexts were kept lack the column: add it (null there).
+        self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS contexts VARCHAR")
+        self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS tool_calls VARCHAR")
+
+    def get(self, keys: list[str]) -> dict[str, ChatResult]:
+        """Return the stored results of ``keys`` (those present), marked as cached."""
+        if not keys:
+            return {}
+        rows = self.con.execute(
+            "SELECT key, content, prompt_tokens, completion_tokens, cost, duration_s, contexts, "
+            "tool_calls "
+            "FROM llm_cache WHERE key IN (SELECT unnest(?))", [keys],
+        ).fetchall()  # fmt: skip
+        return {r[0]: ChatResult(r[1], None, r[2], r[3], r[4], r[5], cached=True,
+                                 contexts=tuple(json.loads(r[6])) if r[6] is not None else None,
+                                 tool_calls=tuple(json.loads(r[7])) if r[7] is not None else None)
+                for r in rows}  # fmt: skip
+
+    def put(self, key: str, endpoint: str, model: str, request: str, r: ChatResult) -> None:
+        """Store one completed result, committed at once."""
+        contexts = json.dumps(list(r.contexts)) if r.contexts is not None else None
+        calls = json.dumps(list(r.tool_calls)) if r.tool_calls is not None else None
+        self.con.execute(
+            "INSERT OR REPLACE INTO llm_cache (key, endpoint, model, request, content, "
+            "prompt_tokens, completion_tokens, cost, duration_s, created_at, contexts, tool_calls) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [key, endpoint, model, request, r.content, r.prompt_tokens, r.completion_tokens,
+             r.cost, r.duration_s, dt.datetime.now(dt.UTC), contexts, calls],
+        )  # fmt: skip
+
+    def close(self) -> None:
+        """Close the cache file."""
+        self.con.close()
