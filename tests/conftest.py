@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,25 @@ def h2o_files() -> list[Path]:
 needs_shared = pytest.mark.skipif(
     not SHARED.is_dir(), reason=f"H2O reference data not found at {SHARED} (../shared absent)"
 )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_embedding_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Give each test module an empty embedding cache and a freshly loaded encoder.
+
+    A vector read from the cache equals a fresh one to about 1e-7 only (the forward pass
+    depends on the batch a text was padded in), and topic models, clusters and fitted
+    thresholds can turn on such a difference: with one cache per process a module's results
+    depended on which modules ran before it. Models load again per module (about a second).
+    """
+    from evalnb.models.encoder import get_encoder
+
+    before = os.environ["EVALNB_CACHE_DIR"]
+    os.environ["EVALNB_CACHE_DIR"] = str(tmp_path_factory.mktemp("evalnb-cache"))
+    get_encoder.cache_clear()
+    yield
+    get_encoder.cache_clear()
+    os.environ["EVALNB_CACHE_DIR"] = before
 
 
 @pytest.fixture
