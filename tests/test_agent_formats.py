@@ -316,7 +316,7 @@ def test_fastest_and_cheapest_agents_are_named_only_when_their_intervals_separat
 
 def test_steps_stay_on_disk_with_the_outputs_and_agents_score_the_same(tmp_path: Path) -> None:
     from evalnb.analysis.agent_problems import tool_problems
-    from evalnb.transforms.cases import _steps
+    from evalnb.transforms.cases import run_steps
 
     records = []
     for i in range(40):
@@ -343,7 +343,7 @@ def test_steps_stay_on_disk_with_the_outputs_and_agents_score_the_same(tmp_path:
     keys = ["case_id", "evaluator", "metric"]
     assert_frame_equal(on_disk.scan("scores").collect().sort(keys), mem.sort(keys))
     assert tool_problems(on_disk) == tool_problems(lab)
-    panel = _steps(on_disk, "c2", "m", 0)  # what the eye's case panel lists
+    panel = run_steps(on_disk, "c2", "m", 0)  # what the eye's case panel lists
     assert [s["tool_name"] for s in panel if s["tool_name"]] == ["a", "b", "a"]
     grid = on_disk.weakness("agent_steps", "tool_error_rate", axes=("tool", "topic"))
     assert sorted(grid._grid["topic"].to_list()) == ["a", "b"]
