@@ -40,8 +40,13 @@ def test_demo_lab_shape() -> None:
 
 
 def test_cli_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from evalnb.models.encoder import get_encoder
+
+    get_encoder.cache_clear()  # the demo loads its model here, as in a fresh process
     assert main(["demo", "--out", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "Loading weights" not in captured.err  # no model-loading progress bars
     assert "atlas-70b" in out
     assert "answers per model" in out
     assert evalnb.open(tmp_path / "demo_lab.duckdb").outputs.height == 1107
