@@ -328,8 +328,8 @@ def _models(token_pairs: int, summac_pairs: int, items: int,
     import polars as pl  # noqa: PLC0415
 
     import evalnb  # noqa: PLC0415
-    from evalnb.evaluation.summac import zs_score  # noqa: PLC0415
-    from evalnb.evaluation.summarization import Summarization  # noqa: PLC0415
+    from evalnb.evaluation.families.models.summac import zs_score  # noqa: PLC0415
+    from evalnb.evaluation.families.models.summarization import Summarization  # noqa: PLC0415
     from evalnb.models.hf import load_classifier  # noqa: PLC0415
 
     answers, sources = sentences(token_pairs, seed=5)

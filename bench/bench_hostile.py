@@ -24,7 +24,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
-from evalnb.evaluation.leak_scan import EMAIL, PEM, SSN
+from evalnb.evaluation.families.text.leak_scan import EMAIL, PEM, SSN
 from tests.hostile import adversarial_texts
 
 _H2O = {"pii_leakage": (EMAIL, SSN), "sensitive_data_leakage": (PEM,)}

@@ -34,8 +34,8 @@ import evalnb
 from bench.common import cold_seconds, evalnb_warm, ratios, warm_median, write_pairs
 from bench.real_pairs import real_pairs
 from evalnb.evaluation import leakage as lk
-from evalnb.evaluation.leak_scan import EMAIL, SSN
-from evalnb.evaluation.rouge import _stem
+from evalnb.evaluation.families.text.leak_scan import EMAIL, SSN
+from evalnb.evaluation.families.text.rouge import _stem
 from evalnb.text.synthetic import pairs
 
 _ROUGE = ("rouge1", "rouge2", "rougeL")

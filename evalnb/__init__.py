@@ -27,8 +27,8 @@ from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` 
 from evalnb.api.validation import Validation, validate_tests
 from evalnb.diagnosis.failure_clusters import FailureClusters
 from evalnb.diagnosis.topics import TopicModel, topics
-from evalnb.evaluation.condition import ConditionError
 from evalnb.evaluation.engine import NothingScoredWarning, evaluate, evaluators
+from evalnb.evaluation.families.text.condition import ConditionError
 from evalnb.evaluation.ray_engine import RayEngine
 from evalnb.io.documents import DocumentLimits
 from evalnb.io.load import FORMATS, detect_format
@@ -41,8 +41,8 @@ from evalnb.llm.pairwise import pairwise
 from evalnb.widgets.charts import prefer_offline_charts
 from evalnb.widgets.curator import Curator, curator
 from evalnb.widgets.eye import Eye, eye
-from evalnb.widgets.grid import Weakness, weakness
 from evalnb.widgets.labeler import Labeler, labeler
+from evalnb.widgets.weakness import Weakness, weakness
 from evalnb.workflow import StepWaiting, Workflow, workflow
 
 # In a Jupyter kernel, Altair charts (evalnb's and the user's) draw with no network access.

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from evalnb.evaluation.base import Param, register
-from evalnb.evaluation.rouge import Rouge
+from evalnb.evaluation.families.text.rouge import Rouge
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

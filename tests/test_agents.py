@@ -167,7 +167,7 @@ def test_an_openai_conversation_with_tool_calls_loads_with_its_steps(tmp_path: P
 
 
 def test_trajectory_match_modes() -> None:
-    from evalnb.evaluation.tool_calls import trajectory_match
+    from evalnb.evaluation.families.agents.tool_calls import trajectory_match
 
     a, b, c = ("a", {"x": 1}, None), ("b", {}, None), ("c", {}, None)
     assert trajectory_match([a, b], [a, b], "strict", True) == 1.0

@@ -16,7 +16,7 @@ from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 import evalnb
-from evalnb.evaluation.bleu import sentence_bleu, single_order_bleu
+from evalnb.evaluation.families.text.bleu import sentence_bleu, single_order_bleu
 from evalnb.text.ngram import (
     TokenIds,
     id_ngram_stats,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from evalnb import ConditionError
-from evalnb.evaluation.condition import (
+from evalnb.evaluation.families.text.condition import (
     And,
     Group,
     Not,
@@ -17,7 +17,7 @@ from evalnb.evaluation.condition import (
     constraints_to_condition,
     parse_condition,
 )
-from evalnb.evaluation.condition_match import match_conditions
+from evalnb.evaluation.families.text.condition_match import match_conditions
 from evalnb.text.patterns import SearchBudget
 
 

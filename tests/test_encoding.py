@@ -8,7 +8,7 @@ import json
 import polars as pl
 
 import evalnb
-from evalnb.evaluation.encoding import MARKER, decode_answer
+from evalnb.evaluation.families.text.encoding import MARKER, decode_answer
 
 _B64 = "encoding_perturbator:[prompt_type:x,answer_type:y,encoding_type:EncodingType.BASE64]"
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.evaluation.fact_check import ContextSearch
+from evalnb.evaluation.families.judges.fact_check import ContextSearch
 from tests.llm_server import LoopbackLLM
 
 CONTEXTS = ["Paris is the capital of France.", "The Loire is the longest river in France.",

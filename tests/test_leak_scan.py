@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalnb.evaluation.leak_scan import (
+from evalnb.evaluation.families.text.leak_scan import (
     EMAIL,
     PEM,
     SSN,

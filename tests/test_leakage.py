@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalnb
-from evalnb.evaluation.leakage import PII_DETECTORS, SENSITIVE_DETECTORS, detect
+from evalnb.evaluation.families.text.leakage import PII_DETECTORS, SENSITIVE_DETECTORS, detect
 from tests.conftest import SHARED, needs_shared
 
 

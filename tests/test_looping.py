@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalnb
-from evalnb.evaluation.looping import looping_metrics
+from evalnb.evaluation.families.text.looping import looping_metrics
 from evalnb.text.repeats import longest_repeat
 
 

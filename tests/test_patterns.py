@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.evaluation.condition import ConditionError, parse_condition
-from evalnb.evaluation.condition_match import match_conditions
+from evalnb.evaluation.families.text.condition import ConditionError, parse_condition
+from evalnb.evaluation.families.text.condition_match import match_conditions
 from evalnb.text.patterns import PatternError, SearchBudget, check_pattern, pattern_cost
 
 _SLOW = r"^(\w+\s?)*$"  # backtracks exponentially on a long word followed by "!"

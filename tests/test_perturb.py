@@ -138,7 +138,7 @@ def test_contextual_misinformation_through_an_llm(tmp_path: Path) -> None:
     ), "outputs"))  # fmt: skip
     cases = lab.cases.with_columns(expected=pl.col("case_id").replace_strict(
         expected, default=[], return_dtype=pl.List(pl.String)))  # fmt: skip
-    lab._update({"cases": cases, "outputs": outputs})
+    lab.replace_tables({"cases": cases, "outputs": outputs})
     scored = evalnb.evaluate(lab, ["rouge"], progress=False)
     effect = scored.adversarial_effect(n_boot=200).filter(metric="rouge_l")
     assert effect["kind"].to_list() == ["contextual_misinformation"]

@@ -9,7 +9,7 @@ from rouge_score import rouge_scorer
 from rouge_score.tokenizers import DefaultTokenizer
 
 import evalnb
-from evalnb.evaluation.rouge import rouge_scores, tokenize_rouge
+from evalnb.evaluation.families.text.rouge import rouge_scores, tokenize_rouge
 from evalnb.text.synthetic import ADVERSARIAL, pairs
 
 _EXTRA = ("Running runners ran quickly", "generously generalized GENERATION", "ÀÉÎõü naïve",

@@ -47,12 +47,12 @@ def test_saving_an_old_copy_keeps_other_processes_rows(tmp_path: Path) -> None:
                         reviewer="b")  # fmt: skip
     other.recalibrate("rouge", "rouge_l", n_boot=20)
     batch = other.table("info").vstack(pl.DataFrame({"key": ["batch:b"], "value": ['"x"']}))
-    other._update({"info": batch})
+    other.replace_tables({"info": batch})
 
     old.save(store)
     scored = evalnb.evaluate(old, ["bleu"], progress=False)
     old_batch = old.table("info").vstack(pl.DataFrame({"key": ["batch:a"], "value": ['"y"']}))
-    old._update({"info": old_batch})
+    old.replace_tables({"info": old_batch})
 
     final = evalnb.open(store)
     assert final.labels.height == 10

@@ -33,7 +33,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, evalnb.Lab]:
         .then(pl.lit([UNRELATED]))
         .otherwise("expected")
     )
-    lab._update({"cases": planted})
+    lab.replace_tables({"cases": planted})
     return store, lab
 
 

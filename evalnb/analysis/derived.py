@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalnb.analysis.adversarial import adversarial_effect
+from evalnb.analysis.adversarial_effect import adversarial_effect
 from evalnb.analysis.classification import with_macro
 from evalnb.analysis.insights import insights, insights_json
 from evalnb.analysis.leaderboard import compare_models, leaderboard

@@ -24,7 +24,7 @@ def flip_table(
     """Per (perturbation, topic, question type): pairs, flips each way, flip rate, mean change.
 
     Adversarial cases (``perturbation`` ``adversarial_<kind>``) are left out: their effect
-    is :func:`evalnb.analysis.adversarial.adversarial_effect`'s.
+    is :func:`evalnb.analysis.adversarial_effect.adversarial_effect`'s.
     """
     v = verdicts.filter(
         (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalnb.generation.adversarial import H2O_ADVERSARIAL_KINDS, adversarial_cases
+from evalnb.generation.adversarial_cases import H2O_ADVERSARIAL_KINDS, adversarial_cases
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -43,7 +43,7 @@ def adversarial(
         A lab of test cases (generated or imported) with expected answers.
     kinds
         H2O's ``misleading``, ``ambiguous`` and ``contradictory``, and evalnb's
-        ``injection`` (:mod:`evalnb.generation.adversarial` describes them). Default: H2O's
+        ``injection`` (:mod:`evalnb.generation.adversarial_cases` describes them). Default: H2O's
         three with ``llm``; without one, ``misleading``, ``contradictory`` and
         ``injection`` (``ambiguous`` needs an LLM).
     n
@@ -81,5 +81,5 @@ def adversarial(
     kept = lab.cases.filter(~pl.col("case_id").is_in(added["case_id"].to_list()))
     entry = {"llm": llm.model if llm is not None else None, "seed": seed, "n": n,
              "generators": report.to_dicts()}  # fmt: skip
-    return lab._derive({"cases": pl.concat([kept, added]),
+    return lab.with_tables({"cases": pl.concat([kept, added]),
                         "info": keep_report(lab, ADVERSARIAL_REPORT, entry)})  # fmt: skip

@@ -18,7 +18,7 @@ from evalnb.calibration.alignment import (
 from evalnb.calibration.bundle import apply_calibration, export_calibration, read_calibration
 from evalnb.calibration.corrected import corrected_leaderboard
 from evalnb.calibration.guardrail import corpus_patch, guardrail_config
-from evalnb.calibration.judges import judge_agreement
+from evalnb.calibration.judge_agreement import judge_agreement
 from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
 from evalnb.calibration.recalibrate import recalibrate
 from evalnb.calibration.reliability import reliability

@@ -18,10 +18,10 @@ import polars as pl
 from evalnb.api.adversarial import ADVERSARIAL_REPORT, keep_report
 from evalnb.api.lab import Lab
 from evalnb.diagnosis.topics import TopicModel, topics
-from evalnb.evaluation.baseline import retrieval_answers
 from evalnb.generation.judge_free import JUDGE_FREE
 from evalnb.generation.llm_generators import REPORT_SCHEMA
 from evalnb.generation.llm_kinds import LLM_KINDS
+from evalnb.generation.retrieval_baseline import retrieval_answers
 from evalnb.generation.suite import generate_cases
 from evalnb.io.documents import DocumentLimits, document_paths, read_document
 from evalnb.models.encoder import model_tokenizer
@@ -104,7 +104,7 @@ class Corpus:
                 "fit it with corpus.topics(...)"
             )
             raise ValueError(msg)
-        self.lab._update({"chunks": self.chunks.with_columns(topic=model.assignments["topic"])})
+        self.lab.replace_tables({"chunks": self.chunks.with_columns(topic=model.assignments["topic"])})
         return self
 
     def save(self, path: str | Path) -> Path:
@@ -169,7 +169,7 @@ def corpus(
     if store is not None and Path(store).exists():
         lab = Lab.open(store)
         kept = lab.table("chunks").filter(~pl.col("doc").is_in(new["doc"].unique().to_list()))
-        lab._update({"chunks": pl.concat([kept, new])})
+        lab.replace_tables({"chunks": pl.concat([kept, new])})
     else:
         lab = Lab({"chunks": new})
         if store is not None:
@@ -242,7 +242,7 @@ def generate_tests(
     old = corpus.lab.cases.filter(~pl.col("case_id").is_in(cases["case_id"].to_list()))
     entry = {"llm": llm.model if llm is not None else None, "seed": seed, "n": n,
              "generators": report.to_dicts()}  # fmt: skip
-    return corpus.lab._derive({"cases": pl.concat([old, cases], how="diagonal_relaxed"),
+    return corpus.lab.with_tables({"cases": pl.concat([old, cases], how="diagonal_relaxed"),
                                "info": keep_report(corpus.lab, _REPORT_KEY, entry)})  # fmt: skip
 
 
@@ -298,7 +298,7 @@ def retrieval_baseline(
     """Answer ``lab``'s cases from ``corpus`` by retrieval alone: a reference system, offline.
 
     Each case's context is the ``k`` chunks closest to its prompt, its answer the sentence
-    of those closest to the prompt (:mod:`evalnb.evaluation.baseline`). A floor a RAG
+    of those closest to the prompt (:mod:`evalnb.generation.retrieval_baseline`). A floor a RAG
     should beat, and a system to run the evaluation workflow on without an LLM. Returns
     the lab with the answers as model ``name``'s outputs (in its store when it has one);
     ``cases``: answer only these ids.

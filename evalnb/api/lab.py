@@ -14,10 +14,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb.analysis import derived
-from evalnb.analysis.judges import judge_report
+from evalnb.analysis.judge_costs import judge_report
 from evalnb.analysis.rendered import Report
 from evalnb.api.calibration_methods import HumanCalibration
-from evalnb.calibration.judges import with_human_agreement
+from evalnb.calibration.judge_agreement import with_human_agreement
 from evalnb.calibration.reliability import agreement_views
 from evalnb.diagnosis.failure_clusters import failure_clusters
 from evalnb.diagnosis.question_types import set_question_types
@@ -32,7 +32,7 @@ from evalnb.llm.ragas_llm import RAGAS_MISSING
 from evalnb.robustness.perturbed_cases import perturb
 from evalnb.widgets.curator import Curator
 from evalnb.widgets.eye import Eye
-from evalnb.widgets.grid import Weakness
+from evalnb.widgets.weakness import Weakness
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -289,7 +289,7 @@ class Lab(HumanCalibration):
         Written to the store like any change; the curation log keeps each excluded case,
         so a later ``restore`` brings it back.
         """
-        return self._derive({"cases": curated_cases(self.cases, self.table("curation"))})
+        return self.with_tables({"cases": curated_cases(self.cases, self.table("curation"))})
 
     # -- widgets -------------------------------------------------------------------------------
 

@@ -63,7 +63,7 @@ class Validation:
             .otherwise("detail")
         )
         keep = ~pl.col("case_id").is_in(ids)
-        self.lab._update({
+        self.lab.replace_tables({
             "cases": self.lab.cases.filter(keep),
             "outputs": self.lab.outputs.filter(keep),
             "scores": self.lab.scores.filter(keep),
@@ -115,5 +115,5 @@ def validate_tests(
     kept = lab.table("validation").filter(
         ~pl.col("case_id").is_in(rows["case_id"].unique().to_list())
     )
-    lab._update({"validation": pl.concat([kept, rows])})
+    lab.replace_tables({"validation": pl.concat([kept, rows])})
     return Validation(lab, outlier_z)

@@ -23,7 +23,7 @@ import polars as pl
 
 from evalnb.calibration.labels import cohen_kappa, human_verdicts
 from evalnb.evaluation.engine import evaluate
-from evalnb.evaluation.judges import aligned_system
+from evalnb.evaluation.families.judges.framework import aligned_system
 from evalnb.lab.core import LabCore
 from evalnb.lab.verdicts import verdicts
 
@@ -196,7 +196,7 @@ def align_judge(lab: LabCore, evaluator: str, metric: str, judge: LLMClient, *,
               "system_prompt": aligned_system({"judge_examples": json.dumps(examples),
                                                "judge_guidance": guidance}),
               "created_at": dt.datetime.now(dt.UTC).isoformat()}  # fmt: skip
-    lab._update({"info": with_versions(lab, [record])})
+    lab.replace_tables({"info": with_versions(lab, [record])})
     return result
 
 

@@ -276,7 +276,7 @@ def apply_calibration(lab: LabCore, bundle: dict[str, Any], source: str) -> LabC
         schema=SCHEMAS["thresholds"],
     )  # fmt: skip
     if rows.height:
-        lab._append("thresholds", rows)
+        lab.append_rows("thresholds", rows)
     if bundle["judges"]:  # aligned judge versions: ready for lab.apply_judge_version
-        lab._update({"info": with_versions(lab, bundle["judges"])})
+        lab.replace_tables({"info": with_versions(lab, bundle["judges"])})
     return lab

@@ -62,7 +62,7 @@ def add_label(lab: LabCore, case_id: str, model: str, evaluator: str, metric: st
     item = {"case_id": case_id, "model": model, "sample": sample, "evaluator": evaluator,
             "metric": metric}  # fmt: skip
     row = label_row(item, verdict, reviewer=reviewer, note=note, batch_id=batch_id)
-    lab._append("labels", row)
+    lab.append_rows("labels", row)
     return row
 
 

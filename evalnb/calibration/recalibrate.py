@@ -250,5 +250,5 @@ def recalibrate(lab: LabCore, evaluator: str, metric: str, *,
               "created_at": dt.datetime.now(dt.UTC)}],
             schema=SCHEMAS["thresholds"],
         )  # fmt: skip
-        lab._append("thresholds", row)
+        lab.append_rows("thresholds", row)
     return result

@@ -78,5 +78,5 @@ def set_question_types(lab: LabCore, types: Mapping[str, str] | pl.DataFrame | N
         question_type=pl.when(take).then(new).otherwise(pl.col("question_type")),
         rule=pl.when(take).then(rule).otherwise(pl.lit("kept")),
     )  # fmt: skip
-    lab._update({"cases": cases.with_columns(question_type=shown["question_type"])})
+    lab.replace_tables({"cases": cases.with_columns(question_type=shown["question_type"])})
     return shown

@@ -174,7 +174,7 @@ class TopicModel:
             topic = self.assignments["topic"]
         else:
             topic = pl.Series("topic", self.assign(prompts, encoder_model), dtype=pl.String)
-        lab._update({"cases": lab.cases.with_columns(topic=topic)})
+        lab.replace_tables({"cases": lab.cases.with_columns(topic=topic)})
         return lab
 
 

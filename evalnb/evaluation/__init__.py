@@ -1,9 +1,12 @@
-"""Evaluators: the contract, the catalog, the engine that scores a lab, one module per family.
+"""Evaluators: the contract, the catalog, the runners that score a lab, the families in drawers.
 
-Families (``bleu``, ``rouge``, ``text_matching`` with H2O's condition language, ``leakage``,
-``encoding``, ``rules``, ``looping``, ``embedding``, ``model_backed``, ``gptscore``,
-``summarization``, ``judges``, ``ragas``) import only ``base``; ``catalog`` imports them
-lazily.
+* ``base``: the contract (:class:`Evaluator`, :class:`MetricSpec`, :class:`Param`,
+  :func:`register`) and the result rows;
+* ``catalog``: every family by id (imported lazily);
+* ``engine`` (``evaluate``), ``scoring`` (a batch of rows, here or on Ray), ``on_disk``
+  (a lab kept as Parquet parts), ``ray_engine`` (the cluster);
+* ``ragas_objects``: ragas' own metric objects as evaluators;
+* ``families/{text,models,judges,agents}``: the evaluators, by what they need.
 
 May import ``llm``, ``models``, ``text``, ``lab``.
 """
@@ -12,8 +15,8 @@ from __future__ import annotations
 
 from evalnb.evaluation.base import Context, Evaluator, MetricSpec, Param, register
 from evalnb.evaluation.catalog import get_evaluator
-from evalnb.evaluation.condition import ConditionError
 from evalnb.evaluation.engine import evaluate, evaluators
+from evalnb.evaluation.families.text.condition import ConditionError
 
 __all__ = [
     "ConditionError",

@@ -202,7 +202,7 @@ class Evaluator(ABC):
     # a Ray worker from their id: they always run here.
     local_only: ClassVar[bool] = False
     # Agent evaluators read each row's steps and its case's reference tool calls: the engine
-    # adds them as the list columns ``steps`` and ``reference`` (evaluation/agents.py).
+    # adds them as the list columns ``steps`` and ``reference`` (evaluation/families/agents/trajectory_metrics.py).
     trajectory: ClassVar[bool] = False
     # Rows per ``score`` call. Row-local evaluators set it so their working memory stays
     # bounded on large labs; None gives all rows at once (to share work across rows, such

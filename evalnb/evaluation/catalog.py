@@ -1,8 +1,10 @@
 """The evaluator catalog: every family imported, looked up by id, listed as a frame.
 
-The families import only :mod:`evalnb.evaluation.base`, which registers them; this module
-imports the families (lazily, so ``import evalnb`` stays light: heavy ones load their
-models only when they score) and nothing imports it from below.
+The families (:mod:`evalnb.evaluation.families`) register themselves through
+:mod:`evalnb.evaluation.base` when imported; this module imports them all (lazily, so
+``import evalnb`` stays light: heavy ones load their models only when they score), and is
+the only module of the contract and the runners that does (the ``runners-no-family``
+contract in ``pyproject.toml``).
 """
 
 from __future__ import annotations
@@ -54,22 +56,22 @@ def catalog() -> pl.DataFrame:
 
 def _load_catalog() -> None:
     # Importing a family module registers its evaluators (see the module docstring).
-    import evalnb.evaluation.agent_judges  # noqa: PLC0415
-    import evalnb.evaluation.agent_sanity  # noqa: PLC0415
-    import evalnb.evaluation.agents  # noqa: PLC0415
-    import evalnb.evaluation.bleu  # noqa: PLC0415
-    import evalnb.evaluation.embedding  # noqa: PLC0415
-    import evalnb.evaluation.encoding  # noqa: PLC0415
-    import evalnb.evaluation.fact_check  # noqa: PLC0415
-    import evalnb.evaluation.gptscore  # noqa: PLC0415
-    import evalnb.evaluation.judges  # noqa: PLC0415
-    import evalnb.evaluation.leakage  # noqa: PLC0415
-    import evalnb.evaluation.looping  # noqa: PLC0415
-    import evalnb.evaluation.model_backed  # noqa: PLC0415
-    import evalnb.evaluation.ragas  # noqa: PLC0415
-    import evalnb.evaluation.ragas_native  # noqa: PLC0415
-    import evalnb.evaluation.rouge  # noqa: PLC0415
-    import evalnb.evaluation.rules  # noqa: PLC0415
-    import evalnb.evaluation.step_alignment  # noqa: PLC0415
-    import evalnb.evaluation.summarization  # noqa: PLC0415
-    import evalnb.evaluation.text_matching  # noqa: F401, PLC0415
+    import evalnb.evaluation.families.agents.agent_sanity  # noqa: PLC0415
+    import evalnb.evaluation.families.agents.step_alignment  # noqa: PLC0415
+    import evalnb.evaluation.families.agents.trajectory_metrics  # noqa: PLC0415
+    import evalnb.evaluation.families.judges.agent_judges  # noqa: PLC0415
+    import evalnb.evaluation.families.judges.fact_check  # noqa: PLC0415
+    import evalnb.evaluation.families.judges.h2o_judges  # noqa: PLC0415
+    import evalnb.evaluation.families.judges.ragas_judges  # noqa: PLC0415
+    import evalnb.evaluation.families.models.embedding  # noqa: PLC0415
+    import evalnb.evaluation.families.models.gptscore  # noqa: PLC0415
+    import evalnb.evaluation.families.models.model_backed  # noqa: PLC0415
+    import evalnb.evaluation.families.models.summarization  # noqa: PLC0415
+    import evalnb.evaluation.families.text.bleu  # noqa: PLC0415
+    import evalnb.evaluation.families.text.encoding  # noqa: PLC0415
+    import evalnb.evaluation.families.text.leakage  # noqa: PLC0415
+    import evalnb.evaluation.families.text.looping  # noqa: PLC0415
+    import evalnb.evaluation.families.text.ragas_nonllm  # noqa: PLC0415
+    import evalnb.evaluation.families.text.rouge  # noqa: PLC0415
+    import evalnb.evaluation.families.text.rules  # noqa: PLC0415
+    import evalnb.evaluation.families.text.text_matching  # noqa: F401, PLC0415

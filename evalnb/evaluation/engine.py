@@ -9,19 +9,18 @@ from typing import TYPE_CHECKING, TypeVar
 import polars as pl
 from tqdm.auto import tqdm
 
-from evalnb.evaluation.agents import steps_of, with_trajectories
-from evalnb.evaluation.base import Context, Evaluator, score_rows
+from evalnb.evaluation.base import Evaluator, score_rows
 from evalnb.evaluation.catalog import catalog, get_evaluator
 from evalnb.evaluation.on_disk import score_on_disk
-from evalnb.evaluation.ragas_metrics import is_ragas_metric, ragas_evaluator
-from evalnb.evaluation.ray_engine import RayEngine, RayScorer, loads_model, score_with_ray
+from evalnb.evaluation.ragas_objects import is_ragas_metric, ragas_evaluator
+from evalnb.evaluation.ray_engine import RayEngine, RayScorer
+from evalnb.evaluation.scoring import Scorer
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
 from evalnb.llm.redact import public_url
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from pathlib import Path
 
     from evalnb.llm.client import LLMClient
 
@@ -113,7 +112,7 @@ def evaluate(
     names
         Evaluator ids (see :func:`evaluators`), or one id; ragas metric objects too
         (``RougeScore()``, ``Faithfulness(llm=...)``: see
-        :mod:`evalnb.evaluation.ragas_metrics`), scored as ``ragas.<name>``.
+        :mod:`evalnb.evaluation.ragas_objects`), scored as ``ragas.<name>``.
     progress
         Show a ``tqdm`` progress bar.
     judge
@@ -157,75 +156,27 @@ def evaluate(
         thresholds = _user_threshold(thresholds, cls, routed[cls.id])
     bar = tqdm(total=lab.height("outputs") * len(classes), disable=not progress, desc="evaluate")
 
-    trajectories = any(c.trajectory for c in classes)
-    # Steps kept on disk are read a batch of rows at a time; in memory, they are at hand.
-    steps = None if not trajectories or "steps" in lab.on_disk else lab.table("steps")
-
-    def score(
-        rows: pl.DataFrame,
-        done_of: Mapping[str, pl.DataFrame],
-        which: Sequence[type[Evaluator]] = classes,
-    ) -> dict[str, pl.DataFrame]:
-        if trajectories:  # agent evaluators read each row's steps
-            mine = steps if steps is not None else steps_of(lab, rows)
-            rows = with_trajectories(rows, mine, lab.table("reference_calls"))
-        return _score_rows(rows, which, resolved, done_of, (ray, judge, bar, lab.path))
-
+    scorer = Scorer(lab, classes, resolved, bar, judge=judge, ray=ray)
     try:
         if "scores" in lab.on_disk:  # the scores stay on disk: new parts, a batch at a time
             remote = None if ray is None else RayScorer(ray, resolved, lab.path, bar)
-            jobs = [(c, keys[c.id]) for c in classes]
-            run = score_on_disk(lab, jobs, score, remote)
+            run = score_on_disk(lab, keys, scorer, remote)
             for cls in classes:
                 _warn_if_nothing_scored(cls, run.new.get(cls.id))
-            return lab._derive_parts({"scores": run.parts},
-                                     {"metrics": metrics, "thresholds": thresholds})  # fmt: skip
+            return lab.with_parts(
+                {"scores": run.parts}, {"metrics": metrics, "thresholds": thresholds}
+            )
         scores = lab.scores
         # What each evaluator already scored, read once: merging one evaluator's scores
         # leaves another's as they were.
-        new = score(lab.rows(), {c.id: _done(scores, c.id, keys[c.id]) for c in classes})
+        new = scorer.score(lab.rows(), {c.id: _done(scores, c.id, keys[c.id]) for c in classes})
     finally:
         bar.close()
     for cls in classes:
         if cls.id in new:
             _warn_if_nothing_scored(cls, new[cls.id])
             scores = _merge_scores(scores, new[cls.id], cls.id, keys[cls.id])
-    return lab._derive({"scores": scores, "metrics": metrics, "thresholds": thresholds})
-
-
-def _score_rows(
-    rows: pl.DataFrame,
-    classes: Sequence[type[Evaluator]],
-    resolved: Mapping[str, Mapping[str, object]],
-    done_of: Mapping[str, pl.DataFrame],
-    how: tuple[RayEngine | None, LLMClient | None, tqdm[object], Path | None],
-) -> dict[str, pl.DataFrame]:
-    """Score the rows each evaluator has not scored yet; return each one's new result rows."""
-    ray, judge, bar, lab_path = how
-    # On Ray, evaluators with every row to score and no model to load share one pass.
-    shared = [] if ray is None else [
-        (c, resolved[c.id]) for c in classes
-        if not (c.judge or loads_model(c) or done_of[c.id].height)
-    ]  # fmt: skip
-    pending = score_with_ray(ray, shared, rows, bar, lab_path) if ray and shared else {}
-    out: dict[str, pl.DataFrame] = {}
-    for cls in classes:
-        done = done_of[cls.id]
-        todo = rows.join(done, on=_KEY, how="anti") if done.height else rows
-        bar.set_postfix_str(cls.id)
-        bar.update(rows.height - todo.height)
-        if not todo.height:
-            continue
-        if cls.id in pending:
-            out[cls.id] = pending[cls.id]
-        elif ray is not None and not (cls.judge or cls.uses_judge or cls.local_only):
-            # judges wait on the LLM host, objects made here cannot be rebuilt: both run here
-            job = [(cls, resolved[cls.id])]
-            out[cls.id] = score_with_ray(ray, job, todo, bar, lab_path)[cls.id]
-        else:
-            ctx = Context(progress=bar, judge=judge)
-            out[cls.id] = _score_blocks(cls, todo, resolved[cls.id], ctx, bar)
-    return out
+    return lab.with_tables({"scores": scores, "metrics": metrics, "thresholds": thresholds})
 
 
 def _ray_engine(engine: str | RayEngine) -> RayEngine | None:
@@ -270,23 +221,6 @@ def _warn_if_nothing_scored(cls: type[Evaluator], new: pl.DataFrame | pl.LazyFra
             "loading, e.g. evalnb.load(path, expected='reference_column')"
         )
     warnings.warn(message, NothingScoredWarning, stacklevel=3)
-
-
-def _score_blocks(
-    cls: type[Evaluator],
-    rows: pl.DataFrame,
-    params: Mapping[str, object],
-    ctx: Context,
-    bar: tqdm[object],
-) -> pl.DataFrame:
-    """Score ``rows`` in blocks of ``cls.block_rows`` (all at once when None)."""
-    block = cls.block_rows or max(rows.height, 1)
-    parts = []
-    for start in range(0, rows.height, block):
-        part = rows.slice(start, block)
-        parts.append(cls().score(part, params, ctx))
-        bar.update(part.height)
-    return pl.concat(parts)
 
 
 def _done(scores: pl.DataFrame, evaluator: str, key: str) -> pl.DataFrame:

@@ -14,30 +14,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import polars as pl
-
 from evalnb.evaluation.base import score_rows
 from evalnb.evaluation.ray_engine import loads_model
-from evalnb.lab.parts import (
-    PartChange,
-    PartWriter,
-    new_part_folder,
-    part_from_folder,
-    parts_dir,
-    remove_parts,
-    scan_parts,
-    write_part,
-)
+from evalnb.lab.score_parts import ScoreParts
 from evalnb.lab.shards import ShardWriter
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
-    from pathlib import Path
+    from collections.abc import Mapping, Sequence
+
+    import polars as pl
 
     from evalnb.evaluation.base import Evaluator
     from evalnb.evaluation.ray_engine import RayScorer
+    from evalnb.evaluation.scoring import Scorer
     from evalnb.lab.core import LabCore
-    from evalnb.lab.parts import Part
+    from evalnb.lab.parts import PartChange
 
 __all__ = ["OnDisk", "score_on_disk"]
 
@@ -58,11 +49,8 @@ class OnDisk:
 
 def score_on_disk(
     lab: LabCore,
-    jobs: Sequence[tuple[type[Evaluator], str]],
-    score: Callable[
-        [pl.DataFrame, Mapping[str, pl.DataFrame], Sequence[type[Evaluator]]],
-        dict[str, pl.DataFrame],
-    ],
+    keys: Mapping[str, str],
+    scorer: Scorer,
     remote: RayScorer | None = None,
 ) -> OnDisk:
     """Score every batch of ``lab``'s rows; write the new scores as parts.
@@ -71,11 +59,10 @@ def score_on_disk(
     ----------
     lab
         A lab whose store keeps ``scores`` as parts.
-    jobs
-        Each evaluator with its scoring key (the ``params`` of its scores).
-    score
-        Scores one batch here: given the rows, the keys each evaluator already scored and
-        the evaluators to run, returns each one's new result rows.
+    keys
+        Each evaluator's scoring key (the ``params`` of its scores), by id.
+    scorer
+        Scores one batch here (:class:`~evalnb.evaluation.scoring.Scorer`).
     remote
         The Ray engine, when it runs: every evaluator but the LLM judges goes to the
         cluster instead, whose workers write the scores themselves.
@@ -86,52 +73,34 @@ def score_on_disk(
         The parts to add and drop (nothing is in the store's list until it is committed;
         on an error here, what was written is deleted).
     """
-    assert lab.path is not None  # parts belong to a store
-    root, seen = parts_dir(lab.path), lab.parts_of("scores")
-    scan = lab.scan("scores")
-    done = {
-        cls.id: scan.filter((pl.col("evaluator") == cls.id) & (pl.col("params") == key))
-        .select(_KEY).unique().collect()
-        for cls, key in jobs
-    }  # fmt: skip
+    jobs = [(cls, keys[cls.id]) for cls in scorer.classes]
+    parts = ScoreParts(lab, keys)
+    done = parts.done()
     groups = [] if remote is None else _groups([j for j in jobs if not j[0].judge], done)
     here = [cls for cls, _ in jobs if not any(cls is c for g in groups for c, _ in g)]
-    keys = {cls.id: key for cls, key in jobs}
-    writers = {cls.id: PartWriter(root, "scores", [cls.id]) for cls in here}
     shards = [ShardWriter(remote.shard_folder(g[0][0].id)) for g in groups] if remote else []
-    added: list[Part] = []
     try:
         for batch in lab.row_batches():
-            for evaluator, new in (score(batch, done, here) if here else {}).items():
-                writers[evaluator].write(score_rows(new, evaluator, keys[evaluator]))
+            for evaluator, new in (scorer.score(batch, done, here) if here else {}).items():
+                parts.write(evaluator, score_rows(new, evaluator, keys[evaluator]))
             for group, rows in zip(groups, shards, strict=True):
                 mine = done[group[0][0].id]  # a group of several has nothing done
                 todo = batch.join(mine, on=_KEY, how="anti") if mine.height else batch
                 rows.write(todo)
                 if remote is not None:  # always, with groups
                     remote.advance((batch.height - todo.height) * len(group))
-        added = [p for p in (w.close() for w in writers.values()) if p is not None]
         for group, rows in zip(groups, shards, strict=True):
-            added.extend(_on_cluster(root, group, rows, remote))
-        rewritten, dropped = _without_stale(lab, seen, jobs)
+            _on_cluster(parts, group, rows, remote)
+        change = parts.finish()
     except BaseException:
-        for w in writers.values():
-            w.discard()
-        remove_parts(root, added)
+        parts.discard()
         raise
     finally:
         for rows in shards:
             rows.discard()
             if remote is not None:
                 remote.release(rows.folder)
-    change = PartChange(tuple(added + rewritten), drop=tuple(dropped), seen=seen,
-                        touched=frozenset(cls.id for cls, _ in jobs))  # fmt: skip
-    wrote = {
-        cls.id: scan_parts(lab.path, "scores", holding).filter(pl.col("evaluator") == cls.id)
-        for cls, _ in jobs
-        if (holding := [p for p in added if cls.id in p.evaluators])
-    }
-    return OnDisk(change, wrote)
+    return OnDisk(change, parts.written())
 
 
 def _groups(
@@ -148,46 +117,17 @@ def _groups(
 
 
 def _on_cluster(
-    root: Path,
+    parts: ScoreParts,
     group: Sequence[tuple[type[Evaluator], str]],
     rows: ShardWriter,
     remote: RayScorer | None,
-) -> list[Part]:
-    """Score a group's row shards on the cluster into a new part; none when nothing to score."""
+) -> None:
+    """Score a group's row shards on the cluster into a new part (none when nothing to score)."""
     assert remote is not None
     if not rows.written:
-        return []
+        return
     rows.close()
-    folder = new_part_folder(root, "scores")
+    folder = parts.new_folder()
     remote.write_scores(group, rows.folder, folder)
     remote.advance(rows.written * len(group))
-    return [part_from_folder(root, folder, "scores", [cls.id for cls, _ in group])]
-
-
-def _without_stale(
-    lab: LabCore, seen: Sequence[Part], jobs: Sequence[tuple[type[Evaluator], str]]
-) -> tuple[list[Part], list[Part]]:
-    """Return the parts rewriting those with stale scores, and the parts to drop.
-
-    A part is stale when it holds scores of these evaluators under other parameters; its
-    other rows (if any) are rewritten as a new part.
-    """
-    assert lab.path is not None
-    root = parts_dir(lab.path)
-    rewritten: list[Part] = []
-    dropped: list[Part] = []
-    for part in seen:
-        mine = [(cls.id, key) for cls, key in jobs if part.holds(cls.id)]
-        if not mine:
-            continue
-        stale = pl.any_horizontal(
-            [(pl.col("evaluator") == e) & (pl.col("params") != k) for e, k in mine]
-        )
-        rows = scan_parts(lab.path, "scores", [part])
-        n_stale, n = rows.select(stale.sum(), pl.len()).collect().row(0)
-        if not n_stale:
-            continue
-        dropped.append(part)
-        if n_stale < n:  # streamed: the part is never held whole
-            rewritten.append(write_part(root, "scores", rows.filter(~stale), part.evaluators))
-    return rewritten, dropped
+    parts.add_folder(folder, [cls.id for cls, _ in group])

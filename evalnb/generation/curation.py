@@ -158,5 +158,5 @@ def curate(lab: LabCore, case_id: str, action: str, *, reviewer: str, prompt: st
         raise KeyError(msg)
     row = curation_row(found.row(0, named=True), action, reviewer=reviewer, prompt=prompt,
                        expected=expected, note=note)  # fmt: skip
-    lab._append("curation", row)
+    lab.append_rows("curation", row)
     return row

@@ -238,7 +238,7 @@ class LabCore(SyncedTables):
         row = pl.DataFrame([{"evaluator": evaluator, "metric": metric, "threshold": value,
                              "source": source, "created_at": dt.datetime.now(dt.UTC)}],
                            schema=SCHEMAS["thresholds"])  # fmt: skip
-        self._append("thresholds", row)
+        self.append_rows("thresholds", row)
         return self
 
     def current_thresholds(self) -> pl.DataFrame:

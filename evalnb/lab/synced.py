@@ -43,6 +43,17 @@ class SyncedTables:
     """A lab's tables, in memory or on disk, and what this copy last synced with its store.
 
     The base of :class:`~evalnb.lab.core.LabCore`; code takes a ``LabCore``.
+
+    Every write to a lab goes through five methods (the write protocol); each writes the
+    store first, in one transaction that never undoes another process's committed rows,
+    then memory, then tells the widgets watching the tables:
+
+    * :meth:`with_tables`: a new lab with tables replaced (this one left as it was);
+    * :meth:`replace_tables`: the same, in place;
+    * :meth:`append_rows`: rows added to an append-only table (labels, thresholds, events);
+    * :meth:`with_parts`: a new lab with Parquet parts swapped in (a lab kept on disk;
+      :class:`~evalnb.lab.score_parts.ScoreParts` writes the parts);
+    * :meth:`watch`: a callback run after given tables change in place.
     """
 
     def __init__(
@@ -167,20 +178,39 @@ class SyncedTables:
         out._parts = dict(self._parts)
         return out
 
-    def _derive(self, tables: Mapping[str, pl.DataFrame]) -> Self:
-        """Return a new lab with ``tables`` replaced, written to the store like :meth:`_update`.
+    def with_tables(self, tables: Mapping[str, pl.DataFrame]) -> Self:
+        """Return a new lab with ``tables`` replaced, written to the store like :meth:`replace_tables`.
 
         The lab it came from is left as it was (``evaluate`` and ``run_suite`` return a new
         lab and leave their argument alone).
+
+        Parameters
+        ----------
+        tables
+            Whole tables by name (each conformed to its schema in ``evalnb.TABLES``).
+
+        Returns
+        -------
+        Self
+            The new lab, on the same store.
         """
         out = self._copy()
-        out._update(tables)
+        out.replace_tables(tables)
         return out
 
-    def _watch(
+    def watch(
         self, tables: Iterable[str], callback: weakref.WeakMethod[Callable[[], None]]
     ) -> None:
-        """Call ``callback`` after any of ``tables`` changes in place."""
+        """Call ``callback`` after any of ``tables`` changes in place.
+
+        Parameters
+        ----------
+        tables
+            Table names to watch.
+        callback
+            Held weakly, so a closed widget is not kept alive by its lab; dropped once its
+            object is gone.
+        """
         self._watchers.append((frozenset(tables), callback))
 
     def _changed(self, tables: Iterable[str]) -> None:
@@ -191,13 +221,18 @@ class SyncedTables:
             if fn is not None and names & changed:
                 fn()
 
-    def _update(self, tables: Mapping[str, pl.DataFrame]) -> None:
+    def replace_tables(self, tables: Mapping[str, pl.DataFrame]) -> None:
         """Replace tables in place: the store first (one transaction), then memory, then widgets.
 
         In the store, append-only tables gain only the rows it lacks and ``info`` only the
         keys changed here; both come back with other processes' rows. Any other table is
         replaced only if no other process replaced it since this lab last synchronised
         (:class:`~evalnb.lab.errors.StoreConflict` otherwise, with nothing written).
+
+        Parameters
+        ----------
+        tables
+            Whole tables by name; a table kept as Parquet parts becomes one new part.
         """
         frames = {name: conform(frame, name) for name, frame in tables.items()}
         if self.path is not None:
@@ -248,7 +283,7 @@ class SyncedTables:
         self._parts.clear()
         self._parts.update(parts)
 
-    def _derive_parts(
+    def with_parts(
         self, changes: Mapping[str, PartChange], tables: Mapping[str, pl.DataFrame]
     ) -> Self:
         """Return a new lab with parts swapped and ``tables`` replaced, in one transaction.
@@ -264,11 +299,18 @@ class SyncedTables:
         out._changed([*tables, *changes])
         return out
 
-    def _append(self, table: str, rows: pl.DataFrame) -> None:
+    def append_rows(self, table: str, rows: pl.DataFrame) -> None:
         """Append rows to an append-only table (labels, thresholds), committed before returning.
 
         With a store, the table is then re-read in the same transaction, so it also holds
         the rows other reviewers appended meanwhile.
+
+        Parameters
+        ----------
+        table
+            An append-only table (``labels``, ``thresholds``, ``curation``, ...).
+        rows
+            The new rows, in the table's columns.
         """
         if self.path is not None:
             whole = append_rows(self.path, table, rows)

@@ -150,7 +150,7 @@ def _with_outputs(lab: L, rows: list[dict[str, Any]], models: Sequence[str], *,
         pl.DataFrame({"model": [m for m in models if m not in set(lab.model_table["model"])]},
                      schema={"model": pl.String}).with_columns(key=pl.col("model"), meta=pl.lit(None, pl.String)),
     ])  # fmt: skip
-    return lab._derive({"outputs": outputs, "models": models_table, **(also or {})})
+    return lab.with_tables({"outputs": outputs, "models": models_table, **(also or {})})
 
 
 def _asked(lab: LabCore, ids: Sequence[str] | None) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """Pairwise comparison of two models' answers by an LLM judge, asked in both positions.
 
 Asking with each model shown first measures the judge's position stability; the judge's
-other bookkeeping lives with its concern (:mod:`evalnb.analysis.judges` reports parse
-failures and cost, :mod:`evalnb.calibration.judges` measures agreement with humans).
+other bookkeeping lives with its concern (:mod:`evalnb.analysis.judge_costs` reports parse
+failures and cost, :mod:`evalnb.calibration.judge_agreement` measures agreement with humans).
 """
 
 from __future__ import annotations

@@ -98,5 +98,5 @@ def perturb(lab: L, perturbators: str | list[str], *, intensity: str = "medium",
     cases = pl.concat(
         [lab.cases, added.filter(~pl.col("case_id").is_in(lab.cases["case_id"].implode()))]
     )
-    lab._update({"cases": cases})
+    lab.replace_tables({"cases": cases})
     return lab

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from evalnb.widgets.curator import Curator, curator
 from evalnb.widgets.eye import Eye
-from evalnb.widgets.grid import Weakness, weakness
 from evalnb.widgets.labeler import Labeler
+from evalnb.widgets.weakness import Weakness, weakness
 
 __all__ = ["Curator", "Eye", "Labeler", "Weakness", "curator", "weakness"]

@@ -99,7 +99,7 @@ class Eye(EvalWidget):
         self.observe(self._on_compare, names=["compare"])
         self._show_level()
         self._show_case()
-        lab._watch(_SHOWN, weakref.WeakMethod(self.refresh))
+        lab.watch(_SHOWN, weakref.WeakMethod(self.refresh))
 
     @traitlets.validate("path")
     def _valid_path(self, proposal: dict[str, Any]) -> list[str]:
@@ -143,7 +143,7 @@ class Eye(EvalWidget):
         """
         if lab is not None and lab is not self._lab:
             self._lab = lab
-            lab._watch(_SHOWN, weakref.WeakMethod(self.refresh))
+            lab.watch(_SHOWN, weakref.WeakMethod(self.refresh))
         self._index = eye_index(self._lab, seed=self._seed)
         keep: list[str] = []
         for step in self.path:

@@ -133,7 +133,7 @@ class Labeler(EvalWidget):
             self._lab.table("info"),
             pl.DataFrame({"key": [_BATCH_KEY + batch_id], "value": [json.dumps(record)]}),
         ])  # fmt: skip
-        self._lab._update({"info": info})  # the batch survives a restart like the labels do
+        self._lab.replace_tables({"info": info})  # the batch survives a restart like the labels do
         return batch_id, _items(record)
 
     def _labelled_mask(self, items: pl.DataFrame) -> np.ndarray:

@@ -66,7 +66,7 @@ class Workflow:
         config = self.config
         if isinstance(corpus, Corpus):  # chunks read already: the workflow keeps a copy
             if corpus.lab.path is None or Path(corpus.lab.path).resolve() != self.path.resolve():
-                self._lab._update({"chunks": corpus.chunks})
+                self._lab.replace_tables({"chunks": corpus.chunks})
             config["documents"] = []
         elif corpus is not None:
             docs = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
@@ -93,7 +93,7 @@ class Workflow:
         info = self._lab.table("info").filter(pl.col("key") != _CONFIG)
         row = pl.DataFrame({"key": [_CONFIG], "value": [json.dumps(config, sort_keys=True)]})
         if config != self.config:
-            self._lab._update({"info": pl.concat([info, row])})
+            self._lab.replace_tables({"info": pl.concat([info, row])})
 
     @property
     def lab(self) -> Lab:
@@ -124,7 +124,7 @@ class Workflow:
         current = self.params(step)
         merged = {**current, **params}
         if merged != current:  # reopening with the same parameters records nothing
-            self._lab._append(
+            self._lab.append_rows(
                 "workflow_events", event_row(step, "configured", params=merged, who=who)
             )
         return merged
@@ -193,7 +193,7 @@ class Workflow:
         params = self._params(step, events)
         inputs = input_print(step, params, self._lab, events)
         run_id = uuid.uuid4().hex[:12]
-        self._lab._append("workflow_events", event_row(step, "started", run_id=run_id,
+        self._lab.append_rows("workflow_events", event_row(step, "started", run_id=run_id,
                                                        params=params, inputs=inputs, who=who))  # fmt: skip
         ctx = Run(self._lab, self.path, list(self.config.get("documents", [])), self.system,
                   self.llm, self.params)  # fmt: skip
@@ -244,7 +244,7 @@ class Workflow:
             raise ValueError(msg)
         finished = last_events(self._events(), step)["finished"]
         assert finished is not None
-        self._lab._append("workflow_events", event_row(step, "approved", run_id=finished["run_id"],
+        self._lab.append_rows("workflow_events", event_row(step, "approved", run_id=finished["run_id"],
                                                        who=reviewer, note=note))  # fmt: skip
 
     def summary(self, step: str) -> dict[str, Any]:
@@ -299,7 +299,7 @@ class Workflow:
         lab.corpus_patch(paths["corpus_patch"])
         lab.guardrail_config(paths["guardrail"])
         written = {k: str(p.resolve()) for k, p in paths.items()}
-        self._lab._append(
+        self._lab.append_rows(
             "workflow_events", event_row("artifacts", "written", summary=written, who=who)
         )
         return paths

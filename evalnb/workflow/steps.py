@@ -112,7 +112,7 @@ def _topics(run: Run, p: dict[str, Any]) -> Summary:
 def _generation(run: Run, p: dict[str, Any]) -> Summary:
     # The suite is replaced whole: cases of an earlier generation (and their answers) go.
     empty = {t: run.lab.table(t).clear() for t in ("cases", "outputs", "scores")}
-    run.lab = run.lab._derive(empty)
+    run.lab = run.lab.with_tables(empty)
     llm = run.llm if p["use_llm"] else None
     run.lab = generate_tests(run.corpus, p["n"], generators=p["generators"], llm=llm,
                              seed=p["seed"], dedupe=p["dedupe"])  # fmt: skip
@@ -147,7 +147,7 @@ def _evaluation(run: Run, p: dict[str, Any]) -> Summary:  # noqa: ARG001 - read 
     lab = run.lab.apply_curation()
     # Answers are asked again through the cache: an edited prompt gets a fresh answer.
     mine = pl.col("model") == system.name
-    run.lab = lab._derive(
+    run.lab = lab.with_tables(
         {"outputs": lab.outputs.filter(~mine), "scores": lab.scores.filter(~mine)}
     )
     base = run.lab.cases.filter(pl.col("perturbation_of").is_null())["case_id"].to_list()

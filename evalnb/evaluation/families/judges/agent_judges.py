@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
-from evalnb.evaluation.judges import JudgeEvaluator, Messages, judge_params
+from evalnb.evaluation.families.judges.framework import JudgeEvaluator, Messages, judge_params
 from evalnb.llm.judge import Parsed, parse_json_schema
 
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.evaluation.tool_calls import (
+from evalnb.evaluation.families.agents.tool_calls import (
     Call,
     deepeval_tool_correctness,
     ragas_tool_call_accuracy,
@@ -50,38 +50,11 @@ from evalnb.evaluation.tool_calls import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from evalnb.lab.core import LabCore
 
-__all__ = ["AgentSteps", "ToolCallAccuracy", "ToolCallF1", "ToolCorrectness", "TrajectoryMatch",
-           "steps_of", "with_trajectories"]  # fmt: skip
+__all__ = ["AgentSteps", "ToolCallAccuracy", "ToolCallF1", "ToolCorrectness", "TrajectoryMatch"]
 
 _KEY = ["case_id", "model", "sample"]
 _NO_REFERENCE = "the case has no reference tool calls"
-
-
-def steps_of(lab: LabCore, rows: pl.DataFrame) -> pl.DataFrame:
-    """Read the steps of ``rows``' runs only (a semi-join inside the Parquet scan on disk)."""
-    keys = rows.select(_KEY).unique().lazy()
-    return lab.scan("steps").join(keys, on=_KEY, how="semi").collect()
-
-
-def with_trajectories(
-    rows: pl.DataFrame, steps: pl.DataFrame, references: pl.DataFrame
-) -> pl.DataFrame:
-    """Add each row's ``steps`` and its case's ``reference`` calls as list-of-struct columns."""
-    per_output = (
-        steps.sort([*_KEY, "step"])
-        .group_by(_KEY, maintain_order=True)
-        .agg(steps=pl.struct(pl.exclude(_KEY)))
-    )
-    per_case = (
-        references.sort("case_id", "position")
-        .group_by("case_id", maintain_order=True)
-        .agg(reference=pl.struct("tool_name", "tool_args").filter(pl.col("position") >= 0))
-    )
-    out = rows.drop(["steps", "reference"], strict=False)
-    out = out.join(per_output, on=_KEY, how="left", maintain_order="left")
-    return out.join(per_case, on="case_id", how="left", maintain_order="left")
 
 
 def _args(text: str | None) -> dict[str, Any] | None:

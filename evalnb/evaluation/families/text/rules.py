@@ -21,7 +21,7 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.evaluation.text_matching import bool_metrics
+from evalnb.evaluation.families.shared import bool_metrics
 from evalnb.text.patterns import compile_pattern
 
 if TYPE_CHECKING:

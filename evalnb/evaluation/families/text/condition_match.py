@@ -17,7 +17,16 @@ import numpy as np
 import polars as pl
 import regex
 
-from evalnb.evaluation.condition import And, Group, Node, Not, Or, Regexp, Text, parse_condition
+from evalnb.evaluation.families.text.condition import (
+    And,
+    Group,
+    Node,
+    Not,
+    Or,
+    Regexp,
+    Text,
+    parse_condition,
+)
 from evalnb.text.patterns import SearchBudget, compile_pattern
 
 __all__ = ["MatchResult", "failing_part", "literal", "match_conditions"]

@@ -26,8 +26,9 @@ from evalnb.evaluation.base import (
     register,
     threshold_param,
 )
-from evalnb.evaluation.leakage import PiiLeakage
-from evalnb.evaluation.text_matching import REGEX_RUN_BUDGET, TextMatching, bool_metrics
+from evalnb.evaluation.families.shared import bool_metrics
+from evalnb.evaluation.families.text.leakage import PiiLeakage
+from evalnb.evaluation.families.text.text_matching import REGEX_RUN_BUDGET, TextMatching
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -46,8 +46,8 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.evaluation.bleu import sentence_bleu
-from evalnb.evaluation.rouge import id_rouge_parts, ids_rouge
+from evalnb.evaluation.families.text.bleu import sentence_bleu
+from evalnb.evaluation.families.text.rouge import id_rouge_parts, ids_rouge
 from evalnb.text.chrf import chrf
 from evalnb.text.contains import contains_each
 from evalnb.text.distance import MEASURES, best_matches, similarity

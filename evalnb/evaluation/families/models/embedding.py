@@ -21,7 +21,7 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.models.encoder import DEFAULT_MODEL, used_model
+from evalnb.evaluation.families.shared import EMBEDDING_MODEL
 from evalnb.models.similarity import Segments, cross_max, reduce_rows
 from evalnb.text.blank import blank
 from evalnb.text.sentences import split_sentences
@@ -34,11 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AnswerRelevancy", "AnswerSimilarity", "ContextMrr", "ContextRelevancy",
            "Groundedness", "SentenceSimilarity"]  # fmt: skip
-
-_MODEL = Param("model", str, default=DEFAULT_MODEL,
-               description="sentence-transformers model: name or local folder (the model "
-                           "used is recorded: all-MiniLM-L6-v2 when H2O's default is not "
-                           "cached here)", normalize=lambda m: used_model(str(m)))  # fmt: skip
 
 
 _PRECISION = Param("precision", str, default="fp32", choices=("fp32", "int8"),
@@ -93,7 +88,7 @@ class AnswerSimilarity(Evaluator):
                           "Cosine similarity of answer and expected answer.", min=-1.0,
                           threshold=0.75, primary=True),)  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (
-        _MODEL,
+        EMBEDDING_MODEL,
         _PRECISION,
         _threshold(0.75, "answer_similarity"),
     )
@@ -140,7 +135,7 @@ class SentenceSimilarity(Evaluator):
                    threshold=0.75),
     )  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (
-        _MODEL,
+        EMBEDDING_MODEL,
         _PRECISION,
         _threshold(0.75, "mean_answer_similarity"),
     )
@@ -189,7 +184,11 @@ class AnswerRelevancy(Evaluator):
     metrics = (MetricSpec("answer_relevancy", "Answer relevancy",
                           "Best similarity of an answer sentence to the question.", min=-1.0,
                           threshold=0.75, primary=True),)  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (_MODEL, _PRECISION, _threshold(0.75, "answer_relevancy"))
+    params: ClassVar[tuple[Param, ...]] = (
+        EMBEDDING_MODEL,
+        _PRECISION,
+        _threshold(0.75, "answer_relevancy"),
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Answers with no sentence over 10 characters score 0.0 (H2O crashes there)."""
@@ -223,7 +222,11 @@ class Groundedness(Evaluator):
     metrics = (MetricSpec("groundedness", "Groundedness",
                           "Similarity of the least grounded answer sentence to the context.",
                           min=-1.0, threshold=0.75, primary=True),)  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (_MODEL, _PRECISION, _threshold(0.75, "groundedness"))
+    params: ClassVar[tuple[Param, ...]] = (
+        EMBEDDING_MODEL,
+        _PRECISION,
+        _threshold(0.75, "groundedness"),
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows without answer or context sentences are not scored (as in H2O)."""
@@ -295,7 +298,7 @@ class ContextMrr(Evaluator):
                           "Reciprocal rank of the first relevant chunk.", threshold=0.75,
                           primary=True),)  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (
-        _MODEL,
+        EMBEDDING_MODEL,
         _PRECISION,
         Param("mrr_relevant_chunk_threshold", float, default=0.7, low=0.0, high=1.0,
               description="similarity from which a chunk counts as relevant"),
@@ -340,7 +343,7 @@ class ContextRelevancy(Evaluator):
                    min=-1.0, threshold=0.75, primary=True),
     )  # fmt: skip
     params: ClassVar[tuple[Param, ...]] = (
-        _MODEL,
+        EMBEDDING_MODEL,
         _PRECISION,
         _threshold(0.75, "precision_relevancy"),
     )

@@ -109,4 +109,4 @@ def retrieval_answers(
         lab.model_table,
         pl.DataFrame({"model": [name], "key": [name], "meta": [meta]}, schema=SCHEMAS["models"]),
     ])  # fmt: skip
-    return lab._derive({"outputs": outputs, "models": models})
+    return lab.with_tables({"outputs": outputs, "models": models})

@@ -1,7 +1,7 @@
 """How tool calls compare: ragas', DeepEval's and our own rules, on one conversation each.
 
 Pure functions over lists of calls, ``(name, arguments, result)`` with the arguments parsed;
-the evaluators of :mod:`evalnb.evaluation.agents` feed them each row's calls and reference.
+the evaluators of :mod:`evalnb.evaluation.families.agents.trajectory_metrics` feed them each row's calls and reference.
 Each namesake follows its tool's own code (ragas 0.4.3 ``collections``, DeepEval 4.3.1),
 checked against the tools themselves by ``tests/test_agents.py``.
 """

@@ -38,7 +38,7 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.evaluation.judges import judge_params
+from evalnb.evaluation.families.judges.framework import judge_params
 from evalnb.llm.agent import run_agents
 from evalnb.llm.judge import parse_json_schema
 

@@ -14,8 +14,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
-from evalnb.evaluation.embedding import _MODEL
-from evalnb.evaluation.judges import _JUDGE, JudgeEvaluator, Messages, _ask, _fields
+from evalnb.evaluation.families.judges.framework import (
+    JudgeEvaluator,
+    Messages,
+    judge_conversation,
+    judge_params,
+    template_fields,
+)
+from evalnb.evaluation.families.shared import EMBEDDING_MODEL
 from evalnb.llm.judge import fill
 from evalnb.text.sentences import split_sentences
 
@@ -133,12 +139,12 @@ class Faithfulness(_Component):
     metrics = _numeric(
         "faithfulness", "Faithfulness", "Share of the answer's claims supported by the context."
     )
-    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, threshold_param(0.75, "faithfulness"))
+    params: ClassVar[tuple[Param, ...]] = (*judge_params(), threshold_param(0.75, "faithfulness"))
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """List the claims and check each against the context."""
         return (
-            _ask(fill(_FAITHFULNESS, _fields(row)))
+            judge_conversation(fill(_FAITHFULNESS, template_fields(row)))
             if row.get("context") and row.get("actual")
             else None
         )
@@ -171,13 +177,17 @@ class AnswerRelevancyJudge(_Component):
         "Answer relevancy",
         "Mean similarity of generated questions to the question.",
     )
-    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, _MODEL, _N_QUESTIONS,
+    params: ClassVar[tuple[Param, ...]] = (*judge_params(), EMBEDDING_MODEL, _N_QUESTIONS,
                                            threshold_param(0.75, "answer_relevancy"))  # fmt: skip
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """Ask for n questions the answer would answer."""
         n = int(str(params["n_questions"]))
-        return _ask(fill(_RELEVANCY, {**_fields(row), "n": n})) if row.get("actual") else None
+        return (
+            judge_conversation(fill(_RELEVANCY, {**template_fields(row), "n": n}))
+            if row.get("actual")
+            else None
+        )
 
     def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
               ctx: Context) -> float | str:  # fmt: skip
@@ -207,14 +217,19 @@ class ContextPrecision(_Component):
     description = "Mean precision@k over the ranks of the chunks the judge finds useful."
     requires = ("prompt", "expected", "context")
     metrics = _numeric("context_precision", "Context precision", "Useful chunks ranked first.")
-    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, threshold_param(0.75, "context_precision"))
+    params: ClassVar[tuple[Param, ...]] = (
+        *judge_params(),
+        threshold_param(0.75, "context_precision"),
+    )
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """Ask for one useful/not verdict per numbered chunk."""
         chunks = row.get("context") or []
         if not chunks or not row.get("expected"):
             return None
-        return _ask(fill(_PRECISION, {**_fields(row), "chunks": _numbered(chunks)}))
+        return judge_conversation(
+            fill(_PRECISION, {**template_fields(row), "chunks": _numbered(chunks)})
+        )
 
     def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
               ctx: Context) -> float | str:  # fmt: skip
@@ -244,14 +259,16 @@ class ContextRecall(_Component):
     metrics = _numeric(
         "context_recall", "Context recall", "Expected-answer sentences found in the context."
     )
-    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, threshold_param(0.75, "context_recall"))
+    params: ClassVar[tuple[Param, ...]] = (*judge_params(), threshold_param(0.75, "context_recall"))
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """Ask for one attributed/not verdict per expected-answer sentence."""
         sentences = _expected_sentences(row)
         if not sentences or not row.get("context"):
             return None
-        return _ask(fill(_RECALL, {**_fields(row), "sentences": _numbered(sentences)}))
+        return judge_conversation(
+            fill(_RECALL, {**template_fields(row), "sentences": _numbered(sentences)})
+        )
 
     def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
               ctx: Context) -> float | str:  # fmt: skip
@@ -274,11 +291,18 @@ class ContextRelevancyJudge(_Component):
     metrics = _numeric(
         "context_relevancy", "Context relevancy", "Relevant share of the context sentences."
     )
-    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, threshold_param(0.75, "context_relevancy"))
+    params: ClassVar[tuple[Param, ...]] = (
+        *judge_params(),
+        threshold_param(0.75, "context_relevancy"),
+    )
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """Ask the judge to quote the relevant sentences."""
-        return _ask(fill(_CONTEXT_RELEVANCY, _fields(row))) if row.get("context") else None
+        return (
+            judge_conversation(fill(_CONTEXT_RELEVANCY, template_fields(row)))
+            if row.get("context")
+            else None
+        )
 
     def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
               ctx: Context) -> float | str:  # fmt: skip
@@ -310,7 +334,7 @@ class AnswerCorrectness(_Component):
         "answer_correctness", "Answer correctness", "Weighted factuality and similarity."
     )
     params: ClassVar[tuple[Param, ...]] = (
-        *_JUDGE, _MODEL,
+        *judge_params(), EMBEDDING_MODEL,
         Param("factuality_weight", float, default=0.75, description="weight of the F1", low=0.0, high=1.0),
         threshold_param(0.75, "answer_correctness"),
     )  # fmt: skip
@@ -318,7 +342,7 @@ class AnswerCorrectness(_Component):
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """Ask for the TP / FP / FN statements."""
         return (
-            _ask(fill(_CORRECTNESS, _fields(row)))
+            judge_conversation(fill(_CORRECTNESS, template_fields(row)))
             if row.get("expected") and row.get("actual")
             else None
         )
@@ -353,7 +377,7 @@ class Ragas(JudgeEvaluator):
         MetricSpec("ragas", "RAGAS", "Harmonic mean of the four components.", threshold=0.75, primary=True),
         *(MetricSpec(p.key, p.metrics[0].title, p.metrics[0].description, threshold=0.75) for p in _PARTS),
     )  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (*_JUDGE, _MODEL, _N_QUESTIONS,
+    params: ClassVar[tuple[Param, ...]] = (*judge_params(), EMBEDDING_MODEL, _N_QUESTIONS,
                                            threshold_param(0.75, "ragas"))  # fmt: skip
 
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:

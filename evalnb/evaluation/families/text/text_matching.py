@@ -16,38 +16,25 @@ from evalnb.evaluation.base import (
     BLOCK_ROWS,
     Context,
     Evaluator,
-    MetricSpec,
     Param,
     register,
     result_frame,
     threshold_param,
 )
-from evalnb.evaluation.condition import ConditionError, constraints_to_condition, parse_condition
-from evalnb.evaluation.condition_match import MatchResult, match_conditions
+from evalnb.evaluation.families.shared import bool_metrics
+from evalnb.evaluation.families.text.condition import (
+    ConditionError,
+    constraints_to_condition,
+    parse_condition,
+)
+from evalnb.evaluation.families.text.condition_match import MatchResult, match_conditions
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     import polars as pl
 
-__all__ = ["BOOL_METRICS", "REGEX_RUN_BUDGET", "TextMatching", "bool_metrics"]
-
-
-def bool_metrics(subject: str) -> tuple[MetricSpec, ...]:
-    """H2O's five pass/fail metrics (evaluators.md §1.5) worded for ``subject``."""
-    return (
-        MetricSpec("model_passes", "Model passes", f"Share of outputs that satisfy {subject}.",
-                   primary=True),
-        MetricSpec("model_failures", "Model failures",
-                   f"Share of outputs that fail {subject}.", higher_is_better=False),
-        MetricSpec("model_retrieval_failures", "Model retrieval failures",
-                   f"Share of retrieved contexts that fail {subject}.", higher_is_better=False),
-        MetricSpec("model_generation_failures", "Model generation failures",
-                   f"Share of generated answers that fail {subject}.", higher_is_better=False),
-        MetricSpec("model_parse_failures", "Model parse failures",
-                   "Share of outputs the evaluator could not parse or score.",
-                   higher_is_better=False),
-    )  # fmt: skip
+__all__ = ["BOOL_METRICS", "REGEX_RUN_BUDGET", "TextMatching"]
 
 
 BOOL_METRICS = bool_metrics("the check")

@@ -3,7 +3,7 @@
 The document is the prompt, the summary the answer; no reference summary is needed.
 Faithfulness comes from an NLI model over every (document sentence, summary sentence)
 pair (SummaC ZS and, given its weights, SummaC Conv); completeness from the geometry of
-sentence embeddings (:mod:`evalnb.evaluation.coverage`).
+sentence embeddings (:mod:`evalnb.evaluation.families.models.coverage`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.evaluation.coverage import completeness
-from evalnb.evaluation.summac import conv_score, load_conv_weights, zs_score
+from evalnb.evaluation.families.models.coverage import completeness
+from evalnb.evaluation.families.models.summac import conv_score, load_conv_weights, zs_score
 from evalnb.models.encoder import DEFAULT_MODEL, used_model
 from evalnb.models.hf import Classifier, load_classifier
 from evalnb.text.sentences import split_sentences

@@ -7,7 +7,7 @@ runs. Each detector therefore has a cheap *prefilter* that Polars (Rust regex) r
 whole column and that matches whenever the exact pattern can; the exact Python pattern then
 runs only on the few texts the prefilter keeps. Scores are H2O's, at column speed.
 The patterns that backtrack quadratically on hostile text run as linear-time scans
-(:mod:`evalnb.evaluation.leak_scan`) that give the same matches.
+(:mod:`evalnb.evaluation.families.text.leak_scan`) that give the same matches.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.evaluation.leak_scan import email_matches, pem_matches, ssn_matches
-from evalnb.evaluation.text_matching import bool_metrics
+from evalnb.evaluation.families.shared import bool_metrics
+from evalnb.evaluation.families.text.leak_scan import email_matches, pem_matches, ssn_matches
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -1,0 +1,1 @@
+"""Metrics that run a local model: embeddings, classifiers, causal LMs, summarisation."""

@@ -1,0 +1,1 @@
+"""Judge-free, model-free text metrics: n-grams, matching, leakage, encoding, rules."""
