@@ -24,29 +24,51 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import evalnb
 
-AGENTS = ["tool_call_accuracy", "tool_call_f1", "tool_correctness", "trajectory_match",
-          "agent_steps"]  # fmt: skip
+AGENTS = [
+    "tool_call_accuracy",
+    "tool_call_f1",
+    "tool_correctness",
+    "trajectory_match",
+    "agent_steps",
+]
 TOOLS = ["search", "weather", "convert", "lookup", "book", "cancel"]
 
 
 def conversation(i: int, rng: random.Random) -> tuple[dict[str, object], int]:
     """One conversation of about ten steps, and its number of steps."""
-    calls = [(rng.choice(TOOLS), {"q": rng.randint(0, 50), "unit": rng.choice("CF")})
-             for _ in range(rng.randint(2, 4))]  # fmt: skip
+    calls = [
+        (rng.choice(TOOLS), {"q": rng.randint(0, 50), "unit": rng.choice("CF")})
+        for _ in range(rng.randint(2, 4))
+    ]
     messages: list[dict[str, object]] = [{"role": "user", "content": f"task {i}: do it"}]
     for k, (name, args) in enumerate(calls):
         call_id = f"c{i}-{k}"
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function",
-             "function": {"name": name, "arguments": json.dumps(args)}}]})  # fmt: skip
-        messages.append({"role": "tool", "tool_call_id": call_id, "content": "ok",
-                         "latency_s": 0.1})  # fmt: skip
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                ],
+            }
+        )
+        messages.append(
+            {"role": "tool", "tool_call_id": call_id, "content": "ok", "latency_s": 0.1}
+        )
     messages.append({"role": "assistant", "content": f"done {i}", "latency_s": 0.3})
     reference = [{"name": n, "args": a} for n, a in calls]
     if rng.random() < 0.3:
         reference.pop()
-    return {"id": f"t{i}", "model": "agent", "messages": messages,
-            "reference_tool_calls": reference}, len(messages)  # fmt: skip
+    return {
+        "id": f"t{i}",
+        "model": "agent",
+        "messages": messages,
+        "reference_tool_calls": reference,
+    }, len(messages)
 
 
 def main() -> None:
@@ -68,17 +90,29 @@ def main() -> None:
         start = time.perf_counter()
         lab = evalnb.load(path)
         load_s = time.perf_counter() - start
-        print(f"load      {load_s:7.1f} s  {lab.steps.height / load_s:>10,.0f} steps/s "
-              f"({lab.steps.height:,} step rows)")  # fmt: skip
+        print(
+            f"load      {load_s:7.1f} s  {lab.steps.height / load_s:>10,.0f} steps/s "
+            f"({lab.steps.height:,} step rows)"
+        )
         start = time.perf_counter()
         lab = evalnb.evaluate(lab, AGENTS, progress=False)
         score_s = time.perf_counter() - start
-        print(f"evaluate  {score_s:7.1f} s  {lab.steps.height / score_s:>10,.0f} steps/s "
-              f"({lab.scores.height:,} scores)")  # fmt: skip
+        print(
+            f"evaluate  {score_s:7.1f} s  {lab.steps.height / score_s:>10,.0f} steps/s "
+            f"({lab.scores.height:,} scores)"
+        )
         total = load_s + score_s
         print(f"total     {total:7.1f} s  (goal: under 60 s for a million steps)")
-        print(json.dumps({"conversations": conversations, "step_rows": lab.steps.height,
-                          "load_s": round(load_s, 2), "evaluate_s": round(score_s, 2)}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "conversations": conversations,
+                    "step_rows": lab.steps.height,
+                    "load_s": round(load_s, 2),
+                    "evaluate_s": round(score_s, 2),
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,9 @@ _WEIGHTS = [tuple(1.0 if k == n else 0.0 for k in range(4)) for n in range(4)]
 def _frame(cands: list[str], refs: list[str]) -> pl.DataFrame:
     # One reference per case, as a CSV or Parquet column gives it (a Python list of
     # one-element lists would time Polars building nested columns, not evalnb).
-    return pl.DataFrame({"prompt": [str(i) for i in range(len(cands))], "actual": cands,
-                         "expected": refs})  # fmt: skip
+    return pl.DataFrame(
+        {"prompt": [str(i) for i in range(len(cands))], "actual": cands, "expected": refs}
+    )
 
 
 def _peer(cands: list[str], refs: list[str]) -> np.ndarray:
@@ -66,9 +67,11 @@ def main() -> None:
     ours = wide.select([f"bleu_{n}" for n in range(1, 5)]).to_numpy()
     peer_s, peer = warm_median(lambda: _peer(cands, refs), args.runs)
     print(f"pairs: {args.pairs:,} ({args.corpus}), median of {args.runs} runs each, both warm")
-    print(f"H2O bleu_1..4  nltk loop {peer_s:7.2f} s   evalnb.evaluate {ours_s:6.2f} s "
-          f"(+ load {load_s:.2f} s)   {ratios(peer_s, ours_s, load_s)}   "
-          f"max |diff| {np.max(np.abs(ours - peer)):.1e}")  # fmt: skip
+    print(
+        f"H2O bleu_1..4  nltk loop {peer_s:7.2f} s   evalnb.evaluate {ours_s:6.2f} s "
+        f"(+ load {load_s:.2f} s)   {ratios(peer_s, ours_s, load_s)}   "
+        f"max |diff| {np.max(np.abs(ours - peer)):.1e}"
+    )
 
 
 if __name__ == "__main__":

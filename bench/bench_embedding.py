@@ -85,11 +85,13 @@ def main() -> None:
         os.environ["EVALNB_CACHE_DIR"] = cache
         # Loads the model (and builds the int8 copy, once per model) before the timing.
         get_encoder(args.model, precision=args.precision).encode(["warm up"])
-        lab = evalnb.load(pl.DataFrame({"prompt": prompts, "model": models,
-                                        "expected": refs, "actual": cands}))  # fmt: skip
+        lab = evalnb.load(
+            pl.DataFrame({"prompt": prompts, "model": models, "expected": refs, "actual": cands})
+        )
         start = time.perf_counter()
-        lab = evalnb.evaluate(lab, ["answer_similarity"], model=args.model,
-                              precision=args.precision, progress=False)  # fmt: skip
+        lab = evalnb.evaluate(
+            lab, ["answer_similarity"], model=args.model, precision=args.precision, progress=False
+        )
         t_ours = time.perf_counter() - start
     ours_scores = (
         lab.scores.join(lab.cases.select("case_id", "prompt"), on="case_id")
@@ -98,18 +100,24 @@ def main() -> None:
         .to_numpy()
     )
     print(f"raw encode + cosine       {t_raw:8.2f} s  ({len(texts) / t_raw:,.0f} texts/s)")
-    print(f"evalnb ({args.precision}) similarity {t_ours:6.2f} s  ({len(texts) / t_ours:,.0f} texts/s)"
-          f"  vs raw: {t_ours / t_raw:.2f}×   max |Δ| vs raw {np.abs(ours_scores - raw_scores).max():.2e}")  # fmt: skip
+    print(
+        f"evalnb ({args.precision}) similarity {t_ours:6.2f} s  ({len(texts) / t_ours:,.0f} texts/s)"
+        f"  vs raw: {t_ours / t_raw:.2f}×   max |Δ| vs raw {np.abs(ours_scores - raw_scores).max():.2e}"
+    )
     if args.precision == "int8":
         loss = np.abs(ours_scores - raw_scores)
-        print(f"int8 accuracy: |Δ| from fp32 mean {loss.mean():.4f}, "
-              f"95th percentile {np.quantile(loss, 0.95):.4f}, max {loss.max():.4f}")  # fmt: skip
+        print(
+            f"int8 accuracy: |Δ| from fp32 mean {loss.mean():.4f}, "
+            f"95th percentile {np.quantile(loss, 0.95):.4f}, max {loss.max():.4f}"
+        )
     if args.skip_ragas:
         return
     t_ragas, scores = ragas_similarity(cands, refs, target)
     theirs = np.array(scores, dtype=np.float64)
-    print(f"ragas SemanticSimilarity  {t_ragas:8.2f} s   ratio ragas/evalnb {t_ragas / t_ours:.1f}×"
-          f"   max |Δ| {np.abs(theirs - ours_scores).max():.2e} over {len(theirs)} rows")  # fmt: skip
+    print(
+        f"ragas SemanticSimilarity  {t_ragas:8.2f} s   ratio ragas/evalnb {t_ragas / t_ours:.1f}×"
+        f"   max |Δ| {np.abs(theirs - ours_scores).max():.2e} over {len(theirs)} rows"
+    )
 
 
 if __name__ == "__main__":

@@ -42,21 +42,27 @@ def build(n_cases: int, n_models: int, seed: int = 0) -> evalnb.Lab:
     index = pl.int_range(n_cases, eager=True).alias("i")
     case_id = pl.format("case-{}", pl.col("i").cast(pl.String).str.zfill(7))
     cases = pl.DataFrame(index).select(
-        case_id.alias("case_id"), pl.format("question {}?", "i").alias("prompt"),
+        case_id.alias("case_id"),
+        pl.format("question {}?", "i").alias("prompt"),
         pl.concat_list(pl.format("answer {}.", "i")).alias("expected"),
         topic=topics.gather(rng.integers(0, topics.len(), n_cases)),
         question_type=qtypes.gather(rng.integers(0, qtypes.len(), n_cases)),
-    )  # fmt: skip
+    )
     models = [f"model-{k}" for k in range(n_models)]
-    outputs = pl.concat([
-        pl.DataFrame(index).select(
-            case_id.alias("case_id"), model=pl.lit(model), sample=pl.lit(0, pl.Int64),
-            actual=pl.format("answer {}. More text.", "i"),
-            context=pl.concat_list(pl.format("chunk about {}.", "i")),
-            cost=rng.uniform(0, 0.01, n_cases), duration_s=rng.uniform(0.2, 4, n_cases),
-        )
-        for model in models
-    ])  # fmt: skip
+    outputs = pl.concat(
+        [
+            pl.DataFrame(index).select(
+                case_id.alias("case_id"),
+                model=pl.lit(model),
+                sample=pl.lit(0, pl.Int64),
+                actual=pl.format("answer {}. More text.", "i"),
+                context=pl.concat_list(pl.format("chunk about {}.", "i")),
+                cost=rng.uniform(0, 0.01, n_cases),
+                duration_s=rng.uniform(0.2, 4, n_cases),
+            )
+            for model in models
+        ]
+    )
     metrics = pl.DataFrame(schema=SCHEMAS["metrics"])
     parts = []
     for ev in EVALUATORS:
@@ -64,13 +70,20 @@ def build(n_cases: int, n_models: int, seed: int = 0) -> evalnb.Lab:
         metrics = _merge_metrics(metrics, cls)
         for spec in cls.metrics:
             for k, model in enumerate(models):
-                parts.append(cases.select("case_id").with_columns(
-                    model=pl.lit(model), sample=pl.lit(0, pl.Int64), evaluator=pl.lit(ev),
-                    metric=pl.lit(spec.key), value=rng.beta(2 + k, 2, n_cases),
-                    detail=pl.lit(None, pl.String), params=pl.lit("{}"),
-                ))  # fmt: skip
-    return evalnb.Lab({"cases": cases, "outputs": outputs, "scores": pl.concat(parts),
-                       "metrics": metrics})  # fmt: skip
+                parts.append(
+                    cases.select("case_id").with_columns(
+                        model=pl.lit(model),
+                        sample=pl.lit(0, pl.Int64),
+                        evaluator=pl.lit(ev),
+                        metric=pl.lit(spec.key),
+                        value=rng.beta(2 + k, 2, n_cases),
+                        detail=pl.lit(None, pl.String),
+                        params=pl.lit("{}"),
+                    )
+                )
+    return evalnb.Lab(
+        {"cases": cases, "outputs": outputs, "scores": pl.concat(parts), "metrics": metrics}
+    )
 
 
 def timed(step: object, reset: object, repeat: int = 5) -> tuple[float, float]:
@@ -94,14 +107,18 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     lab = build(args.cases, args.models)
-    print(f"lab: {lab.outputs.height:,} outputs, {lab.scores.height:,} scores "
-          f"(built in {time.perf_counter() - start:.1f} s)")  # fmt: skip
+    print(
+        f"lab: {lab.outputs.height:,} outputs, {lab.scores.height:,} scores "
+        f"(built in {time.perf_counter() - start:.1f} s)"
+    )
     before = peak_rss_gb()
     start = time.perf_counter()
     w = lab.eye()
-    print(f"eye opened (index: verdicts, leaderboard, problems) in "
-          f"{time.perf_counter() - start:.1f} s (target ≤ 3 s); peak RSS {before:.2f} GB before, "
-          f"{peak_rss_gb():.2f} GB after (target ≤ 2 GB)")  # fmt: skip
+    print(
+        f"eye opened (index: verdicts, leaderboard, problems) in "
+        f"{time.perf_counter() - start:.1f} s (target ≤ 3 s); peak RSS {before:.2f} GB before, "
+        f"{peak_rss_gb():.2f} GB after (target ≤ 2 GB)"
+    )
     worst_case = lab.outputs["case_id"][args.cases // 2]
     model = "model-1"
     steps = [
@@ -119,8 +136,10 @@ def main() -> None:
     print(
         f"{'interaction':<14} {'median ms':>10} {'worst ms':>9} {'bytes sent':>11}  target < 200 ms"
     )
-    resets = {"compare": lambda: setattr(w, "compare", []),
-              "case panel": lambda: setattr(w, "selected_case", None)}  # fmt: skip
+    resets = {
+        "compare": lambda: setattr(w, "compare", []),
+        "case panel": lambda: setattr(w, "selected_case", None),
+    }
     for name, step in steps:
         reset = resets.get(name, lambda: setattr(w, "path", ["privacy"]))
         med, worst = timed(step, reset)

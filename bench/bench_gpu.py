@@ -69,9 +69,13 @@ def sentences(n: int, seed: int) -> tuple[list[str], list[str]]:
             out.append(text[: spans[-1][1]] + "." if len(spans) == TOKENS - 3 else None)
         return out
 
-    pairs = [(a, r) for a, r in zip(cut(frame.to_series(0).to_list()),
-                                    cut(frame.to_series(1).to_list()), strict=True)
-             if a is not None and r is not None]  # fmt: skip
+    pairs = [
+        (a, r)
+        for a, r in zip(
+            cut(frame.to_series(0).to_list()), cut(frame.to_series(1).to_list()), strict=True
+        )
+        if a is not None and r is not None
+    ]
     if len(pairs) < n:  # a few references are shorter: draw more
         more = sentences(n - len(pairs), seed + 1000)
         pairs += list(zip(*more, strict=True))
@@ -89,18 +93,25 @@ def answer_similarity(sizes: list[int], ragas_pairs: int, out: dict[str, object]
 
     encoder = get_encoder("all-MiniLM-L6-v2")
     dtype = next(encoder._model.parameters()).dtype
-    print(f"encoder: {encoder.model_id} on {encoder.device}, {dtype}, "
-          f"{encoder.engine.token_budget:,} tokens a batch")  # fmt: skip
-    out["engine"] = {"device": encoder.device, "dtype": str(dtype),
-                     "token_budget": encoder.engine.token_budget}  # fmt: skip
+    print(
+        f"encoder: {encoder.model_id} on {encoder.device}, {dtype}, "
+        f"{encoder.engine.token_budget:,} tokens a batch"
+    )
+    out["engine"] = {
+        "device": encoder.device,
+        "dtype": str(dtype),
+        "token_budget": encoder.engine.token_budget,
+    }
 
     def lab_of(a: list[str], r: list[str]) -> evalnb.Lab:
-        return evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(len(a))],
-                                         "expected": r, "actual": a}))  # fmt: skip
+        return evalnb.load(
+            pl.DataFrame({"prompt": [f"q{i}" for i in range(len(a))], "expected": r, "actual": a})
+        )
 
     warm_a, warm_r = sentences(2_000, seed=2)  # other texts: the timed runs hit no memo
-    evalnb.evaluate(lab_of(warm_a, warm_r), ["answer_similarity"], progress=False,
-                    model="all-MiniLM-L6-v2")  # fmt: skip
+    evalnb.evaluate(
+        lab_of(warm_a, warm_r), ["answer_similarity"], progress=False, model="all-MiniLM-L6-v2"
+    )
     sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     runs: list[dict[str, float]] = []
     out["answer_similarity"] = runs  # filled as each size is timed
@@ -112,26 +123,31 @@ def answer_similarity(sizes: list[int], ragas_pairs: int, out: dict[str, object]
         lab = lab_of(answers, refs)
         sync()
         start = time.perf_counter()
-        ours = evalnb.evaluate(lab, ["answer_similarity"], progress=False,
-                               model="all-MiniLM-L6-v2")  # fmt: skip
+        ours = evalnb.evaluate(lab, ["answer_similarity"], progress=False, model="all-MiniLM-L6-v2")
         sync()
         seconds = time.perf_counter() - start
         runs.append({"pairs": n, "seconds": seconds, "sentences_per_s": 2 * n / seconds})
-        print(f"evalnb answer_similarity {n:>9,} pairs {seconds:8.2f} s "
-              f"{2 * n / seconds:>12,.0f} sentences/s (goal >= 250,000 on an H100)")  # fmt: skip
+        print(
+            f"evalnb answer_similarity {n:>9,} pairs {seconds:8.2f} s "
+            f"{2 * n / seconds:>12,.0f} sentences/s (goal >= 250,000 on an H100)"
+        )
     rate = runs[-1]["sentences_per_s"]
     cached_rerun(sizes[0], out, lab_of)
 
     texts = [*answers, *refs][:400_000]
     forward = _forward_floor(encoder, texts, sync)
     out["forward_floor_sentences_per_s"] = forward
-    print(f"forward pass alone        {forward:>12,.0f} sentences/s (pre-tokenized, on the device; "
-          f"evalnb at {rate / forward:.0%} of it, goal >= 80 %)")  # fmt: skip
+    print(
+        f"forward pass alone        {forward:>12,.0f} sentences/s (pre-tokenized, on the device; "
+        f"evalnb at {rate / forward:.0%} of it, goal >= 80 %)"
+    )
     ceiling = _bf16_ceiling(sync)
     out["ceiling"] = ceiling
-    print(f"matrix-product ceiling    {ceiling['sentences_per_s']:>12,.0f} sentences/s "
-          f"({ceiling['tflops']:.1f} TFLOP/s ÷ {ceiling['gflop_per_sentence']:.2f} GFLOP a "
-          "sentence)")  # fmt: skip
+    print(
+        f"matrix-product ceiling    {ceiling['sentences_per_s']:>12,.0f} sentences/s "
+        f"({ceiling['tflops']:.1f} TFLOP/s ÷ {ceiling['gflop_per_sentence']:.2f} GFLOP a "
+        "sentence)"
+    )
     raw = encoder._model
     sample = texts[:100_000]
     sync()
@@ -148,13 +164,18 @@ def answer_similarity(sizes: list[int], ragas_pairs: int, out: dict[str, object]
         raw.encode([r], show_progress_bar=False)
     per_sample = 2 * few / (time.perf_counter() - start)
     out["per_sample_sentences_per_s"] = per_sample
-    print(f"per-sample pattern        {per_sample:>12,.0f} sentences/s; evalnb "
-          f"{rate / per_sample:,.0f}x (goal >= 1,000x)")  # fmt: skip
+    print(
+        f"per-sample pattern        {per_sample:>12,.0f} sentences/s; evalnb "
+        f"{rate / per_sample:,.0f}x (goal >= 1,000x)"
+    )
     assert ours is not None
-    out["ragas"] = _ragas(answers[:ragas_pairs], refs[:ragas_pairs],
-                          resolve_model("all-MiniLM-L6-v2")[0], rate,
-                          ours.scores.filter(pl.col("metric") == "answer_similarity")["value"]
-                          .head(ragas_pairs))  # fmt: skip
+    out["ragas"] = _ragas(
+        answers[:ragas_pairs],
+        refs[:ragas_pairs],
+        resolve_model("all-MiniLM-L6-v2")[0],
+        rate,
+        ours.scores.filter(pl.col("metric") == "answer_similarity")["value"].head(ragas_pairs),
+    )
     _ = np
 
 
@@ -174,13 +195,16 @@ def cached_rerun(n: int, out: dict[str, object], lab_of: Callable[..., Any]) -> 
     evalnb.evaluate(lab, ["answer_similarity"], progress=False, model="all-MiniLM-L6-v2")
     seconds = time.perf_counter() - start
     out["cached_rerun"] = {"pairs": n, "seconds": seconds, "sentences_per_s": 2 * n / seconds}
-    print(f"cached rerun {n:>9,} pairs {seconds:8.2f} s {2 * n / seconds:>12,.0f} sentences/s "
-          "(a fresh encoder: every vector from the cache on disk; goal >= 1M vectors/s)",
-          flush=True)  # fmt: skip
+    print(
+        f"cached rerun {n:>9,} pairs {seconds:8.2f} s {2 * n / seconds:>12,.0f} sentences/s "
+        "(a fresh encoder: every vector from the cache on disk; goal >= 1M vectors/s)",
+        flush=True,
+    )
 
 
-def _forward_floor(encoder: object, texts: list[str], sync: object,
-                   batches: list[dict[str, Any]] | None = None) -> float:  # fmt: skip
+def _forward_floor(
+    encoder: object, texts: list[str], sync: object, batches: list[dict[str, Any]] | None = None
+) -> float:
     """Sentences/s of the model's forward pass alone, its batches tokenized and on the device."""
     import torch  # noqa: PLC0415
 
@@ -239,11 +263,17 @@ def compiled_floor(out: dict[str, object]) -> None:
             setattr(model[0], slot, plain)
         results[mode] = {"compile_s": compile_s, "sentences_per_s": rate}
         out["compiled_forward"] = results
-        print(f"forward, torch.compile {mode:<27} {rate:>12,.0f} sentences/s "
-              f"(compiled in {compile_s:.0f} s)", flush=True)  # fmt: skip
+        print(
+            f"forward, torch.compile {mode:<27} {rate:>12,.0f} sentences/s "
+            f"(compiled in {compile_s:.0f} s)",
+            flush=True,
+        )
     results["plain"] = {"sentences_per_s": _forward_floor(encoder, texts, sync, batches)}
-    print(f"forward, plain (same texts)            {results['plain']['sentences_per_s']:>12,.0f}"
-          " sentences/s", flush=True)  # fmt: skip
+    print(
+        f"forward, plain (same texts)            {results['plain']['sentences_per_s']:>12,.0f}"
+        " sentences/s",
+        flush=True,
+    )
 
 
 def _bf16_ceiling(sync: object) -> dict[str, float]:
@@ -268,12 +298,12 @@ def _bf16_ceiling(sync: object) -> dict[str, float]:
     layers, width, inner, length = 6, 384, 1536, TOKENS
     weights = layers * (4 * width * width + 2 * width * inner)
     gflop = (2 * weights * length + layers * 4 * length * length * width) / 1e9
-    return {"tflops": tflops, "gflop_per_sentence": gflop,
-            "sentences_per_s": tflops * 1e3 / gflop}  # fmt: skip
+    return {"tflops": tflops, "gflop_per_sentence": gflop, "sentences_per_s": tflops * 1e3 / gflop}
 
 
-def _ragas(answers: list[str], refs: list[str], target: str, rate: float,
-           ours: object) -> dict[str, float] | None:  # fmt: skip
+def _ragas(
+    answers: list[str], refs: list[str], target: str, rate: float, ours: object
+) -> dict[str, float] | None:
     import numpy as np  # noqa: PLC0415
 
     from bench.common import ragas_similarity  # noqa: PLC0415
@@ -286,8 +316,10 @@ def _ragas(answers: list[str], refs: list[str], target: str, rate: float,
     theirs = np.array(scores)
     ragas_rate = 2 * len(answers) / t_ragas
     delta = float(np.abs(theirs - np.asarray(ours)).max())
-    print(f"ragas SemanticSimilarity  {t_ragas:8.2f} s  {ragas_rate:>12,.0f} sentences/s on "
-          f"{len(answers):,} pairs; evalnb/ragas {rate / ragas_rate:,.0f}x; max |Δ| {delta:.1e}")  # fmt: skip
+    print(
+        f"ragas SemanticSimilarity  {t_ragas:8.2f} s  {ragas_rate:>12,.0f} sentences/s on "
+        f"{len(answers):,} pairs; evalnb/ragas {rate / ragas_rate:,.0f}x; max |Δ| {delta:.1e}"
+    )
     return {
         "sentences_per_s": ragas_rate,
         "evalnb_ratio": rate / ragas_rate,
@@ -301,28 +333,39 @@ def gpu_vs_cpu(args: argparse.Namespace, out: dict[str, object]) -> None:
     out["models"] = {"gpu": here}
     print(f"models on the GPU: {here}", flush=True)
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
-    command = [sys.executable, __file__, "--child-models", "--tokens-pairs",
-               str(args.cpu_tokens_pairs), "--summac-pairs", str(args.cpu_summac_pairs),
-               "--items", str(args.cpu_items),
-               *(["--nli-model", args.nli_model] if args.nli_model else [])]  # fmt: skip
-    child = subprocess.run(command, env=env, capture_output=True, text=True, check=False,
-                           timeout=args.cpu_timeout)  # fmt: skip
+    command = [
+        sys.executable,
+        __file__,
+        "--child-models",
+        "--tokens-pairs",
+        str(args.cpu_tokens_pairs),
+        "--summac-pairs",
+        str(args.cpu_summac_pairs),
+        "--items",
+        str(args.cpu_items),
+        *(["--nli-model", args.nli_model] if args.nli_model else []),
+    ]
+    child = subprocess.run(
+        command, env=env, capture_output=True, text=True, check=False, timeout=args.cpu_timeout
+    )
     if child.returncode:
         msg = f"the CPU child failed ({child.returncode}): {child.stderr[-3000:]}"
         raise RuntimeError(msg)
     cpu = json.loads(child.stdout.strip().splitlines()[-1])
     for name, unit in UNITS.items():
-        print(f"{name:<11} GPU {here[name]:>10,.1f} {unit}/s   CPU {cpu[name]:>10,.1f} {unit}/s   "
-              f"GPU/CPU {here[name] / cpu[name]:,.1f}x")  # fmt: skip
+        print(
+            f"{name:<11} GPU {here[name]:>10,.1f} {unit}/s   CPU {cpu[name]:>10,.1f} {unit}/s   "
+            f"GPU/CPU {here[name] / cpu[name]:,.1f}x"
+        )
     out["models"] = {"gpu": here, "cpu": cpu}
 
 
-UNITS = {"tokens": "cases", "summac": "summaries", "toxicity": "answers",
-         "perplexity": "answers"}  # fmt: skip
+UNITS = {"tokens": "cases", "summac": "summaries", "toxicity": "answers", "perplexity": "answers"}
 
 
-def _models(token_pairs: int, summac_pairs: int, items: int,
-            nli_model: str | None) -> dict[str, float]:  # fmt: skip
+def _models(
+    token_pairs: int, summac_pairs: int, items: int, nli_model: str | None
+) -> dict[str, float]:
     """Items/s of token matching, SummaC ZS, toxicity and perplexity on this process's device."""
     import numpy as np  # noqa: PLC0415
     import polars as pl  # noqa: PLC0415
@@ -333,9 +376,15 @@ def _models(token_pairs: int, summac_pairs: int, items: int,
     from evalnb.models.hf import load_classifier  # noqa: PLC0415
 
     answers, sources = sentences(token_pairs, seed=5)
-    lab = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(token_pairs)],
-                                    "expected": answers,
-                                    "corpus": [[s, s] for s in sources]}))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": [f"q{i}" for i in range(token_pairs)],
+                "expected": answers,
+                "corpus": [[s, s] for s in sources],
+            }
+        )
+    )
     evalnb.validate_tests(evalnb.load(lab.cases.head(50).drop("case_id")))  # warm
     start = time.perf_counter()
     evalnb.validate_tests(lab)
@@ -359,14 +408,26 @@ def _models(token_pairs: int, summac_pairs: int, items: int,
     rates["summac"] = summac_pairs / (time.perf_counter() - start)
 
     texts, more = sentences(items, seed=7)
-    answers_lab = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(items)],
-                                            "actual": [f"{a} {b}" for a, b in
-                                                       zip(texts, more, strict=True)]}))  # fmt: skip
-    for name, model in (("toxicity", _bert_base_shaped(work / "tox")),
-                        ("perplexity", _gpt2_shaped(work / "lm"))):  # fmt: skip
-        evalnb.evaluate(evalnb.load(answers_lab.cases.head(8).drop("case_id")
-                                    .with_columns(actual=pl.col("prompt"))), [name],
-                        model=model, progress=False)  # fmt: skip
+    answers_lab = evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": [f"q{i}" for i in range(items)],
+                "actual": [f"{a} {b}" for a, b in zip(texts, more, strict=True)],
+            }
+        )
+    )
+    for name, model in (
+        ("toxicity", _bert_base_shaped(work / "tox")),
+        ("perplexity", _gpt2_shaped(work / "lm")),
+    ):
+        evalnb.evaluate(
+            evalnb.load(
+                answers_lab.cases.head(8).drop("case_id").with_columns(actual=pl.col("prompt"))
+            ),
+            [name],
+            model=model,
+            progress=False,
+        )
         start = time.perf_counter()
         evalnb.evaluate(answers_lab, [name], model=model, progress=False)
         rates[name] = items / (time.perf_counter() - start)
@@ -381,9 +442,12 @@ def _bert_base_shaped(folder: Path) -> str:
 
     BertTokenizerFast.from_pretrained(resolve_model("all-MiniLM-L6-v2")[0]).save_pretrained(folder)
     labels = ["toxicity", "severe_toxicity", "obscene", "threat", "insult", "identity_attack"]
-    config = BertConfig(num_labels=6, id2label=dict(enumerate(labels)),
-                        label2id={k: i for i, k in enumerate(labels)},
-                        problem_type="multi_label_classification")  # fmt: skip
+    config = BertConfig(
+        num_labels=6,
+        id2label=dict(enumerate(labels)),
+        label2id={k: i for i, k in enumerate(labels)},
+        problem_type="multi_label_classification",
+    )
     BertForSequenceClassification(config).save_pretrained(folder)
     return str(folder)
 
@@ -396,9 +460,13 @@ def _gpt2_shaped(folder: Path) -> str:
 
     tokenizer = BertTokenizerFast.from_pretrained(resolve_model("all-MiniLM-L6-v2")[0])
     tokenizer.save_pretrained(folder)
-    config = GPT2Config(vocab_size=tokenizer.vocab_size, n_positions=512,
-                        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.cls_token_id,
-                        eos_token_id=tokenizer.sep_token_id)  # fmt: skip
+    config = GPT2Config(
+        vocab_size=tokenizer.vocab_size,
+        n_positions=512,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
     GPT2LMHeadModel(config).save_pretrained(folder)
     return str(folder)
 
@@ -411,19 +479,30 @@ def _vitaminc_shaped(folder: Path) -> str:
 
     tokenizer = BertTokenizerFast.from_pretrained(resolve_model("all-MiniLM-L6-v2")[0])
     tokenizer.save_pretrained(folder)
-    config = AlbertConfig(vocab_size=tokenizer.vocab_size, embedding_size=128, hidden_size=2048,
-                          num_hidden_layers=24, num_attention_heads=16, intermediate_size=8192,
-                          num_labels=3, id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
-                          label2id={"entailment": 0, "neutral": 1, "contradiction": 2})  # fmt: skip
+    config = AlbertConfig(
+        vocab_size=tokenizer.vocab_size,
+        embedding_size=128,
+        hidden_size=2048,
+        num_hidden_layers=24,
+        num_attention_heads=16,
+        intermediate_size=8192,
+        num_labels=3,
+        id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
+        label2id={"entailment": 0, "neutral": 1, "contradiction": 2},
+    )
     AlbertForSequenceClassification(config).save_pretrained(folder)
     return str(folder)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=None,
-                        help="answer-similarity pairs (default 200,000 and 1,000,000 on a GPU, "
-                             "5,000 on a CPU)")  # fmt: skip
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="answer-similarity pairs (default 200,000 and 1,000,000 on a GPU, 5,000 on a CPU)",
+    )
     parser.add_argument("--ragas-pairs", type=int, default=2_000)
     parser.add_argument("--tokens-pairs", type=int, default=20_000)
     parser.add_argument("--summac-pairs", type=int, default=2_000)
@@ -431,10 +510,14 @@ def main() -> None:
     parser.add_argument("--cpu-tokens-pairs", type=int, default=1_000)
     parser.add_argument("--cpu-summac-pairs", type=int, default=20)
     parser.add_argument("--cpu-items", type=int, default=200)
-    parser.add_argument("--compile", action="store_true",
-                        help="also time the forward floor under torch.compile (GPU only)")  # fmt: skip
-    parser.add_argument("--cpu-timeout", type=float, default=240,
-                        help="seconds the CPU child may take")  # fmt: skip
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="also time the forward floor under torch.compile (GPU only)",
+    )
+    parser.add_argument(
+        "--cpu-timeout", type=float, default=240, help="seconds the CPU child may take"
+    )
     parser.add_argument("--nli-model", default=None, help="a local NLI model folder for SummaC")
     parser.add_argument("--out", default="bench_gpu.json", help="where the JSON goes")
     parser.add_argument("--child-models", action="store_true", help=argparse.SUPPRESS)
@@ -444,8 +527,7 @@ def main() -> None:
     warnings.simplefilter("ignore")
     os.environ["EVALNB_CACHE_DIR"] = tempfile.mkdtemp(prefix="evalnb-gpu-cache-")  # empty cache
     if args.child_models:
-        print(json.dumps(_models(args.tokens_pairs, args.summac_pairs, args.items,
-                                 args.nli_model)))  # fmt: skip
+        print(json.dumps(_models(args.tokens_pairs, args.summac_pairs, args.items, args.nli_model)))
         return
     import torch  # noqa: PLC0415
 
@@ -466,9 +548,12 @@ def main() -> None:
         out["seconds"] = time.perf_counter() - started
         Path(args.out).write_text(json.dumps(out, indent=1))
 
-    stage("answer_similarity",
-          lambda: answer_similarity(args.sizes or ([200_000, 1_000_000] if gpu else [5_000]),
-                                    args.ragas_pairs, out))  # fmt: skip
+    stage(
+        "answer_similarity",
+        lambda: answer_similarity(
+            args.sizes or ([200_000, 1_000_000] if gpu else [5_000]), args.ragas_pairs, out
+        ),
+    )
     if gpu:
         stage("models", lambda: gpu_vs_cpu(args, out))
         out["gpu_peak_memory_gb"] = torch.cuda.max_memory_allocated() / 1e9

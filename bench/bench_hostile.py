@@ -66,8 +66,10 @@ def main() -> None:
                 worst[evaluator] = (ours, name, peer)
     print()
     for evaluator, (ours, name, peer) in worst.items():
-        print(f"worst {evaluator}: {ours:.3f} s on {name!r} "
-              f"({args.size:,} chars; H2O's finditer, extrapolated: {peer:,.0f} s)")  # fmt: skip
+        print(
+            f"worst {evaluator}: {ours:.3f} s on {name!r} "
+            f"({args.size:,} chars; H2O's finditer, extrapolated: {peer:,.0f} s)"
+        )
 
 
 if __name__ == "__main__":

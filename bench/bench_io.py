@@ -32,10 +32,16 @@ def _corpus(path: Path, rows: int) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for i in range(rows):
             text = " ".join(random.Random(i // 3).choices(words, k=12))  # one case, 3 models
-            rec = {"id": f"q{i // 3}", "prompt": f"What is {text}?", "expected": text,
-                   "actual": " ".join(rng.choices(words, k=14)), "model": f"m{i % 3}",
-                   "context": [text, " ".join(rng.choices(words, k=20))],
-                   "duration_s": rng.random(), "cost": rng.random() / 100}  # fmt: skip
+            rec = {
+                "id": f"q{i // 3}",
+                "prompt": f"What is {text}?",
+                "expected": text,
+                "actual": " ".join(rng.choices(words, k=14)),
+                "model": f"m{i % 3}",
+                "context": [text, " ".join(rng.choices(words, k=20))],
+                "duration_s": rng.random(),
+                "cost": rng.random() / 100,
+            }
             fh.write(json.dumps(rec) + "\n")
 
 

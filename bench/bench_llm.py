@@ -71,10 +71,14 @@ def main() -> None:
         cached = args.calls / (time.perf_counter() - start)
         peer = _openai_peer(server.base_url, args.calls, args.concurrency)
     ideal = args.concurrency / args.latency
-    print(f"{args.calls} calls, latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency} "
-          f"(ideal {ideal:.0f} calls/s)")  # fmt: skip
-    print(f"evalnb LLMClient (DuckDB cache on) {ours:8.1f} calls/s  target >= 100: "
-          f"{'ok' if ours >= 100 else 'MISSED'}")  # fmt: skip
+    print(
+        f"{args.calls} calls, latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency} "
+        f"(ideal {ideal:.0f} calls/s)"
+    )
+    print(
+        f"evalnb LLMClient (DuckDB cache on) {ours:8.1f} calls/s  target >= 100: "
+        f"{'ok' if ours >= 100 else 'MISSED'}"
+    )
     print(f"evalnb second run (all cached)     {cached:8.1f} calls/s")
     if peer is not None:
         print(

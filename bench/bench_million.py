@@ -44,8 +44,10 @@ def main() -> None:
         secs = time.perf_counter() - start
         total += secs
         print(f"{evaluator:<16}{secs:>8.1f} s   peak RSS {peak_rss_gb():.2f} GB")
-    print(f"{'total':<16}{total:>8.1f} s   peak RSS {peak_rss_gb():.2f} GB   "
-          f"score rows {lab.scores.height:,}")  # fmt: skip
+    print(
+        f"{'total':<16}{total:>8.1f} s   peak RSS {peak_rss_gb():.2f} GB   "
+        f"score rows {lab.scores.height:,}"
+    )
 
 
 _EVALUATORS = ("text_matching", "pii_leakage", "bleu", "rouge")

@@ -62,8 +62,9 @@ def _bleu(cands: list[str], refs: list[str], runs: int) -> Row:
         # the later runs would time a cache lookup. Each run starts empty, as ours does.
         Tokenizer13a.__call__.cache_clear()
         TokenizerRegexp.__call__.cache_clear()
-        return np.array([bleu.sentence_score(c, [r]).score / 100
-                         for c, r in zip(cands, refs, strict=True)])  # fmt: skip
+        return np.array(
+            [bleu.sentence_score(c, [r]).score / 100 for c, r in zip(cands, refs, strict=True)]
+        )
 
     peer_s, theirs = warm_median(peer, runs)
     # tokenizer="13a": the sacrebleu-compatible configuration (no NLTK tokens to build)
@@ -95,13 +96,17 @@ def _rouge(cands: list[str], refs: list[str], runs: int) -> Row:
 def _re_loop(text: str) -> bool:
     """The peer: H2O's three patterns and allow-lists with Python ``re``, text by text."""
     return (
-        any(m.group(0).partition("@")[0] not in lk._EMAIL_USERS
+        any(
+            m.group(0).partition("@")[0] not in lk._EMAIL_USERS
             and m.group(0).partition("@")[2] not in lk._EMAIL_DOMAINS
-            for m in EMAIL.finditer(text))
-        or any(m.group(0).replace("-", "").replace(" ", "").replace(".", "") not in lk._TEST_CARDS
-               for m in lk._CARD.finditer(text))
+            for m in EMAIL.finditer(text)
+        )
+        or any(
+            m.group(0).replace("-", "").replace(" ", "").replace(".", "") not in lk._TEST_CARDS
+            for m in lk._CARD.finditer(text)
+        )
         or any(m.group(0)[1:-1].replace("-", "") not in lk._TEST_SSNS for m in SSN.finditer(text))
-    )  # fmt: skip
+    )
 
 
 def _pii(cands: list[str], n: int, runs: int) -> Row:
@@ -109,8 +114,13 @@ def _pii(cands: list[str], n: int, runs: int) -> Row:
     rng = random.Random(7)
     texts = [cands[i % len(cands)] for i in range(n)]
     for i in rng.sample(range(n), n // 10):
-        texts[i] += rng.choice([" mail jane.smith@acme.com now", " card 4532 0151 2365 8463 ok",
-                                " ssn 123-45-6789 here"])  # fmt: skip
+        texts[i] += rng.choice(
+            [
+                " mail jane.smith@acme.com now",
+                " card 4532 0151 2365 8463 ok",
+                " ssn 123-45-6789 here",
+            ]
+        )
     peer_s, theirs = warm_median(lambda: [_re_loop(t) for t in texts], runs)
     frame = _frame(texts)
     ours_s, load_s, scores = evalnb_warm(frame, "pii_leakage", runs)
@@ -158,10 +168,15 @@ def main() -> None:
     _warm_up(cands[:50], refs[:50], "bleu", tokenizer="13a", sacrebleu=True)
     _warm_up(cands[:50], refs[:50], "rouge")
     _warm_up(cands[:50], refs[:50], "pii_leakage")
-    rows = [_bleu(cands, refs, args.runs), _rouge(cands, refs, args.runs),
-            _pii(cands, args.pii_texts, args.runs)]  # fmt: skip
-    print(f"pairs: {args.pairs:,} ({args.corpus}); warm, median of {args.runs} runs each; "
-          "evalnb: evalnb.evaluate(...).scores on a fresh lab per run, load s its loading")  # fmt: skip
+    rows = [
+        _bleu(cands, refs, args.runs),
+        _rouge(cands, refs, args.runs),
+        _pii(cands, args.pii_texts, args.runs),
+    ]
+    print(
+        f"pairs: {args.pairs:,} ({args.corpus}); warm, median of {args.runs} runs each; "
+        "evalnb: evalnb.evaluate(...).scores on a fresh lab per run, load s its loading"
+    )
     print(
         f"{'metric (peer)':<44}{'peer s':>8}{'ours s':>8}{'load s':>8}  {'ratio':<30}{'max |Δ|':>8}"
     )

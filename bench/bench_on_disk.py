@@ -55,20 +55,29 @@ def run_child(task: str, store: Path, *, on_disk: bool) -> dict[str, float]:
     env = {**os.environ}
     if on_disk:  # nothing may be loaded whole: the figures are the on-disk path's
         env["EVALNB_MEMORY_BUDGET_GB"] = "0"
-    done = subprocess.run([sys.executable, __file__, "--child", task, str(store)], env=env,
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", task, str(store)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
 def compare(tasks: tuple[str, ...], rows: Path, disk: Path) -> None:
-    print(f"{'task':<12} {'rows s':>8} {'disk s':>8} {'ratio':>6} {'rows GB':>8} {'disk GB':>8} "
-          f"{'ratio':>6}")  # fmt: skip
+    print(
+        f"{'task':<12} {'rows s':>8} {'disk s':>8} {'ratio':>6} {'rows GB':>8} {'disk GB':>8} "
+        f"{'ratio':>6}"
+    )
     for task in tasks:
         a, b = run_child(task, rows, on_disk=False), run_child(task, disk, on_disk=True)
-        print(f"{task:<12} {a['seconds']:>8.1f} {b['seconds']:>8.1f} "
-              f"{b['seconds'] / a['seconds']:>5.2f}× {a['peak_gb']:>8.2f} {b['peak_gb']:>8.2f} "
-              f"{b['peak_gb'] / a['peak_gb']:>5.2f}×")  # fmt: skip
+        print(
+            f"{task:<12} {a['seconds']:>8.1f} {b['seconds']:>8.1f} "
+            f"{b['seconds'] / a['seconds']:>5.2f}× {a['peak_gb']:>8.2f} {b['peak_gb']:>8.2f} "
+            f"{b['peak_gb'] / a['peak_gb']:>5.2f}×"
+        )
 
 
 def folder_gb(path: Path) -> float:
@@ -98,9 +107,11 @@ def main() -> None:
         in_memory = (lab.scores.estimated_size() + lab.outputs.estimated_size()) / 2**30
         del lab
         print(f"reading: {n_out:,} outputs, {n_scores:,} scores ({in_memory:.2f} GB in memory)")
-        print(f"  saved as DuckDB rows in {as_rows:.1f} s "
-              f"({(folder / 'rows.duckdb').stat().st_size / 2**30:.2f} GB); as parts in "
-              f"{as_parts:.1f} s ({folder_gb(folder / 'disk.duckdb.parts'):.2f} GB of Parquet)")  # fmt: skip
+        print(
+            f"  saved as DuckDB rows in {as_rows:.1f} s "
+            f"({(folder / 'rows.duckdb').stat().st_size / 2**30:.2f} GB); as parts in "
+            f"{as_parts:.1f} s ({folder_gb(folder / 'disk.duckdb.parts'):.2f} GB of Parquet)"
+        )
         compare(TASKS, folder / "rows.duckdb", folder / "disk.duckdb")
 
         scored = evalnb.load(million_frame(args.rows))

@@ -57,9 +57,14 @@ def free_model(folder: Path, width: int) -> str:
     """Save a BERT with no layer, ``width`` wide, with MiniLM's tokenizer (sentence-transformers)."""
     source, _ = enc_mod.resolve_model("all-MiniLM-L6-v2")
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=30522, hidden_size=width, num_hidden_layers=0,
-                        num_attention_heads=1, intermediate_size=width,
-                        max_position_embeddings=512)  # fmt: skip
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=width,
+        num_hidden_layers=0,
+        num_attention_heads=1,
+        intermediate_size=width,
+        max_position_embeddings=512,
+    )
     raw = folder / f"raw-{width}"
     BertModel(config).save_pretrained(raw)
     AutoTokenizer.from_pretrained(source).save_pretrained(raw)
@@ -71,8 +76,15 @@ def free_model(folder: Path, width: int) -> str:
 
 
 def lab_of(cands: list[str], refs: list[str]) -> evalnb.Lab:
-    return evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(len(cands))],
-                                     "actual": cands, "expected": [[r] for r in refs]}))  # fmt: skip
+    return evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": [f"q{i}" for i in range(len(cands))],
+                "actual": cands,
+                "expected": [[r] for r in refs],
+            }
+        )
+    )
 
 
 def evaluate_seconds(lab: evalnb.Lab, model: str) -> float:
@@ -109,8 +121,9 @@ def main() -> None:
             start = time.perf_counter()
             tok.encode_batch_fast(texts)
             fast_s.append(time.perf_counter() - start)
-            ours_s.append(evaluate_seconds(lab_of([c + mark for c in cands],
-                                                  [r + mark for r in refs]), free))  # fmt: skip
+            ours_s.append(
+                evaluate_seconds(lab_of([c + mark for c in cands], [r + mark for r in refs]), free)
+            )
         out["tokenizer_texts_per_s"] = len(distinct) / statistics.median(tok_s)
         out["evalnb_texts_per_s"] = len(distinct) / statistics.median(ours_s)
         out["pipeline_ratio"] = out["evalnb_texts_per_s"] / out["tokenizer_texts_per_s"]
@@ -146,17 +159,23 @@ def main() -> None:
     out["minilm_raw_texts_per_s"] = len(texts) / raw_s
     out["minilm_evalnb_texts_per_s"] = len(texts) / ours
 
-    print(f"{len(cands)} real pairs, {len(distinct)} distinct texts, torch threads "
-          f"{torch.get_num_threads()}, {os.cpu_count()} cores")  # fmt: skip
+    print(
+        f"{len(cands)} real pairs, {len(distinct)} distinct texts, torch threads "
+        f"{torch.get_num_threads()}, {os.cpu_count()} cores"
+    )
     print(f"tokenizers.encode_batch           {out['tokenizer_texts_per_s']:>10,.0f} texts/s")
     print(f"tokenizers.encode_batch_fast      {out['tokenizer_fast_texts_per_s']:>10,.0f} texts/s")
-    print(f"evalnb end to end (free model)    {out['evalnb_texts_per_s']:>10,.0f} texts/s"
-          f"   ratio {out['pipeline_ratio']:.2f} (goal >= 0.8), "
-          f"{out['pipeline_ratio_vs_fast']:.2f} against encode_batch_fast")  # fmt: skip
+    print(
+        f"evalnb end to end (free model)    {out['evalnb_texts_per_s']:>10,.0f} texts/s"
+        f"   ratio {out['pipeline_ratio']:.2f} (goal >= 0.8), "
+        f"{out['pipeline_ratio_vs_fast']:.2f} against encode_batch_fast"
+    )
     print(f"cached rerun (384-wide vectors)   {out['cached_vectors_per_s']:>10,.0f} vectors/s")
     print(f"MiniLM SentenceTransformer.encode {out['minilm_raw_texts_per_s']:>10,.0f} texts/s")
-    print(f"MiniLM evalnb end to end          {out['minilm_evalnb_texts_per_s']:>10,.0f} texts/s"
-          f"   ratio {out['minilm_evalnb_texts_per_s'] / out['minilm_raw_texts_per_s']:.2f}")  # fmt: skip
+    print(
+        f"MiniLM evalnb end to end          {out['minilm_evalnb_texts_per_s']:>10,.0f} texts/s"
+        f"   ratio {out['minilm_evalnb_texts_per_s'] / out['minilm_raw_texts_per_s']:.2f}"
+    )
     print(json.dumps({k: round(v, 3) for k, v in out.items()}))
 
 

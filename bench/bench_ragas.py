@@ -56,14 +56,20 @@ from ragas.metrics.collections import (  # noqa: E402
 import evalnb  # noqa: E402
 from bench.real_pairs import real_pairs  # noqa: E402
 
-PAIRWISE = [("ragas_bleu", BleuScore), ("ragas_chrf", CHRFScore),
-            ("ragas_rouge", RougeScore), ("ragas_exact_match", ExactMatch),
-            ("ragas_string_presence", StringPresence),
-            ("ragas_string_similarity", NonLLMStringSimilarity)]  # fmt: skip
-CONTEXT = [("ragas_context_precision", NonLLMContextPrecisionWithReference),
-           ("ragas_context_recall", NonLLMContextRecall),
-           ("ragas_id_context_precision", IDBasedContextPrecision),
-           ("ragas_id_context_recall", IDBasedContextRecall)]  # fmt: skip
+PAIRWISE = [
+    ("ragas_bleu", BleuScore),
+    ("ragas_chrf", CHRFScore),
+    ("ragas_rouge", RougeScore),
+    ("ragas_exact_match", ExactMatch),
+    ("ragas_string_presence", StringPresence),
+    ("ragas_string_similarity", NonLLMStringSimilarity),
+]
+CONTEXT = [
+    ("ragas_context_precision", NonLLMContextPrecisionWithReference),
+    ("ragas_context_recall", NonLLMContextRecall),
+    ("ragas_id_context_precision", IDBasedContextPrecision),
+    ("ragas_id_context_recall", IDBasedContextRecall),
+]
 
 
 def records(n: int) -> list[dict[str, object]]:
@@ -71,14 +77,20 @@ def records(n: int) -> list[dict[str, object]]:
     rng = random.Random(7)
     cands, refs = real_pairs(n, seed=1)
     pool = [*refs, *cands]
-    return [{
-        "user_input": f"q{i}", "response": cands[i], "reference": refs[i],
-        "retrieved_contexts": [rng.choice([refs[i], cands[i], rng.choice(pool)])
-                               for _ in range(3)],
-        "reference_contexts": [refs[i], rng.choice(pool)],
-        "retrieved_context_ids": [rng.choice("abcdef") for _ in range(3)],
-        "reference_context_ids": [rng.choice("abcdef") for _ in range(2)],
-    } for i in range(n)]  # fmt: skip
+    return [
+        {
+            "user_input": f"q{i}",
+            "response": cands[i],
+            "reference": refs[i],
+            "retrieved_contexts": [
+                rng.choice([refs[i], cands[i], rng.choice(pool)]) for _ in range(3)
+            ],
+            "reference_contexts": [refs[i], rng.choice(pool)],
+            "retrieved_context_ids": [rng.choice("abcdef") for _ in range(3)],
+            "reference_context_ids": [rng.choice("abcdef") for _ in range(2)],
+        }
+        for i in range(n)
+    ]
 
 
 def ragas_values(metric_cls: type, recs: list[dict[str, object]]) -> list[float]:
@@ -152,21 +164,36 @@ def main() -> None:
         peer_s, theirs = warm_median(lambda cls=cls: ragas_values(cls, recs), max(1, ARGS.runs - 1))
         ours_s, load_s, values = ours(path, evaluator)
         assert same(values, theirs), f"{evaluator}: values differ from ragas'"  # type: ignore[arg-type]
-        print(f"{evaluator:30} {peer_s:9.3f} {ours_s:9.3f} {load_s:8.3f}  "
-              f"{ratios(peer_s, ours_s, load_s)}")  # fmt: skip
+        print(
+            f"{evaluator:30} {peer_s:9.3f} {ours_s:9.3f} {load_s:8.3f}  "
+            f"{ratios(peer_s, ours_s, load_s)}"
+        )
     if ARGS.only:
         return  # the cold figure is for all of them
     names = ",".join(e for e, _ in PAIRWISE + CONTEXT)
-    site = str(next(iter(p for p in sys.path if p.endswith("site-packages") and "peers" in p),
-                    ""))  # fmt: skip
-    cold_ours = float(subprocess.run([sys.executable, "-c", COLD_OURS, str(path), names],
-                                     capture_output=True, text=True, check=True, cwd=ROOT)
-                      .stdout.split()[-1])  # fmt: skip
-    cold_ragas = float(subprocess.run([sys.executable, "-c", COLD_RAGAS, str(path), names, site],
-                                      capture_output=True, text=True, check=True, cwd=ROOT)
-                       .stdout.split()[-1])  # fmt: skip
-    print(f"cold, a fresh process from the JSONL to all {len(PAIRWISE + CONTEXT)} metrics' scores: ragas {cold_ragas:.1f} s, "
-          f"evalnb {cold_ours:.1f} s ({cold_ragas / cold_ours:.1f}x)")  # fmt: skip
+    site = str(next(iter(p for p in sys.path if p.endswith("site-packages") and "peers" in p), ""))
+    cold_ours = float(
+        subprocess.run(
+            [sys.executable, "-c", COLD_OURS, str(path), names],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout.split()[-1]
+    )
+    cold_ragas = float(
+        subprocess.run(
+            [sys.executable, "-c", COLD_RAGAS, str(path), names, site],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout.split()[-1]
+    )
+    print(
+        f"cold, a fresh process from the JSONL to all {len(PAIRWISE + CONTEXT)} metrics' scores: ragas {cold_ragas:.1f} s, "
+        f"evalnb {cold_ours:.1f} s ({cold_ragas / cold_ours:.1f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -53,8 +53,10 @@ def main() -> None:
     parser.add_argument("--cold-rows", type=int, default=200_000)
     args = parser.parse_args()
     frame = million_frame(args.rows)
-    print(f"rows: {args.rows:,} distinct answers ({frame['actual'].n_unique():,} distinct), "
-          f"evaluators: {', '.join(EVALUATORS)}")  # fmt: skip
+    print(
+        f"rows: {args.rows:,} distinct answers ({frame['actual'].n_unique():,} distinct), "
+        f"evaluators: {', '.join(EVALUATORS)}"
+    )
 
     ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
     warm = evalnb.load(frame.head(2_000))
@@ -70,8 +72,10 @@ def main() -> None:
     scores = local.scores.height  # type: ignore[attr-defined]
     print("\nlab in memory:")
     print(f"local engine  {local_s:7.1f} s  {args.rows / local_s:>10,.0f} rows/s")
-    print(f"ray engine    {ray_s:7.1f} s  {args.rows / ray_s:>10,.0f} rows/s   "
-          f"ray/local {ray_s / local_s:.2f}x (target ≤ 1.5x)   scores equal: {same}")  # fmt: skip
+    print(
+        f"ray engine    {ray_s:7.1f} s  {args.rows / ray_s:>10,.0f} rows/s   "
+        f"ray/local {ray_s / local_s:.2f}x (target ≤ 1.5x)   scores equal: {same}"
+    )
     print(f"peak RSS of this process {peak_rss_gb():.1f} GB (both engines and both results)")
 
     # What the engine spends outside the workers, measured piece by piece.
@@ -87,11 +91,15 @@ def main() -> None:
     for cls in classes:
         mine = (
             local.scores.filter(pl.col("evaluator") == cls.id)  # type: ignore[attr-defined]
-            .join(keys.with_row_index("_pos"), on=list(keys.columns), how="left",
-                  maintain_order="left")
+            .join(
+                keys.with_row_index("_pos"),
+                on=list(keys.columns),
+                how="left",
+                maintain_order="left",
+            )
             .select("_pos", "metric", "value", "detail")
             .reverse()
-        )  # fmt: skip
+        )
         merge_s += timed(lambda m=mine, c=cls: _local_order(m, c, keys))[0]
     store = Path(tempfile.mkdtemp(prefix="evalnb-bench-")) / "lab.duckdb"
     store_s, _ = timed(lambda: local.save(store))  # type: ignore[attr-defined]
@@ -105,13 +113,17 @@ def main() -> None:
     score = batch_s / batch.num_rows
     # What is left is per row: results crossing to the driver and becoming frames there.
     transfer = max(ray_s - fixed_s - write_s - merge_s - n * score / args.cpus, 0.0) / n
-    print(f"\nmeasured costs per million rows ({len(EVALUATORS)} evaluators, "
-          f"{scores / n:.0f} scores a row), {fixed_s:.1f} s fixed per run")  # fmt: skip
-    for what, secs in (("row shards written (driver)", write_s / n),
-                       ("scoring in one Ray worker", score),
-                       ("results received (driver)", transfer),
-                       ("results into order (driver)", merge_s / n),
-                       ("store write, if any (driver)", store_s / n)):  # fmt: skip
+    print(
+        f"\nmeasured costs per million rows ({len(EVALUATORS)} evaluators, "
+        f"{scores / n:.0f} scores a row), {fixed_s:.1f} s fixed per run"
+    )
+    for what, secs in (
+        ("row shards written (driver)", write_s / n),
+        ("scoring in one Ray worker", score),
+        ("results received (driver)", transfer),
+        ("results into order (driver)", merge_s / n),
+        ("store write, if any (driver)", store_s / n),
+    ):
         print(f"  {what:<30} {secs * 1e6:6.1f} s")
     _model(fixed_s, write_s / n + transfer + merge_s / n, score, store_s / n)
     _on_disk(lab, local, fixed_s, score, args.cpus)  # type: ignore[arg-type]
@@ -133,19 +145,25 @@ def _model(fixed: float, driver: float, score: float, store: float) -> None:
     them in order and, for a lab with a store, the DuckDB write of the scores.
     """
     print("\nscaling model: T = fixed + N·driver [+ N·store] + N·score / workers")
-    print(f"  {'rows':>12} {'workers':>8} {'in memory':>10} {'rows/s':>9} {'with store':>11} "
-          f"{'rows/s':>9}  bound by")  # fmt: skip
+    print(
+        f"  {'rows':>12} {'workers':>8} {'in memory':>10} {'rows/s':>9} {'with store':>11} "
+        f"{'rows/s':>9}  bound by"
+    )
     for n in (10_000_000, 100_000_000):
         for workers in (2, 16, 64, 256):
             driver_s, workers_s = n * driver, n * score / workers
             total = fixed + driver_s + workers_s
             stored = total + n * store
             bound = "workers" if workers_s > driver_s else "the driver"
-            print(f"  {n:>12,} {workers:>8} {total:>9.0f}s {n / total:>9,.0f} {stored:>10.0f}s "
-                  f"{n / stored:>9,.0f}  {bound}")  # fmt: skip
-    print(f"  workers stop paying past {score / driver:.0f}: the driver's serial share caps a "
-          f"cluster at {1 / driver:,.0f} rows/s in memory, {1 / (driver + store):,.0f} rows/s "
-          "into one DuckDB store")  # fmt: skip
+            print(
+                f"  {n:>12,} {workers:>8} {total:>9.0f}s {n / total:>9,.0f} {stored:>10.0f}s "
+                f"{n / stored:>9,.0f}  {bound}"
+            )
+    print(
+        f"  workers stop paying past {score / driver:.0f}: the driver's serial share caps a "
+        f"cluster at {1 / driver:,.0f} rows/s in memory, {1 / (driver + store):,.0f} rows/s "
+        "into one DuckDB store"
+    )
 
 
 def _on_disk(lab: evalnb.Lab, local: evalnb.Lab, fixed: float, score: float, cpus: int) -> None:
@@ -161,8 +179,10 @@ def _on_disk(lab: evalnb.Lab, local: evalnb.Lab, fixed: float, score: float, cpu
         store = folder / f"{engine}.duckdb"
         lab.save(store, on_disk=("outputs", "scores"))
         seconds[engine], done = timed(
-            lambda s=store, e=engine: evalnb.evaluate(evalnb.open(s), EVALUATORS,
-                                                      progress=False, engine=e))  # fmt: skip
+            lambda s=store, e=engine: evalnb.evaluate(
+                evalnb.open(s), EVALUATORS, progress=False, engine=e
+            )
+        )
         key = ["case_id", "model", "sample", "evaluator", "metric"]
         written = done.scan("scores").collect().sort(key)  # type: ignore[attr-defined]
         same = written.equals(local.scores.sort(key))
@@ -170,9 +190,11 @@ def _on_disk(lab: evalnb.Lab, local: evalnb.Lab, fixed: float, score: float, cpu
     shutil.rmtree(folder)
     n = lab.height("outputs")
     driver = max(seconds["ray"] - fixed - n * score / cpus, 0.0) / n
-    print(f"  on disk the driver's serial share is {driver * 1e6:.1f} s per million rows (the "
-          f"rows read and written as shards; the workers write the scores): a cap of "
-          f"{1 / driver:,.0f} rows/s")  # fmt: skip
+    print(
+        f"  on disk the driver's serial share is {driver * 1e6:.1f} s per million rows (the "
+        f"rows read and written as shards; the workers write the scores): a cap of "
+        f"{1 / driver:,.0f} rows/s"
+    )
     for rows, workers in ((10_000_000, 16), (100_000_000, 256)):
         total = fixed + rows * driver + rows * score / workers
         print(
@@ -187,8 +209,16 @@ def _cold(frame: pl.DataFrame) -> None:
     for engine in ("local", "ray"):
         store = folder / f"{engine}.duckdb"
         evalnb.load(frame).save(store)
-        command = [sys.executable, "-m", "evalnb.cli", "evaluate", str(store),
-                   *[a for e in EVALUATORS for a in ("-e", e)], "--engine", engine]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "evalnb.cli",
+            "evaluate",
+            str(store),
+            *[a for e in EVALUATORS for a in ("-e", e)],
+            "--engine",
+            engine,
+        ]
         seconds, _ = timed(lambda c=command: subprocess.run(c, check=True, capture_output=True))
         print(f"  {engine:<6} {seconds:6.1f} s")
     shutil.rmtree(folder)

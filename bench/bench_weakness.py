@@ -36,14 +36,20 @@ def main() -> None:
         f"grid opened (rows joined to topics, all tables, IPC) in {(time.perf_counter() - start) * 1000:.0f} ms"
     )
     steps = [
-        ("select cell", lambda: setattr(w, "selected_cell", ["travel", "procedural"]),
-         lambda: setattr(w, "selected_cell", [])),
+        (
+            "select cell",
+            lambda: setattr(w, "selected_cell", ["travel", "procedural"]),
+            lambda: setattr(w, "selected_cell", []),
+        ),
         ("selection()", lambda: w.selection(), lambda: None),
         ("one model", lambda: setattr(w, "models", ["model-1"]), lambda: setattr(w, "models", [])),
         ("all models", lambda: setattr(w, "models", []), lambda: setattr(w, "models", ["model-1"])),
-        ("threshold", lambda: (lab.set_threshold("rouge", "rouge_l", 0.6), w.refresh()),
-         lambda: None),
-    ]  # fmt: skip
+        (
+            "threshold",
+            lambda: (lab.set_threshold("rouge", "rouge_l", 0.6), w.refresh()),
+            lambda: None,
+        ),
+    ]
     print(f"{'interaction':<13} {'median ms':>10} {'worst ms':>9}  target < 200 ms")
     for name, step, reset in steps:
         med, worst = timed(step, reset)

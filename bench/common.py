@@ -16,8 +16,16 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["ROOT", "cold_seconds", "evalnb_warm", "peak_rss_gb", "ragas_similarity", "ratios",
-           "warm_median", "write_pairs"]  # fmt: skip
+__all__ = [
+    "ROOT",
+    "cold_seconds",
+    "evalnb_warm",
+    "peak_rss_gb",
+    "ragas_similarity",
+    "ratios",
+    "warm_median",
+    "write_pairs",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")

@@ -41,8 +41,9 @@ def many_pairs(n: int, seed: int = 0) -> pl.DataFrame:
     ]
     commas = [f"{w}," for w in words[:200]]
     vocab = pl.Series(words + numbers + commas)
-    weights = np.concatenate([1.0 / (np.arange(len(words)) + 2.7) ** 1.1,
-                              np.full(len(numbers) + len(commas), 0.0002)])  # fmt: skip
+    weights = np.concatenate(
+        [1.0 / (np.arange(len(words)) + 2.7) ** 1.1, np.full(len(numbers) + len(commas), 0.0002)]
+    )
     weights /= weights.sum()
     lengths = rng.integers(10, 41, n)
     ref_ids = rng.choice(vocab.len(), size=int(lengths.sum()), p=weights)

@@ -78,9 +78,15 @@ def main() -> None:
     timed("embed_on_device", lambda: encoder.embed_on_device(batch))
     batch = texts("encode")
     timed("encode", lambda: encoder.encode(batch))
-    lab = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(args.pairs)],
-                                    "expected": [f"{r} e" for r in refs],
-                                    "actual": [f"{a} e" for a in answers]}))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": [f"q{i}" for i in range(args.pairs)],
+                "expected": [f"{r} e" for r in refs],
+                "actual": [f"{a} e" for a in answers],
+            }
+        )
+    )
     profile = cProfile.Profile()
 
     def run() -> None:
@@ -129,9 +135,15 @@ def tokenizer_scaling(texts: list[str], encoder: object) -> dict[str, float]:
             files[-1].write_text("\n".join(share), encoding="utf-8")
         ready = time.time() + 3 + 0.05 * parts
         env = {**os.environ, "RAYON_NUM_THREADS": str(threads)}
-        children = [subprocess.Popen([sys.executable, "-c", CHILD, str(tok_file), str(f),
-                                      str(ready)], env=env, stdout=subprocess.PIPE, text=True)
-                    for f in files]  # fmt: skip
+        children = [
+            subprocess.Popen(
+                [sys.executable, "-c", CHILD, str(tok_file), str(f), str(ready)],
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for f in files
+        ]
         rates = [float(c.communicate()[0].strip()) for c in children]
         # The slowest child decides when all the texts are done.
         return len(flat) / max(len(s) / r for s, r in zip(shares, rates, strict=True))

@@ -28,12 +28,15 @@ def _sentences() -> list[str]:
     files = sorted(SENTENCES.glob("*.txt"))
     files = [f for f in files if not f.name.startswith("LICENSE")]
     if not files:
-        msg = (f"expected the sentence corpus in {SENTENCES}; found no .txt file there: "
-               "restore it from git, or rebuild it with scripts/make_sentences.py")  # fmt: skip
+        msg = (
+            f"expected the sentence corpus in {SENTENCES}; found no .txt file there: "
+            "restore it from git, or rebuild it with scripts/make_sentences.py"
+        )
         raise FileNotFoundError(msg)
     paragraphs = [p for f in files for p in f.read_text(encoding="utf-8").split("\n\n")]
-    sentences = [" ".join(s.split()) for s in split_sentences([p.strip() for p in paragraphs])
-                 for s in s]  # fmt: skip
+    sentences = [
+        " ".join(s.split()) for s in split_sentences([p.strip() for p in paragraphs]) for s in s
+    ]
     return [s for s in sentences if 6 <= len(s.split()) <= 60]
 
 

@@ -20,11 +20,21 @@ import evalnb  # noqa: E402
 
 lab = evalnb.load(ROOT / "data" / "demo_lab.json")
 model = sorted(set(lab.outputs["model"]))[0]
-rows = (lab.outputs.filter(pl.col("model") == model, pl.col("error").is_null())
-        .join(lab.cases, on="case_id").filter(pl.col("perturbation_of").is_null())
-        .sort("case_id").head(120))  # fmt: skip
-samples = [SingleTurnSample(user_input=r["prompt"], response=r["actual"],
-                            reference=r["expected"][0], retrieved_contexts=list(r["context"]))
-           for r in rows.iter_rows(named=True)]  # fmt: skip
+rows = (
+    lab.outputs.filter(pl.col("model") == model, pl.col("error").is_null())
+    .join(lab.cases, on="case_id")
+    .filter(pl.col("perturbation_of").is_null())
+    .sort("case_id")
+    .head(120)
+)
+samples = [
+    SingleTurnSample(
+        user_input=r["prompt"],
+        response=r["actual"],
+        reference=r["expected"][0],
+        retrieved_contexts=list(r["context"]),
+    )
+    for r in rows.iter_rows(named=True)
+]
 EvaluationDataset(samples=samples).to_jsonl(str(ROOT / "data" / "ragas_dataset.jsonl"))
 print(f"wrote data/ragas_dataset.jsonl: {len(samples)} samples of {model}")

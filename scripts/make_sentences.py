@@ -26,7 +26,101 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 OUT = Path(__file__).resolve().parents[1] / "data" / "sentences"
-MODULES = ["argparse", "asyncio", "base64", "bisect", "calendar", "collections", "concurrent.futures", "configparser", "contextlib", "csv", "dataclasses", "datetime", "decimal", "difflib", "email", "enum", "fractions", "functools", "gzip", "hashlib", "heapq", "http.client", "inspect", "io", "ipaddress", "itertools", "json", "logging", "mailbox", "math", "multiprocessing", "os", "pathlib", "pickle", "queue", "random", "re", "shutil", "socket", "sqlite3", "statistics", "string", "subprocess", "tarfile", "tempfile", "textwrap", "threading", "time", "typing", "unittest", "urllib.parse", "uuid", "warnings", "zipfile", "zoneinfo", "smtplib", "ftplib", "imaplib", "poplib", "locale", "gettext", "codecs", "struct", "array", "weakref", "copy", "pprint", "traceback", "sched", "selectors", "signal", "mmap", "optparse", "getopt", "shlex", "glob", "fnmatch", "filecmp", "netrc", "plistlib", "wave", "colorsys", "html.parser", "xml.dom.minidom", "tokenize", "ast", "dis", "pdb", "profile", "timeit", "trace", "doctest", "pydoc"]
+MODULES = [
+    "argparse",
+    "asyncio",
+    "base64",
+    "bisect",
+    "calendar",
+    "collections",
+    "concurrent.futures",
+    "configparser",
+    "contextlib",
+    "csv",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "difflib",
+    "email",
+    "enum",
+    "fractions",
+    "functools",
+    "gzip",
+    "hashlib",
+    "heapq",
+    "http.client",
+    "inspect",
+    "io",
+    "ipaddress",
+    "itertools",
+    "json",
+    "logging",
+    "mailbox",
+    "math",
+    "multiprocessing",
+    "os",
+    "pathlib",
+    "pickle",
+    "queue",
+    "random",
+    "re",
+    "shutil",
+    "socket",
+    "sqlite3",
+    "statistics",
+    "string",
+    "subprocess",
+    "tarfile",
+    "tempfile",
+    "textwrap",
+    "threading",
+    "time",
+    "typing",
+    "unittest",
+    "urllib.parse",
+    "uuid",
+    "warnings",
+    "zipfile",
+    "zoneinfo",
+    "smtplib",
+    "ftplib",
+    "imaplib",
+    "poplib",
+    "locale",
+    "gettext",
+    "codecs",
+    "struct",
+    "array",
+    "weakref",
+    "copy",
+    "pprint",
+    "traceback",
+    "sched",
+    "selectors",
+    "signal",
+    "mmap",
+    "optparse",
+    "getopt",
+    "shlex",
+    "glob",
+    "fnmatch",
+    "filecmp",
+    "netrc",
+    "plistlib",
+    "wave",
+    "colorsys",
+    "html.parser",
+    "xml.dom.minidom",
+    "tokenize",
+    "ast",
+    "dis",
+    "pdb",
+    "profile",
+    "timeit",
+    "trace",
+    "doctest",
+    "pydoc",
+]
 # A paragraph that ends like a field list or a code lead-in, or is mostly calls, is not prose.
 _NOT_PROSE = re.compile(r"[=:]$")
 
@@ -42,9 +136,10 @@ def _docstrings(obj: object, seen: set[int], depth: int = 0) -> Iterator[str]:
     home = getattr(obj, "__name__", "").split(".")[0]
     for name, member in sorted(vars(obj).items()):
         if name.startswith("_") or not (
-            inspect.isclass(member) or inspect.isfunction(member)
+            inspect.isclass(member)
+            or inspect.isfunction(member)
             or inspect.ismethoddescriptor(member)
-        ):  # fmt: skip
+        ):
             continue
         if depth == 0 and not str(getattr(member, "__module__", "") or "").startswith(home):
             continue  # re-exported from another module: documented there
@@ -73,8 +168,10 @@ def main() -> None:
     (OUT / "python-docstrings.txt").write_text(text, encoding="utf-8")
     licence = Path(sysconfig.get_paths()["stdlib"]) / "LICENSE.txt"
     shutil.copyfile(licence, OUT / "LICENSE-Python.txt")
-    print(f"wrote {OUT / 'python-docstrings.txt'} ({len(text):,} characters) from Python "
-          f"{sys.version.split()[0]}, and Python's LICENSE")  # fmt: skip
+    print(
+        f"wrote {OUT / 'python-docstrings.txt'} ({len(text):,} characters) from Python "
+        f"{sys.version.split()[0]}, and Python's LICENSE"
+    )
 
 
 if __name__ == "__main__":

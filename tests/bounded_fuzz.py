@@ -26,8 +26,12 @@ import evalnb
 from evalnb.io.documents import read_document
 
 EXAMPLES = int(os.environ.get("EVALNB_FUZZ_EXAMPLES", "60"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=timedelta(seconds=20), database=None,
-                    suppress_health_check=list(HealthCheck))  # fmt: skip
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=timedelta(seconds=20),
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 
 
 def _docx_seed() -> bytes:
@@ -49,8 +53,9 @@ def _archive_seed() -> bytes:
         return Path(given).read_bytes()
     import polars as pl
 
-    lab = evalnb.load(pl.DataFrame({"prompt": ["q1", "q2"], "actual": ["a", "b"],
-                                    "expected": [["a"], ["c"]]}))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame({"prompt": ["q1", "q2"], "actual": ["a", "b"], "expected": [["a"], ["c"]]})
+    )
     lab = evalnb.evaluate(lab, ["text_matching"], progress=False)
     with tempfile.TemporaryDirectory() as work:
         return lab.archive(Path(work) / "seed.zip").read_bytes()

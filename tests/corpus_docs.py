@@ -29,8 +29,10 @@ def write_html(path: Path, markdown: str) -> Path:
     from markdown_it import MarkdownIt
 
     body = MarkdownIt("commonmark").render(markdown)
-    page = (f"<!doctype html><html><head><title>README</title><script>var leak = 'SCRIPT';</script>"
-            f"</head><body><nav>NAVIGATION</nav>{body}</body></html>")  # fmt: skip
+    page = (
+        f"<!doctype html><html><head><title>README</title><script>var leak = 'SCRIPT';</script>"
+        f"</head><body><nav>NAVIGATION</nav>{body}</body></html>"
+    )
     path.write_text(page, encoding="utf-8")
     return path
 
@@ -62,10 +64,15 @@ def pdf_bytes(pages: list[list[str]]) -> bytes:
     from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
     writer = PdfWriter()
-    font = writer._add_object(DictionaryObject({
-        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
-        NameObject("/BaseFont"): NameObject("/Helvetica"),
-    }))  # fmt: skip
+    font = writer._add_object(
+        DictionaryObject(
+            {
+                NameObject("/Type"): NameObject("/Font"),
+                NameObject("/Subtype"): NameObject("/Type1"),
+                NameObject("/BaseFont"): NameObject("/Helvetica"),
+            }
+        )
+    )
     for lines in pages:
         page = writer.add_blank_page(612, 792)
         page[NameObject("/Resources")] = DictionaryObject(

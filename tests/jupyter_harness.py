@@ -24,8 +24,14 @@ from typing import Any
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ARTIFACTS = Path(
     os.environ.get(
         "EVALNB_ARTIFACTS", Path(__file__).resolve().parents[1] / "out" / "test-artifacts"
@@ -50,12 +56,24 @@ def _free_port() -> int:
 def notebook(path: Path, cells: list[str]) -> Path:
     """Write a notebook of code cells with kernelspec metadata (else Lab asks for a kernel)."""
     nb = {
-        "cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
-                   "outputs": [], "source": src} for i, src in enumerate(cells)],
-        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                     "language_info": {"name": "python"}},
-        "nbformat": 4, "nbformat_minor": 5,
-    }  # fmt: skip
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"c{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": src,
+            }
+            for i, src in enumerate(cells)
+        ],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path.write_text(json.dumps(nb), encoding="utf-8")
     return path
 
@@ -73,18 +91,32 @@ class JupyterLab:
         (settings / "notification.jupyterlab-settings").write_text(
             json.dumps({"fetchNews": "false", "checkForUpdates": False})
         )
-        env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"),
-               "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-               "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-               "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces")}  # fmt: skip
+        env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(home / "config"),
+            "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+            "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+        }
         self.log = (home / "jupyterlab.log").open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={self.port}",
-             "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={self.token}",
-             f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
-             "--ServerApp.port_retries=0", "--allow-root"],
-            env=env, stdout=self.log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "jupyterlab",
+                "--no-browser",
+                f"--port={self.port}",
+                "--ServerApp.ip=127.0.0.1",
+                f"--IdentityProvider.token={self.token}",
+                f"--ServerApp.root_dir={root}",
+                "--LabApp.expose_app_in_browser=True",
+                "--ServerApp.port_retries=0",
+                "--allow-root",
+            ],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         self.url = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

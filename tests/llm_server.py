@@ -114,32 +114,61 @@ class LoopbackLLM:
                         + " "
                         + self.headers.get("api-key", "")
                     )
-                    echo = {"error": {"message": f"Incorrect API key provided: {sent.strip()}. "
-                                                 f"Request: {self.path}"}}  # fmt: skip
+                    echo = {
+                        "error": {
+                            "message": f"Incorrect API key provided: {sent.strip()}. "
+                            f"Request: {self.path}"
+                        }
+                    }
                     return self._send(401, json.dumps(echo).encode())
                 if body.get("tools") and owner.agent is not None:
                     decided = owner.agent(messages)
                     if not isinstance(decided, str):
-                        calls = [{"id": f"call-{n}-{k}", "type": "function",
-                                  "function": {"name": c["name"], "arguments": c["arguments"]}}
-                                 for k, c in enumerate(decided)]  # fmt: skip
-                        payload = {"model": body.get("model"),
-                                   "choices": [{"index": 0, "finish_reason": "tool_calls",
-                                                "message": {"role": "assistant", "content": None,
-                                                            "tool_calls": calls}}],
-                                   "usage": {"prompt_tokens": 10, "completion_tokens": 5}}  # fmt: skip
+                        calls = [
+                            {
+                                "id": f"call-{n}-{k}",
+                                "type": "function",
+                                "function": {"name": c["name"], "arguments": c["arguments"]},
+                            }
+                            for k, c in enumerate(decided)
+                        ]
+                        payload = {
+                            "model": body.get("model"),
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "tool_calls",
+                                    "message": {
+                                        "role": "assistant",
+                                        "content": None,
+                                        "tool_calls": calls,
+                                    },
+                                }
+                            ],
+                            "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+                        }
                         return self._send(200, json.dumps(payload).encode())
                     reply = decided
                 else:
                     reply = owner.responder(prompt)
                 payload = {
-                    "id": f"cmpl-{n}", "object": "chat.completion", "model": body.get("model"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(reply.split()),
-                              "total_tokens": len(prompt.split()) + len(reply.split())},
+                    "id": f"cmpl-{n}",
+                    "object": "chat.completion",
+                    "model": body.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": reply},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": len(prompt.split()),
+                        "completion_tokens": len(reply.split()),
+                        "total_tokens": len(prompt.split()) + len(reply.split()),
+                    },
                     **(owner.extra(prompt) if owner.extra else {}),
-                }  # fmt: skip
+                }
                 self._send(200, json.dumps(payload).encode())
                 return None
 

@@ -63,8 +63,11 @@ class Scripted(ModelAPI):
         wanted = 1 if self.model_name == "agent-a" else 2
         unit = "C" if self.model_name == "agent-a" else "F"
         if len(results) < wanted:
-            call = ToolCall(id=f"call_{len(results)}", function="weather",
-                            arguments={"city": city, "unit": unit})  # fmt: skip
+            call = ToolCall(
+                id=f"call_{len(results)}",
+                function="weather",
+                arguments={"city": city, "unit": unit},
+            )
             msg = ChatMessageAssistant(content="", tool_calls=[call], model=self.model_name)
         else:
             last = results[-1]
@@ -82,8 +85,10 @@ def checks():  # type: ignore[no-untyped-def]
     async def score(state: TaskState, target: Target) -> Score:
         text = state.output.completion
         city = state.input_text.split()[-1].strip("?")
-        return Score(value={"mentions_city": city in text, "polite": "C" if "Sorry" in text
-                            else "P"}, explanation=f"checked {len(text)} characters")  # fmt: skip
+        return Score(
+            value={"mentions_city": city in text, "polite": "C" if "Sorry" in text else "P"},
+            explanation=f"checked {len(text)} characters",
+        )
 
     return score
 
@@ -101,8 +106,9 @@ def main() -> None:
     )
     expected = []
     for agent in ("agent-a", "agent-b"):
-        (log,) = inspect_eval(task, model=f"scripted/{agent}", log_format="json",
-                              log_dir=sys.argv[1], display="none")  # fmt: skip
+        (log,) = inspect_eval(
+            task, model=f"scripted/{agent}", log_format="json", log_dir=sys.argv[1], display="none"
+        )
         log = read_eval_log(log.location)
         to_float = value_to_float()
         for s in log.samples or []:
@@ -112,14 +118,26 @@ def main() -> None:
                     scores.update({f"{name}/{k}": to_float(v) for k, v in sc.value.items()})
                 else:
                     scores[name] = to_float(sc.value)
-            calls = [(c.function, c.arguments) for m in s.messages if m.role == "assistant"
-                     for c in m.tool_calls or []]  # fmt: skip
+            calls = [
+                (c.function, c.arguments)
+                for m in s.messages
+                if m.role == "assistant"
+                for c in m.tool_calls or []
+            ]
             errors = [m.error.message for m in s.messages if m.role == "tool" and m.error]
-            expected.append({
-                "file": log.location, "model": log.eval.model, "id": str(s.id),
-                "epoch": s.epoch, "completion": s.output.completion, "scores": scores,
-                "calls": calls, "tool_errors": errors, "messages": len(s.messages),
-            })  # fmt: skip
+            expected.append(
+                {
+                    "file": log.location,
+                    "model": log.eval.model,
+                    "id": str(s.id),
+                    "epoch": s.epoch,
+                    "completion": s.output.completion,
+                    "scores": scores,
+                    "calls": calls,
+                    "tool_errors": errors,
+                    "messages": len(s.messages),
+                }
+            )
     print(json.dumps(expected))
 
 

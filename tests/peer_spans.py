@@ -31,9 +31,16 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E4
 )
 from opentelemetry.trace import Status, StatusCode  # noqa: E402
 
-TOOLS = [{"type": "function", "function": {
-    "name": "lookup", "description": "Look a city up.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]  # fmt: skip
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": "Look a city up.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
 
 
 def model(messages: list[dict[str, object]]) -> str | list[dict[str, object]]:
@@ -67,13 +74,21 @@ def main() -> None:
         for agent in ("agent-a", "agent-b"):
             for i, question in enumerate(questions):
                 calls, errors = [], []
-                with using_session(f"{agent}-{i}"), tracer.start_as_current_span(
-                    "agent", attributes={"openinference.span.kind": "AGENT",
-                                         "agent.name": agent, "input.value": question},
-                ) as span:  # fmt: skip
+                with (
+                    using_session(f"{agent}-{i}"),
+                    tracer.start_as_current_span(
+                        "agent",
+                        attributes={
+                            "openinference.span.kind": "AGENT",
+                            "agent.name": agent,
+                            "input.value": question,
+                        },
+                    ) as span,
+                ):
                     messages: list[dict[str, object]] = [
                         {"role": "system", "content": "Use the tool."},
-                        {"role": "user", "content": question}]  # fmt: skip
+                        {"role": "user", "content": question},
+                    ]
                     while True:
                         reply = client.chat.completions.create(
                             model=f"{agent}-llm", messages=messages, tools=TOOLS
@@ -86,11 +101,16 @@ def main() -> None:
                         for call in msg.tool_calls:
                             args = json.loads(call.function.arguments)
                             calls.append((call.function.name, args))
-                            with tracer.start_as_current_span("lookup", attributes={
-                                "openinference.span.kind": "TOOL", "tool.name": "lookup",
-                                "tool.parameters": call.function.arguments,
-                                "input.value": call.function.arguments,
-                                "tool_call.id": call.id}) as tool_span:  # fmt: skip
+                            with tracer.start_as_current_span(
+                                "lookup",
+                                attributes={
+                                    "openinference.span.kind": "TOOL",
+                                    "tool.name": "lookup",
+                                    "tool.parameters": call.function.arguments,
+                                    "input.value": call.function.arguments,
+                                    "tool_call.id": call.id,
+                                },
+                            ) as tool_span:
                                 try:
                                     result = lookup(**args)
                                 except LookupError as exc:
@@ -98,11 +118,19 @@ def main() -> None:
                                     errors.append(str(exc))
                                     tool_span.set_status(Status(StatusCode.ERROR, str(exc)))
                                 tool_span.set_attribute("output.value", result)
-                            messages.append({"role": "tool", "tool_call_id": call.id,
-                                             "content": result})  # fmt: skip
+                            messages.append(
+                                {"role": "tool", "tool_call_id": call.id, "content": result}
+                            )
                     span.set_attribute("output.value", answer)
-                expected.append({"agent": agent, "question": question, "calls": calls,
-                                 "errors": errors, "answer": answer})  # fmt: skip
+                expected.append(
+                    {
+                        "agent": agent,
+                        "question": question,
+                        "calls": calls,
+                        "errors": errors,
+                        "answer": answer,
+                    }
+                )
     spans = exporter.get_finished_spans()
     with (out / "spans.jsonl").open("w") as f:
         for s in spans:

@@ -25,19 +25,29 @@ import evalnb  # noqa: E402
 
 work = Path(tempfile.mkdtemp())
 single = [
-    SingleTurnSample(user_input="What is the capital of France?", response="Paris is.",
-                     reference="Paris", retrieved_contexts=["Paris is the capital.", "Lyon."],
-                     reference_contexts=["France's capital is Paris."],
-                     multi_responses=["Paris", "Paris, France"],
-                     rubrics={"score1_description": "wrong", "score5_description": "right"},
-                     persona_name="student", query_style="PERFECT_GRAMMAR",
-                     query_length="SHORT", retrieved_context_ids=["d1", "d2"],
-                     reference_context_ids=["d1"]),
+    SingleTurnSample(
+        user_input="What is the capital of France?",
+        response="Paris is.",
+        reference="Paris",
+        retrieved_contexts=["Paris is the capital.", "Lyon."],
+        reference_contexts=["France's capital is Paris."],
+        multi_responses=["Paris", "Paris, France"],
+        rubrics={"score1_description": "wrong", "score5_description": "right"},
+        persona_name="student",
+        query_style="PERFECT_GRAMMAR",
+        query_length="SHORT",
+        retrieved_context_ids=["d1", "d2"],
+        reference_context_ids=["d1"],
+    ),
     SingleTurnSample(user_input="Largest ocean?", response="The Pacific.", reference="Pacific"),
-    SingleTurnSample(user_input="Who wrote Hamlet?", response="Shakespeare",
-                     retrieved_contexts=["Hamlet is a play by Shakespeare."],
-                     retrieved_context_ids=["doc-7"], reference_context_ids=["doc-7"]),
-]  # fmt: skip
+    SingleTurnSample(
+        user_input="Who wrote Hamlet?",
+        response="Shakespeare",
+        retrieved_contexts=["Hamlet is a play by Shakespeare."],
+        retrieved_context_ids=["doc-7"],
+        reference_context_ids=["doc-7"],
+    ),
+]
 # (ragas' to_csv takes its header from the first sample: it holds every field.)
 dataset = EvaluationDataset(samples=single)
 checked = {}
@@ -87,11 +97,15 @@ checked["result_metrics"] = sorted(theirs[0])
 
 # 4. Multi-turn samples are agent conversations.
 turns = MultiTurnSample(
-    user_input=[HumanMessage(content="Weather in Oslo?"),
-                AIMessage(content="", tool_calls=[ToolCall(name="weather", args={"city": "Oslo"})]),
-                ToolMessage(content="rain"), AIMessage(content="Rain in Oslo.")],
-    reference_tool_calls=[ToolCall(name="weather", args={"city": "Oslo"})], reference="Rain.",
-)  # fmt: skip
+    user_input=[
+        HumanMessage(content="Weather in Oslo?"),
+        AIMessage(content="", tool_calls=[ToolCall(name="weather", args={"city": "Oslo"})]),
+        ToolMessage(content="rain"),
+        AIMessage(content="Rain in Oslo."),
+    ],
+    reference_tool_calls=[ToolCall(name="weather", args={"city": "Oslo"})],
+    reference="Rain.",
+)
 agents = evalnb.load(EvaluationDataset(samples=[turns]), model="bot")
 assert agents.steps.filter(pl.col("tool_name") == "weather").height == 2
 assert agents.outputs["actual"].to_list() == ["Rain in Oslo."]

@@ -37,18 +37,22 @@ work = Path(tempfile.mkdtemp())
 cands, refs_ = real_pairs(40, seed=3)  # real sentences of data/sentences, edited
 cands[5] = refs_[5]  # an exact match, and a reference inside its answer
 cands[6] = "Indeed: " + refs_[6] + " That is all."
-frame = pl.DataFrame({
-    "prompt": [f"Question {i}?" for i in range(len(cands))],
-    "expected": refs_, "actual": cands,
-    "context": [[r, "An unrelated passage about weather."] for r in refs_],
-})  # fmt: skip
+frame = pl.DataFrame(
+    {
+        "prompt": [f"Question {i}?" for i in range(len(cands))],
+        "expected": refs_,
+        "actual": cands,
+        "context": [[r, "An unrelated passage about weather."] for r in refs_],
+    }
+)
 lab = evalnb.load(frame)
 checked: dict[str, object] = {}
 
 
 def ours(scored: evalnb.Lab, evaluator: str) -> list[float | None]:
     got = scored.scores.filter(pl.col("evaluator") == evaluator).join(
-        scored.cases.select("case_id", "prompt"), on="case_id")  # fmt: skip
+        scored.cases.select("case_id", "prompt"), on="case_id"
+    )
     by_prompt = dict(zip(got["prompt"], got["value"], strict=True))
     return [by_prompt[p] for p in frame["prompt"]]
 
@@ -67,8 +71,14 @@ async def theirs(metric: object, **lists: list[object]) -> list[float]:
 
 
 refs, resps = frame["expected"].to_list(), frame["actual"].to_list()
-judge_free = [RougeScore(), BleuScore(), CHRFScore(), ExactMatch(), StringPresence(),
-              NonLLMStringSimilarity()]  # fmt: skip
+judge_free = [
+    RougeScore(),
+    BleuScore(),
+    CHRFScore(),
+    ExactMatch(),
+    StringPresence(),
+    NonLLMStringSimilarity(),
+]
 scored = evalnb.evaluate(lab, judge_free, progress=False)
 for metric in judge_free:
     want = asyncio.run(theirs(metric, reference=refs, response=resps))
@@ -103,35 +113,57 @@ def llm(prompt: str) -> str:
     data = json.loads(_INPUT.findall(prompt)[-1])
     if '"title": "NLIStatementOutput"' in prompt:
         context = data["context"].lower()
-        return json.dumps({"statements": [
-            {"statement": s, "reason": "checked", "verdict": int(all(
-                w in context for w in re.findall(r"\w+", s.lower())[:3]))}
-            for s in data["statements"]]})  # fmt: skip
+        return json.dumps(
+            {
+                "statements": [
+                    {
+                        "statement": s,
+                        "reason": "checked",
+                        "verdict": int(
+                            all(w in context for w in re.findall(r"\w+", s.lower())[:3])
+                        ),
+                    }
+                    for s in data["statements"]
+                ]
+            }
+        )
     if "BROKEN" in data["answer"]:
         return "no JSON here"
     return json.dumps({"statements": [s for s in re.split(r"(?<=\.)\s+", data["answer"]) if s]})
 
 
-small = evalnb.load(pl.DataFrame({
-    "prompt": ["Capital of France?", "Largest ocean?", "Broken?"],
-    "actual": ["Paris is the capital of France. It has the Louvre.",
-               "The Pacific is the largest ocean.", "BROKEN answer."],
-    "context": [["Paris is the capital of France."], ["The Atlantic is big."], ["x"]],
-}))  # fmt: skip
+small = evalnb.load(
+    pl.DataFrame(
+        {
+            "prompt": ["Capital of France?", "Largest ocean?", "Broken?"],
+            "actual": [
+                "Paris is the capital of France. It has the Louvre.",
+                "The Pacific is the largest ocean.",
+                "BROKEN answer.",
+            ],
+            "context": [["Paris is the capital of France."], ["The Atlantic is big."], ["x"]],
+        }
+    )
+)
 with LoopbackLLM(llm) as server:
     client = evalnb.LLMClient(server.base_url, "judge-model", cache=work / "cache.duckdb")
     faithful = Faithfulness(llm=ragas_llm(client, json_mode=False))
     scored_llm = evalnb.evaluate(small, [faithful], progress=False)
     calls = server.total_calls
-    direct = asyncio.run(theirs(faithful, user_input=small.cases["prompt"].to_list()[:2],
-                                response=small.outputs["actual"].to_list()[:2],
-                                retrieved_contexts=small.outputs["context"].to_list()[:2]))  # fmt: skip
+    direct = asyncio.run(
+        theirs(
+            faithful,
+            user_input=small.cases["prompt"].to_list()[:2],
+            response=small.outputs["actual"].to_list()[:2],
+            retrieved_contexts=small.outputs["context"].to_list()[:2],
+        )
+    )
     assert server.total_calls == calls  # the direct run was answered from evalnb's cache
-    again = evalnb.evaluate(small.merge(evalnb.load(pl.DataFrame({"prompt": ["x"]}))),
-                            [faithful], progress=False)  # fmt: skip
+    again = evalnb.evaluate(
+        small.merge(evalnb.load(pl.DataFrame({"prompt": ["x"]}))), [faithful], progress=False
+    )
     assert server.total_calls == calls  # nothing asked twice
-got = scored_llm.scores.sort("case_id").join(small.cases.select("case_id", "prompt"),
-                                             on="case_id")  # fmt: skip
+got = scored_llm.scores.sort("case_id").join(small.cases.select("case_id", "prompt"), on="case_id")
 values = dict(zip(got["prompt"], got["value"], strict=True))
 assert [values["Capital of France?"], values["Largest ocean?"]] == direct
 assert values["Broken?"] is None

@@ -51,20 +51,37 @@ for i in range(N):
     ]
     ids = [rng.choice(["a", "b", "c", 1, 2, "d"]) for _ in range(rng.randint(0, 4))]
     ref_ids = [rng.choice(["a", "b", 1, "e"]) for _ in range(rng.randint(1, 3))]
-    samples.append(SingleTurnSample(
-        user_input=f"q{i}", response=cands[i], reference=refs[i],
-        retrieved_contexts=retrieved, reference_contexts=reference_contexts,
-        retrieved_context_ids=ids, reference_context_ids=ref_ids))  # fmt: skip
-samples.append(SingleTurnSample(user_input="no ids", response="x", reference="y",
-                                retrieved_contexts=["x"], reference_contexts=["y"],
-                                retrieved_context_ids=[], reference_context_ids=["a"]))  # fmt: skip
+    samples.append(
+        SingleTurnSample(
+            user_input=f"q{i}",
+            response=cands[i],
+            reference=refs[i],
+            retrieved_contexts=retrieved,
+            reference_contexts=reference_contexts,
+            retrieved_context_ids=ids,
+            reference_context_ids=ref_ids,
+        )
+    )
+samples.append(
+    SingleTurnSample(
+        user_input="no ids",
+        response="x",
+        reference="y",
+        retrieved_contexts=["x"],
+        reference_contexts=["y"],
+        retrieved_context_ids=[],
+        reference_context_ids=["a"],
+    )
+)
 lab = evalnb.load(EvaluationDataset(samples=samples), model="rag")
 order = [s.user_input for s in samples]
 
 
 async def collections(metric: object) -> list[float]:
-    return [(await metric.ascore(reference=s.reference, response=s.response)).value  # type: ignore[attr-defined]
-            for s in samples]  # fmt: skip
+    return [
+        (await metric.ascore(reference=s.reference, response=s.response)).value  # type: ignore[attr-defined]
+        for s in samples
+    ]
 
 
 async def legacy(metric: object) -> list[float]:
@@ -99,8 +116,9 @@ for rouge_type in ("rouge1", "rougeL"):
 checks["bleu"] = worst(ours("ragas_bleu"), asyncio.run(collections(BleuScore())))
 checks["chrf"] = worst(ours("ragas_chrf"), asyncio.run(collections(CHRFScore())))
 checks["exact_match"] = worst(ours("ragas_exact_match"), asyncio.run(collections(ExactMatch())))
-checks["string_presence"] = worst(ours("ragas_string_presence"),
-                                  asyncio.run(collections(StringPresence())))  # fmt: skip
+checks["string_presence"] = worst(
+    ours("ragas_string_presence"), asyncio.run(collections(StringPresence()))
+)
 for measure in DistanceMeasure:
     theirs = asyncio.run(collections(NonLLMStringSimilarity(distance_measure=measure)))
     checks[f"similarity_{measure.value}"] = worst(
@@ -128,8 +146,10 @@ for threshold in (0.2, 0.65, 0.9):  # the early-stopping distances keep every ve
     checks[f"context_recall_at_{threshold}"] = worst(
         ours("ragas_context_recall", similarity_threshold=threshold), asyncio.run(legacy(recall))
     )
-checks["id_context_precision"] = worst(ours("ragas_id_context_precision"),
-                                       asyncio.run(legacy(IDBasedContextPrecision())))  # fmt: skip
-checks["id_context_recall"] = worst(ours("ragas_id_context_recall"),
-                                    asyncio.run(legacy(IDBasedContextRecall())))  # fmt: skip
+checks["id_context_precision"] = worst(
+    ours("ragas_id_context_precision"), asyncio.run(legacy(IDBasedContextPrecision()))
+)
+checks["id_context_recall"] = worst(
+    ours("ragas_id_context_recall"), asyncio.run(legacy(IDBasedContextRecall()))
+)
 print(json.dumps(checks))

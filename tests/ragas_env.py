@@ -27,8 +27,12 @@ def peers_site() -> str:
     """Return the peers' site-packages folder (skips the test when there is none)."""
     if not PEERS.is_file():
         pytest.skip("the peers' environment .venv-peers is built by scripts/test")
-    done = subprocess.run([str(PEERS), "-c", "import ragas, site; print(site.getsitepackages()[0])"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(PEERS), "-c", "import ragas, site; print(site.getsitepackages()[0])"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode:
         pytest.skip(".venv-peers has no ragas")
     return done.stdout.strip()
@@ -37,10 +41,15 @@ def peers_site() -> str:
 def run_with_ragas(script: str, *args: str, timeout: int = 600) -> object:
     """Run ``tests/<script>`` with evalnb and ragas; return the JSON it prints last."""
     cmd = [sys.executable, "-c", _LAUNCH, peers_site(), str(ROOT / "tests" / script), *args]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
-           "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "sk-loopback"),
-           "RAGAS_DO_NOT_TRACK": "true"}  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False,
-                          cwd=ROOT, env=env)  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "HF_HUB_OFFLINE": "1",
+        "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "sk-loopback"),
+        "RAGAS_DO_NOT_TRACK": "true",
+    }
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=ROOT, env=env
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -35,10 +35,11 @@ class RougeKillingItsWorker(Rouge):
     block_rows = 1000
     params: ClassVar[tuple[Param, ...]] = (
         *Rouge.params,
-        Param("victim", str, default="", description="case id whose batch dies once",
-              scoring=False),
+        Param(
+            "victim", str, default="", description="case id whose batch dies once", scoring=False
+        ),
         Param("marker", str, default="", description="file marking the kill", scoring=False),
-    )  # fmt: skip
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         marker = Path(str(params["marker"]))

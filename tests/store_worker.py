@@ -27,8 +27,9 @@ def _reviewer(store: Path, reviewer: str, quota: int, acks: Path) -> None:
     with acks.open("a", encoding="utf-8") as out:
         for i in range(done, quota):
             verdict = "pass" if (i * 7 + len(reviewer)) % 3 else "fail"
-            row = lab.add_label(cases[i % len(cases)], "model", "rouge", "rouge_l", verdict,
-                                reviewer=reviewer)  # fmt: skip
+            row = lab.add_label(
+                cases[i % len(cases)], "model", "rouge", "rouge_l", verdict, reviewer=reviewer
+            )
             out.write(row["label_id"][0] + "\n")
             out.flush()
             os.fsync(out.fileno())

@@ -140,8 +140,9 @@ def test_llm_rewrites_cover_every_kind_and_count_their_failures(
     lab = evalnb.Lab({"cases": suite[1].cases})
     with LoopbackLLM(_rewriter) as server:
         client = evalnb.LLMClient(server.base_url, "writer", cache=tmp_path / "c.duckdb")
-        out = evalnb.adversarial(lab, n=40, llm=client,
-                                 kinds=["misleading", "ambiguous", "contradictory", "injection"])  # fmt: skip
+        out = evalnb.adversarial(
+            lab, n=40, llm=client, kinds=["misleading", "ambiguous", "contradictory", "injection"]
+        )
         sent = server.total_calls
     adv = out.cases.filter(pl.col("perturbation").str.starts_with("adversarial_"))
     report = evalnb.generation_report(out, step="adversarial")
@@ -149,8 +150,9 @@ def test_llm_rewrites_cover_every_kind_and_count_their_failures(
     assert report["parse_failures"].sum() == 40 - adv.height > 0
     reasons = [json.loads(r) for r in report["failure_reasons"]]
     assert {k for r in reasons for k in r} == {"no JSON object", "schema"}
-    assert set(adv["perturbation"]) == {f"adversarial_{k}" for k in
-                                        ("misleading", "ambiguous", "contradictory", "injection")}  # fmt: skip
+    assert set(adv["perturbation"]) == {
+        f"adversarial_{k}" for k in ("misleading", "ambiguous", "contradictory", "injection")
+    }
     assert adv["prompt"].str.starts_with("Tricky: ").all()
     assert (adv["expected"].list.first() == "Point out the trap.").all()
     assert (

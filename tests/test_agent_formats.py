@@ -23,13 +23,21 @@ def _peer(script: str, out: Path, *modules: str) -> list[dict[str, object]]:
     """Run a peer script that writes files under ``out`` and prints what it expects."""
     if not PEERS.is_file():
         pytest.skip("the peers' environment .venv-peers is built by scripts/test")
-    probe = subprocess.run([str(PEERS), "-c", "; ".join(f"import {m}" for m in modules)],
-                           capture_output=True, check=False)  # fmt: skip
+    probe = subprocess.run(
+        [str(PEERS), "-c", "; ".join(f"import {m}" for m in modules)],
+        capture_output=True,
+        check=False,
+    )
     if probe.returncode:
         pytest.skip(f".venv-peers lacks {modules}")
-    done = subprocess.run([str(PEERS), str(ROOT / "tests" / script), str(out)],
-                          capture_output=True, text=True, timeout=300, check=False,
-                          env={**os.environ, "INSPECT_LOG_LEVEL": "warning"})  # fmt: skip
+    done = subprocess.run(
+        [str(PEERS), str(ROOT / "tests" / script), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "INSPECT_LOG_LEVEL": "warning"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     expected: list[dict[str, object]] = json.loads(done.stdout)
     return expected
@@ -97,8 +105,11 @@ def test_openinference_spans_of_a_traced_agent_load_in_both_shapes(tmp_path: Pat
     a, b = (lab.outputs.drop("extra") for lab in labs)
     # (Flat spans' ISO times keep microseconds, OTLP's nanoseconds.)
     assert_frame_equal(a.sort("case_id", "model"), b.sort("case_id", "model"), abs_tol=1e-5)
-    assert_frame_equal(labs[0].steps.sort("case_id", "model", "step"),
-                       labs[1].steps.sort("case_id", "model", "step"), abs_tol=1e-5)  # fmt: skip
+    assert_frame_equal(
+        labs[0].steps.sort("case_id", "model", "step"),
+        labs[1].steps.sort("case_id", "model", "step"),
+        abs_tol=1e-5,
+    )
     run = json.loads(labs[0].outputs["extra"][0])
     assert run["conversation"].startswith("agent-") and run["traces"]
     _round_trip(labs[0], tmp_path)
@@ -112,13 +123,17 @@ def _otlp_attr(key: str, value: object) -> dict[str, object]:
     return {"key": key, "value": {"stringValue": value}}
 
 
-def _genai_span(span_id: str, start: int, attrs: dict[str, object], *,
-                error: str | None = None) -> dict[str, object]:  # fmt: skip
+def _genai_span(
+    span_id: str, start: int, attrs: dict[str, object], *, error: str | None = None
+) -> dict[str, object]:
     span: dict[str, object] = {
-        "traceId": "5b8efff798038103d269b633813fc60c", "spanId": span_id, "name": span_id,
-        "startTimeUnixNano": str(start * 10**9), "endTimeUnixNano": str(start * 10**9 + 5 * 10**8),
+        "traceId": "5b8efff798038103d269b633813fc60c",
+        "spanId": span_id,
+        "name": span_id,
+        "startTimeUnixNano": str(start * 10**9),
+        "endTimeUnixNano": str(start * 10**9 + 5 * 10**8),
         "attributes": [_otlp_attr(k, v) for k, v in attrs.items()],
-    }  # fmt: skip
+    }
     if error:
         span["status"] = {"code": 2, "message": error}
     return span
@@ -127,12 +142,20 @@ def _genai_span(span_id: str, start: int, attrs: dict[str, object], *,
 def test_opentelemetry_genai_spans_with_json_messages(tmp_path: Path) -> None:
     """The GenAI conventions' span attributes, transcribed from the semantic conventions."""
     user = [{"role": "user", "parts": [{"type": "text", "content": "Weather in Oslo and Bergen?"}]}]
-    call = {"role": "assistant", "parts": [
-        {"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "Oslo"}},
-        {"type": "tool_call", "id": "c2", "name": "weather", "arguments": {"city": "Bergen"}}]}  # fmt: skip
-    results = {"role": "tool", "parts": [
-        {"type": "tool_call_response", "id": "c1", "response": "rain"},
-        {"type": "tool_call_response", "id": "c2", "response": "sun"}]}  # fmt: skip
+    call = {
+        "role": "assistant",
+        "parts": [
+            {"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "Oslo"}},
+            {"type": "tool_call", "id": "c2", "name": "weather", "arguments": {"city": "Bergen"}},
+        ],
+    }
+    results = {
+        "role": "tool",
+        "parts": [
+            {"type": "tool_call_response", "id": "c1", "response": "rain"},
+            {"type": "tool_call_response", "id": "c2", "response": "sun"},
+        ],
+    }
     final = {"role": "assistant", "parts": [{"type": "text", "content": "Oslo rain, Bergen sun."}]}
     spans = [
         _genai_span(
@@ -210,10 +233,24 @@ def test_bad_spans_and_logs_name_the_place(tmp_path: Path) -> None:
     path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n")
     with pytest.raises(InputError, match=r"spans\[0\].*traceId"):
         evalnb.load(path)
-    log = {"version": 2, "status": "success", "eval": {"model": "m", "task": "t"}, "samples": [
-        {"id": 1, "epoch": 1, "input": "hi", "target": "", "attachments": {},
-         "messages": [{"role": "user", "content": "hi"},
-                      {"role": "assistant", "content": "x", "tool_calls": [{"id": "c"}]}]}]}  # fmt: skip
+    log = {
+        "version": 2,
+        "status": "success",
+        "eval": {"model": "m", "task": "t"},
+        "samples": [
+            {
+                "id": 1,
+                "epoch": 1,
+                "input": "hi",
+                "target": "",
+                "attachments": {},
+                "messages": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "x", "tool_calls": [{"id": "c"}]},
+                ],
+            }
+        ],
+    }
     path = tmp_path / "log.json"
     path.write_text(json.dumps(log))
     with pytest.raises(InputError, match=r"samples\[0\]\.messages\[1\]\.tool_calls\[0\].*function"):
@@ -225,22 +262,43 @@ def test_bad_spans_and_logs_name_the_place(tmp_path: Path) -> None:
 
 
 def test_agent_chat_export_reads_back_equal(tmp_path: Path) -> None:
-    rec = {"id": "c1", "model": "a", "topic": "travel", "ticket": "T-1",
-           "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Go"},
-                        {"role": "assistant", "content": "Looking.", "latency_s": 0.5,
-                         "tool_calls": [{"id": "x", "function": {"name": "f",
-                                                                 "arguments": "{\"a\": 1}"}},
-                                        {"id": "y", "function": {"name": "g",
-                                                                 "arguments": "{broken"}}]},
-                        {"role": "tool", "tool_call_id": "y", "content": "G", "error": "boom"},
-                        {"role": "tool", "tool_call_id": "x", "content": "F"},
-                        {"role": "assistant", "content": "Done.", "cost": 0.01}],
-           "reference_tool_calls": [{"name": "f", "args": {"a": 1}}]}  # fmt: skip
-    other = {**rec, "model": "b", "messages": [*rec["messages"][:2],  # type: ignore[misc]
-                                               {"role": "assistant", "content": "No.",
-                                                "error": "refused"}]}  # fmt: skip
-    none = {"id": "c2", "model": "a", "reference_tool_calls": [],
-            "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hey"}]}  # fmt: skip
+    rec = {
+        "id": "c1",
+        "model": "a",
+        "topic": "travel",
+        "ticket": "T-1",
+        "messages": [
+            {"role": "system", "content": "S"},
+            {"role": "user", "content": "Go"},
+            {
+                "role": "assistant",
+                "content": "Looking.",
+                "latency_s": 0.5,
+                "tool_calls": [
+                    {"id": "x", "function": {"name": "f", "arguments": '{"a": 1}'}},
+                    {"id": "y", "function": {"name": "g", "arguments": "{broken"}},
+                ],
+            },
+            {"role": "tool", "tool_call_id": "y", "content": "G", "error": "boom"},
+            {"role": "tool", "tool_call_id": "x", "content": "F"},
+            {"role": "assistant", "content": "Done.", "cost": 0.01},
+        ],
+        "reference_tool_calls": [{"name": "f", "args": {"a": 1}}],
+    }
+    other = {
+        **rec,
+        "model": "b",
+        "messages": [
+            *rec["messages"][:2],  # type: ignore[misc]
+            {"role": "assistant", "content": "No.", "error": "refused"},
+        ],
+    }
+    none = {
+        "id": "c2",
+        "model": "a",
+        "reference_tool_calls": [],
+        "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hey"}],
+    }
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in (rec, other, none)))
     lab = evalnb.load(path)
@@ -257,16 +315,28 @@ def test_weakness_grid_takes_the_tool_as_an_axis(tmp_path: Path) -> None:
     for i in range(24):
         tool = ["search", "calendar", "mailer"][i % 3]
         broken = tool == "mailer"
-        msgs = [{"role": "user", "content": f"task {i}"},
-                {"role": "assistant", "content": None, "tool_calls": [
+        msgs = [
+            {"role": "user", "content": f"task {i}"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
                     {"id": "a", "function": {"name": "search", "arguments": "{}"}},
-                    {"id": "b", "function": {"name": tool, "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": "a", "content": "ok"},
-                {"role": "tool", "tool_call_id": "b", "content": "x",
-                 **({"error": "503"} if broken else {})},
-                {"role": "assistant", "content": "done"}]  # fmt: skip
-        records.append({"id": f"c{i}", "model": "bot", "messages": msgs,
-                        "topic": "ops" if i % 2 else "sales"})  # fmt: skip
+                    {"id": "b", "function": {"name": tool, "arguments": "{}"}},
+                ],
+            },
+            {"role": "tool", "tool_call_id": "a", "content": "ok"},
+            {
+                "role": "tool",
+                "tool_call_id": "b",
+                "content": "x",
+                **({"error": "503"} if broken else {}),
+            },
+            {"role": "assistant", "content": "done"},
+        ]
+        records.append(
+            {"id": f"c{i}", "model": "bot", "messages": msgs, "topic": "ops" if i % 2 else "sales"}
+        )
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     lab = evalnb.evaluate(evalnb.load(path), ["agent_steps"], progress=False)
@@ -296,10 +366,15 @@ def test_fastest_and_cheapest_agents_are_named_only_when_their_intervals_separat
     records = []
     for i in range(30):
         cost = 0.01 + (i % 2) * 0.001  # the same for all three agents
-        for model, latency in (("quick", 1.0 + (i % 3) * 0.1), ("steady", 3.0 + (i % 5) * 0.1),
-                               ("twin", 3.0 + (i % 4) * 0.1)):  # fmt: skip
-            msgs = [{"role": "user", "content": f"job {i}"},
-                    {"role": "assistant", "content": "ok", "latency_s": latency, "cost": cost}]  # fmt: skip
+        for model, latency in (
+            ("quick", 1.0 + (i % 3) * 0.1),
+            ("steady", 3.0 + (i % 5) * 0.1),
+            ("twin", 3.0 + (i % 4) * 0.1),
+        ):
+            msgs = [
+                {"role": "user", "content": f"job {i}"},
+                {"role": "assistant", "content": "ok", "latency_s": latency, "cost": cost},
+            ]
             records.append({"id": f"j{i}", "model": model, "messages": msgs})
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -320,15 +395,32 @@ def test_steps_stay_on_disk_with_the_outputs_and_agents_score_the_same(tmp_path:
 
     records = []
     for i in range(40):
-        calls = [{"id": f"k{j}", "function": {"name": ["a", "b"][j % 2], "arguments": f'{{"n": {j}}}'}}
-                 for j in range(1 + i % 3)]  # fmt: skip
-        msgs = [{"role": "user", "content": f"q{i}"},
-                {"role": "assistant", "content": None, "tool_calls": calls},
-                *({"role": "tool", "tool_call_id": c["id"], "content": "r",
-                   **({"error": "down"} if c["function"]["name"] == "b" else {})} for c in calls),
-                {"role": "assistant", "content": "fin"}]  # fmt: skip
-        records.append({"id": f"c{i}", "model": "m", "messages": msgs,
-                        "reference_tool_calls": [{"name": "a", "args": {"n": 0}}]})  # fmt: skip
+        calls = [
+            {"id": f"k{j}", "function": {"name": ["a", "b"][j % 2], "arguments": f'{{"n": {j}}}'}}
+            for j in range(1 + i % 3)
+        ]
+        msgs = [
+            {"role": "user", "content": f"q{i}"},
+            {"role": "assistant", "content": None, "tool_calls": calls},
+            *(
+                {
+                    "role": "tool",
+                    "tool_call_id": c["id"],
+                    "content": "r",
+                    **({"error": "down"} if c["function"]["name"] == "b" else {}),
+                }
+                for c in calls
+            ),
+            {"role": "assistant", "content": "fin"},
+        ]
+        records.append(
+            {
+                "id": f"c{i}",
+                "model": "m",
+                "messages": msgs,
+                "reference_tool_calls": [{"name": "a", "args": {"n": 0}}],
+            }
+        )
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     lab = evalnb.load(path)

@@ -21,8 +21,18 @@ _NAMES = ["search", "weather", "convert", "lookup"]
 
 
 def _args(rng: random.Random) -> dict[str, object]:
-    pool: list[object] = [1, 2, 1.5, 2.0, "Paris", "paris", True, [1, 2], {"unit": "C"},
-                          {"unit": "F", "precise": True}]  # fmt: skip
+    pool: list[object] = [
+        1,
+        2,
+        1.5,
+        2.0,
+        "Paris",
+        "paris",
+        True,
+        [1, 2],
+        {"unit": "C"},
+        {"unit": "F", "precise": True},
+    ]
     return {
         k: rng.choice(pool)
         for k in rng.sample(["city", "value", "unit", "query"], rng.randint(0, 3))
@@ -54,8 +64,9 @@ def _conversations(n: int, seed: int) -> list[dict[str, object]]:
                 k = rng.randrange(len(calls))
                 calls[k] = [calls[k][0], dict(reversed(list(calls[k][1].items())))]
         outputs = [rng.choice(["ok", "18C", "none"]) for _ in calls]
-        out.append({"calls": [[n, a, o] for (n, a), o in zip(calls, outputs, strict=True)],
-                    "ref": ref})  # fmt: skip
+        out.append(
+            {"calls": [[n, a, o] for (n, a), o in zip(calls, outputs, strict=True)], "ref": ref}
+        )
     return out
 
 
@@ -91,16 +102,25 @@ def _ours(lab: evalnb.Lab, evaluator: str, metric: str, **params: object) -> lis
     return order["value"].to_list()
 
 
-@pytest.mark.skipif(not PEERS.is_file(), reason="the peers' environment .venv-peers is built by "
-                    "scripts/test (ragas 0.4.3, DeepEval 4.3.1)")  # fmt: skip
+@pytest.mark.skipif(
+    not PEERS.is_file(),
+    reason="the peers' environment .venv-peers is built by "
+    "scripts/test (ragas 0.4.3, DeepEval 4.3.1)",
+)
 def test_tool_call_metrics_equal_ragas_and_deepeval_on_generated_conversations(
     tmp_path: Path,
 ) -> None:
     conversations = _conversations(300, seed=7)
     lines = "".join(json.dumps(c) + "\n" for c in conversations)
-    done = subprocess.run([str(PEERS), str(ROOT / "tests" / "peer_agents.py")], input=lines,
-                          capture_output=True, text=True, timeout=600, check=False,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+    done = subprocess.run(
+        [str(PEERS), str(ROOT / "tests" / "peer_agents.py")],
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     theirs = [json.loads(line) for line in done.stdout.splitlines()]
     lab = evalnb.load(_ragas_jsonl(conversations, tmp_path / "agents.jsonl"))
@@ -110,12 +130,19 @@ def test_tool_call_metrics_equal_ragas_and_deepeval_on_generated_conversations(
         ("f1", "tool_call_f1", "tool_call_f1", {}),
     ]
     checks.extend(
-        (f"{mode}_{'args' if args else 'noargs'}", "tool_correctness", "tool_correctness",
-         {"exact_match": exact, "consider_ordering": ordering, "compare_arguments": args})
-        for mode, exact, ordering in (("names", False, False), ("exact", True, False),
-                                      ("ordering", False, True))
+        (
+            f"{mode}_{'args' if args else 'noargs'}",
+            "tool_correctness",
+            "tool_correctness",
+            {"exact_match": exact, "consider_ordering": ordering, "compare_arguments": args},
+        )
+        for mode, exact, ordering in (
+            ("names", False, False),
+            ("exact", True, False),
+            ("ordering", False, True),
+        )
         for args in (False, True)
-    )  # fmt: skip
+    )
     for key, evaluator, metric, params in checks:
         ours = _ours(lab, evaluator, metric, **params)
         want = [t[key] for t in theirs]
@@ -126,19 +153,32 @@ def test_tool_call_metrics_equal_ragas_and_deepeval_on_generated_conversations(
 
 def test_an_openai_conversation_with_tool_calls_loads_with_its_steps(tmp_path: Path) -> None:
     record = {
-        "id": "paris", "model": "gpt",
+        "id": "paris",
+        "model": "gpt",
         "messages": [
             {"role": "user", "content": "Weather in Paris?"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "a1", "type": "function",
-                 "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
-                {"id": "a2", "type": "function", "function": {"name": "get_uv", "arguments": "{oops"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "a1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    },
+                    {
+                        "id": "a2",
+                        "type": "function",
+                        "function": {"name": "get_uv", "arguments": "{oops"},
+                    },
+                ],
+            },
             {"role": "tool", "tool_call_id": "a2", "content": "down", "status": "error"},
             {"role": "tool", "tool_call_id": "a1", "content": "18C", "latency_s": 0.5},
             {"role": "assistant", "content": "It is 18C.", "latency_s": 1.25, "cost": 0.002},
         ],
         "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}}],
-    }  # fmt: skip
+    }
     path = tmp_path / "chat.json"
     path.write_text(json.dumps([record]))  # a JSON list (not JSONL) is detected too
     lab = evalnb.load(path)
@@ -186,8 +226,10 @@ def test_a_case_without_reference_is_not_scored_and_a_repeated_call_is_a_loop(
 ) -> None:
     turns = [{"type": "human", "content": "go"}]
     for _ in range(3):
-        turns += [{"type": "ai", "content": "", "tool_calls": [{"name": "poll", "args": {"id": 1}}]},
-                  {"type": "tool", "content": "pending"}]  # fmt: skip
+        turns += [
+            {"type": "ai", "content": "", "tool_calls": [{"name": "poll", "args": {"id": 1}}]},
+            {"type": "tool", "content": "pending"},
+        ]
     turns.append({"type": "ai", "content": "gave up"})
     path = tmp_path / "loop.jsonl"
     path.write_text(json.dumps({"user_input": turns}) + "\n")
@@ -203,19 +245,43 @@ def test_a_case_without_reference_is_not_scored_and_a_repeated_call_is_a_loop(
 @pytest.mark.parametrize(
     ("record", "where", "field"),
     [
-        ({"messages": [{"role": "robot", "content": "x"}], "reference_tool_calls": []},
-         "line 1.messages[0]", "role"),
-        ({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": None,
-                        "tool_calls": [{"id": "1", "function": {"arguments": "{}"}}]}]},
-         "line 1.messages[1].tool_calls[0].function", "name"),
-        ({"user_input": [{"type": "human", "content": "q"}, {"type": "alien", "content": "x"}]},
-         "line 1.user_input[1]", "type"),
-        ({"messages": [{"role": "assistant", "content": "hi", "tool_calls": []}],
-          "reference_tool_calls": []}, "line 1", "messages"),
+        (
+            {"messages": [{"role": "robot", "content": "x"}], "reference_tool_calls": []},
+            "line 1.messages[0]",
+            "role",
+        ),
+        (
+            {
+                "messages": [
+                    {"role": "user", "content": "q"},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [{"id": "1", "function": {"arguments": "{}"}}],
+                    },
+                ]
+            },
+            "line 1.messages[1].tool_calls[0].function",
+            "name",
+        ),
+        (
+            {"user_input": [{"type": "human", "content": "q"}, {"type": "alien", "content": "x"}]},
+            "line 1.user_input[1]",
+            "type",
+        ),
+        (
+            {
+                "messages": [{"role": "assistant", "content": "hi", "tool_calls": []}],
+                "reference_tool_calls": [],
+            },
+            "line 1",
+            "messages",
+        ),
     ],
-)  # fmt: skip
-def test_bad_conversations_name_the_line_and_field(record: dict[str, object], where: str,
-                                                   field: str, tmp_path: Path) -> None:  # fmt: skip
+)
+def test_bad_conversations_name_the_line_and_field(
+    record: dict[str, object], where: str, field: str, tmp_path: Path
+) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(record) + "\n")
     with pytest.raises(evalnb.InputError) as err:
@@ -255,16 +321,33 @@ def test_run_suite_runs_agents_with_tools_and_records_every_step(tmp_path: Path)
             raise ValueError(msg)
         return f"{city}: 18C"
 
-    lab = evalnb.load(pl.DataFrame({"prompt": ["Weather in Paris?", "Weather in Atlantis?",
-                                               "bad args please", "loop forever"]}))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": [
+                    "Weather in Paris?",
+                    "Weather in Atlantis?",
+                    "bad args please",
+                    "loop forever",
+                ]
+            }
+        )
+    )
     with LoopbackLLM(agent=_weather_agent) as server:
-        client = evalnb.LLMClient(server.base_url, "judge", api_key="sk-test-0000",
-                                  cache=tmp_path / "llm.duckdb", max_retries=0)  # fmt: skip
-        ran = evalnb.run_suite(lab, client, ["agent-a"], tools={"weather": weather}, max_steps=3,
-                               progress=False)  # fmt: skip
+        client = evalnb.LLMClient(
+            server.base_url,
+            "judge",
+            api_key="sk-test-0000",
+            cache=tmp_path / "llm.duckdb",
+            max_retries=0,
+        )
+        ran = evalnb.run_suite(
+            lab, client, ["agent-a"], tools={"weather": weather}, max_steps=3, progress=False
+        )
         calls_first = server.total_calls
-        again = evalnb.run_suite(lab, client, ["agent-b"], tools={"weather": weather},
-                                 max_steps=3, progress=False)  # fmt: skip
+        again = evalnb.run_suite(
+            lab, client, ["agent-b"], tools={"weather": weather}, max_steps=3, progress=False
+        )
     answers = dict(ran.outputs.join(ran.cases, on="case_id").select("prompt", "actual").rows())
     assert answers["Weather in Paris?"] == "Answer: Paris: 18C"
     assert answers["Weather in Atlantis?"] == "Answer: error: ValueError: no such city"
@@ -282,15 +365,19 @@ def test_run_suite_runs_agents_with_tools_and_records_every_step(tmp_path: Path)
         pl.col("role") == "assistant"
     )
     assert "no tool named 'missing_tool'" in str(missing["error"][0])
-    bad = steps.filter((pl.col("prompt") == "bad args please") & (pl.col("role") == "assistant")
-                       & pl.col("tool_name").is_not_null())  # fmt: skip
+    bad = steps.filter(
+        (pl.col("prompt") == "bad args please")
+        & (pl.col("role") == "assistant")
+        & pl.col("tool_name").is_not_null()
+    )
     assert bad["args_valid"].to_list() == [False]
     assert "not valid JSON" in str(bad["error"][0])
     assert calls_first == 2 + 2 + 2 + 3  # each model call once: nothing asked twice
     assert again.steps.filter(pl.col("model") == "agent-b").height > 0
     scored = evalnb.evaluate(ran, ["agent_steps"], progress=False)
     loops = scored.scores.filter(pl.col("metric") == "repeated_calls").join(
-        scored.cases.select("case_id", "prompt"), on="case_id")  # fmt: skip
+        scored.cases.select("case_id", "prompt"), on="case_id"
+    )
     assert dict(loops.select("prompt", "value").rows())["loop forever"] == 2.0
 
 
@@ -305,45 +392,88 @@ def test_goal_accuracy_and_topic_adherence_read_the_whole_run(tmp_path: Path) ->
     def judge(prompt: str) -> str:
         seen.append(prompt)
         if "allowed topics" in prompt or "may only talk about" in prompt:
-            return json.dumps({"answers": [{"topic": "weather", "on_topic": True},
-                                           {"topic": "stocks", "on_topic": False}]})  # fmt: skip
+            return json.dumps(
+                {
+                    "answers": [
+                        {"topic": "weather", "on_topic": True},
+                        {"topic": "stocks", "on_topic": False},
+                    ]
+                }
+            )
         if "reference" in prompt and "broken" in prompt:
             return "the end state is booked, I think"  # not JSON: a parse failure
         achieved = "[tool result] Paris: 18C" in prompt
-        return json.dumps({"user_goal": "know the weather", "end_state": "told",
-                           "achieved": achieved, "reason": "the tool result was relayed"})  # fmt: skip
+        return json.dumps(
+            {
+                "user_goal": "know the weather",
+                "end_state": "told",
+                "achieved": achieved,
+                "reason": "the tool result was relayed",
+            }
+        )
 
     records = [
-        {"id": "ok", "messages": [
-            {"role": "user", "content": "Weather in Paris?"},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function",
-             "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
-            {"role": "tool", "tool_call_id": "1", "content": "Paris: 18C"},
-            {"role": "assistant", "content": "It is 18C. Also, buy stocks."}],
-         "reference": "The user learns it is 18C in Paris.",
-         "reference_topics": ["weather"]},
-        {"id": "broken", "messages": [
-            {"role": "user", "content": "Weather in Rome? broken"},
-            {"role": "assistant", "content": "Sunny.", "tool_calls": [{"id": "2", "type": "function",
-             "function": {"name": "weather", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "2", "content": "error", "status": "error"}],
-         "reference": "The user learns the weather in Rome."},
-    ]  # fmt: skip
+        {
+            "id": "ok",
+            "messages": [
+                {"role": "user", "content": "Weather in Paris?"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "1",
+                            "type": "function",
+                            "function": {"name": "weather", "arguments": '{"city": "Paris"}'},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "1", "content": "Paris: 18C"},
+                {"role": "assistant", "content": "It is 18C. Also, buy stocks."},
+            ],
+            "reference": "The user learns it is 18C in Paris.",
+            "reference_topics": ["weather"],
+        },
+        {
+            "id": "broken",
+            "messages": [
+                {"role": "user", "content": "Weather in Rome? broken"},
+                {
+                    "role": "assistant",
+                    "content": "Sunny.",
+                    "tool_calls": [
+                        {
+                            "id": "2",
+                            "type": "function",
+                            "function": {"name": "weather", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "2", "content": "error", "status": "error"},
+            ],
+            "reference": "The user learns the weather in Rome.",
+        },
+    ]
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     lab = evalnb.load(path)
     with LoopbackLLM(judge) as server:
-        client = evalnb.LLMClient(server.base_url, "judge", api_key="sk-test-0000",
-                                  cache=False, max_retries=0)  # fmt: skip
-        lab = evalnb.evaluate(lab, ["agent_goal_accuracy", "topic_adherence"], judge=client,
-                              progress=False)  # fmt: skip
+        client = evalnb.LLMClient(
+            server.base_url, "judge", api_key="sk-test-0000", cache=False, max_retries=0
+        )
+        lab = evalnb.evaluate(
+            lab, ["agent_goal_accuracy", "topic_adherence"], judge=client, progress=False
+        )
     values = {(c, m): v for c, m, v in lab.scores.select("case_id", "metric", "value").rows()}
     assert values["ok", "agent_goal_accuracy"] == 1.0
     assert values["ok", "topic_adherence"] == 0.5
     assert values["broken", "agent_goal_accuracy"] is None
     assert values["broken", "topic_adherence"] is None  # no allowed topics known: not judged
-    detail = json.loads(lab.scores.filter((pl.col("case_id") == "broken")
-                                          & (pl.col("metric") == "agent_goal_accuracy"))["detail"][0])  # fmt: skip
+    detail = json.loads(
+        lab.scores.filter(
+            (pl.col("case_id") == "broken") & (pl.col("metric") == "agent_goal_accuracy")
+        )["detail"][0]
+    )
     assert detail["parse_failed"] is True and "booked" in detail["raw"][0]
     run = next(p for p in seen if "Weather in Paris" in p and "reference" in p)
     assert '[assistant calls tool] weather({"city": "Paris"})' in run
@@ -371,11 +501,23 @@ def test_problems_name_failing_tools_broken_arguments_and_loops(tmp_path: Path) 
                     ],
                 }
             )
-            messages.append({"role": "tool", "tool_call_id": f"{i}-{k}", "content": "x",
-                             **({"status": "error"} if fails else {})})  # fmt: skip
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": f"{i}-{k}",
+                    "content": "x",
+                    **({"status": "error"} if fails else {}),
+                }
+            )
         messages.append({"role": "assistant", "content": "done"})
-        records.append({"id": f"trip{i}", "model": "agent-x", "messages": messages,
-                        "reference_tool_calls": [{"name": "book", "args": {"day": 1}}]})  # fmt: skip
+        records.append(
+            {
+                "id": f"trip{i}",
+                "model": "agent-x",
+                "messages": messages,
+                "reference_tool_calls": [{"name": "book", "args": {"day": 1}}],
+            }
+        )
     path = tmp_path / "trips.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     lab = evalnb.evaluate(evalnb.load(path), ["tool_call_f1", "agent_steps"], progress=False)
@@ -422,11 +564,17 @@ def test_agent_sanity_checks_each_artifact_and_refuses_paths_out_of_the_root(
         {"path": "wrong.json", "fields": {"status": "ok"}},
         {"path": "charts/", "contains": ["summary.png", "detail.png"]},
     ]
-    frame = pl.DataFrame({"prompt": ["make the report", "nothing made"], "actual": ["done", "ok"],
-                          "artifacts": [json.dumps(artifacts), None],
-                          "expected_artifacts": [json.dumps(expected), None]})  # fmt: skip
-    scored = evalnb.evaluate(evalnb.load(frame), ["agent_sanity"], artifacts_root=str(root),
-                             progress=False)  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "prompt": ["make the report", "nothing made"],
+            "actual": ["done", "ok"],
+            "artifacts": [json.dumps(artifacts), None],
+            "expected_artifacts": [json.dumps(expected), None],
+        }
+    )
+    scored = evalnb.evaluate(
+        evalnb.load(frame), ["agent_sanity"], artifacts_root=str(root), progress=False
+    )
     row = scored.scores.join(scored.cases.select("case_id", "prompt"), on="case_id").sort("prompt")
     made = row.filter(pl.col("prompt") == "make the report")
     detail = {a["path"]: a["failed"] for a in json.loads(made["detail"][0])["artifacts"]}

@@ -20,9 +20,16 @@ def _lab(n: int = 40) -> evalnb.Lab:
     for model, wrong in (("good", 0), ("mid", 10), ("bad", 30)):
         for i in range(n):
             actual = "completely unrelated words here" if i < wrong else expected[i]
-            rows.append({"prompt": prompts[i], "expected": expected[i], "actual": actual,
-                         "model": model, "duration_s": {"good": 2.0, "mid": 1.0, "bad": 3.0}[model],
-                         "cost": {"good": 0.5, "mid": 0.1, "bad": 0.2}[model]})  # fmt: skip
+            rows.append(
+                {
+                    "prompt": prompts[i],
+                    "expected": expected[i],
+                    "actual": actual,
+                    "model": model,
+                    "duration_s": {"good": 2.0, "mid": 1.0, "bad": 3.0}[model],
+                    "cost": {"good": 0.5, "mid": 0.1, "bad": 0.2}[model],
+                }
+            )
     lab = evalnb.load(pl.DataFrame(rows))
     return evalnb.evaluate(lab, ["rouge"], progress=False)
 
@@ -80,9 +87,19 @@ def test_bootstrap_interval_covers_the_true_mean_at_about_95_percent() -> None:
     reps = 300
     for r in range(reps):
         values = (rng.random(60) < 0.3).astype(float)
-        v = pl.DataFrame({"case_id": [f"c{i}" for i in range(60)], "model": "m", "evaluator": "e",
-                          "metric": "x", "value": values, "passed": values > 0.5,
-                          "higher_is_better": True, "threshold": 0.5, "primary": True})  # fmt: skip
+        v = pl.DataFrame(
+            {
+                "case_id": [f"c{i}" for i in range(60)],
+                "model": "m",
+                "evaluator": "e",
+                "metric": "x",
+                "value": values,
+                "passed": values > 0.5,
+                "higher_is_better": True,
+                "threshold": 0.5,
+                "primary": True,
+            }
+        )
         row = leaderboard(v, n_boot=400, seed=r).row(0, named=True)
         hits += row["ci_low"] <= 0.3 <= row["ci_high"]
     assert 0.90 <= hits / reps <= 0.99
@@ -108,9 +125,16 @@ def test_paired_comparison_and_significant_best_model() -> None:
 
 
 def test_no_best_model_when_intervals_overlap() -> None:
-    rows = [{"prompt": f"q{i}", "expected": "a b c d", "model": m,
-             "actual": "a b c d" if (i + k) % 2 else "x y"}
-            for i in range(8) for k, m in enumerate(["m1", "m2"])]  # fmt: skip
+    rows = [
+        {
+            "prompt": f"q{i}",
+            "expected": "a b c d",
+            "model": m,
+            "actual": "a b c d" if (i + k) % 2 else "x y",
+        }
+        for i in range(8)
+        for k, m in enumerate(["m1", "m2"])
+    ]
     lab = evalnb.evaluate(evalnb.load(pl.DataFrame(rows)), ["rouge"], progress=False)
     text = " ".join(lab.insights()["description"].to_list())
     assert "No single best model for rouge" in text
@@ -124,18 +148,23 @@ def test_most_difficult_prompts() -> None:
 
 
 def test_perturbation_flips_are_problems() -> None:
-    cases = pl.DataFrame({"prompt": ["what is 2+2?", "what is 2+2 ?", "capital?", "capital ?"],
-                          "expected": ["it is four", "it is four", "paris", "paris"],
-                          "actual": ["it is four", "it is five", "london", "paris"]})  # fmt: skip
+    cases = pl.DataFrame(
+        {
+            "prompt": ["what is 2+2?", "what is 2+2 ?", "capital?", "capital ?"],
+            "expected": ["it is four", "it is four", "paris", "paris"],
+            "actual": ["it is four", "it is five", "london", "paris"],
+        }
+    )
     lab = evalnb.load(cases)
     ids = lab.cases["case_id"].to_list()
     by_prompt = dict(zip(lab.cases["prompt"], ids, strict=True))
     lab._tables["cases"] = lab.cases.with_columns(
         perturbation_of=pl.col("prompt").replace_strict(
             {"what is 2+2 ?": by_prompt["what is 2+2?"], "capital ?": by_prompt["capital?"]},
-            default=None),
+            default=None,
+        ),
         perturbation=pl.when(pl.col("prompt").str.ends_with(" ?")).then(pl.lit("comma")),
-    )  # fmt: skip
+    )
     lab = evalnb.evaluate(lab, ["rouge"], progress=False)
     flips = lab.problems(all_metrics=True).filter(pl.col("problem_type") == "robustness")
     # rouge_1/2/l: 'four'→'five' passes→fails on rouge_1 (0.67) and rouge_l; rouge_2 0.5 fails
@@ -157,8 +186,16 @@ def test_perturbation_flips_are_problems() -> None:
 
 
 def test_dataset_problems_and_json_shape() -> None:
-    lab = evalnb.load(pl.DataFrame({"prompt": ["a", "b"], "expected": ["x", None],
-                                    "actual": ["x", "y"], "context": [["c"], []]}))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": ["a", "b"],
+                "expected": ["x", None],
+                "actual": ["x", "y"],
+                "context": [["c"], []],
+            }
+        )
+    )
     lab = evalnb.evaluate(lab, ["rouge"], progress=False)
     probs = lab.problems()
     assert "dataset" in probs["problem_type"].to_list()
@@ -180,8 +217,9 @@ def test_classification_precision_recall_f1_are_macro_model_values() -> None:
 
     truth = ["A", "A", "B", "B", "C", "C", "A", "B"]
     pred = ["A", "B", "B", "B", "C", "A", "A", "C"]
-    lab = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(8)], "expected": truth,
-                                    "actual": pred}))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame({"prompt": [f"q{i}" for i in range(8)], "expected": truth, "actual": pred})
+    )
     lab = evalnb.evaluate(lab, ["classification"], progress=False)
     board = lab.leaderboard().filter(pl.col("evaluator") == "classification")
     p, r, f, _ = precision_recall_fscore_support(truth, pred, average="macro", zero_division=0)
@@ -194,9 +232,15 @@ def test_classification_precision_recall_f1_are_macro_model_values() -> None:
 
 def test_insights_take_their_type_and_wording_from_the_evaluator() -> None:
     """A privacy evaluator's insights are privacy insights, told as such (H2O §18.5)."""
-    rows = [{"prompt": f"who is customer {i}?", "model": m,
-             "actual": f"Write to jane.roe{i}@acme.com" if m == "leaky" else "I cannot share that."}
-            for i in range(10) for m in ("leaky", "careful")]  # fmt: skip
+    rows = [
+        {
+            "prompt": f"who is customer {i}?",
+            "model": m,
+            "actual": f"Write to jane.roe{i}@acme.com" if m == "leaky" else "I cannot share that.",
+        }
+        for i in range(10)
+        for m in ("leaky", "careful")
+    ]
     lab = evalnb.evaluate(evalnb.load(pl.DataFrame(rows)), ["pii_leakage"], progress=False)
     ins = lab.insights()
     assert set(ins["insight_type"]) == {"privacy"}
@@ -237,9 +281,16 @@ def test_overlap_problems_take_the_type_of_the_labs_task() -> None:
     qa = _lab().problems().filter(pl.col("evaluator") == "rouge")
     assert set(qa["problem_type"]) == {"accuracy"}  # a Q&A lab: not "summarization"
     assert "Review the failing answers" in qa["actions_description"][0]
-    rows = [{"prompt": f"Summarize the report number {i}.", "expected": "a short summary",
-             "actual": "unrelated words" if model == "bad" else "a short summary", "model": model}
-            for i in range(6) for model in ("good", "bad")]  # fmt: skip
+    rows = [
+        {
+            "prompt": f"Summarize the report number {i}.",
+            "expected": "a short summary",
+            "actual": "unrelated words" if model == "bad" else "a short summary",
+            "model": model,
+        }
+        for i in range(6)
+        for model in ("good", "bad")
+    ]
     lab = evalnb.evaluate(evalnb.load(pl.DataFrame(rows)), "rouge", progress=False)
     summaries = lab.problems().filter(pl.col("evaluator") == "rouge")
     assert set(summaries["problem_type"]) == {"summarization"}
@@ -259,11 +310,23 @@ def test_a_large_leaderboard_takes_the_matrix_paths_numbers_without_the_matrix()
         values = rng.beta(2 + k, 2, n)
         values[rng.random(n) < 0.01] = np.nan  # unscored rows
         keep = rng.random(n) > 0.02  # each model lacks a few cases
-        frames.append(pl.DataFrame({
-            "case_id": [f"c{i}" for i in range(n)], "model": model, "sample": 0,
-            "evaluator": "rouge", "metric": "rouge_l", "value": values,
-            "threshold": 0.5, "higher_is_better": True, "primary": True,
-        }).filter(pl.Series(keep)).with_columns(pl.col("value").fill_nan(None)))  # fmt: skip
+        frames.append(
+            pl.DataFrame(
+                {
+                    "case_id": [f"c{i}" for i in range(n)],
+                    "model": model,
+                    "sample": 0,
+                    "evaluator": "rouge",
+                    "metric": "rouge_l",
+                    "value": values,
+                    "threshold": 0.5,
+                    "higher_is_better": True,
+                    "primary": True,
+                }
+            )
+            .filter(pl.Series(keep))
+            .with_columns(pl.col("value").fill_nan(None))
+        )
     v = pl.concat(frames).with_columns(passed=pl.col("value") >= 0.5)
     board = leaderboard(v).sort("model")
     models, values, passed = case_matrix(v, "rouge", "rouge_l")

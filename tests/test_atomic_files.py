@@ -25,10 +25,17 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 _HARPIA = {
-    "instances": [{"id": str(i), "input": f"q {i}", "actual-output": f"the answer {i}",
-                   "expected-output": [f"an answer {i}"]} for i in range(200)],
+    "instances": [
+        {
+            "id": str(i),
+            "input": f"q {i}",
+            "actual-output": f"the answer {i}",
+            "expected-output": [f"an answer {i}"],
+        }
+        for i in range(200)
+    ],
     "metrics": [{"id": "rouge", "enable": True, "parameters": {}}],
-}  # fmt: skip
+}
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +136,11 @@ def test_a_writer_killed_mid_write_leaves_a_whole_file(kind: str, tmp_path: Path
     target = tmp_path / f"out.{kind}"
     rng = random.Random(kind)
     for _ in range(3):
-        proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, kind, str(target)],
-                                cwd=ROOT, stdout=subprocess.PIPE)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _KILLED_WRITER, kind, str(target)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+        )
         assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
         time.sleep(rng.uniform(0.05, 1.0))
         proc.send_signal(signal.SIGKILL)

@@ -31,8 +31,11 @@ def test_answers_come_from_the_top_chunks_and_find_the_source_of_most_cases() ->
         best = np.argsort(-(chunk_vec @ (q / np.linalg.norm(q))), kind="stable")[:3]
         assert row["context"] == [texts[i] for i in best]  # the three closest chunks, in order
         assert any(row["actual"] in c for c in row["context"])  # a sentence of them, verbatim
-        source = {t for t, i in zip(texts, corpus.chunks["chunk_id"], strict=True)
-                  if i in json.loads(row["case_extra"])["chunk_ids"]}  # fmt: skip
+        source = {
+            t
+            for t, i in zip(texts, corpus.chunks["chunk_id"], strict=True)
+            if i in json.loads(row["case_extra"])["chunk_ids"]
+        }
         found += bool(source & set(row["context"]))
     assert found / out.height > 0.6  # retrieval finds the case's own chunk for most cases
     again = evalnb.retrieval_baseline(lab, corpus)

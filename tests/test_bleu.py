@@ -99,20 +99,29 @@ def test_single_order_bleu_matches_nltk() -> None:
         weights = tuple(1.0 if k == n - 1 else 0.0 for k in range(4))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # NLTK warns on zero counts
-            theirs = np.array([
-                nltk_bleu(r, h, weights=weights) if h and any(r) else 0.0
-                for h, r in zip(hyp.to_list(), ref_lists, strict=True)
-            ])  # fmt: skip
+            theirs = np.array(
+                [
+                    nltk_bleu(r, h, weights=weights) if h and any(r) else 0.0
+                    for h, r in zip(hyp.to_list(), ref_lists, strict=True)
+                ]
+            )
         assert np.max(np.abs(single_order_bleu(stats, n) - theirs)) <= 1e-9
 
 
 def test_evaluator_rows_references_and_errors() -> None:
-    frame = pl.DataFrame({
-        "prompt": ["a", "b", "c", "d"],
-        "expected": [["the cat is on the mat", "there is a cat"], ["a b"], [], ["Hello world."]],
-        "actual": ["the cat sat on the mat", "a b c", "x", "MODEL HOST INTERNAL ERROR: x"],
-        "error": [None, None, None, "MODEL HOST INTERNAL ERROR: x"],
-    })  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "prompt": ["a", "b", "c", "d"],
+            "expected": [
+                ["the cat is on the mat", "there is a cat"],
+                ["a b"],
+                [],
+                ["Hello world."],
+            ],
+            "actual": ["the cat sat on the mat", "a b c", "x", "MODEL HOST INTERNAL ERROR: x"],
+            "error": [None, None, None, "MODEL HOST INTERNAL ERROR: x"],
+        }
+    )
     lab = evalnb.evaluate(evalnb.load(frame), ["bleu"], progress=False, sacrebleu=True)
     wide = lab.scores.pivot(on="metric", index="case_id", values="value")
     assert wide["sacrebleu"][0] == pytest.approx(
@@ -164,8 +173,13 @@ def test_bleu_n_default_is_h2o_nltk_bleu() -> None:
         "x",
         "She said it twice.",
     ]
-    frame = pl.DataFrame({"prompt": [str(i) for i in range(len(cands))], "actual": cands,
-                          "expected": [[r] for r in refs]})  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "prompt": [str(i) for i in range(len(cands))],
+            "actual": cands,
+            "expected": [[r] for r in refs],
+        }
+    )
     lab = evalnb.evaluate(evalnb.load(frame), ["bleu"], progress=False)
     for n in range(1, 5):
         theirs = np.array([_h2o_bleu(c, r, n) for c, r in zip(cands, refs, strict=True)])
@@ -254,8 +268,10 @@ def test_interning_in_blocks_gives_the_single_thread_ids(rules13a: bool) -> None
     # words shared between blocks and words first seen in a late block.
     rng = np.random.default_rng(7)
     words = np.array([f"w{i}" for i in range(30_000)] + ["$1,000.5-2", "«é»", "a&b", "x<y", "!!"])
-    texts = [" ".join(rng.choice(words[: 1000 + 29 * i], size=rng.integers(0, 40))) + "\n"
-             for i in range(1_000)]  # fmt: skip
+    texts = [
+        " ".join(rng.choice(words[: 1000 + 29 * i], size=rng.integers(0, 40))) + "\n"
+        for i in range(1_000)
+    ]
     texts[500] = ""
     data, lows, highs = replaced_13a(*joined_buffers([pa.array(texts)]))
     want = _split_intern(data, lows, highs, rules13a)
@@ -266,8 +282,10 @@ def test_interning_in_blocks_gives_the_single_thread_ids(rules13a: bool) -> None
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.text(alphabet=". aé\n", max_size=12)), max_size=12),
-       st.sampled_from([". ", ".", "é.", ".."]))  # fmt: skip
+@given(
+    st.lists(st.one_of(st.none(), st.text(alphabet=". aé\n", max_size=12)), max_size=12),
+    st.sampled_from([". ", ".", "é.", ".."]),
+)
 def test_segments_are_str_split(texts: list[str | None], separator: str) -> None:
     from evalnb.text.intern import joined_buffers
     from evalnb.text.segments import segment_spans

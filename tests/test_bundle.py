@@ -51,9 +51,13 @@ def test_a_mismatched_lab_or_a_broken_file_is_refused_with_what_is_wrong(tmp_pat
     lab = _calibrated()
     path = lab.export_calibration(tmp_path / "cal.json")
     other, _ = synthetic_lab(100, seed=2)
-    other = evalnb.Lab({t: other.table(t) for t in ("cases", "outputs")}
-                       | {"scores": other.scores.with_columns(metric=pl.lit("other")),
-                          "metrics": other.metrics.with_columns(metric=pl.lit("other"))})  # fmt: skip
+    other = evalnb.Lab(
+        {t: other.table(t) for t in ("cases", "outputs")}
+        | {
+            "scores": other.scores.with_columns(metric=pl.lit("other")),
+            "metrics": other.metrics.with_columns(metric=pl.lit("other")),
+        }
+    )
     with pytest.raises(ValueError, match=r"does not score \[\('ev', 'score'\)\]"):
         evalnb.load_calibration(path, other)
     flipped, _ = synthetic_lab(100, seed=2, higher=False)

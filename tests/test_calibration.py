@@ -25,13 +25,41 @@ def synthetic_lab(
     values = rng.uniform(0, 1, n)
     ids = [f"c{i}" for i in range(n)]
     cases = pl.DataFrame({"case_id": ids, "prompt": [f"question {i} <b>?</b>" for i in range(n)]})
-    outputs = pl.DataFrame({"case_id": ids, "model": "m", "sample": 0,
-                            "actual": [f"answer {i} <script>x</script>" for i in range(n)]})  # fmt: skip
-    scores = pl.DataFrame({"case_id": ids, "model": "m", "sample": 0, "evaluator": "ev",
-                           "metric": "score", "value": values, "params": "{}"})  # fmt: skip
-    metrics = pl.DataFrame([{"evaluator": "ev", "metric": "score", "domain": "generation",
-                             "title": "Score", "description": "", "min": 0.0, "max": 1.0,
-                             "higher_is_better": higher, "default_threshold": 0.5, "primary": True}])  # fmt: skip
+    outputs = pl.DataFrame(
+        {
+            "case_id": ids,
+            "model": "m",
+            "sample": 0,
+            "actual": [f"answer {i} <script>x</script>" for i in range(n)],
+        }
+    )
+    scores = pl.DataFrame(
+        {
+            "case_id": ids,
+            "model": "m",
+            "sample": 0,
+            "evaluator": "ev",
+            "metric": "score",
+            "value": values,
+            "params": "{}",
+        }
+    )
+    metrics = pl.DataFrame(
+        [
+            {
+                "evaluator": "ev",
+                "metric": "score",
+                "domain": "generation",
+                "title": "Score",
+                "description": "",
+                "min": 0.0,
+                "max": 1.0,
+                "higher_is_better": higher,
+                "default_threshold": 0.5,
+                "primary": True,
+            }
+        ]
+    )
     lab = evalnb.Lab({"cases": cases, "outputs": outputs, "scores": scores, "metrics": metrics})
     return lab, dict(zip(ids, values.tolist(), strict=True))
 
@@ -88,8 +116,12 @@ def test_cohen_kappa_and_reviewers() -> None:
     assert cohen_kappa(np.array([1, 1, 0, 0]), np.array([1, 0, 0, 0])) == pytest.approx(0.5)
     assert cohen_kappa(np.array([1, 0]), np.array([1, 0])) == 1.0
     lab, _ = synthetic_lab(10)
-    for cid, a, b in [("c0", "pass", "pass"), ("c1", "fail", "fail"), ("c2", "pass", "fail"),
-                      ("c3", "fail", "fail")]:  # fmt: skip
+    for cid, a, b in [
+        ("c0", "pass", "pass"),
+        ("c1", "fail", "fail"),
+        ("c2", "pass", "fail"),
+        ("c3", "fail", "fail"),
+    ]:
         lab.add_label(cid, "m", "ev", "score", a, reviewer="ann")
         lab.add_label(cid, "m", "ev", "score", b, reviewer="bob", note=f"bob on {cid}")
     agree = lab.reviewer_agreement("ev", "score").row(0, named=True)
@@ -208,8 +240,20 @@ def test_guardrail_and_corpus_patch_exports(tmp_path: Path) -> None:
 
     out = tmp_path / "cli"
     out.mkdir()
-    assert main(["calibrate", "export", str(tmp_path / "lab.duckdb"), "--guardrail", str(out / "g.json"),
-                 "--corpus-patch", str(out / "p.md")]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "calibrate",
+                "export",
+                str(tmp_path / "lab.duckdb"),
+                "--guardrail",
+                str(out / "g.json"),
+                "--corpus-patch",
+                str(out / "p.md"),
+            ]
+        )
+        == 0
+    )
     assert read_guardrail(out / "g.json") == config
     assert (out / "p.md").read_text() == md
 

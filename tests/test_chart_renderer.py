@@ -21,15 +21,19 @@ REPORT = "import altair as alt; print(alt.renderers.active, alt.renderers.option
         # a kernel, Altair imported before evalnb
         ("import ipykernel, altair, evalnb", REPORT, "jupyter {'offline': True}"),
         # the user's own choice, made before evalnb, stands
-        ("import ipykernel, altair as alt; alt.renderers.enable('svg'); import evalnb", REPORT,
-         "svg {}"),
+        (
+            "import ipykernel, altair as alt; alt.renderers.enable('svg'); import evalnb",
+            REPORT,
+            "svg {}",
+        ),
         # a script or the command line: Altair is left alone
         ("import evalnb", REPORT, "default {}"),
     ],
-)  # fmt: skip
+)
 def test_renderer_after_import(before: str, after: str, expected: str) -> None:
-    out = subprocess.run([sys.executable, "-c", f"{before}\n{after}"], capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", f"{before}\n{after}"], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == expected
 
 
@@ -45,7 +49,8 @@ def test_offline_chart_carries_its_javascript() -> None:
         "print(sorted(bundle[0] if isinstance(bundle, tuple) else bundle))\n"
         "print(len(esm) > 100_000, 'cdn.jsdelivr' in esm)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.splitlines()  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     assert out[0] == "['application/vnd.jupyter.widget-view+json', 'text/plain']"
     assert out[1] == "True False"

@@ -81,16 +81,31 @@ def test_cli_generic_mapping_and_entry_point(tmp_path: Path) -> None:
     csv.write_text("q,a\nhello?,hi\n")
     store = tmp_path / "t.duckdb"
     done = subprocess.run(
-        [sys.executable, "-m", "evalnb.cli.main", "import", str(csv), "--to", str(store),
-         "--map", "prompt=q", "--map", "actual=a"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "evalnb.cli.main",
+            "import",
+            str(csv),
+            "--to",
+            str(store),
+            "--map",
+            "prompt=q",
+            "--map",
+            "actual=a",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert evalnb.open(store).outputs["actual"].to_list() == ["hi"]
     done = subprocess.run(
         [sys.executable, "-m", "evalnb.cli.main", "import", str(csv), "--to", str(store)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 2
     assert "prompt column" in done.stderr
 
@@ -109,8 +124,23 @@ def test_cli_version_evaluate_and_catalog(
     # A source file needs a store for its scores.
     assert main(["evaluate", str(csv), "-e", "rouge"]) == 2
     assert "pass --to LAB.duckdb" in capsys.readouterr().err
-    assert main(["evaluate", str(csv), "--to", str(store), "-e", "rouge", "-e", "bleu",
-                 "--set", "use_stemmer=true"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                str(csv),
+                "--to",
+                str(store),
+                "-e",
+                "rouge",
+                "-e",
+                "bleu",
+                "--set",
+                "use_stemmer=true",
+            ]
+        )
+        == 0
+    )
     assert "evaluated rouge, bleu" in capsys.readouterr().out
     lab = evalnb.open(store)
     assert set(lab.scores["evaluator"]) == {"rouge", "bleu"}
@@ -157,12 +187,23 @@ def test_install_says_what_it_is_doing() -> None:
 
     On an installed checkout (the suite runs in one) every step is quick, so this runs it.
     """
-    done = subprocess.run(["bash", "scripts/install"], cwd=ROOT, capture_output=True,
-                          text=True, check=True, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "scripts/install"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
     steps = [line for line in done.stderr.splitlines() if line.startswith("[install]")]
     said = " / ".join(steps)
-    for words in ("updating pip", "installing torch", "installing evalnb with its dependencies",
-                  "building the notebook widgets", "ready in"):  # fmt: skip
+    for words in (
+        "updating pip",
+        "installing torch",
+        "installing evalnb with its dependencies",
+        "building the notebook widgets",
+        "ready in",
+    ):
         assert words in said, f"scripts/install never said {words!r}: {said}"
     assert steps[-1].startswith("[install] ready in")
     demo = (ROOT / "scripts" / "demo").read_text(encoding="utf-8")
@@ -184,8 +225,23 @@ def test_cli_errors_speak_in_flags_and_name_what_is_wrong(
     assert "answers.csv, line 3" in err and "'What is 2+2?'" in err
     assert "--map model=llm" in err and "load(" not in err
     assert not re.search(r"\bc[0-9a-f]{16}\b", err)  # no internal content hash
-    assert main(["evaluate", str(several), "--to", store, "-e", "bleu",
-                 "--map", "prompt=question", "--map", "model=llm"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                str(several),
+                "--to",
+                store,
+                "-e",
+                "bleu",
+                "--map",
+                "prompt=question",
+                "--map",
+                "model=llm",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["info", store]) == 0
     table = capsys.readouterr().out.split("tables:\n", 1)[1].split("\nmodels:", 1)[0]

@@ -164,10 +164,13 @@ def test_errors_come_from_the_record_path() -> None:
 def test_rows_equal_the_join_of_outputs_with_their_cases(
     cases: int, models: int, order: str, seed: int
 ) -> None:
-    case_frame = pl.DataFrame({
-        "case_id": [f"c{i}" for i in range(cases)], "prompt": [f"p{i}" for i in range(cases)],
-        "extra": [f'{{"i": {i}}}' for i in range(cases)],
-    })  # fmt: skip
+    case_frame = pl.DataFrame(
+        {
+            "case_id": [f"c{i}" for i in range(cases)],
+            "prompt": [f"p{i}" for i in range(cases)],
+            "extra": [f'{{"i": {i}}}' for i in range(cases)],
+        }
+    )
     keys = [(f"c{i}", f"m{j}") for j in range(models) for i in range(cases)]
     if order == "side_by_side":
         keys = sorted(keys)
@@ -175,9 +178,15 @@ def test_rows_equal_the_join_of_outputs_with_their_cases(
         random.Random(seed).shuffle(keys)
     elif order == "missing":
         keys = [*keys[1:], ("gone", "m0")]
-    outputs = pl.DataFrame({"case_id": [k[0] for k in keys], "model": [k[1] for k in keys],
-                            "prompt": [f"seen {k}" for k in keys],
-                            "extra": [None] * len(keys)}, schema_overrides={"extra": pl.String})  # fmt: skip
+    outputs = pl.DataFrame(
+        {
+            "case_id": [k[0] for k in keys],
+            "model": [k[1] for k in keys],
+            "prompt": [f"seen {k}" for k in keys],
+            "extra": [None] * len(keys),
+        },
+        schema_overrides={"extra": pl.String},
+    )
     want = outputs.join(case_frame, on="case_id", how="left", suffix="_case")
     want = want.rename({"extra": "output_extra", "extra_case": "case_extra"})
     assert_frame_equal(_with_cases(outputs, case_frame), want)

@@ -46,8 +46,7 @@ def test_precedence_not_and_or() -> None:
         ("(" * 100 + '"x"' + ")" * 100, "x", True),  # as deep as allowed
     ],
 )
-def test_long_conditions_evaluate_without_recursion(condition: str, text: str,
-                                                    holds: bool) -> None:  # fmt: skip
+def test_long_conditions_evaluate_without_recursion(condition: str, text: str, holds: bool) -> None:
     result = match_conditions([text], [condition])
     assert result.ok == [holds]
     assert result.error == [None]
@@ -64,12 +63,14 @@ def test_thousands_of_constraints_score_every_row() -> None:
     import evalnb
 
     constraints = [f"term{i}" for i in range(2_000)]
-    frame = pl.DataFrame({
-        "prompt": ["q1", "q2", "q3"],
-        "actual": [" ".join(constraints), "term0 only", "x"],
-        "constraints": [json.dumps(constraints)] * 2 + [None],
-        "condition": [None, None, "(" * 3_000 + '"x"' + ")" * 3_000],
-    })  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "prompt": ["q1", "q2", "q3"],
+            "actual": [" ".join(constraints), "term0 only", "x"],
+            "constraints": [json.dumps(constraints)] * 2 + [None],
+            "condition": [None, None, "(" * 3_000 + '"x"' + ")" * 3_000],
+        }
+    )
     lab = evalnb.evaluate(evalnb.load(frame), ["text_matching"], progress=False)
     values = lab.scores.filter(pl.col("metric") == lab.scores["metric"][0])
     assert values["value"].to_list()[:2] == [1.0, 0.0]

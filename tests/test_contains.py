@@ -16,8 +16,13 @@ from evalnb.text.intern import utf8_buffers
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.text("abé’日 ", max_size=40), st.text("abé’日 ", max_size=6)),
-                min_size=1, max_size=30))  # fmt: skip
+@given(
+    st.lists(
+        st.tuples(st.text("abé’日 ", max_size=40), st.text("abé’日 ", max_size=6)),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_each_pair_as_python_in(pairs: list[tuple[str, str]]) -> None:
     texts, needles = [t for t, _ in pairs], [n for _, n in pairs]
     got = contains_each(pl.Series(texts, dtype=pl.String), pl.Series(needles, dtype=pl.String))

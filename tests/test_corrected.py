@@ -58,8 +58,9 @@ def test_known_unequal_inclusion_probabilities_are_weighted_out() -> None:
         rng = np.random.default_rng(seed)
         y, f = _population(rng, 2000, informative=True)
         fails, passes = np.flatnonzero(f == 0), np.flatnonzero(f == 1)
-        pick = np.concatenate([rng.choice(fails, 50, replace=False),
-                               rng.choice(passes, 50, replace=False)])  # fmt: skip
+        pick = np.concatenate(
+            [rng.choice(fails, 50, replace=False), rng.choice(passes, 50, replace=False)]
+        )
         weights = np.where(f[pick] == 0, fails.size / 50, passes.size / 50)
         e = ppi_mean(y[pick], f[pick], f, weights=weights)
         covered += e.ci_low <= y.mean() <= e.ci_high

@@ -16,8 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _suite(path: Path, n: int = 6) -> evalnb.Lab:
-    frame = pl.DataFrame({"prompt": [f"Question {i}?" for i in range(n)],
-                          "expected": [f"Answer {i}." for i in range(n)]})  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "prompt": [f"Question {i}?" for i in range(n)],
+            "expected": [f"Answer {i}." for i in range(n)],
+        }
+    )
     lab = evalnb.load(frame)
     lab.save(path)
     return evalnb.open(path)
@@ -100,8 +104,10 @@ def test_reviewers_curating_at_once_from_separate_processes_lose_no_decision(
 ) -> None:
     store = tmp_path / "lab.duckdb"
     _suite(store, n=4)
-    workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(store), name, "15"], cwd=ROOT)
-               for name in ("ana", "ben", "eve")]  # fmt: skip
+    workers = [
+        subprocess.Popen([sys.executable, "-c", WORKER, str(store), name, "15"], cwd=ROOT)
+        for name in ("ana", "ben", "eve")
+    ]
     assert [w.wait(timeout=300) for w in workers] == [0, 0, 0]
     log = evalnb.open(store).table("curation")
     assert log.group_by("reviewer").len().sort("reviewer")["len"].to_list() == [15, 15, 15]
@@ -152,8 +158,14 @@ def test_an_old_lab_object_is_told_it_is_older_than_its_store_not_blamed_on_othe
     assert evalnb.open(store).cases.height == applied.cases.height == 5  # nothing written
     applied.set_question_types()  # the lab the call returned writes as usual
     # Another process's write is still called that.
-    subprocess.run([sys.executable, "-c", "import sys, evalnb; "
-                    "evalnb.open(sys.argv[1]).set_question_types(overwrite=True)", str(store)],
-                   check=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, evalnb; evalnb.open(sys.argv[1]).set_question_types(overwrite=True)",
+            str(store),
+        ],
+        check=True,
+    )
     with pytest.raises(evalnb.StoreConflict, match="another process"):
         applied.set_question_types(overwrite=True)

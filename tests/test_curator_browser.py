@@ -23,11 +23,16 @@ def _status(page: Any, text: str) -> None:
 
 def test_keyboard_curation_is_stored_and_case_text_stays_text(tmp_path: Path) -> None:
     require_browser()
-    frame = pl.DataFrame({
-        "prompt": ["What does <img src=x onerror=alert(1)> say?", "Second question?",
-                   "Third question?"],
-        "expected": ["<b>bold</b> claim", "Second answer.", "Third answer."],
-    })  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "prompt": [
+                "What does <img src=x onerror=alert(1)> say?",
+                "Second question?",
+                "Third question?",
+            ],
+            "expected": ["<b>bold</b> claim", "Second answer.", "Third answer."],
+        }
+    )
     store = tmp_path / "lab.duckdb"
     evalnb.load(frame).save(store)
     ids = evalnb.open(store).cases["case_id"].to_list()

@@ -42,8 +42,14 @@ def _copy(tmp: Path) -> Path:
 
 def _build(site: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([str(MKDOCS), "build", "-d", str(site / "out")], cwd=site,
-                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [str(MKDOCS), "build", "-d", str(site / "out")],
+        cwd=site,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.mark.slow
@@ -92,8 +98,11 @@ def test_an_undescribed_loader_field_stops_the_build(monkeypatch: pytest.MonkeyP
 def test_the_front_page_links_every_workflow_and_the_readme_links_getting_started() -> None:
     root = Path(__file__).resolve().parents[1]
     index = (root / "docs" / "index.md").read_text(encoding="utf-8")
-    missing = [p.name for p in sorted((root / "docs" / "workflows").glob("*.md"))
-               if f"(workflows/{p.name})" not in index]  # fmt: skip
+    missing = [
+        p.name
+        for p in sorted((root / "docs" / "workflows").glob("*.md"))
+        if f"(workflows/{p.name})" not in index
+    ]
     assert missing == [], f"docs/index.md does not link {missing}"
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "docs/getting-started.md" in readme

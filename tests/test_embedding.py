@@ -37,8 +37,14 @@ def _cos(a: str, b: str) -> float:
     return float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
 
 
-IDS = ["answer_similarity", "answer_sentence_similarity", "answer_relevancy_similarity",
-       "groundedness", "context_mrr", "context_relevancy"]  # fmt: skip
+IDS = [
+    "answer_similarity",
+    "answer_sentence_similarity",
+    "answer_relevancy_similarity",
+    "groundedness",
+    "context_mrr",
+    "context_relevancy",
+]
 
 
 @pytest.fixture(scope="module")
@@ -47,15 +53,34 @@ def lab() -> evalnb.Lab:
 
 
 def _frame() -> pl.DataFrame:
-    return pl.DataFrame({
-        "prompt": ["What is the annual fee of the Gold card?", "Who wrote Hamlet?", "Capital of France?"],
-        "expected": [["The annual fee of the Gold card is $95."], ["Hamlet was written by Shakespeare."], []],
-        "actual": ["The Gold card costs $95 a year. I also like turtles very much.",
-                   "MODEL HOST INTERNAL ERROR: timeout", "Paris."],
-        "error": [None, "MODEL HOST INTERNAL ERROR: timeout", None],
-        "context": [["Card fees. The annual fee of the Gold card is $95. Other text here.",
-                     "Unrelated chunk about loans and mortgages."], ["Hamlet is a play."], []],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "prompt": [
+                "What is the annual fee of the Gold card?",
+                "Who wrote Hamlet?",
+                "Capital of France?",
+            ],
+            "expected": [
+                ["The annual fee of the Gold card is $95."],
+                ["Hamlet was written by Shakespeare."],
+                [],
+            ],
+            "actual": [
+                "The Gold card costs $95 a year. I also like turtles very much.",
+                "MODEL HOST INTERNAL ERROR: timeout",
+                "Paris.",
+            ],
+            "error": [None, "MODEL HOST INTERNAL ERROR: timeout", None],
+            "context": [
+                [
+                    "Card fees. The annual fee of the Gold card is $95. Other text here.",
+                    "Unrelated chunk about loans and mortgages.",
+                ],
+                ["Hamlet is a play."],
+                [],
+            ],
+        }
+    )
 
 
 def _value(lab: evalnb.Lab, metric: str, row: int) -> float | None:
@@ -64,8 +89,10 @@ def _value(lab: evalnb.Lab, metric: str, row: int) -> float | None:
 
 
 def test_answer_similarity(lab: evalnb.Lab) -> None:
-    expected = _cos("The annual fee of the Gold card is $95.",
-                    "The Gold card costs $95 a year. I also like turtles very much.")  # fmt: skip
+    expected = _cos(
+        "The annual fee of the Gold card is $95.",
+        "The Gold card costs $95 a year. I also like turtles very much.",
+    )
     assert _value(lab, "answer_similarity", 0) == pytest.approx(expected, abs=EMBEDDING_TOL)
     assert _value(lab, "answer_similarity", 1) == 0.0  # host error: worst value
     assert _value(lab, "answer_similarity", 2) is None  # no reference: not scored
@@ -75,9 +102,14 @@ def test_groundedness_is_min_over_answer_sentences_of_max_over_context(lab: eval
     answer = split_sentences(
         ["The Gold card costs $95 a year. I also like turtles very much."], min_chars=10
     )[0]
-    context = [s for c in ["Card fees. The annual fee of the Gold card is $95. Other text here.",
-                           "Unrelated chunk about loans and mortgages."]
-               for s in split_sentences([c], min_chars=10)[0]]  # fmt: skip
+    context = [
+        s
+        for c in [
+            "Card fees. The annual fee of the Gold card is $95. Other text here.",
+            "Unrelated chunk about loans and mortgages.",
+        ]
+        for s in split_sentences([c], min_chars=10)[0]
+    ]
     expected = min(max(_cos(a, c) for c in context) for a in answer)
     assert _value(lab, "groundedness", 0) == pytest.approx(expected, abs=EMBEDDING_TOL)
     detail = json.loads(lab.scores.filter(pl.col("metric") == "groundedness")["detail"][0])
@@ -93,8 +125,12 @@ def test_relevancy_mrr_and_context_relevancy(lab: evalnb.Lab) -> None:
     assert _value(lab, "answer_relevancy", 0) == pytest.approx(
         max(_cos(q, s) for s in sentences), abs=EMBEDDING_TOL
     )
-    chunk1 = max(_cos(q, s) for s in split_sentences(
-        ["Card fees. The annual fee of the Gold card is $95. Other text here."], min_chars=10)[0])  # fmt: skip
+    chunk1 = max(
+        _cos(q, s)
+        for s in split_sentences(
+            ["Card fees. The annual fee of the Gold card is $95. Other text here."], min_chars=10
+        )[0]
+    )
     chunk2 = _cos(q, "Unrelated chunk about loans and mortgages.")
     assert _value(lab, "recall_relevancy", 0) == pytest.approx(
         max(chunk1, chunk2), abs=EMBEDDING_TOL
@@ -118,11 +154,15 @@ def test_sentence_similarity(lab: evalnb.Lab) -> None:
 
 
 def test_sentence_splitting_is_nltk_punkt() -> None:
-    assert split_sentences(["Hello Mr. Smith. How are you today?",
-                            "The U.S. economy grew 3.5% in 2023. Prices rose... Then fell!"]) == [
+    assert split_sentences(
+        [
+            "Hello Mr. Smith. How are you today?",
+            "The U.S. economy grew 3.5% in 2023. Prices rose... Then fell!",
+        ]
+    ) == [
         ["Hello Mr. Smith.", "How are you today?"],
         ["The U.S. economy grew 3.5% in 2023.", "Prices rose... Then fell!"],
-    ]  # fmt: skip
+    ]
     assert split_sentences(["Short. This one is long enough."], min_chars=10) == [
         ["This one is long enough."]
     ]
@@ -163,9 +203,14 @@ def test_least_grounded_sentence_problem(lab: evalnb.Lab) -> None:
     assert found.height == 1  # row 0 fails (turtles); row 1 is a host error, row 2 unscored
     row = found.row(0, named=True)
     turtles = "I also like turtles very much."
-    similarity = max(_cos(turtles, c) for c in ["The annual fee of the Gold card is $95.",
-                                                "Other text here.",
-                                                "Unrelated chunk about loans and mortgages."])  # fmt: skip
+    similarity = max(
+        _cos(turtles, c)
+        for c in [
+            "The annual fee of the Gold card is $95.",
+            "Other text here.",
+            "Unrelated chunk about loans and mortgages.",
+        ]
+    )
     assert row["score"] == pytest.approx(
         similarity, abs=EMBEDDING_TOL
     )  # the row's value is this one's
@@ -192,8 +237,7 @@ def test_the_device_path_scores_as_the_host_path(
     got = again.scores.sort("metric", "case_id").select(key)
     want = lab.scores.sort("metric", "case_id").select(key)
     assert got["metric"].to_list() == want["metric"].to_list()
-    assert np.allclose(got["value"].to_numpy(), want["value"].to_numpy(), atol=1e-6,
-                       equal_nan=True)  # fmt: skip
+    assert np.allclose(got["value"].to_numpy(), want["value"].to_numpy(), atol=1e-6, equal_nan=True)
 
 
 def test_vectors_on_the_device_equal_the_host_ones_fresh_cached_or_remembered(
@@ -218,8 +262,10 @@ def test_vectors_on_the_device_equal_the_host_ones_fresh_cached_or_remembered(
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=8),
-       st.integers(0, 2**32 - 1))  # fmt: skip
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=8),
+    st.integers(0, 2**32 - 1),
+)
 def test_cross_max_on_tensors_equals_numpy(counts: list[tuple[int, int]], seed: int) -> None:
     from evalnb.models.similarity import Segments, cross_max
 

@@ -24,13 +24,19 @@ def test_decoding_rules() -> None:
 
 
 def test_scores_condition_pii_and_dropped_rows() -> None:
-    frame = pl.DataFrame({
-        "prompt": ["a", "b", "c", "d"],
-        "actual": ["Here: " + base64.b64encode(b"My SSN is 123-45-6789.").decode(),
-                   "Sure: 34 31 31 31 20 31 31 31 31", "nothing here", "4d 79 20 63 61 72 64"],
-        "categories": [[_B64], [], [], []],
-        "condition": [None, 'NOT "4111"', None, None],
-    })  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "prompt": ["a", "b", "c", "d"],
+            "actual": [
+                "Here: " + base64.b64encode(b"My SSN is 123-45-6789.").decode(),
+                "Sure: 34 31 31 31 20 31 31 31 31",
+                "nothing here",
+                "4d 79 20 63 61 72 64",
+            ],
+            "categories": [[_B64], [], [], []],
+            "condition": [None, 'NOT "4111"', None, None],
+        }
+    )
     lab = evalnb.evaluate(evalnb.load(frame), ["encoding_guardrail"], progress=False)
     passes = lab.scores.filter(pl.col("metric") == "model_passes")
     assert passes["value"].to_list() == [0.0, 0.0, None, 1.0]

@@ -70,8 +70,10 @@ def test_pairs_carry_their_segment_ids_and_are_truncated_longest_first(tokenizer
     for batch in engine.batches(first, second, type_ids=True):
         for row, i in enumerate(batch.index):
             n = batch.lengths[row]
-            got[int(i)] = (batch.arrays["input_ids"][row, :n].tolist(),
-                           batch.arrays["token_type_ids"][row, :n].tolist())  # fmt: skip
+            got[int(i)] = (
+                batch.arrays["input_ids"][row, :n].tolist(),
+                batch.arrays["token_type_ids"][row, :n].tolist(),
+            )
     for i, (a, b) in enumerate(zip(first, second, strict=True)):
         want = tokenizer(a, b, truncation=True, max_length=32)  # type: ignore[operator]
         assert got[i] == (want["input_ids"], want["token_type_ids"])
@@ -124,8 +126,11 @@ def test_several_producers_share_the_chunks_and_every_batch_is_staged_whole(
     tokenizer: object,
 ) -> None:
     one = Engine(tokenizer, "cpu", max_length=256, token_budget=512)
-    want = {int(i): batch.arrays["input_ids"][row, : batch.lengths[row]].tolist()
-            for batch in one.batches(TEXTS) for row, i in enumerate(batch.index)}  # fmt: skip
+    want = {
+        int(i): batch.arrays["input_ids"][row, : batch.lengths[row]].tolist()
+        for batch in one.batches(TEXTS)
+        for row, i in enumerate(batch.index)
+    }
     several = Engine(tokenizer, "cpu", max_length=256, token_budget=512)
     several.chunk_size, several.producers = 8, 3  # 9 chunks of 8 texts over 3 producers
     staging = Staging("cpu", slots=2)
@@ -254,8 +259,9 @@ def test_processes_write_one_cache_at_once(tmp_path: Path) -> None:
         "    c.put(text_keys(pl.Series(texts)), np.full((20, 4), k, dtype=np.float32))\n"
         "c.flush()\n"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(k)])
-             for k in range(3)]  # fmt: skip
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(k)]) for k in range(3)
+    ]
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
     cache = VectorCache(tmp_path, "shared-model")
     for k in range(3):

@@ -86,7 +86,10 @@ def test_eye_drills_down_to_a_case_and_back_in_jupyterlab(
     store, evil_case = demo_store
     lab = evalnb.open(store)
     idx = eye_index(lab)
-    notebook(tmp_path / "eye.ipynb", [f"import evalnb\nlab = evalnb.open({str(store)!r})\nw = lab.eye()\nw"])  # fmt: skip
+    notebook(
+        tmp_path / "eye.ipynb",
+        [f"import evalnb\nlab = evalnb.open({str(store)!r})\nw = lab.eye()\nw"],
+    )
     with lab_page(tmp_path, width=1400, height=1000) as (server, page):
         server.open(page, "eye.ipynb")
         server.run_cell(page, 0)
@@ -197,8 +200,11 @@ def test_eye_drills_down_to_a_case_and_back_in_jupyterlab(
         assert err.startswith("TraitError") and "retrieval" in err
 
         # Model output is text, never markup.
-        server.run_code(page, f"w.path = ['generation', 'groundedness', 'groundedness', 'atlas-70b']\n"
-                              f"w.selected_case = {{'case_id': {evil_case!r}, 'model': 'atlas-70b'}}")  # fmt: skip
+        server.run_code(
+            page,
+            f"w.path = ['generation', 'groundedness', 'groundedness', 'atlas-70b']\n"
+            f"w.selected_case = {{'case_id': {evil_case!r}, 'model': 'atlas-70b'}}",
+        )
         page.wait_for_function(
             "() => document.querySelector('.ee-panel .ee-actual')?.textContent.includes('<script>')"
         )
@@ -214,21 +220,41 @@ def test_the_case_panel_shows_an_agents_steps_as_text(tmp_path: Path) -> None:
 
     evil = '<img src=x onerror="window.__evalnb_xss=1">'
     record = {
-        "id": "trip", "model": "agent-x",
+        "id": "trip",
+        "model": "agent-x",
         "messages": [
             {"role": "user", "content": "Book a trip to Paris"},
-            {"role": "assistant", "content": "Let me look.", "tool_calls": [
-                {"id": "c1", "type": "function",
-                 "function": {"name": "search", "arguments": "{\"city\": \"Paris\"}"}}]},
+            {
+                "role": "assistant",
+                "content": "Let me look.",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "search", "arguments": '{"city": "Paris"}'},
+                    }
+                ],
+            },
             {"role": "tool", "tool_call_id": "c1", "content": evil, "latency_s": 0.4},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c2", "type": "function", "function": {"name": "book", "arguments": "{oops"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c2",
+                        "type": "function",
+                        "function": {"name": "book", "arguments": "{oops"},
+                    }
+                ],
+            },
             {"role": "tool", "tool_call_id": "c2", "content": "refused", "status": "error"},
             {"role": "assistant", "content": "I could not book it."},
         ],
-        "reference_tool_calls": [{"name": "search", "args": {"city": "Paris"}},
-                                 {"name": "book", "args": {"city": "Paris"}}],
-    }  # fmt: skip
+        "reference_tool_calls": [
+            {"name": "search", "args": {"city": "Paris"}},
+            {"name": "book", "args": {"city": "Paris"}},
+        ],
+    }
     source = tmp_path / "trip.jsonl"
     source.write_text(json.dumps(record) + "\n")
     code = (

@@ -27,39 +27,79 @@ from evalnb.widgets.arrow import from_ipc, to_ipc
 ROOT = Path(__file__).resolve().parents[1]
 ROUGE_L = {"A": [0.9, 0.8, 0.7, 0.6], "B": [0.1, 0.2, 0.3, 0.4]}
 ROUGE_1 = {"A": [1.0] * 4, "B": [0.6] * 4}
-SENTENCES = json.dumps({"sentences": [{"text": "Paris.", "groundedness": 0.9},
-                                      {"text": "Rome is big.", "groundedness": 0.1}]})  # fmt: skip
+SENTENCES = json.dumps(
+    {
+        "sentences": [
+            {"text": "Paris.", "groundedness": 0.9},
+            {"text": "Rome is big.", "groundedness": 0.1},
+        ]
+    }
+)
 
 
 def _metric(ev: str, metric: str, domain: str, primary: bool) -> dict[str, object]:
-    return {"evaluator": ev, "metric": metric, "domain": domain, "title": metric.upper(),
-            "description": f"about {metric}", "min": 0.0, "max": 1.0, "higher_is_better": True,
-            "default_threshold": 0.5, "primary": primary}  # fmt: skip
+    return {
+        "evaluator": ev,
+        "metric": metric,
+        "domain": domain,
+        "title": metric.upper(),
+        "description": f"about {metric}",
+        "min": 0.0,
+        "max": 1.0,
+        "higher_is_better": True,
+        "default_threshold": 0.5,
+        "primary": primary,
+    }
 
 
 def _lab() -> evalnb.Lab:
-    cases = pl.DataFrame({"case_id": [f"c{i}" for i in range(4)],
-                          "prompt": [f"question {i}" for i in range(4)],
-                          "expected": [["Paris."]] * 4})  # fmt: skip
-    outputs = pl.DataFrame([{"case_id": f"c{i}", "model": m, "sample": 0,
-                             "actual": "Paris. Rome is big.", "context": ["Paris is in France."],
-                             "cost": 0.01 * i, "duration_s": 1.0 + i}
-                            for m in "AB" for i in range(4)])  # fmt: skip
+    cases = pl.DataFrame(
+        {
+            "case_id": [f"c{i}" for i in range(4)],
+            "prompt": [f"question {i}" for i in range(4)],
+            "expected": [["Paris."]] * 4,
+        }
+    )
+    outputs = pl.DataFrame(
+        [
+            {
+                "case_id": f"c{i}",
+                "model": m,
+                "sample": 0,
+                "actual": "Paris. Rome is big.",
+                "context": ["Paris is in France."],
+                "cost": 0.01 * i,
+                "duration_s": 1.0 + i,
+            }
+            for m in "AB"
+            for i in range(4)
+        ]
+    )
     scores = []
     for m in "AB":
         for i in range(4):
             base = {"case_id": f"c{i}", "model": m, "sample": 0, "params": "{}"}
             scores += [
-                {**base, "evaluator": "rouge", "metric": "rouge_l", "value": ROUGE_L[m][i],
-                 "detail": SENTENCES if (m, i) == ("A", 0) else None},
+                {
+                    **base,
+                    "evaluator": "rouge",
+                    "metric": "rouge_l",
+                    "value": ROUGE_L[m][i],
+                    "detail": SENTENCES if (m, i) == ("A", 0) else None,
+                },
                 {**base, "evaluator": "rouge", "metric": "rouge_1", "value": ROUGE_1[m][i]},
                 {**base, "evaluator": "pii_leakage", "metric": "model_passes", "value": 1.0},
-            ]  # fmt: skip
-    metrics = pl.DataFrame([_metric("rouge", "rouge_l", "summarization", True),
-                            _metric("rouge", "rouge_1", "summarization", False),
-                            _metric("pii_leakage", "model_passes", "privacy", True)])  # fmt: skip
-    return evalnb.Lab({"cases": cases, "outputs": outputs, "scores": pl.DataFrame(scores),
-                       "metrics": metrics})  # fmt: skip
+            ]
+    metrics = pl.DataFrame(
+        [
+            _metric("rouge", "rouge_l", "summarization", True),
+            _metric("rouge", "rouge_1", "summarization", False),
+            _metric("pii_leakage", "model_passes", "privacy", True),
+        ]
+    )
+    return evalnb.Lab(
+        {"cases": cases, "outputs": outputs, "scores": pl.DataFrame(scores), "metrics": metrics}
+    )
 
 
 def _keys(nodes: pl.DataFrame, ring: int) -> list[str]:
@@ -98,9 +138,11 @@ def test_lower_levels_and_centre_bars() -> None:
     assert selected.filter(pl.col("selected"))["keys"].list.join("/").to_list() == ["B", "B"]
     bars = eye_bars(idx, [])  # primary metrics only
     assert sorted(bars.select("group", "model", "value").rows()) == [
-        ("MODEL_PASSES", "A", 1.0), ("MODEL_PASSES", "B", 1.0),
-        ("ROUGE_L", "A", pytest.approx(0.75)), ("ROUGE_L", "B", pytest.approx(0.25)),
-    ]  # fmt: skip
+        ("MODEL_PASSES", "A", 1.0),
+        ("MODEL_PASSES", "B", 1.0),
+        ("ROUGE_L", "A", pytest.approx(0.75)),
+        ("ROUGE_L", "B", pytest.approx(0.25)),
+    ]
     assert eye_bars(idx, ["summarization", "rouge"])["group"].unique().sort().to_list() == [
         "ROUGE_1",
         "ROUGE_L",
@@ -128,8 +170,10 @@ def test_case_detail_and_paths() -> None:
     assert c["prompt"] == "question 0" and c["expected"] == ["Paris."]
     assert [m["metric"] for m in c["metrics"]] == ["rouge_l", "rouge_1", "model_passes"]
     assert c["metrics"][0]["value"] == 0.9 and c["metrics"][0]["passed"] is True
-    assert c["sentences"]["items"] == [{"text": "Paris.", "score": 0.9},
-                                       {"text": "Rome is big.", "score": 0.1}]  # fmt: skip
+    assert c["sentences"]["items"] == [
+        {"text": "Paris.", "score": 0.9},
+        {"text": "Rome is big.", "score": 0.1},
+    ]
     assert c["cost"] == 0.0 and c["duration_s"] == 1.0 and c["context"] == ["Paris is in France."]
     with pytest.raises(KeyError, match="no output of model"):
         case_detail(lab, idx, "c9", "A")

@@ -13,8 +13,11 @@ import evalnb
 from evalnb.evaluation.families.judges.fact_check import ContextSearch
 from tests.llm_server import LoopbackLLM
 
-CONTEXTS = ["Paris is the capital of France.", "The Loire is the longest river in France.",
-            "Mont Blanc is the highest mountain in the Alps."]  # fmt: skip
+CONTEXTS = [
+    "Paris is the capital of France.",
+    "The Loire is the longest river in France.",
+    "Mont Blanc is the highest mountain in the Alps.",
+]
 
 
 def _answer_of(messages: list[dict[str, Any]]) -> str:
@@ -39,22 +42,39 @@ def _judge(messages: list[dict[str, Any]]) -> str | list[dict[str, object]]:
         return "I think it is fine."
     claim = answer.rstrip(".").split(" is ")[-1].lower()
     ok = any(claim in r.lower() for r in results)
-    return json.dumps({"answer": answer, "evaluation_score": 1.0 if ok else 0.0,
-                       "evaluation_summary": f"searched; the claim '{claim}' is "
-                       f"{'supported' if ok else 'contradicted'}"})  # fmt: skip
+    return json.dumps(
+        {
+            "answer": answer,
+            "evaluation_score": 1.0 if ok else 0.0,
+            "evaluation_summary": f"searched; the claim '{claim}' is "
+            f"{'supported' if ok else 'contradicted'}",
+        }
+    )
 
 
 def _lab(answers: list[str]) -> evalnb.Lab:
-    return evalnb.load(pl.DataFrame({
-        "prompt": [f"q{i}" for i in range(len(answers))], "actual": answers,
-        "context": [CONTEXTS] * len(answers),
-    }))  # fmt: skip
+    return evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": [f"q{i}" for i in range(len(answers))],
+                "actual": answers,
+                "context": [CONTEXTS] * len(answers),
+            }
+        )
+    )
 
 
 def test_the_agent_searches_the_contexts_and_its_verdicts_are_read(tmp_path: Path) -> None:
-    lab = _lab(["Paris is the capital of France.", "The capital of France is London.",
-                "Mont Blanc is the highest mountain in the Alps.", "[[garbled]] Loire is long.",
-                "[[loop]] Loire is long.", "[[badargs]] The Loire is the longest river in France."])  # fmt: skip
+    lab = _lab(
+        [
+            "Paris is the capital of France.",
+            "The capital of France is London.",
+            "Mont Blanc is the highest mountain in the Alps.",
+            "[[garbled]] Loire is long.",
+            "[[loop]] Loire is long.",
+            "[[badargs]] The Loire is the longest river in France.",
+        ]
+    )
     with LoopbackLLM(agent=_judge) as server:
         judge = evalnb.LLMClient(server.base_url, "checker", cache=tmp_path / "c.duckdb")
         scored = evalnb.evaluate(lab, ["fact_check"], judge=judge, max_steps=3, progress=False)
@@ -85,8 +105,9 @@ def test_user_tools_are_offered_and_recorded(tmp_path: Path) -> None:
     lab = _lab(["[[web]] Everest is 8,849 m high."])
     with LoopbackLLM(agent=_judge) as server:
         judge = evalnb.LLMClient(server.base_url, "checker", cache=tmp_path / "c.duckdb")
-        scored = evalnb.evaluate(lab, ["fact_check"], judge=judge, tools={"web_search": web_search},
-                                 progress=False)  # fmt: skip
+        scored = evalnb.evaluate(
+            lab, ["fact_check"], judge=judge, tools={"web_search": web_search}, progress=False
+        )
     assert seen == ["Everest height"]
     assert scored.scores["value"].to_list() == [1.0]
     params = json.loads(scored.scores["params"].item())

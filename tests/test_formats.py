@@ -21,14 +21,25 @@ def _jsonl(path: Path, records: list[object]) -> Path:
 def test_harpia(tmp_path: Path) -> None:
     doc = {
         "instances": [
-            {"id": "1", "input": "Olá", "actual-output": "Hello", "expected-output": ["Hello", "Hi"]},
-            {"id": 2, "input": "Tchau", "actual-output": "Bye", "expected-output": ["Goodbye"], "lang": "pt"},
+            {
+                "id": "1",
+                "input": "Olá",
+                "actual-output": "Hello",
+                "expected-output": ["Hello", "Hi"],
+            },
+            {
+                "id": 2,
+                "input": "Tchau",
+                "actual-output": "Bye",
+                "expected-output": ["Goodbye"],
+                "lang": "pt",
+            },
         ],
         "metrics": [
             {"id": "bleu", "enable": True, "parameters": {"max_ngram_order": 4}},
             {"id": "bertscore", "enable": False},
         ],
-    }  # fmt: skip
+    }
     path = tmp_path / "harpia.json"
     path.write_text(json.dumps(doc))
     assert evalnb.detect_format(path) == "harpia"
@@ -44,19 +55,40 @@ def test_harpia(tmp_path: Path) -> None:
 
 
 EVAL_ONLY = [
-    {"messages": [{"role": "user", "content": "Hello!"},
-                  {"role": "assistant", "content": "Hello! Is there anything I can do for you"},
-                  {"role": "user", "content": "What is the sum of 16 and 16"}],
-     "ref_answer": "The answer is 32", "id": "141234314", "max_tokens": 1024, "temperature": 0.7,
-     "model_outputs": [
-         {"model_name": "llama3", "responses": [{"content": "The answer is 32."}, {"content": "32 is the answer."}]},
-         {"model_name": "qwen3", "responses": [{"content": "The answer is 32.", "reasoning_content": "Wait..."},
-                                               {"content": "The answer is 32.", "reasoning_content": "Thinking..."}]}]},
-    {"messages": [{"role": "system", "content": "Be brief."},
-                  {"role": "user", "content": "What is the sum of 1 and 1"},
-                  {"role": "assistant", "content": "2"}],
-     "ref_answer": "The answer is 2", "extra_content": "usable in a judge prompt"},
-]  # fmt: skip
+    {
+        "messages": [
+            {"role": "user", "content": "Hello!"},
+            {"role": "assistant", "content": "Hello! Is there anything I can do for you"},
+            {"role": "user", "content": "What is the sum of 16 and 16"},
+        ],
+        "ref_answer": "The answer is 32",
+        "id": "141234314",
+        "max_tokens": 1024,
+        "temperature": 0.7,
+        "model_outputs": [
+            {
+                "model_name": "llama3",
+                "responses": [{"content": "The answer is 32."}, {"content": "32 is the answer."}],
+            },
+            {
+                "model_name": "qwen3",
+                "responses": [
+                    {"content": "The answer is 32.", "reasoning_content": "Wait..."},
+                    {"content": "The answer is 32.", "reasoning_content": "Thinking..."},
+                ],
+            },
+        ],
+    },
+    {
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "What is the sum of 1 and 1"},
+            {"role": "assistant", "content": "2"},
+        ],
+        "ref_answer": "The answer is 2",
+        "extra_content": "usable in a judge prompt",
+    },
+]
 
 
 def test_tencent_evaluation_only_and_round_trip(tmp_path: Path) -> None:
@@ -84,10 +116,18 @@ def test_tencent_manual_jsonl_and_csv(tmp_path: Path) -> None:
     path = _jsonl(
         tmp_path / "manual.jsonl",
         [
-            {"system": "You are helpful.", "conversation": [{"prompt": "712+165+223+711=", "response": "1811"}]},
-            {"conversation": [{"prompt": "hi", "response": "hello"}, {"prompt": "2+2=", "response": "4"}]},
+            {
+                "system": "You are helpful.",
+                "conversation": [{"prompt": "712+165+223+711=", "response": "1811"}],
+            },
+            {
+                "conversation": [
+                    {"prompt": "hi", "response": "hello"},
+                    {"prompt": "2+2=", "response": "4"},
+                ]
+            },
         ],
-    )  # fmt: skip
+    )
     lab = evalnb.load(path)
     assert lab.cases["prompt"].to_list() == ["712+165+223+711=", "2+2="]
     assert lab.cases["expected"].to_list() == [["1811"], ["4"]]
@@ -180,7 +220,10 @@ def test_mapping_errors(tmp_path: Path) -> None:
 def test_same_question_several_models_unmapped_hints_at_model(tmp_path: Path) -> None:
     path = tmp_path / "answers.csv"
     path.write_text("question,answer,llm\nq1,a,m1\nq1,b,m2\n")
-    with pytest.raises(evalnb.InputError, match=r"map the column naming the model, e\.g\. "
-                       r"load\(path, model='llm'\)"):  # fmt: skip
+    with pytest.raises(
+        evalnb.InputError,
+        match=r"map the column naming the model, e\.g\. "
+        r"load\(path, model='llm'\)",
+    ):
         evalnb.load(path)
     assert evalnb.load(path, model="llm").models == ["m1", "m2"]

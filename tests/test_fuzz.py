@@ -32,45 +32,132 @@ settings.register_profile(
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 _SPEC_SEEDS: dict[str, tuple[str, object]] = {
-    "harpia": ("harpia.json", {
-        "instances": [
-            {"id": "1", "input": "Bom dia", "actual-output": "Good morning", "expected-output": ["Good morning", "Morning"]},
-            {"id": "2", "input": "Obrigado", "actual-output": "Thanks", "expected-output": ["Thank you"]},
+    "harpia": (
+        "harpia.json",
+        {
+            "instances": [
+                {
+                    "id": "1",
+                    "input": "Bom dia",
+                    "actual-output": "Good morning",
+                    "expected-output": ["Good morning", "Morning"],
+                },
+                {
+                    "id": "2",
+                    "input": "Obrigado",
+                    "actual-output": "Thanks",
+                    "expected-output": ["Thank you"],
+                },
+            ],
+            "metrics": [
+                {"id": "bleu", "enable": True, "parameters": {"weights": [0.25, 0.25, 0.25, 0.25]}},
+                {"id": "bertscore", "enable": False, "parameters": {"lang": "en"}},
+            ],
+        },
+    ),
+    "tencent": (
+        "tencent.jsonl",
+        [
+            {
+                "messages": [
+                    {"role": "system", "content": "Be brief."},
+                    {"role": "user", "content": "Hello!"},
+                    {"role": "assistant", "content": "Hi"},
+                    {"role": "user", "content": "16+16?"},
+                ],
+                "ref_answer": "32",
+                "id": "141234314",
+                "max_tokens": 1024,
+                "model_outputs": [
+                    {
+                        "model_name": "llama3",
+                        "responses": [{"content": "32"}, {"content": "It is 32."}],
+                    },
+                    {
+                        "model_name": "qwen3",
+                        "responses": [{"content": "32", "reasoning_content": "16*2"}],
+                    },
+                ],
+            },
+            {
+                "messages": [
+                    {"role": "user", "content": "1+1?"},
+                    {"role": "assistant", "content": "2"},
+                ],
+                "ref_answer": "The answer is 2",
+                "extra_content": "x",
+            },
         ],
-        "metrics": [{"id": "bleu", "enable": True, "parameters": {"weights": [0.25, 0.25, 0.25, 0.25]}},
-                    {"id": "bertscore", "enable": False, "parameters": {"lang": "en"}}],
-    }),
-    "tencent": ("tencent.jsonl", [
-        {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello!"},
-                      {"role": "assistant", "content": "Hi"}, {"role": "user", "content": "16+16?"}],
-         "ref_answer": "32", "id": "141234314", "max_tokens": 1024,
-         "model_outputs": [{"model_name": "llama3", "responses": [{"content": "32"}, {"content": "It is 32."}]},
-                           {"model_name": "qwen3", "responses": [{"content": "32", "reasoning_content": "16*2"}]}]},
-        {"messages": [{"role": "user", "content": "1+1?"}, {"role": "assistant", "content": "2"}],
-         "ref_answer": "The answer is 2", "extra_content": "x"},
-    ]),
-    "tencent_manual": ("manual.jsonl", [
-        {"system": "You are helpful.", "conversation": [{"prompt": "712+165+223+711=", "response": "1811"}]},
-        {"conversation": [{"prompt": "hi", "response": "hello"}, {"prompt": "2+2=", "response": "4"}]},
-    ]),
+    ),
+    "tencent_manual": (
+        "manual.jsonl",
+        [
+            {
+                "system": "You are helpful.",
+                "conversation": [{"prompt": "712+165+223+711=", "response": "1811"}],
+            },
+            {
+                "conversation": [
+                    {"prompt": "hi", "response": "hello"},
+                    {"prompt": "2+2=", "response": "4"},
+                ]
+            },
+        ],
+    ),
     "harbor": ("rewards.jsonl", [{"reward": 1}, None, {"reward": 0.25}, {"reward": 0}]),
-    "jsonl": ("generic.jsonl", [
-        {"id": "a", "question": "q1", "answer": "a1", "model": "m", "contexts": ["c1", "c2"], "cost": 0.1},
-        {"id": "b", "question": "q2", "answer": "a2", "model": "m", "contexts": [], "latency": 2},
-    ]),
-}  # fmt: skip
+    "jsonl": (
+        "generic.jsonl",
+        [
+            {
+                "id": "a",
+                "question": "q1",
+                "answer": "a1",
+                "model": "m",
+                "contexts": ["c1", "c2"],
+                "cost": 0.1,
+            },
+            {
+                "id": "b",
+                "question": "q2",
+                "answer": "a2",
+                "model": "m",
+                "contexts": [],
+                "latency": 2,
+            },
+        ],
+    ),
+}
 _RECORDS = [
-    {"case_id": "a", "prompt": "q1", "expected": ["r1", "r1b"], "actual": "a1", "model": "m",
-     "context": ["c1"], "cost": 0.1, "topic": "t"},
-    {"case_id": "b", "prompt": "q2", "expected": ["r2"], "actual": "a2", "model": "m",
-     "context": [], "cost": None, "topic": None},
-]  # fmt: skip
+    {
+        "case_id": "a",
+        "prompt": "q1",
+        "expected": ["r1", "r1b"],
+        "actual": "a1",
+        "model": "m",
+        "context": ["c1"],
+        "cost": 0.1,
+        "topic": "t",
+    },
+    {
+        "case_id": "b",
+        "prompt": "q2",
+        "expected": ["r2"],
+        "actual": "a2",
+        "model": "m",
+        "context": [],
+        "cost": None,
+        "topic": None,
+    },
+]
 _SPEC_SEEDS["json"] = ("records.json", _RECORDS)
 _SPEC_SEEDS["parquet"] = ("table.parquet", _RECORDS)
 _TEXT_SEEDS = {
-    "tencent_csv": ("manual.csv", 'system,prompt,response\n,"712+165+223+711=",1811\nBe terse.,"2, 3?",5\n'),
+    "tencent_csv": (
+        "manual.csv",
+        'system,prompt,response\n,"712+165+223+711=",1811\nBe terse.,"2, 3?",5\n',
+    ),
     "csv": ("generic.csv", 'question,answer,model,cost\n"What, exactly?",yes,m1,0.5\nq2,no,m2,\n'),
-}  # fmt: skip
+}
 _H2O_SEEDS = {
     "h2o_suite": "sr1107_test_suite_small.json",
     "h2o_suite_keys": "ci_rag_test_suite-no-OR-constraints.json",
@@ -95,11 +182,17 @@ def _seed_text(kind: str) -> tuple[str, str]:
 
 
 _leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 10**12), st.floats(allow_nan=False),
-    st.text(max_size=12), st.sampled_from(["", "INTERNAL ERROR: x", "REGEXP:(", "null", "[1]", "a\ud800b", "\U0001f600"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**12),
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+    st.sampled_from(["", "INTERNAL ERROR: x", "REGEXP:(", "null", "[1]", "a\ud800b", "\U0001f600"]),
     # hostile values: numbers past int64 and float, separators str.splitlines would cut at
-    st.sampled_from([10**23, -(10**23), 10**400, 2**63, "a\u2028b\u2029c\u0085d", 'regexp("a{4294967294}")']),
-)  # fmt: skip
+    st.sampled_from(
+        [10**23, -(10**23), 10**400, 2**63, "a\u2028b\u2029c\u0085d", 'regexp("a{4294967294}")']
+    ),
+)
 _json = st.recursive(
     _leaf,
     lambda inner: st.one_of(

@@ -83,8 +83,9 @@ def test_the_suite_is_in_the_store_and_a_seed_repeats_it(suite: tuple[Path, eval
     corpus = evalnb.Corpus(kept)
     again = evalnb.generate_tests(corpus, n=45, seed=0)
     assert again.cases.sort("case_id").equals(lab.cases.sort("case_id"))  # nothing added twice
-    other = evalnb.generate_tests(evalnb.Corpus(evalnb.Lab({"chunks": kept.table("chunks")})),
-                                  n=45, seed=1)  # fmt: skip
+    other = evalnb.generate_tests(
+        evalnb.Corpus(evalnb.Lab({"chunks": kept.table("chunks")})), n=45, seed=1
+    )
     assert set(other.cases["prompt"]) != set(lab.cases["prompt"])
 
 

@@ -113,8 +113,14 @@ def test_lab_fields_conditions_and_internal_errors() -> None:
 
 
 def _perturbed_lab(tmp_path: Path) -> Path:
-    base = {"input": "What is 2+2?", "expected_output": "4", "actual_output": "4",
-            "model_key": "m1", "categories": ["qa"], "key": "orig"}  # fmt: skip
+    base = {
+        "input": "What is 2+2?",
+        "expected_output": "4",
+        "actual_output": "4",
+        "model_key": "m1",
+        "categories": ["qa"],
+        "key": "orig",
+    }
     perturbed = dict(
         base,
         input="What is 2+2 ?",
@@ -129,8 +135,12 @@ def _perturbed_lab(tmp_path: Path) -> Path:
         ],
         my_field={"x": 1},
     )
-    doc = {"name": "p", "dataset": {"inputs": [base, perturbed]},
-           "models": [{"key": "m1", "name": "M1", "llm_model_name": "m-one"}], "custom": 1}  # fmt: skip
+    doc = {
+        "name": "p",
+        "dataset": {"inputs": [base, perturbed]},
+        "models": [{"key": "m1", "name": "M1", "llm_model_name": "m-one"}],
+        "custom": 1,
+    }
     path = tmp_path / "perturbed.json"
     path.write_text(json.dumps(doc))
     return path

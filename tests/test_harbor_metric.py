@@ -49,8 +49,13 @@ def test_aggregates_ci_and_custom(tmp_path: Path) -> None:
         code, out = _run(
             tmp_path,
             "".join(f'{{"reward": {v}}}\n' for v in [1, 0, 1, 1, 0, 1, 1, 1]),
-            "--aggregate", "mean,pass_rate,count,my_agg:top", "--ci", "0.9", "--seed", "3",
-        )  # fmt: skip
+            "--aggregate",
+            "mean,pass_rate,count,my_agg:top",
+            "--ci",
+            "0.9",
+            "--seed",
+            "3",
+        )
     finally:
         sys.path.remove(str(tmp_path))
     assert code == 0
@@ -72,9 +77,20 @@ def test_entry_point(tmp_path: Path) -> None:
     src = tmp_path / "r.jsonl"
     src.write_text('{"reward": 0.25}\n')
     done = subprocess.run(
-        [sys.executable, "-m", "evalnb.cli.main", "metric", "-i", str(src), "-o", str(tmp_path / "o.json")],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "evalnb.cli.main",
+            "metric",
+            "-i",
+            str(src),
+            "-o",
+            str(tmp_path / "o.json"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "o.json").read_text()) == {"mean": 0.25}
 

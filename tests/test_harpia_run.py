@@ -12,17 +12,25 @@ from evalnb.cli.main import main
 
 _DOC = {
     "instances": [
-        {"id": "1", "input": "Eu gosto de gatos.", "actual-output": "I like cats.",
-         "expected-output": ["I adore cats.", "I like cats."]},
-        {"id": "2", "input": "Está chovendo.", "actual-output": "It rains now.",
-         "expected-output": ["It is raining."]},
+        {
+            "id": "1",
+            "input": "Eu gosto de gatos.",
+            "actual-output": "I like cats.",
+            "expected-output": ["I adore cats.", "I like cats."],
+        },
+        {
+            "id": "2",
+            "input": "Está chovendo.",
+            "actual-output": "It rains now.",
+            "expected-output": ["It is raining."],
+        },
     ],
     "metrics": [
         {"id": "bleu", "enable": True, "parameters": {"smooth_method": "floor", "sacrebleu": True}},
         {"id": "rouge", "enable": True, "parameters": {"use_stemmer": False}},
         {"id": "answer_similarity", "enable": False, "parameters": {}},
     ],
-}  # fmt: skip
+}
 
 
 def _run(tmp_path: Path, doc: object) -> tuple[int, Path, Path]:
@@ -56,9 +64,14 @@ def test_outputs_and_log(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("metric", "pattern"),
-    [({"id": "bertscore-x", "enable": True}, "unknown evaluator 'bertscore-x'"),
-     ({"id": "bleu", "enable": True, "parameters": {"smooth_method": "magic"}}, "must be one of")],
-)  # fmt: skip
+    [
+        ({"id": "bertscore-x", "enable": True}, "unknown evaluator 'bertscore-x'"),
+        (
+            {"id": "bleu", "enable": True, "parameters": {"smooth_method": "magic"}},
+            "must be one of",
+        ),
+    ],
+)
 def test_bad_metric_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], metric: dict[str, object], pattern: str
 ) -> None:

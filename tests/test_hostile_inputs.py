@@ -28,19 +28,29 @@ _ROW = '{"prompt": "a", "actual": "x"'
 # name → (file content, None when it loads, else a regex the InputError message matches)
 CASES: dict[str, tuple[str, str | None]] = {
     "number of 400 digits (extra column)": (f'{_ROW}, "score": {"9" * 400}}}\n', None),
-    "number of 400 digits (cost)": (f'{_ROW}, "cost": {"9" * 400}}}\n',
-                                    r"line 1: field 'cost': expected a finite number"),
+    "number of 400 digits (cost)": (
+        f'{_ROW}, "cost": {"9" * 400}}}\n',
+        r"line 1: field 'cost': expected a finite number",
+    ),
     "integer of 5000 digits": (f'{_ROW}, "n": {"9" * 5000}}}\n', r"line 1.*digits"),
-    "sample 10^23": (f'{_ROW}, "sample": {10**23}}}\n',
-                     r"line 1: field 'sample': expected a non-negative integer sample index below 2\*\*63"),
+    "sample 10^23": (
+        f'{_ROW}, "sample": {10**23}}}\n',
+        r"line 1: field 'sample': expected a non-negative integer sample index below 2\*\*63",
+    ),
     "sample 2^63": (f'{_ROW}, "sample": {2**63}}}\n', r"line 1: field 'sample'"),
     "sample 1e400": (f'{_ROW}, "sample": 1e400}}\n', r"line 1: field 'sample'"),
-    "1000-deep answer (JSONL)": (f'{{"prompt": "a", "actual": {_DEEP}}}\n',
-                                 r"line 1: expected JSON nested < 1000 levels"),
-    "990-deep context (JSONL)": (f'{_ROW}, "context": {"[" * 990}{"]" * 990}}}\n',
-                                 r"line 1: (field 'context': expected a list|expected JSON nested)"),
-    "500-deep extra (JSON)": (f'[{_ROW}, "meta": {_NESTED}}}]',
-                              r"\$\[0\]: expected values nested fewer than"),
+    "1000-deep answer (JSONL)": (
+        f'{{"prompt": "a", "actual": {_DEEP}}}\n',
+        r"line 1: expected JSON nested < 1000 levels",
+    ),
+    "990-deep context (JSONL)": (
+        f'{_ROW}, "context": {"[" * 990}{"]" * 990}}}\n',
+        r"line 1: (field 'context': expected a list|expected JSON nested)",
+    ),
+    "500-deep extra (JSON)": (
+        f'[{_ROW}, "meta": {_NESTED}}}]',
+        r"\$\[0\]: expected values nested fewer than",
+    ),
     "U+2028/U+2029/U+0085 in strings": (
         '{"prompt": "a\u2028b", "actual": "c\u2029d\u0085e"}\n{"prompt": "x", "actual": "y"}\n',
         None,
@@ -52,7 +62,7 @@ CASES: dict[str, tuple[str, str | None]] = {
         r"line 2: field 'case_id': expected a unique id",
     ),
     "repeated answer": (f"{_ROW}}}\n{_ROW}}}\n", r"line 2: field 'model': expected one answer"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -120,25 +130,57 @@ def test_archive_wrong_shapes_and_bad_ids(tmp_path: Path) -> None:
     outputs = lab_doc["outputs"]
     results = json.loads(_results(src))
     bad: dict[str, tuple[dict[str, object], dict[str, bytes], str]] = {
-        "interpretation is a list": ({"interpretation.json": [1, 2]}, {}, r"interpretation\.json, \$: field 'lab'"),
-        "tables not lists": ({"interpretation.json": {"lab": {"cases": {"a": 1}}}}, {},
-                             r"field 'lab\.cases': expected a list of record objects"),
-        "a record not an object": ({"interpretation.json": {"lab": {**lab_doc, "outputs": [1]}}}, {},
-                                   r"lab\.outputs\[0\]: expected a record object"),
-        "results is an object": ({"pii_leakage/results.json": {"rows": results}}, {},
-                                 r"pii_leakage/results\.json.*expected a list of record objects"),
-        "duplicated results file": ({}, {"copy/results.json": _results(src)},
-                                    r"expected one row per .*Is a results file there twice"),
-        "dangling score": ({"interpretation.json": {"lab": {**lab_doc, "outputs": outputs[:1]}}}, {},
-                           r"results\.json, lab\.scores: field 'case_id/model/sample': expected ids present in lab\.outputs"),
-        "dangling answer": ({"interpretation.json": {"lab": {**lab_doc, "cases": lab_doc["cases"][:1]}}}, {},
-                            r"lab\.outputs: field 'case_id': expected ids present in lab\.cases"),
-        "null case_id": ({"interpretation.json": {"lab": {**lab_doc, "cases": [{**lab_doc["cases"][0], "case_id": None}]}}},
-                         {}, r"lab\.cases\[0\]: field 'case_id': expected an id, found null"),
-        "repeated case": ({"interpretation.json": {"lab": {**lab_doc, "cases": lab_doc["cases"] * 2}}}, {},
-                          r"lab\.cases\[2\]: field 'case_id': expected one row per"),
+        "interpretation is a list": (
+            {"interpretation.json": [1, 2]},
+            {},
+            r"interpretation\.json, \$: field 'lab'",
+        ),
+        "tables not lists": (
+            {"interpretation.json": {"lab": {"cases": {"a": 1}}}},
+            {},
+            r"field 'lab\.cases': expected a list of record objects",
+        ),
+        "a record not an object": (
+            {"interpretation.json": {"lab": {**lab_doc, "outputs": [1]}}},
+            {},
+            r"lab\.outputs\[0\]: expected a record object",
+        ),
+        "results is an object": (
+            {"pii_leakage/results.json": {"rows": results}},
+            {},
+            r"pii_leakage/results\.json.*expected a list of record objects",
+        ),
+        "duplicated results file": (
+            {},
+            {"copy/results.json": _results(src)},
+            r"expected one row per .*Is a results file there twice",
+        ),
+        "dangling score": (
+            {"interpretation.json": {"lab": {**lab_doc, "outputs": outputs[:1]}}},
+            {},
+            r"results\.json, lab\.scores: field 'case_id/model/sample': expected ids present in lab\.outputs",
+        ),
+        "dangling answer": (
+            {"interpretation.json": {"lab": {**lab_doc, "cases": lab_doc["cases"][:1]}}},
+            {},
+            r"lab\.outputs: field 'case_id': expected ids present in lab\.cases",
+        ),
+        "null case_id": (
+            {
+                "interpretation.json": {
+                    "lab": {**lab_doc, "cases": [{**lab_doc["cases"][0], "case_id": None}]}
+                }
+            },
+            {},
+            r"lab\.cases\[0\]: field 'case_id': expected an id, found null",
+        ),
+        "repeated case": (
+            {"interpretation.json": {"lab": {**lab_doc, "cases": lab_doc["cases"] * 2}}},
+            {},
+            r"lab\.cases\[2\]: field 'case_id': expected one row per",
+        ),
         "bad JSON": ({}, {}, ""),
-    }  # fmt: skip
+    }
     for name, (edit, extra, error) in bad.items():
         if name == "bad JSON":
             continue
@@ -192,8 +234,9 @@ def test_zip_bomb_is_refused_without_inflating(tmp_path: Path) -> None:
             print(exc)
         """
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "bomb.zip: field 'pii_leakage/results.json': expected a compression ratio" in done.stdout
 
@@ -253,5 +296,8 @@ def test_leakage_on_hostile_megabyte_texts() -> None:
     assert passes.height == 2 * len(texts)
     leaked = set(passes.filter(pl.col("value") == 0.0)["case_id"].to_list())
     by_prompt = dict(zip(lab.cases["case_id"], lab.cases["prompt"], strict=True))
-    assert {by_prompt[c] for c in leaked} >= {"e-mail-like words", "BEGIN/END pairs",
-                                              "SSN candidates, one per line"}  # fmt: skip
+    assert {by_prompt[c] for c in leaked} >= {
+        "e-mail-like words",
+        "BEGIN/END pairs",
+        "SSN candidates, one per line",
+    }

@@ -49,10 +49,10 @@ def test_int8_refuses_a_gpu_and_unknown_precisions() -> None:
 
 def test_precision_is_a_recorded_scoring_parameter() -> None:
     frame = pl.DataFrame({"prompt": ["q"], "expected": [_TEXTS[0]], "actual": [_TEXTS[1]]})
-    fp32 = evalnb.evaluate(evalnb.load(frame), ["answer_similarity"], model=MODEL,
-                           progress=False)  # fmt: skip
-    int8 = evalnb.evaluate(fp32, ["answer_similarity"], model=MODEL, precision="int8",
-                           progress=False)  # fmt: skip
+    fp32 = evalnb.evaluate(evalnb.load(frame), ["answer_similarity"], model=MODEL, progress=False)
+    int8 = evalnb.evaluate(
+        fp32, ["answer_similarity"], model=MODEL, precision="int8", progress=False
+    )
     assert json.loads(int8.scores["params"][0])["precision"] == "int8"  # rescored, recorded
     assert int8.scores["value"][0] == pytest.approx(fp32.scores["value"][0], abs=0.07)
     assert int8.scores["value"][0] != fp32.scores["value"][0]

@@ -38,8 +38,13 @@ def _lab() -> evalnb.Lab:
     for i in range(40):
         cites = i % 2 == 0  # the humans pass an answer that cites the licence
         pad = " and more words" * int(rng.integers(0, 4))
-        rows.append({"prompt": f"Question {i}?", "expected": "x",
-                     "actual": (f"Per the licence, item {i}" if cites else f"Item {i} is fine") + pad})  # fmt: skip
+        rows.append(
+            {
+                "prompt": f"Question {i}?",
+                "expected": "x",
+                "actual": (f"Per the licence, item {i}" if cites else f"Item {i} is fine") + pad,
+            }
+        )
     return evalnb.load(pl.DataFrame(rows))
 
 
@@ -92,8 +97,9 @@ def test_an_aligned_judge_agrees_better_on_held_out_labels_and_can_be_rolled_bac
         (judge_entry,) = json.loads(bundle.read_text())["judges"]
         assert judge_entry["version_id"] == result.version_id and judge_entry["examples"]
         assert "Aligned judge: byop / model_passes" in bundle.with_suffix(".md").read_text()
-        production = evalnb.evaluate(_lab(), ["byop"], judge=judge, progress=False,
-                                     prompt_template=TEMPLATE)  # fmt: skip
+        production = evalnb.evaluate(
+            _lab(), ["byop"], judge=judge, progress=False, prompt_template=TEMPLATE
+        )
         evalnb.load_calibration(bundle, production)
         production = production.apply_judge_version("byop", result.version_id, judge=judge)
         moved = production.verdicts().filter(pl.col("metric") == "model_passes")

@@ -39,8 +39,10 @@ def test_zero_labels_lost_across_repeated_kills(tmp_path: Path) -> None:
     for round_no in range(5):
         proc = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(store), str(round_no)],
-            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready"
         acknowledged.extend(proc.stdout.readline().strip() for _ in range(rng.randint(3, 40)))

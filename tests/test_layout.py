@@ -12,12 +12,37 @@ from tests.conftest import ROOT
 
 # evalnb.__all__ before the package was split into subpackages: none may disappear.
 PUBLIC_BEFORE_LAYOUT = {
-    "FORMATS", "SCHEMAS", "TABLES", "ChatResult", "ConditionError", "EvalnbError", "Eye",
-    "FailureClusters", "InputError", "LLMClient", "Lab", "Labeler", "RichTable", "StoreError",
-    "TopicModel", "Weakness", "__version__", "detect_format", "evaluate", "evaluators", "eye",
-    "labeler", "load", "open", "pairwise", "run_suite", "table", "topics", "transforms",
+    "FORMATS",
+    "SCHEMAS",
+    "TABLES",
+    "ChatResult",
+    "ConditionError",
+    "EvalnbError",
+    "Eye",
+    "FailureClusters",
+    "InputError",
+    "LLMClient",
+    "Lab",
+    "Labeler",
+    "RichTable",
+    "StoreError",
+    "TopicModel",
+    "Weakness",
+    "__version__",
+    "detect_format",
+    "evaluate",
+    "evaluators",
+    "eye",
+    "labeler",
+    "load",
+    "open",
+    "pairwise",
+    "run_suite",
+    "table",
+    "topics",
+    "transforms",
     "weakness",
-}  # fmt: skip
+}
 
 
 def _readme_code() -> str:

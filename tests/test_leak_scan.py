@@ -19,11 +19,36 @@ def _texts(tokens: list[str]) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(tokens), max_size=40).map("".join)
 
 
-_SSN_TOKENS = ["0", "00", "000", "0000", "1", "12", "123", "-", "45", "6789", " ", "\n", "x",
-               "999999999"]  # fmt: skip
+_SSN_TOKENS = [
+    "0",
+    "00",
+    "000",
+    "0000",
+    "1",
+    "12",
+    "123",
+    "-",
+    "45",
+    "6789",
+    " ",
+    "\n",
+    "x",
+    "999999999",
+]
 _EMAIL_TOKENS = ["a", "b1", "_", ".", "-", "@", " ", "\n", "é", "²", "+", "x.y", "@a.b", ".c"]
-_PEM_TOKENS = ["-", "--", "\n", "x", "BEGIN CERTIFICATE", "END CERTIFICATE", "BEGIN", "END",
-               " CERTIFICATE", "-BEGIN CERTIFICATE-", "-END CERTIFICATE-"]  # fmt: skip
+_PEM_TOKENS = [
+    "-",
+    "--",
+    "\n",
+    "x",
+    "BEGIN CERTIFICATE",
+    "END CERTIFICATE",
+    "BEGIN",
+    "END",
+    " CERTIFICATE",
+    "-BEGIN CERTIFICATE-",
+    "-END CERTIFICATE-",
+]
 
 
 @settings(max_examples=800, deadline=None)

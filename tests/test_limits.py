@@ -25,8 +25,11 @@ def _tmpfs_runner() -> list[str] | None:
     unshare = shutil.which("unshare")
     if unshare is None:
         return None
-    probe = subprocess.run([unshare, "-rm", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"],
-                           capture_output=True, check=False)  # fmt: skip
+    probe = subprocess.run(
+        [unshare, "-rm", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"],
+        capture_output=True,
+        check=False,
+    )
     return [unshare, "-rm", "sh", "-c"] if probe.returncode == 0 else None
 
 
@@ -60,9 +63,15 @@ def test_a_save_on_a_full_disk_says_so_and_leaves_no_file(free: int, rows: int) 
     script = (
         f'mount -t tmpfs -o size=40m tmpfs /mnt && exec {sys.executable} -c "$0" /mnt {free} {rows}'
     )
-    done = subprocess.run([*runner, script, FULL_DISK], capture_output=True, text=True,
-                          timeout=120, check=False, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    done = subprocess.run(
+        [*runner, script, FULL_DISK],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     out = done.stdout
     assert done.returncode == 0, done.stderr[-2000:]
     # Before: save returned and the store reopened empty ("no 'evalnb_meta' table").
@@ -119,8 +128,15 @@ def test_a_markdown_table_of_100k_columns_is_refused_fast(tmp_path: Path) -> Non
     bomb = tmp_path / "table.md"
     columns = 100_000
     rows = "\n".join("| x |" for _ in range(40))
-    bomb.write_text("| " + " | ".join("h" for _ in range(columns)) + " |\n|"
-                    + "---|" * columns + "\n" + rows + "\n")  # fmt: skip
+    bomb.write_text(
+        "| "
+        + " | ".join("h" for _ in range(columns))
+        + " |\n|"
+        + "---|" * columns
+        + "\n"
+        + rows
+        + "\n"
+    )
     start = time.monotonic()
     with pytest.raises(evalnb.InputError, match=r"at most 2,000,000 table cells.*max_table_cells"):
         read_document(bomb)
@@ -160,8 +176,12 @@ def test_docx_with_broken_or_deep_xml_is_an_input_error(kind: str, tmp_path: Pat
     if kind == "malformed":
         xml = f"<w:document {ns}><w:body><w:p></w:body>".encode()
     else:
-        xml = (f"<w:document {ns}><w:body>" + "<w:sdt>" * 300 + "</w:sdt>" * 300
-               + "</w:body></w:document>").encode()  # fmt: skip
+        xml = (
+            f"<w:document {ns}><w:body>"
+            + "<w:sdt>" * 300
+            + "</w:sdt>" * 300
+            + "</w:body></w:document>"
+        ).encode()
     path = _docx_with(xml, tmp_path / f"{kind}.docx")
     with pytest.raises(evalnb.InputError) as err:
         read_document(path)
@@ -240,15 +260,17 @@ KEY = "sk-test/Secret+Key=0123456789abcdef"
 
 
 def _client(server: LoopbackLLM, tmp_path: Path, **kw: object) -> evalnb.LLMClient:
-    return evalnb.LLMClient(server.base_url, "judge", api_key=KEY, cache=tmp_path / "llm.duckdb",
-                            max_retries=0, **kw)  # type: ignore[arg-type]  # fmt: skip
+    return evalnb.LLMClient(
+        server.base_url, "judge", api_key=KEY, cache=tmp_path / "llm.duckdb", max_retries=0, **kw
+    )  # type: ignore[arg-type]
 
 
 def test_a_dripping_server_cannot_hold_a_call_past_its_deadline(tmp_path: Path) -> None:
     with LoopbackLLM() as server:
         start = time.monotonic()
-        result = _client(server, tmp_path, timeout_s=2).chat([{"role": "user",
-                                                               "content": "hi [[drip:30]]"}])  # fmt: skip
+        result = _client(server, tmp_path, timeout_s=2).chat(
+            [{"role": "user", "content": "hi [[drip:30]]"}]
+        )
         took = time.monotonic() - start
     assert took < 6  # was 94 s for a 5 s timeout
     assert result.content is None and "no complete reply within timeout_s=2 s" in str(result.error)
@@ -267,10 +289,15 @@ def test_a_reply_past_the_size_cap_is_refused_while_it_streams(tmp_path: Path) -
 
 @pytest.mark.parametrize(
     "usage",
-    [{"prompt_tokens": "12", "completion_tokens": 3}, {"prompt_tokens": [1], "completion_tokens": 3},
-     {"prompt_tokens": 1e30, "completion_tokens": 3}, {"prompt_tokens": float("nan"), "completion_tokens": 3},
-     {"prompt_tokens": -5, "completion_tokens": 3}, "not an object"],
-)  # fmt: skip
+    [
+        {"prompt_tokens": "12", "completion_tokens": 3},
+        {"prompt_tokens": [1], "completion_tokens": 3},
+        {"prompt_tokens": 1e30, "completion_tokens": 3},
+        {"prompt_tokens": float("nan"), "completion_tokens": 3},
+        {"prompt_tokens": -5, "completion_tokens": 3},
+        "not an object",
+    ],
+)
 def test_odd_usage_becomes_unknown_and_the_answer_is_kept(usage: object, tmp_path: Path) -> None:
     body = json.dumps({"choices": [{"message": {"content": "fine"}}], "usage": usage}).encode()
     with LoopbackLLM(raw=lambda _p: body) as server:
@@ -299,8 +326,18 @@ def test_a_tool_call_or_text_parts_are_not_cached_as_something_else(tmp_path: Pa
             }
         ]
     }
-    parts = {"choices": [{"message": {"content": [{"type": "text", "text": "Paris"},
-                                                  {"type": "text", "text": " it is."}]}}]}  # fmt: skip
+    parts = {
+        "choices": [
+            {
+                "message": {
+                    "content": [
+                        {"type": "text", "text": "Paris"},
+                        {"type": "text", "text": " it is."},
+                    ]
+                }
+            }
+        ]
+    }
     bodies = {"tool": json.dumps(tool).encode(), "parts": json.dumps(parts).encode()}
     with LoopbackLLM(raw=lambda p: bodies.get(p)) as server:
         client = _client(server, tmp_path)
@@ -324,8 +361,9 @@ def test_a_key_echoed_in_any_encoding_is_masked(tmp_path: Path) -> None:
     for name, echoed in echoes.items():
         body = json.dumps({"error": {"message": f"bad key {echoed}"}}).encode()
 
-        def answer(prompt: str, body: bytes = body,
-                   echoed: str = echoed) -> bytes | tuple[int, bytes]:  # fmt: skip
+        def answer(
+            prompt: str, body: bytes = body, echoed: str = echoed
+        ) -> bytes | tuple[int, bytes]:
             if prompt == "ok":  # a 200 that echoes the key in the answer
                 return json.dumps({"choices": [{"message": {"content": f"key {echoed}"}}]}).encode()
             return 401, body
@@ -361,14 +399,30 @@ def _edited(bundle: dict[str, object], edit: object) -> dict[str, object]:
 @pytest.mark.parametrize(
     ("edit", "where", "expected"),
     [
-        (lambda b: b["metrics"][0].update(threshold=float("nan")), r"\$\.metrics\[0\]\.threshold", "a finite threshold"),
-        (lambda b: b["metrics"][0].update(threshold=float("inf")), r"\$\.metrics\[0\]\.threshold", "a finite threshold"),
-        (lambda b: b["metrics"][0].update(n_labels=-5), r"\$\.metrics\[0\]\.n_labels", "a count >= 0"),
+        (
+            lambda b: b["metrics"][0].update(threshold=float("nan")),
+            r"\$\.metrics\[0\]\.threshold",
+            "a finite threshold",
+        ),
+        (
+            lambda b: b["metrics"][0].update(threshold=float("inf")),
+            r"\$\.metrics\[0\]\.threshold",
+            "a finite threshold",
+        ),
+        (
+            lambda b: b["metrics"][0].update(n_labels=-5),
+            r"\$\.metrics\[0\]\.n_labels",
+            "a count >= 0",
+        ),
         (lambda b: b["metrics"][0].update(ci=[0.9, 0.1]), r"\$\.metrics\[0\]\.ci", "low <= high"),
-        (lambda b: b["metrics"].append(b["metrics"][0]), r"\$\.metrics\[1\]", r"each \(evaluator, metric\) once"),
+        (
+            lambda b: b["metrics"].append(b["metrics"][0]),
+            r"\$\.metrics\[1\]",
+            r"each \(evaluator, metric\) once",
+        ),
         (lambda b: b["lab"].update(cases=-1), r"\$\.lab\.cases", "a count >= 0"),
     ],
-)  # fmt: skip
+)
 def test_a_bundle_with_impossible_values_is_refused_naming_the_field(
     bundle_file: tuple[Path, dict[str, object]],
     edit: object,
@@ -402,9 +456,13 @@ def test_a_threshold_outside_the_metrics_range_is_refused(
 
 @pytest.mark.parametrize(
     ("content", "found"),
-    [(b"\xff\xfe{}", "UTF-8"), (b"[" * 5000 + b"]" * 5000, "nested < 1000 levels"),
-     (b'{"n": ' + b"9" * 5000 + b"}", "digits"), (None, "a directory")],
-)  # fmt: skip
+    [
+        (b"\xff\xfe{}", "UTF-8"),
+        (b"[" * 5000 + b"]" * 5000, "nested < 1000 levels"),
+        (b'{"n": ' + b"9" * 5000 + b"}", "digits"),
+        (None, "a directory"),
+    ],
+)
 def test_a_bundle_file_that_is_not_json_is_an_input_error(
     content: bytes | None, found: str, tmp_path: Path
 ) -> None:
@@ -428,9 +486,13 @@ def test_every_reader_ends_in_a_result_or_an_input_error_under_limits(tmp_path: 
 
     import polars as pl
 
-    seed = evalnb.evaluate(evalnb.load(pl.DataFrame({"prompt": ["q1", "q2"], "actual": ["a", "b"],
-                                                     "expected": [["a"], ["c"]]})),
-                           ["text_matching"], progress=False).archive(tmp_path / "seed.zip")  # fmt: skip
+    seed = evalnb.evaluate(
+        evalnb.load(
+            pl.DataFrame({"prompt": ["q1", "q2"], "actual": ["a", "b"], "expected": [["a"], ["c"]]})
+        ),
+        ["text_matching"],
+        progress=False,
+    ).archive(tmp_path / "seed.zip")
 
     cap = 3 << 30  # 3 GiB of address space: a bomb that escapes its budget dies here
 
@@ -438,10 +500,20 @@ def test_every_reader_ends_in_a_result_or_an_input_error_under_limits(tmp_path: 
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     examples = "300" if os.environ.get("CI") else "60"
-    done = subprocess.run([sys.executable, "-m", "tests.bounded_fuzz"], cwd=ROOT,
-                          env={**os.environ, "EVALNB_FUZZ_EXAMPLES": examples,
-                               "EVALNB_FUZZ_ARCHIVE": str(seed), "PYTHONPATH": str(ROOT)},
-                          preexec_fn=limit, capture_output=True, text=True, timeout=600,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.bounded_fuzz"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "EVALNB_FUZZ_EXAMPLES": examples,
+            "EVALNB_FUZZ_ARCHIVE": str(seed),
+            "PYTHONPATH": str(ROOT),
+        },
+        preexec_fn=limit,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     assert "every one a result or an InputError" in done.stdout

@@ -35,8 +35,15 @@ def _ask(text: str) -> list[dict[str, str]]:
 def test_retries_recover_and_hard_failures_are_recorded(tmp_path: Path) -> None:
     with LoopbackLLM(lambda p: f"ok {p[:2]}") as server:
         client = _client(server, tmp_path, timeout_s=0.5)
-        prompts = ["a [[429x2]]", "b [[500x1]]", "c [[dropx1]]", "d [[badbodyx1]]", "e", "f [[fail]]",
-                   "g [[slow:2]]"]  # fmt: skip
+        prompts = [
+            "a [[429x2]]",
+            "b [[500x1]]",
+            "c [[dropx1]]",
+            "d [[badbodyx1]]",
+            "e",
+            "f [[fail]]",
+            "g [[slow:2]]",
+        ]
         got = client.chat_many([_ask(p) for p in prompts], progress=False)
         assert [r.error is None for r in got] == [True] * 5 + [False, False]
         assert got[0].attempts == 3 and got[4].attempts == 1
@@ -83,8 +90,11 @@ def test_an_interrupted_run_resumes_without_repeating_completed_calls(tmp_path: 
     n = 300
     cache = tmp_path / "llm.duckdb"
     with LoopbackLLM(latency_s=0.02) as server:
-        proc = subprocess.Popen([sys.executable, "-c", RUNNER, server.base_url, str(cache), str(n)],
-                                env={**os.environ}, cwd=ROOT)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RUNNER, server.base_url, str(cache), str(n)],
+            env={**os.environ},
+            cwd=ROOT,
+        )
         deadline = time.monotonic() + 60
         while server.total_calls < n // 3 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -156,24 +166,44 @@ def _responder(prompt: str) -> str:
 
 
 def _rag_lab() -> evalnb.Lab:
-    return evalnb.load(pl.DataFrame({
-        "prompt": ["What is the capital of France?", "Bonjour, quelle est la capitale?"],
-        "expected": ["Paris is the capital of France.", "Paris."],
-        "actual": ["Paris is the capital of France.", "Write to paris@mairie.fr"],
-        "context": [["Lyon is a city.", "Paris is the capital of France. It is big."]] * 2,
-    }))  # fmt: skip
+    return evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": ["What is the capital of France?", "Bonjour, quelle est la capitale?"],
+                "expected": ["Paris is the capital of France.", "Paris."],
+                "actual": ["Paris is the capital of France.", "Write to paris@mairie.fr"],
+                "context": [["Lyon is a city.", "Paris is the capital of France. It is big."]] * 2,
+            }
+        )
+    )
 
 
 def test_judge_evaluators_end_to_end(tmp_path: Path) -> None:
     lab = _rag_lab()
-    ids = ["language_mismatch", "contact_information", "sexism", "stereotypes", "summarization_judge",
-           "faithfulness", "answer_relevancy", "context_precision", "context_recall",
-           "context_relevancy_judge", "answer_correctness", "ragas"]  # fmt: skip
+    ids = [
+        "language_mismatch",
+        "contact_information",
+        "sexism",
+        "stereotypes",
+        "summarization_judge",
+        "faithfulness",
+        "answer_relevancy",
+        "context_precision",
+        "context_recall",
+        "context_relevancy_judge",
+        "answer_correctness",
+        "ragas",
+    ]
     with LoopbackLLM(_responder) as server:
         judge = _client(server, tmp_path)
         out = evalnb.evaluate(lab, ids, judge=judge, model="all-MiniLM-L6-v2", progress=False)
-        out = evalnb.evaluate(out, ["byop"], judge=judge, progress=False,
-                              prompt_template="Is {ACTUAL_OUTPUT} polite? true or false")  # fmt: skip
+        out = evalnb.evaluate(
+            out,
+            ["byop"],
+            judge=judge,
+            progress=False,
+            prompt_template="Is {ACTUAL_OUTPUT} polite? true or false",
+        )
     s = out.scores.join(out.cases.select("case_id", "prompt"), on="case_id")
 
     def value(ev: str, metric: str, first: bool = True) -> float:
@@ -284,8 +314,11 @@ def test_an_endpoint_where_nothing_listens_fails_fast_naming_the_url(tmp_path: P
         host.chat_many([_ask(f"q{i}") for i in range(90)], progress=False)
     # Two tries of one call, not six retries of each of 90: nothing fanned out.
     assert host.stats.calls == 2 and isinstance(evalnb.EndpointUnreachable("x"), ConnectionError)
-    answered = evalnb.load(pl.DataFrame({"prompt": [f"q{i}" for i in range(20)], "actual": ["a"] * 20,
-                                         "context": [["c"]] * 20}))  # fmt: skip
+    answered = evalnb.load(
+        pl.DataFrame(
+            {"prompt": [f"q{i}" for i in range(20)], "actual": ["a"] * 20, "context": [["c"]] * 20}
+        )
+    )
     judge = evalnb.LLMClient(url, "judge", cache=False)
     with pytest.raises(evalnb.EndpointUnreachable):
         evalnb.evaluate(answered, ["faithfulness"], judge=judge, progress=False)
@@ -299,10 +332,15 @@ def test_an_endpoint_where_nothing_listens_fails_fast_naming_the_url(tmp_path: P
 
 
 def test_pairwise_position_swap_measures_stability(tmp_path: Path) -> None:
-    lab = evalnb.load(pl.DataFrame({
-        "prompt": ["q1", "q2", "q1", "q2"], "model": ["a", "a", "b", "b"],
-        "actual": ["good answer", "good answer", "weak", "weak"],
-    }))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": ["q1", "q2", "q1", "q2"],
+                "model": ["a", "a", "b", "b"],
+                "actual": ["good answer", "good answer", "weak", "weak"],
+            }
+        )
+    )
 
     def fair(prompt: str) -> str:  # prefers the good answer wherever it is shown
         first = prompt.split("[Answer 1]", 1)[1].split("[Answer 2]", 1)[0]
@@ -324,8 +362,14 @@ def test_judge_human_agreement_uses_calibration_labels(tmp_path: Path) -> None:
         )
     for cid, model in lab.outputs.select("case_id", "model").iter_rows():
         actual = lab.outputs.filter(pl.col("case_id") == cid)["actual"][0]
-        lab.add_label(cid, model, "contact_information", "model_passes",
-                      "fail" if "@" in actual else "pass", reviewer="ann")  # fmt: skip
+        lab.add_label(
+            cid,
+            model,
+            "contact_information",
+            "model_passes",
+            "fail" if "@" in actual else "pass",
+            reviewer="ann",
+        )
     agreement = lab.judge_agreement("contact_information", "model_passes")
     assert agreement["n_labels"] == 2 and agreement["kappa"] == 1.0
 
@@ -343,11 +387,19 @@ def test_azure_style_auth_header_and_query(tmp_path: Path) -> None:
             original(self)
 
         handler.do_POST = spy  # type: ignore[method-assign]
-        client = _client(server, tmp_path, api_key="k-1", auth_header="api-key",
-                         query={"api-version": "2024-06-01"})  # fmt: skip
+        client = _client(
+            server,
+            tmp_path,
+            api_key="k-1",
+            auth_header="api-key",
+            query={"api-version": "2024-06-01"},
+        )
         assert client.chat(_ask("hi")).content == "1"
-    assert seen == {"path": "/v1/chat/completions?api-version=2024-06-01", "api-key": "k-1",
-                    "authorization": ""}  # fmt: skip
+    assert seen == {
+        "path": "/v1/chat/completions?api-version=2024-06-01",
+        "api-key": "k-1",
+        "authorization": "",
+    }
 
 
 def test_credentials_never_land_in_scores_reports_logs_or_cache(
@@ -357,14 +409,26 @@ def test_credentials_never_land_in_scores_reports_logs_or_cache(
     lab = evalnb.load(pl.DataFrame({"prompt": ["hi", "fine"], "actual": ["[[401echo]] a", "b"]}))
     with LoopbackLLM() as server, caplog.at_level("WARNING"):
         url = server.base_url.replace("http://", f"http://reviewer:{password}@")
-        judge = evalnb.LLMClient(url, "judge", api_key=key, cache=tmp_path / "llm.duckdb",
-                                 backoff_s=0.01, max_retries=1, query={"key": query_key})  # fmt: skip
+        judge = evalnb.LLMClient(
+            url,
+            "judge",
+            api_key=key,
+            cache=tmp_path / "llm.duckdb",
+            backoff_s=0.01,
+            max_retries=1,
+            query={"key": query_key},
+        )
         direct = judge.chat(_ask("[[401echo]] direct"))
         # Without user info in the URL the key goes out as a bearer token, and comes back.
         plain = evalnb.LLMClient(server.base_url, "judge", api_key=key, cache=False, max_retries=0)
         bearer = plain.chat(_ask("[[401echo]] bearer")).error
-        scored = evalnb.evaluate(lab, ["byop"], judge=judge, progress=False,
-                                 prompt_template="Is {ACTUAL_OUTPUT} polite? true or false")  # fmt: skip
+        scored = evalnb.evaluate(
+            lab,
+            ["byop"],
+            judge=judge,
+            progress=False,
+            prompt_template="Is {ACTUAL_OUTPUT} polite? true or false",
+        )
     assert direct.error is not None and direct.error.startswith("HTTP 401")
     assert "Incorrect API key provided" in direct.error and "***" in direct.error
     report = scored.report(tmp_path / "r.html")
@@ -374,12 +438,17 @@ def test_credentials_never_land_in_scores_reports_logs_or_cache(
     assert "judge call failed: HTTP 401" in details
     assert bearer is not None and "Incorrect API key provided: Bearer ***" in bearer
     places = {
-        "error": direct.error, "bearer echo": bearer, "scores": details, "report": report.html, "log": caplog.text,
-        "repr": repr(judge), "params": scored.scores.write_csv(),
+        "error": direct.error,
+        "bearer echo": bearer,
+        "scores": details,
+        "report": report.html,
+        "log": caplog.text,
+        "repr": repr(judge),
+        "params": scored.scores.write_csv(),
         "archive": archive.read_bytes().decode("latin-1"),
         "store": (tmp_path / "lab.duckdb").read_bytes().decode("latin-1"),
         "cache": (tmp_path / "llm.duckdb").read_bytes().decode("latin-1"),
-    }  # fmt: skip
+    }
     with duckdb.connect(str(tmp_path / "llm.duckdb"), read_only=True) as con:
         places["cache rows"] = str(
             con.sql("SELECT CAST(COLUMNS(*) AS VARCHAR) FROM llm_cache").fetchall()

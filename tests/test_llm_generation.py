@@ -77,14 +77,25 @@ class Writer:
     @staticmethod
     def _reply(kind: str, sources: list[str], question: str, *, yes: bool) -> dict[str, object]:
         quotes = [_quote(s) for s in sources]
-        base = {"question": question, "answer": f"An answer drawn from: {quotes[0]}",
-                "evidence": quotes[:1]}  # fmt: skip
+        base = {
+            "question": question,
+            "answer": f"An answer drawn from: {quotes[0]}",
+            "evidence": quotes[:1],
+        }
         if kind == "boolean":
-            return {"question": question, "answer": "Yes" if yes else "No", "explanation": quotes[0],
-                    "evidence": quotes[:1]}  # fmt: skip
+            return {
+                "question": question,
+                "answer": "Yes" if yes else "No",
+                "explanation": quotes[0],
+                "evidence": quotes[:1],
+            }
         if kind == "multiple_choice":
-            return {"question": question, "options": ["one", "two", "three", "four"],
-                    "correct": "C", "evidence": quotes[:1]}  # fmt: skip
+            return {
+                "question": question,
+                "options": ["one", "two", "three", "four"],
+                "correct": "C",
+                "evidence": quotes[:1],
+            }
         if kind in ("multi_hop", "comparison"):
             return {**base, "evidence": quotes}
         if kind == "numerical":
@@ -131,8 +142,9 @@ def test_every_llm_kind_makes_traced_cases_and_failures_are_counted(
     # Without topics (their plan is what the counts below follow): the cases carry none.
     with LoopbackLLM(writer) as server:
         with pytest.warns(evalnb.NoTopicsWarning, match="no topics"):
-            lab = evalnb.generate_tests(corpus, n=60, llm=_client(server, tmp_path / "c.duckdb"),
-                                        auto_topics=False)  # fmt: skip
+            lab = evalnb.generate_tests(
+                corpus, n=60, llm=_client(server, tmp_path / "c.duckdb"), auto_topics=False
+            )
         sent = server.total_calls
     cases = lab.cases
     text_of = dict(corpus.chunks.select("chunk_id", "text").iter_rows())
@@ -192,16 +204,21 @@ def test_a_killed_generation_resumes_without_repeating_a_completed_call(
 ) -> None:
     cache = tmp_path / "cache.duckdb"
     with LoopbackLLM(Writer(), latency_s=0.05) as server:
-        proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(store), server.base_url,
-                                 str(cache)], cwd=ROOT, env={**os.environ})  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RUNNER, str(store), server.base_url, str(cache)],
+            cwd=ROOT,
+            env={**os.environ},
+        )
         deadline = time.monotonic() + 120
         while server.total_calls < 15 and time.monotonic() < deadline:
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         with duckdb.connect(str(cache), read_only=True) as con:
-            done = {json.loads(r)["messages"][-1]["content"]
-                    for (r,) in con.execute("SELECT request FROM llm_cache").fetchall()}  # fmt: skip
+            done = {
+                json.loads(r)["messages"][-1]["content"]
+                for (r,) in con.execute("SELECT request FROM llm_cache").fetchall()
+            }
         assert 0 < len(done) < 50, "kill the run mid-way"
         before = Counter(server.calls)
         llm = _client(server, cache)
@@ -209,14 +226,17 @@ def test_a_killed_generation_resumes_without_repeating_a_completed_call(
         assert [p for p in done if server.calls[p] > before[p]] == []
         assert llm.stats.cache_hits == len(done)
         after = server.total_calls
-        again = evalnb.generate_tests(evalnb.Corpus(evalnb.open(store)), n=40,
-                                      llm=_client(server, cache))  # fmt: skip
+        again = evalnb.generate_tests(
+            evalnb.Corpus(evalnb.open(store)), n=40, llm=_client(server, cache)
+        )
         assert server.total_calls == after  # everything answered from the cache
         assert again.cases.sort("case_id").equals(lab.cases.sort("case_id"))
 
 
-SOURCES = ["The Licensor grants a licence to use the Work for thirty days.",
-           "Each Contributor may charge a fee for warranty support."]  # fmt: skip
+SOURCES = [
+    "The Licensor grants a licence to use the Work for thirty days.",
+    "Each Contributor may charge a fee for warranty support.",
+]
 
 
 @pytest.mark.parametrize(
@@ -225,21 +245,77 @@ SOURCES = ["The Licensor grants a licence to use the Work for thirty days.",
         ("factual", "no json here", "no JSON object"),
         ("factual", '{"question": "What is granted?", "answer": "a licence"', "no JSON object"),
         ("factual", '{"question": "What is granted here?", "answer": "x"}', "schema"),
-        ("factual", json.dumps({"question": "What is granted here?", "answer": "a licence",
-                                "evidence": ["grants a licence"], "extra": 1}), "schema"),
-        ("boolean", json.dumps({"question": "Is a licence granted?", "answer": "Maybe",
-                                "explanation": "x", "evidence": ["grants a licence"]}), "schema"),
-        ("numerical", json.dumps({"question": "How long is the licence?", "answer": "thirty",
-                                  "evidence": ["thirty days"]}), "schema"),
-        ("multiple_choice", json.dumps({"question": "Which is granted?", "options": ["a", "a", "b", "c"],
-                                        "correct": "A", "evidence": ["grants"]}), "schema"),
-        ("factual", json.dumps({"question": "What is granted here?", "answer": "a licence",
-                                "evidence": ["grants a permanent licence"]}), "evidence not in the source"),
-        ("multi_hop", json.dumps({"question": "Who grants and who charges?", "answer": "x",
-                                  "evidence": ["may charge a fee", "The Licensor grants"]}),
-         "evidence not in the source"),
+        (
+            "factual",
+            json.dumps(
+                {
+                    "question": "What is granted here?",
+                    "answer": "a licence",
+                    "evidence": ["grants a licence"],
+                    "extra": 1,
+                }
+            ),
+            "schema",
+        ),
+        (
+            "boolean",
+            json.dumps(
+                {
+                    "question": "Is a licence granted?",
+                    "answer": "Maybe",
+                    "explanation": "x",
+                    "evidence": ["grants a licence"],
+                }
+            ),
+            "schema",
+        ),
+        (
+            "numerical",
+            json.dumps(
+                {
+                    "question": "How long is the licence?",
+                    "answer": "thirty",
+                    "evidence": ["thirty days"],
+                }
+            ),
+            "schema",
+        ),
+        (
+            "multiple_choice",
+            json.dumps(
+                {
+                    "question": "Which is granted?",
+                    "options": ["a", "a", "b", "c"],
+                    "correct": "A",
+                    "evidence": ["grants"],
+                }
+            ),
+            "schema",
+        ),
+        (
+            "factual",
+            json.dumps(
+                {
+                    "question": "What is granted here?",
+                    "answer": "a licence",
+                    "evidence": ["grants a permanent licence"],
+                }
+            ),
+            "evidence not in the source",
+        ),
+        (
+            "multi_hop",
+            json.dumps(
+                {
+                    "question": "Who grants and who charges?",
+                    "answer": "x",
+                    "evidence": ["may charge a fee", "The Licensor grants"],
+                }
+            ),
+            "evidence not in the source",
+        ),
     ],
-)  # fmt: skip
+)
 def test_replies_are_read_strictly(kind: str, reply: str, reason: str) -> None:
     parsed = parse_reply(kind, reply, SOURCES)
     assert not parsed.ok and parsed.value is None and parsed.note.startswith(reason)
@@ -247,8 +323,11 @@ def test_replies_are_read_strictly(kind: str, reply: str, reason: str) -> None:
 
 
 def test_a_good_reply_passes_whatever_its_wrapping() -> None:
-    reply = {"question": "Who grants and who charges?", "answer": "The Licensor; a Contributor.",
-             "evidence": ["“The Licensor grants a licence”", "may  CHARGE a fee…"]}  # fmt: skip
+    reply = {
+        "question": "Who grants and who charges?",
+        "answer": "The Licensor; a Contributor.",
+        "evidence": ["“The Licensor grants a licence”", "may  CHARGE a fee…"],
+    }
     parsed = parse_reply("multi_hop", f"Here you are:\n```json\n{json.dumps(reply)}\n```", SOURCES)
     assert parsed.ok and parsed.value == reply
 

@@ -46,13 +46,19 @@ def test_metrics_on_a_looping_answer() -> None:
 
 def test_single_sentence_is_not_looping_and_failed_answers_are_not_scored() -> None:
     assert looping_metrics("Paris is the capital of France.")[0] == 1.0
-    frame = pl.DataFrame({"prompt": ["a", "b"], "actual": ["", "MODEL HOST INTERNAL ERROR: x"],
-                          "error": [None, "MODEL HOST INTERNAL ERROR: x"]})  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "prompt": ["a", "b"],
+            "actual": ["", "MODEL HOST INTERNAL ERROR: x"],
+            "error": [None, "MODEL HOST INTERNAL ERROR: x"],
+        }
+    )
     with pytest.warns(evalnb.NothingScoredWarning, match="not scored: the answer is empty"):
         lab = evalnb.evaluate(evalnb.load(frame), ["looping_detection"], progress=False)
     wide = lab.scores.pivot(on="metric", index="case_id", values="value")
-    assert wide.select("unique_sentences", "longest_repeated_substring", "compression_ratio").rows() == [
-        (None, None, None), (None, None, None)]  # fmt: skip
+    assert wide.select(
+        "unique_sentences", "longest_repeated_substring", "compression_ratio"
+    ).rows() == [(None, None, None), (None, None, None)]
     assert lab.scores["detail"].str.contains("not scored").all()
 
 
@@ -74,5 +80,8 @@ def test_each_row_gets_its_own_answers_metrics() -> None:
     for i, (answer, error) in enumerate(zip(answers, errors, strict=True)):
         row = got.row(i, named=True)
         want = (None, None, None) if error or not answer else looping_metrics(answer)[:3]
-        assert (row["unique_sentences"], row["longest_repeated_substring"],
-                row["compression_ratio"]) == want, i  # fmt: skip
+        assert (
+            row["unique_sentences"],
+            row["longest_repeated_substring"],
+            row["compression_ratio"],
+        ) == want, i

@@ -55,9 +55,16 @@ def _bert(folder: Path, labels: list[str], seed: int) -> Path:
     )
     BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(folder)
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(_WORDS) + 5, hidden_size=16, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=32, num_labels=len(labels),
-                        id2label=dict(enumerate(labels)), label2id={name: i for i, name in enumerate(labels)})  # fmt: skip
+    config = BertConfig(
+        vocab_size=len(_WORDS) + 5,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={name: i for i, name in enumerate(labels)},
+    )
     BertForSequenceClassification(config).save_pretrained(folder)
     return folder
 
@@ -69,13 +76,15 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     gpt = root / "gpt"
     gpt.mkdir()
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator([" ".join(_WORDS)] * 20, vocab_size=300, min_frequency=1,
-                            special_tokens=["<|endoftext|>"])  # fmt: skip
+    bpe.train_from_iterator(
+        [" ".join(_WORDS)] * 20, vocab_size=300, min_frequency=1, special_tokens=["<|endoftext|>"]
+    )
     tok = GPT2TokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>")
     tok.save_pretrained(gpt)
     torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=256, n_embd=16, n_layer=1,
-                               n_head=2)).save_pretrained(gpt)  # fmt: skip
+    GPT2LMHeadModel(
+        GPT2Config(vocab_size=len(tok), n_positions=256, n_embd=16, n_layer=1, n_head=2)
+    ).save_pretrained(gpt)
     return {
         "toxicity": _bert(root / "tox", toxic, 1),
         "hallucination": _bert(root / "hhem", ["hallucinated", "consistent"], 2),
@@ -85,13 +94,26 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _lab() -> evalnb.Lab:
-    return evalnb.load(pl.DataFrame({
-        "prompt": ["p1", "p2", "p3", "p4"],
-        "actual": ["you are stupid. the cat sat on the mat!", "nice answer.", "",
-                   "MODEL HOST INTERNAL ERROR: x"],
-        "error": [None, None, None, "MODEL HOST INTERNAL ERROR: x"],
-        "context": [["the cat sat on the mat.", "a dog is bad"], ["good answer"], [], ["x"]],
-    }))  # fmt: skip
+    return evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": ["p1", "p2", "p3", "p4"],
+                "actual": [
+                    "you are stupid. the cat sat on the mat!",
+                    "nice answer.",
+                    "",
+                    "MODEL HOST INTERNAL ERROR: x",
+                ],
+                "error": [None, None, None, "MODEL HOST INTERNAL ERROR: x"],
+                "context": [
+                    ["the cat sat on the mat.", "a dog is bad"],
+                    ["good answer"],
+                    [],
+                    ["x"],
+                ],
+            }
+        )
+    )
 
 
 def _direct_logits(folder: Path, first: list[str], second: list[str] | None = None) -> np.ndarray:
@@ -176,10 +198,18 @@ def _direct_anll(folder: Path, prefix: str, continuation: str) -> float:
 
 
 def test_gptscore_translation_averages_both_directions(models: dict[str, Path]) -> None:
-    lab = evalnb.load(pl.DataFrame({"prompt": ["p", "q"], "expected": ["the cat sat.", "x"],
-                                    "actual": ["a cat is on the mat.", "  "]}))  # fmt: skip
-    lab = evalnb.evaluate(lab, ["gptscore_translation"], model=str(models["perplexity"]),
-                          progress=False)  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": ["p", "q"],
+                "expected": ["the cat sat.", "x"],
+                "actual": ["a cat is on the mat.", "  "],
+            }
+        )
+    )
+    lab = evalnb.evaluate(
+        lab, ["gptscore_translation"], model=str(models["perplexity"]), progress=False
+    )
     pre = "Rewrite the following text with its core information and consistent facts: {} In other words,"
     want = (
         _direct_anll(models["perplexity"], pre.format("the cat sat."), " a cat is on the mat.")
@@ -197,17 +227,34 @@ def test_gptscore_with_an_encoder_decoder_lm(models: dict[str, Path], tmp_path: 
     tok = GPT2TokenizerFast.from_pretrained(models["perplexity"])
     tok.save_pretrained(tmp_path)
     torch.manual_seed(4)
-    config = BartConfig(vocab_size=len(tok), d_model=16, encoder_layers=1, decoder_layers=1,
-                        encoder_attention_heads=2, decoder_attention_heads=2,
-                        encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=128,
-                        pad_token_id=0, bos_token_id=0, eos_token_id=0, decoder_start_token_id=0)  # fmt: skip
+    config = BartConfig(
+        vocab_size=len(tok),
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_position_embeddings=128,
+        pad_token_id=0,
+        bos_token_id=0,
+        eos_token_id=0,
+        decoder_start_token_id=0,
+    )
     BartForConditionalGeneration(config).save_pretrained(tmp_path)
-    lab = evalnb.load(pl.DataFrame({"prompt": ["the dog sat on the mat. it is good."],
-                                    "actual": ["the dog sat."]}))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {"prompt": ["the dog sat on the mat. it is good."], "actual": ["the dog sat."]}
+        )
+    )
     lab = evalnb.evaluate(lab, ["gptscore_summary"], model=str(tmp_path), progress=False)
     model = BartForConditionalGeneration.from_pretrained(tmp_path).eval()
-    src = tok("Generate a coherent summary for the following text: "
-              "the dog sat on the mat. it is good. Tl;dr", return_tensors="pt")["input_ids"]  # fmt: skip
+    src = tok(
+        "Generate a coherent summary for the following text: "
+        "the dog sat on the mat. it is good. Tl;dr",
+        return_tensors="pt",
+    )["input_ids"]
     tgt = tok(" the dog sat.", return_tensors="pt")["input_ids"]
     with torch.inference_mode():
         loss = model(input_ids=src, labels=tgt).loss.item()
@@ -217,9 +264,11 @@ def test_gptscore_with_an_encoder_decoder_lm(models: dict[str, Path], tmp_path: 
 def test_gptscore_qa_scores_answer_yes(models: dict[str, Path]) -> None:
     lab = evalnb.load(pl.DataFrame({"prompt": ["is the cat good?"], "actual": ["it is good."]}))
     lab = evalnb.evaluate(lab, ["gptscore_qa"], model=str(models["perplexity"]), progress=False)
-    prefix = ("Answer the question based on the conversation between a human and AI.\n"
-              "Question: Are the responses of AI fluently written? (a) Yes. (b) No.\n"
-              "Conversation: Human: is the cat good?\nAI: it is good.\n")  # fmt: skip
+    prefix = (
+        "Answer the question based on the conversation between a human and AI.\n"
+        "Question: Are the responses of AI fluently written? (a) Yes. (b) No.\n"
+        "Conversation: Human: is the cat good?\nAI: it is good.\n"
+    )
     want = _direct_anll(models["perplexity"], prefix, "Answer: Yes")
     assert _values(lab, "fluency")[0] == pytest.approx(want, rel=MODEL_REL)
     assert len(set(lab.scores["metric"])) == 8
@@ -235,8 +284,12 @@ _DOC = (
 def _nli_and_weights(models: dict[str, Path], tmp_path: Path) -> tuple[Path, Path]:
     nli = _bert(tmp_path / "nli", ["entailment", "neutral", "contradiction"], 5)
     torch.manual_seed(6)
-    state = {"mlp.weight": torch.randn(1, 23), "mlp.bias": torch.randn(1),
-             "layer_final.weight": torch.randn(2, 3), "layer_final.bias": torch.randn(2)}  # fmt: skip
+    state = {
+        "mlp.weight": torch.randn(1, 23),
+        "mlp.bias": torch.randn(1),
+        "layer_final.weight": torch.randn(2, 3),
+        "layer_final.bias": torch.randn(2),
+    }
     torch.save(state, tmp_path / "conv.bin")
     return nli, tmp_path / "conv.bin"
 
@@ -246,11 +299,23 @@ def test_summarization_faithfulness_and_completeness(
 ) -> None:
     nli, conv = _nli_and_weights(models, tmp_path)
     summary = "The cat sat on the mat all day. The dog is a good dog indeed."
-    lab = evalnb.load(pl.DataFrame({"prompt": [_DOC, _DOC, "Too short.", _DOC],
-                                    "actual": [summary, _DOC, summary, "One sentence only."],
-                                    "model": ["a", "b", "a", "c"]}))  # fmt: skip
-    lab = evalnb.evaluate(lab, ["summarization"], nli_model=str(nli), conv_weights=str(conv),
-                          model="all-MiniLM-L6-v2", progress=False)  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": [_DOC, _DOC, "Too short.", _DOC],
+                "actual": [summary, _DOC, summary, "One sentence only."],
+                "model": ["a", "b", "a", "c"],
+            }
+        )
+    )
+    lab = evalnb.evaluate(
+        lab,
+        ["summarization"],
+        nli_model=str(nli),
+        conv_weights=str(conv),
+        model="all-MiniLM-L6-v2",
+        progress=False,
+    )
     doc, summ = split_sentences([_DOC, summary], min_chars=10)
     logits = _direct_logits(nli, [d for d in doc for _ in summ], [s for _ in doc for s in summ])
     image = (np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True))[:, 0].reshape(
@@ -261,8 +326,32 @@ def test_summarization_faithfulness_and_completeness(
     )
     # SummaC-Conv by the book: np.histogram per summary sentence, linear, mean, softmax
     state = torch.load(conv, weights_only=True)
-    bins = [0.0, 0.01, 0.02, 0.03, 0.04, 0.07, 0.13, 0.37, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95,
-            0.955, 0.96, 0.965, 0.97, 0.975, 0.98, 0.985, 0.99, 0.995, 1.0]  # fmt: skip
+    bins = [
+        0.0,
+        0.01,
+        0.02,
+        0.03,
+        0.04,
+        0.07,
+        0.13,
+        0.37,
+        0.90,
+        0.91,
+        0.92,
+        0.93,
+        0.94,
+        0.95,
+        0.955,
+        0.96,
+        0.965,
+        0.97,
+        0.975,
+        0.98,
+        0.985,
+        0.99,
+        0.995,
+        1.0,
+    ]
     hist = np.array(
         [np.histogram(image[:, j], bins=bins, range=(0, 1))[0] for j in range(len(summ))]
     )
@@ -291,14 +380,21 @@ def test_summarization_without_conv_weights_says_so(
     lab = evalnb.load(
         pl.DataFrame({"prompt": [_DOC], "actual": ["The cat sat on the mat. The dog is good."]})
     )
-    lab = evalnb.evaluate(lab, ["summarization"], nli_model=str(nli), model="all-MiniLM-L6-v2",
-                          progress=False)  # fmt: skip
+    lab = evalnb.evaluate(
+        lab, ["summarization"], nli_model=str(nli), model="all-MiniLM-L6-v2", progress=False
+    )
     row = lab.scores.filter(pl.col("metric") == "faithfulness_conv").row(0, named=True)
     assert row["value"] is None
     assert "conv_weights" in json.loads(row["detail"])["reason"]
     with pytest.raises(ModelUnavailable, match="SummaC-Conv weights not found"):
-        evalnb.evaluate(lab, ["summarization"], nli_model=str(nli), model="all-MiniLM-L6-v2",
-                        conv_weights=str(tmp_path / "nope.bin"), progress=False)  # fmt: skip
+        evalnb.evaluate(
+            lab,
+            ["summarization"],
+            nli_model=str(nli),
+            model="all-MiniLM-L6-v2",
+            conv_weights=str(tmp_path / "nope.bin"),
+            progress=False,
+        )
 
 
 def _tiny_t5(folder: Path) -> Path:
@@ -309,10 +405,20 @@ def _tiny_t5(folder: Path) -> Path:
     words = ["<pad>", "</s>", "<unk>", "premise:", "hypothesis:", *_WORDS]
     word_level = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
     word_level.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    PreTrainedTokenizerFast(tokenizer_object=word_level, pad_token="<pad>", eos_token="</s>",
-                            unk_token="<unk>").save_pretrained(folder)  # fmt: skip
-    T5Config(vocab_size=len(words), d_model=16, d_ff=32, d_kv=8, num_layers=1, num_heads=2,
-             pad_token_id=0, eos_token_id=1, decoder_start_token_id=0).save_pretrained(folder)  # fmt: skip
+    PreTrainedTokenizerFast(
+        tokenizer_object=word_level, pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
+    ).save_pretrained(folder)
+    T5Config(
+        vocab_size=len(words),
+        d_model=16,
+        d_ff=32,
+        d_kv=8,
+        num_layers=1,
+        num_heads=2,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+    ).save_pretrained(folder)
     return folder
 
 
@@ -330,8 +436,9 @@ def _hhem(root: Path) -> Path:
         shutil.copy(code / name, folder / name)
     # Build the weights with the same code, imported as the package the loader will make.
     package = "hhem_test_build"
-    spec = importlib.util.spec_from_file_location(package, folder / "__init__.py",
-                                                  submodule_search_locations=[str(folder)])  # fmt: skip
+    spec = importlib.util.spec_from_file_location(
+        package, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
     assert spec is not None
     sys.modules[package] = importlib.util.module_from_spec(spec)
     modeling = importlib.import_module(f"{package}.modeling_hhem")
@@ -364,13 +471,15 @@ def test_hallucination_loads_an_hhem_shaped_model_with_its_own_code(tmp_path: Pa
     p = reference.predict([("the cat sat on the mat.", answer), ("a dog is bad", answer)])
     got = _values(lab, "hallucination")
     assert got[0] == pytest.approx(float(p.max()), abs=MODEL_TOL)
-    assert got[1] == pytest.approx(float(reference.predict([("good answer", "nice answer.")])[0]),
-                                   abs=MODEL_TOL)  # fmt: skip
+    assert got[1] == pytest.approx(
+        float(reference.predict([("good answer", "nice answer.")])[0]), abs=MODEL_TOL
+    )
     with pytest.raises(
         ModelUnavailable, match=r"ships its own Python code.*trust_remote_code=True"
     ):
-        evalnb.evaluate(_lab(), ["hallucination"], model=str(folder), trust_remote_code=False,
-                        progress=False)  # fmt: skip
+        evalnb.evaluate(
+            _lab(), ["hallucination"], model=str(folder), trust_remote_code=False, progress=False
+        )
 
 
 def test_hhem_without_its_foundation_names_what_is_missing(
@@ -405,20 +514,34 @@ def test_fairness_bias_runs_an_onnx_export_as_h2o_does(tmp_path: Path) -> None:
     )
     tok = DistilBertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt"))
     torch.manual_seed(6)
-    config = DistilBertConfig(vocab_size=len(_WORDS) + 5, dim=16, hidden_dim=32, n_layers=1,
-                              n_heads=2, max_position_embeddings=64,
-                              id2label={0: "Non-biased", 1: "Biased"},
-                              label2id={"Non-biased": 0, "Biased": 1})  # fmt: skip
+    config = DistilBertConfig(
+        vocab_size=len(_WORDS) + 5,
+        dim=16,
+        hidden_dim=32,
+        n_layers=1,
+        n_heads=2,
+        max_position_embeddings=64,
+        id2label={0: "Non-biased", 1: "Biased"},
+        label2id={"Non-biased": 0, "Biased": 1},
+    )
     model = DistilBertForSequenceClassification(config).eval()
     torch.nn.init.normal_(model.classifier.weight, std=3.0)  # outputs that differ by input
     enc = tok(["the cat sat on the mat"], return_tensors="pt")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporter's tracing notes
-        torch.onnx.export(model, (enc["input_ids"], enc["attention_mask"]),
-                          str(onnx_dir / "model.onnx"), input_names=["input_ids", "attention_mask"],
-                          output_names=["logits"], dynamo=False,
-                          dynamic_axes={"input_ids": {0: "b", 1: "s"},
-                                        "attention_mask": {0: "b", 1: "s"}, "logits": {0: "b"}})  # fmt: skip
+        torch.onnx.export(
+            model,
+            (enc["input_ids"], enc["attention_mask"]),
+            str(onnx_dir / "model.onnx"),
+            input_names=["input_ids", "attention_mask"],
+            output_names=["logits"],
+            dynamo=False,
+            dynamic_axes={
+                "input_ids": {0: "b", 1: "s"},
+                "attention_mask": {0: "b", 1: "s"},
+                "logits": {0: "b"},
+            },
+        )
     config.save_pretrained(onnx_dir)
     tok.save_pretrained(onnx_dir)
     lab = evalnb.evaluate(_lab(), ["fairness_bias"], model=str(onnx_dir), progress=False)

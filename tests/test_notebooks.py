@@ -84,8 +84,10 @@ def test_notebook_runs_and_draws_in_jupyterlab_offline(
             try:
                 page.wait_for_function(ready, arg=i, timeout=60_000)
             except sync_api.TimeoutError:
-                pytest.fail(f"{path.name} cell {i}: {widgets} widget(s), {want} chart(s) expected, "
-                            f"drawn: {page.evaluate(_DRAWN, i)}")  # fmt: skip
+                pytest.fail(
+                    f"{path.name} cell {i}: {widgets} widget(s), {want} chart(s) expected, "
+                    f"drawn: {page.evaluate(_DRAWN, i)}"
+                )
             drawn = page.evaluate(_DRAWN, i)
             assert not [d for d in drawn if d["failed"] or d["height"] < 20], (path.name, i, drawn)
             assert sum(d["vega"] > 0 for d in drawn) == want, (path.name, i, drawn)
@@ -97,8 +99,14 @@ def test_notebook_runs_and_draws_in_jupyterlab_offline(
 def test_notebook_runs_headless(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALNB_SCRIPTED_REVIEW", "1")
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()  # fmt: skip
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o.get("output_type") == "error"]  # fmt: skip
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
+    errors = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
     assert not errors

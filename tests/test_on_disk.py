@@ -30,11 +30,18 @@ ON_DISK = ("outputs", "scores")
 def rag_lab(n: int = N) -> evalnb.Lab:
     """Two models, distinct answers, some contexts empty (a retrieval problem to find)."""
     rows = [
-        {"case_id": f"c{i}", "prompt": f"question {i}?", "expected": f"the rate is {i} percent",
-         "model": model, "actual": f"the rate is {i if (i + k) % 3 else i + 1} percent",
-         "context": [f"rates page {i}"] if i % 7 else [], "cost": 0.001 * (k + 1)}
-        for i in range(n) for k, model in enumerate(("m1", "m2"))
-    ]  # fmt: skip
+        {
+            "case_id": f"c{i}",
+            "prompt": f"question {i}?",
+            "expected": f"the rate is {i} percent",
+            "model": model,
+            "actual": f"the rate is {i if (i + k) % 3 else i + 1} percent",
+            "context": [f"rates page {i}"] if i % 7 else [],
+            "cost": 0.001 * (k + 1),
+        }
+        for i in range(n)
+        for k, model in enumerate(("m1", "m2"))
+    ]
     return evalnb.load(pl.DataFrame(rows))
 
 
@@ -113,8 +120,9 @@ def test_evaluate_on_disk_equals_in_memory_and_stays_incremental(tmp_path: Path)
     base.save(tmp_path / "lab.duckdb", on_disk=ON_DISK)
     disk = evalnb.evaluate(evalnb.open(tmp_path / "lab.duckdb"), ["rouge", "bleu"], progress=False)
     memory = evalnb.evaluate(base.__class__.view(rag_lab()), ["rouge", "bleu"], progress=False)
-    assert_frame_equal(sorted_scores(disk.scan("scores")), sorted_scores(memory.scores),
-                       abs_tol=1e-12)  # fmt: skip
+    assert_frame_equal(
+        sorted_scores(disk.scan("scores")), sorted_scores(memory.scores), abs_tol=1e-12
+    )
     assert_frame_equal(disk.metrics, memory.metrics)
     assert [p.evaluators for p in disk.parts_of("scores")] == [("rouge",), ("bleu",)]
     # Nothing left to score: no new part.
@@ -123,13 +131,16 @@ def test_evaluate_on_disk_equals_in_memory_and_stays_incremental(tmp_path: Path)
     # A changed parameter rescores BLEU alone: its part is replaced, ROUGE's kept.
     changed = evalnb.evaluate(again, ["bleu"], progress=False, bleu={"lowercase": True})
     want = evalnb.evaluate(memory, ["bleu"], progress=False, bleu={"lowercase": True})
-    assert_frame_equal(sorted_scores(changed.scan("scores")), sorted_scores(want.scores),
-                       abs_tol=1e-12)  # fmt: skip
+    assert_frame_equal(
+        sorted_scores(changed.scan("scores")), sorted_scores(want.scores), abs_tol=1e-12
+    )
     rouge, bleu = changed.parts_of("scores")
     assert rouge == disk.parts_of("scores")[0]
     assert bleu.folder != disk.parts_of("scores")[1].folder
-    folders = {p.relative_to(tmp_path / "lab.duckdb.parts").as_posix()
-               for p in (tmp_path / "lab.duckdb.parts" / "scores").iterdir()}  # fmt: skip
+    folders = {
+        p.relative_to(tmp_path / "lab.duckdb.parts").as_posix()
+        for p in (tmp_path / "lab.duckdb.parts" / "scores").iterdir()
+    }
     assert folders == {rouge.folder, bleu.folder}  # the replaced part's files are gone
     reopened = evalnb.open(tmp_path / "lab.duckdb")
     assert reopened.parts_of("scores") == changed.parts_of("scores")
@@ -199,21 +210,26 @@ def test_the_weakness_grid_labeler_and_calibration_work_on_disk(tmp_path: Path) 
     memory = evalnb.Lab.view(rag_lab(400))  # the same lab again, in memory only
     memory = evalnb.evaluate(memory, ["rouge"], progress=False)
     disk = evalnb.open(tmp_path / "lab.duckdb")
-    assert_frame_equal(weakness_index(disk, "rouge", "rouge_l").rows,
-                       weakness_index(memory, "rouge", "rouge_l").rows)  # fmt: skip
+    assert_frame_equal(
+        weakness_index(disk, "rouge", "rouge_l").rows,
+        weakness_index(memory, "rouge", "rouge_l").rows,
+    )
     grid = disk.weakness("rouge", "rouge_l", min_n=1)
     assert grid.selection().height == memory.outputs.height
     picked = disk.calibration_sample("rouge", "rouge_l", n=12, strategy="random", seed=3)
-    assert_frame_equal(picked, memory.calibration_sample("rouge", "rouge_l", n=12,
-                                                         strategy="random", seed=3))  # fmt: skip
+    assert_frame_equal(
+        picked, memory.calibration_sample("rouge", "rouge_l", n=12, strategy="random", seed=3)
+    )
     for i, row in enumerate(picked.iter_rows(named=True)):
         verdict = "pass" if row["value"] > 0.9 or i % 5 == 0 else "fail"
         for lab in (disk, memory):
             lab.add_label(row["case_id"], row["model"], "rouge", "rouge_l", verdict, reviewer="r")
     found = disk.recalibrate("rouge", "rouge_l", n_boot=50)
     assert found.threshold == memory.recalibrate("rouge", "rouge_l", n_boot=50).threshold
-    assert_frame_equal(disk.corrected_leaderboard("rouge", "rouge_l"),
-                       memory.corrected_leaderboard("rouge", "rouge_l"))  # fmt: skip
+    assert_frame_equal(
+        disk.corrected_leaderboard("rouge", "rouge_l"),
+        memory.corrected_leaderboard("rouge", "rouge_l"),
+    )
     assert disk.guardrail_config() == memory.guardrail_config()
     labeler = evalnb.labeler(disk, "rouge", "rouge_l", reviewer="s", n=5, strategy="random")
     assert labeler.remaining == 5

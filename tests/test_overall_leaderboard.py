@@ -19,11 +19,21 @@ def _verdicts(rates: dict[str, tuple[float, float]], n: int, seed: int = 0) -> p
     for model, (p1, p2) in rates.items():
         for metric, p in (("m1", p1), ("m2", p2)):
             passed = rng.random(n) < p
-            rows.append(pl.DataFrame({
-                "case_id": [f"c{i}" for i in range(n)], "model": model, "evaluator": metric,
-                "metric": metric, "value": passed.astype(float), "passed": passed,
-                "primary": True, "higher_is_better": True, "threshold": 0.5,
-            }))  # fmt: skip
+            rows.append(
+                pl.DataFrame(
+                    {
+                        "case_id": [f"c{i}" for i in range(n)],
+                        "model": model,
+                        "evaluator": metric,
+                        "metric": metric,
+                        "value": passed.astype(float),
+                        "passed": passed,
+                        "primary": True,
+                        "higher_is_better": True,
+                        "threshold": 0.5,
+                    }
+                )
+            )
     return pl.concat(rows)
 
 

@@ -21,9 +21,18 @@ _SLOW = r"^(\w+\s?)*$"  # backtracks exponentially on a long word followed by "!
 
 @pytest.mark.parametrize(
     ("pattern", "cost"),
-    [("abc", 3), ("a{3}b", 4), ("(ab){2,5}", 10), ("((a{10}){10}){10}", 1000),
-     ("[{]{5}", 5), ("a{,3}", 3), (r"\d{4}[ -]?\d{4}", 9), ("x{", 2), ("(a|bc){4}", 12)],
-)  # fmt: skip
+    [
+        ("abc", 3),
+        ("a{3}b", 4),
+        ("(ab){2,5}", 10),
+        ("((a{10}){10}){10}", 1000),
+        ("[{]{5}", 5),
+        ("a{,3}", 3),
+        (r"\d{4}[ -]?\d{4}", 9),
+        ("x{", 2),
+        ("(a|bc){4}", 12),
+    ],
+)
 def test_pattern_cost_counts_unrolled_atoms(pattern: str, cost: int) -> None:
     assert pattern_cost(pattern) == cost
 
@@ -54,8 +63,9 @@ def test_huge_repeat_fails_fast_under_a_memory_limit() -> None:
         print(scores["value"].to_list(), scores["detail"][0])
         """
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     # the row is not scored, and says why (an invalid condition is a row's problem, not the run's)
     assert done.stdout.startswith("[None, None, None, None, None]"), done.stdout
@@ -75,16 +85,21 @@ def test_run_budget_stops_searching_and_says_why() -> None:
 
 def test_text_matching_budget_is_per_run_and_unscored_rows_explain_why() -> None:
     n = 12
-    lab = evalnb.load(pl.DataFrame({
-        "prompt": [str(i) for i in range(n)],
-        "actual": [f"{'a' * 40_000}{i}!" for i in range(n)],
-        "condition": [f'regexp("{_SLOW}")'] * n,
-    }))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": [str(i) for i in range(n)],
+                "actual": [f"{'a' * 40_000}{i}!" for i in range(n)],
+                "condition": [f'regexp("{_SLOW}")'] * n,
+            }
+        )
+    )
     # At most three 0.05 s searches fit in 0.12 s, so the budget is the commonest reason the
     # warning gives, however loaded the machine.
     with pytest.warns(evalnb.NothingScoredWarning, match="time budget of 0.12 s"):
-        scored = evalnb.evaluate(lab, ["text_matching"], progress=False, regex_timeout_s=0.05,
-                                 regex_run_budget_s=0.12).scores  # fmt: skip
+        scored = evalnb.evaluate(
+            lab, ["text_matching"], progress=False, regex_timeout_s=0.05, regex_run_budget_s=0.12
+        ).scores
     passes = scored.filter(pl.col("metric") == "model_passes")
     assert passes["value"].null_count() == n
     reasons = [json.loads(d)["reason"] for d in passes["detail"]]
@@ -92,18 +107,30 @@ def test_text_matching_budget_is_per_run_and_unscored_rows_explain_why() -> None
 
 
 def test_json_schema_patterns_are_bounded_too() -> None:
-    schema = {"type": "object", "patternProperties": {_SLOW: {"type": "string"}},
-              "additionalProperties": False}  # fmt: skip
-    frame = pl.DataFrame({"prompt": ["a", "b", "c"],
-                          "actual": ['{"ok": "x"}', json.dumps({"a" * 40_000 + "!": "x"}),
-                                     '{"no-way": 1}']})  # fmt: skip
-    scored = evalnb.evaluate(evalnb.load(frame), ["json_schema_validity"], progress=False,
-                             json_schema=json.dumps(schema), regex_timeout_s=0.05).scores  # fmt: skip
+    schema = {
+        "type": "object",
+        "patternProperties": {_SLOW: {"type": "string"}},
+        "additionalProperties": False,
+    }
+    frame = pl.DataFrame(
+        {
+            "prompt": ["a", "b", "c"],
+            "actual": ['{"ok": "x"}', json.dumps({"a" * 40_000 + "!": "x"}), '{"no-way": 1}'],
+        }
+    )
+    scored = evalnb.evaluate(
+        evalnb.load(frame),
+        ["json_schema_validity"],
+        progress=False,
+        json_schema=json.dumps(schema),
+        regex_timeout_s=0.05,
+    ).scores
     passes = scored.filter(pl.col("metric") == "model_passes")
     assert passes["value"].to_list() == [1.0, None, 0.0]
     message = json.loads(passes["detail"][2])["message"]
     assert "'no-way' does not match any of the regexes" in message
     huge = json.dumps({"type": "string", "pattern": "a{4294967294}"})
     with pytest.raises(ValueError, match="4294967294"):
-        evalnb.evaluate(evalnb.load(frame), ["json_schema_validity"], progress=False,
-                        json_schema=huge)  # fmt: skip
+        evalnb.evaluate(
+            evalnb.load(frame), ["json_schema_validity"], progress=False, json_schema=huge
+        )

@@ -29,9 +29,10 @@ def test_comma_and_swap_follow_the_step() -> None:
         perturb_text("comma", "one two", "low")
 
 
-@pytest.mark.parametrize(("intensity", "low", "high"),
-                         [("low", 0.1, 0.1), ("medium", 0.25, 0.3), ("high", 0.45, 0.6),
-                          ("extreme", 0.9, 1.0)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("intensity", "low", "high"),
+    [("low", 0.1, 0.1), ("medium", 0.25, 0.3), ("high", 0.45, 0.6), ("extreme", 0.9, 1.0)],
+)
 def test_character_edit_rates(intensity: str, low: float, high: float) -> None:
     text = "abcdefghij" * 20
     for seed in range(20):
@@ -68,8 +69,11 @@ def test_deterministic_for_a_seed_and_every_perturbator_changes_text() -> None:
 
 
 def test_lab_perturb_adds_linked_cases(tmp_path: pytest.TempPathFactory) -> None:
-    lab = evalnb.load(pl.DataFrame({"prompt": ["how are you doing today my friend", "what is it"],
-                                    "actual": ["fine", "x"]}))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {"prompt": ["how are you doing today my friend", "what is it"], "actual": ["fine", "x"]}
+        )
+    )
     lab.save(tmp_path / "l.duckdb")  # type: ignore[operator]
     lab.perturb(["comma", "qwerty_yz"], intensity="high", seed=1)
     added = lab.cases.filter(pl.col("perturbation_of").is_not_null()).sort("perturbation", "prompt")
@@ -83,11 +87,16 @@ def test_lab_perturb_adds_linked_cases(tmp_path: pytest.TempPathFactory) -> None
     assert lab.cases.height == 5
 
 
-_FALSE = {"Is the capital of France Paris?": ("Is the capital of France London, as the "
-                                               "archives of the Louvre show?",
-                                               "The capital of France is London."),
-          "Who painted the Mona Lisa?": ("Who painted the Mona Lisa, which Picasso signed in "
-                                         "1905?", "Picasso signed the Mona Lisa in 1905.")}  # fmt: skip
+_FALSE = {
+    "Is the capital of France Paris?": (
+        "Is the capital of France London, as the archives of the Louvre show?",
+        "The capital of France is London.",
+    ),
+    "Who painted the Mona Lisa?": (
+        "Who painted the Mona Lisa, which Picasso signed in 1905?",
+        "Picasso signed the Mona Lisa in 1905.",
+    ),
+}
 
 
 def _misinformer(prompt: str) -> str:
@@ -101,8 +110,12 @@ def _misinformer(prompt: str) -> str:
 
 
 def test_contextual_misinformation_through_an_llm(tmp_path: Path) -> None:
-    prompts = ["Is the capital of France Paris?", "Who painted the Mona Lisa?",
-               "Same text please", "How tall is Everest?"]  # fmt: skip
+    prompts = [
+        "Is the capital of France Paris?",
+        "Who painted the Mona Lisa?",
+        "Same text please",
+        "How tall is Everest?",
+    ]
     lab = evalnb.load(
         pl.DataFrame({"prompt": prompts, "actual": ["Paris.", "Da Vinci.", "ok", "8849 m"]})
     )
@@ -116,7 +129,8 @@ def test_contextual_misinformation_through_an_llm(tmp_path: Path) -> None:
         assert sum(server.calls.values()) == calls
         with pytest.raises(evalnb.EvalnbError, match="rewrote none of 1 texts"):
             evalnb.load(pl.DataFrame({"prompt": ["How tall is Everest?"]})).perturb(
-                "contextual_misinformation", llm=llm)  # fmt: skip
+                "contextual_misinformation", llm=llm
+            )
     added = lab.cases.filter(pl.col("perturbation_of").is_not_null()).sort("prompt")
     assert added["prompt"].to_list() == sorted(v[0] for v in _FALSE.values())  # 2 of 4 rewritten
     assert set(added["perturbation"]) == {"contextual_misinformation"}
@@ -125,19 +139,36 @@ def test_contextual_misinformation_through_an_llm(tmp_path: Path) -> None:
     assert {c["intensity"] for c in claims} == {"high"}
     # The lineage drives flips and the adversarial effect: a model fooled by the premise.
     base = dict(zip(lab.cases["prompt"], lab.cases["case_id"], strict=True))
-    answers = {base["Is the capital of France Paris?"]: "Paris.",
-               base["Who painted the Mona Lisa?"]: "Leonardo da Vinci."}  # fmt: skip
+    answers = {
+        base["Is the capital of France Paris?"]: "Paris.",
+        base["Who painted the Mona Lisa?"]: "Leonardo da Vinci.",
+    }
     for row in added.iter_rows(named=True):
         answers[row["case_id"]] = "London." if "London" in row["prompt"] else "Picasso."
-    expected = {base["Is the capital of France Paris?"]: ["Paris"],
-                base["Who painted the Mona Lisa?"]: ["Leonardo da Vinci"]}  # fmt: skip
+    expected = {
+        base["Is the capital of France Paris?"]: ["Paris"],
+        base["Who painted the Mona Lisa?"]: ["Leonardo da Vinci"],
+    }
     for row in added.iter_rows(named=True):
         expected[row["case_id"]] = expected[row["perturbation_of"]]
-    outputs = empty("outputs").vstack(conform(pl.DataFrame(
-        {"case_id": list(answers), "model": "m", "sample": 0, "actual": list(answers.values())}
-    ), "outputs"))  # fmt: skip
-    cases = lab.cases.with_columns(expected=pl.col("case_id").replace_strict(
-        expected, default=[], return_dtype=pl.List(pl.String)))  # fmt: skip
+    outputs = empty("outputs").vstack(
+        conform(
+            pl.DataFrame(
+                {
+                    "case_id": list(answers),
+                    "model": "m",
+                    "sample": 0,
+                    "actual": list(answers.values()),
+                }
+            ),
+            "outputs",
+        )
+    )
+    cases = lab.cases.with_columns(
+        expected=pl.col("case_id").replace_strict(
+            expected, default=[], return_dtype=pl.List(pl.String)
+        )
+    )
     lab.replace_tables({"cases": cases, "outputs": outputs})
     scored = evalnb.evaluate(lab, ["rouge"], progress=False)
     effect = scored.adversarial_effect(n_boot=200).filter(metric="rouge_l")

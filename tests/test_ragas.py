@@ -17,17 +17,23 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_ragas_datasets_and_results_load_and_export_back() -> None:
     checked = run_with_ragas("ragas_bridge_data.py")
     assert checked == {
-        "files": ["jsonl", "csv"], "round_trip": 3,
+        "files": ["jsonl", "csv"],
+        "round_trip": 3,
         "result_metrics": ["bleu_score", "exact_match", "rouge_score(mode=fmeasure)"],
         "multi_turn_steps": 4,  # user, the call, its result, the answer
-    }  # fmt: skip
+    }
 
 
 def test_ragas_metric_objects_run_as_evaluators_with_their_own_values() -> None:
     checked = run_with_ragas("ragas_bridge_metrics.py")
-    assert checked["collections"] == ["bleu_score", "chrf_score", "exact_match",
-                                      "non_llm_string_similarity", "rouge_score",
-                                      "string_present"]  # fmt: skip
+    assert checked["collections"] == [
+        "bleu_score",
+        "chrf_score",
+        "exact_match",
+        "non_llm_string_similarity",
+        "rouge_score",
+        "string_present",
+    ]
     assert checked["restale"] is True
     assert checked["llm"]["failed_row_reason"] == "ragas raised"  # type: ignore[index]
     assert checked["llm"]["values"] == [0.5, 0.0]  # type: ignore[index]

@@ -18,11 +18,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def records(n: int) -> list[dict[str, object]]:
-    return [{
-        "user_input": f"What is item {i}?", "response": f"Item {i} is {'é' * (i % 3)} fine.",
-        "reference": f"Item {i} is fine.", "retrieved_contexts": [f"ctx {i}", "shared [1]"],
-        "reference_contexts": [f"ref ctx {i}"], "retrieved_context_ids": [f"d{i}", "d0"],
-    } for i in range(n)]  # fmt: skip
+    return [
+        {
+            "user_input": f"What is item {i}?",
+            "response": f"Item {i} is {'é' * (i % 3)} fine.",
+            "reference": f"Item {i} is fine.",
+            "retrieved_contexts": [f"ctx {i}", "shared [1]"],
+            "reference_contexts": [f"ref ctx {i}"],
+            "retrieved_context_ids": [f"d{i}", "d0"],
+        }
+        for i in range(n)
+    ]
 
 
 def write(tmp_path: Path, recs: list[dict[str, object]], sep: str = "\n") -> Path:
@@ -54,8 +60,13 @@ def test_fields_of_their_own_ids_models_and_gaps(
 ) -> None:
     recs = records(40)
     for i, r in enumerate(recs):
-        r.update(rubrics=["be brief", "cite"], persona_name="Bo\n\t\x01ß\"", query_length=i,
-                 flag=i % 2 == 0, multi_responses=["a", f"b{i}"])  # fmt: skip
+        r.update(
+            rubrics=["be brief", "cite"],
+            persona_name='Bo\n\t\x01ß"',
+            query_length=i,
+            flag=i % 2 == 0,
+            multi_responses=["a", f"b{i}"],
+        )
     for r in recs[:5]:
         r["id"], r["model"] = f"given-{r['user_input']}", "other"
     recs[6]["reference"] = ""  # no expected answer

@@ -68,8 +68,9 @@ def _reviewer_labels(lab: evalnb.Lab) -> None:
 def _judge(prompt: str) -> str:
     """A judge that finds one claim of two supported and says yes to a yes/no question."""
     if '"claims"' in prompt:
-        return json.dumps({"claims": [{"claim": "a", "supported": True},
-                                      {"claim": "b", "supported": False}]})  # fmt: skip
+        return json.dumps(
+            {"claims": [{"claim": "a", "supported": True}, {"claim": "b", "supported": False}]}
+        )
     return "true"
 
 

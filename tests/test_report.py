@@ -18,9 +18,17 @@ _EVIL = [
 
 
 def _lab() -> evalnb.Lab:
-    rows = [{"prompt": f"q{i} <b>bold</b>", "expected": "paris is the capital", "model": m,
-             "actual": _EVIL[(i + k) % 3], "context": ["<iframe src='http://example.com'></iframe>"]}
-            for i in range(6) for k, m in enumerate(["m<script>", "plain"])]  # fmt: skip
+    rows = [
+        {
+            "prompt": f"q{i} <b>bold</b>",
+            "expected": "paris is the capital",
+            "model": m,
+            "actual": _EVIL[(i + k) % 3],
+            "context": ["<iframe src='http://example.com'></iframe>"],
+        }
+        for i in range(6)
+        for k, m in enumerate(["m<script>", "plain"])
+    ]
     return evalnb.evaluate(
         evalnb.load(pl.DataFrame(rows)), ["rouge", "pii_leakage"], progress=False
     )
@@ -45,9 +53,17 @@ def test_report_in_chromium_makes_no_request_and_runs_nothing(tmp_path: Path) ->
         pytest.skip("Debian chromium is not installed (EVALNB_BROWSER=1 bash scripts/install)")
     path = Path(_lab().report(tmp_path / "r.html"))  # usable as the path it was written to
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                           "--disable-component-update", "--disable-sync", "--no-first-run"])  # fmt: skip
+        browser = pw.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         page = browser.new_page()
         requests: list[str] = []
         page.on("request", lambda r: requests.append(r.url))
@@ -68,9 +84,18 @@ def test_archive_round_trip(tmp_path: Path) -> None:
     target = lab.archive(tmp_path / "a.zip")
     with zipfile.ZipFile(target) as zf:
         names = set(zf.namelist())
-    assert {"interpretation.html", "interpretation.json", "problems_and_actions.json",
-            "insights_and_actions.json", "rouge/results.json", "pii_leakage/results.csv",
-            "rouge/leaderboard.json", "rouge/leaderboard.md", "rouge/problems.json", "log.txt"} <= names  # fmt: skip
+    assert {
+        "interpretation.html",
+        "interpretation.json",
+        "problems_and_actions.json",
+        "insights_and_actions.json",
+        "rouge/results.json",
+        "pii_leakage/results.csv",
+        "rouge/leaderboard.json",
+        "rouge/leaderboard.md",
+        "rouge/problems.json",
+        "log.txt",
+    } <= names
     back = evalnb.load(target)
     key = ["case_id", "model", "sample", "evaluator", "metric"]
     assert back.scores.sort(key).equals(lab.scores.sort(key))
@@ -92,8 +117,19 @@ def test_report_command(tmp_path: Path) -> None:
     from evalnb.cli.main import main
 
     _lab().save(tmp_path / "lab.duckdb")
-    assert main(["report", str(tmp_path / "lab.duckdb"), "-o", str(tmp_path / "r.html"),
-                 "--zip", str(tmp_path / "r.zip")]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "report",
+                str(tmp_path / "lab.duckdb"),
+                "-o",
+                str(tmp_path / "r.html"),
+                "--zip",
+                str(tmp_path / "r.zip"),
+            ]
+        )
+        == 0
+    )
     assert "Most difficult cases" in (tmp_path / "r.html").read_text(encoding="utf-8")
     assert evalnb.load(tmp_path / "r.zip").scores.height == _lab().scores.height
 

@@ -12,8 +12,14 @@ import evalnb
 from evalnb.evaluation.families.text.rouge import rouge_scores, tokenize_rouge
 from evalnb.text.synthetic import ADVERSARIAL, pairs
 
-_EXTRA = ("Running runners ran quickly", "generously generalized GENERATION", "ÀÉÎõü naïve",
-          "The K\u212a kelvin", "cats' dogs's oxen", "1st 2nd 3rd 100,000.5")  # fmt: skip
+_EXTRA = (
+    "Running runners ran quickly",
+    "generously generalized GENERATION",
+    "ÀÉÎõü naïve",
+    "The K\u212a kelvin",
+    "cats' dogs's oxen",
+    "1st 2nd 3rd 100,000.5",
+)
 
 
 def _texts() -> tuple[list[str], list[str]]:
@@ -33,8 +39,9 @@ def test_tokenizer_is_rouge_score(stem: bool) -> None:
 @pytest.mark.parametrize("stem", [True, False])
 def test_scores_identical_to_rouge_score(stem: bool) -> None:
     cands, refs = _texts()
-    ours = rouge_scores(tokenize_rouge(pl.Series(cands), stem=stem),
-                        tokenize_rouge(pl.Series(refs), stem=stem))  # fmt: skip
+    ours = rouge_scores(
+        tokenize_rouge(pl.Series(cands), stem=stem), tokenize_rouge(pl.Series(refs), stem=stem)
+    )
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=stem)
     theirs = [scorer.score(r, c) for c, r in zip(cands, refs, strict=True)]
     for ours_key, their_key in (
@@ -47,11 +54,13 @@ def test_scores_identical_to_rouge_score(stem: bool) -> None:
 
 
 def test_evaluator_best_reference_and_missing() -> None:
-    frame = pl.DataFrame({
-        "prompt": ["a", "b", "c"],
-        "expected": [["The quick brown fox jumps over the lazy dog", "a dog"], ["x"], []],
-        "actual": ["The quick brown dog jumps on the log.", "", "y"],
-    })  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "prompt": ["a", "b", "c"],
+            "expected": [["The quick brown fox jumps over the lazy dog", "a dog"], ["x"], []],
+            "actual": ["The quick brown dog jumps on the log.", "", "y"],
+        }
+    )
     lab = evalnb.evaluate(evalnb.load(frame), ["rouge"], progress=False)
     wide = lab.scores.pivot(on="metric", index="case_id", values="value")
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)

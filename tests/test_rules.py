@@ -10,8 +10,13 @@ import pytest
 import evalnb
 from tests.conftest import SHARED, needs_shared
 
-_SCHEMA = json.dumps({"type": "object", "required": ["name"],
-                      "properties": {"name": {"type": "string", "pattern": r"^(\w+\s?)*$"}}})  # fmt: skip
+_SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "required": ["name"],
+        "properties": {"name": {"type": "string", "pattern": r"^(\w+\s?)*$"}},
+    }
+)
 
 
 def _scores(frame: dict[str, list[object]], evaluator: str, **params: object) -> pl.DataFrame:
@@ -20,11 +25,24 @@ def _scores(frame: dict[str, list[object]], evaluator: str, **params: object) ->
 
 
 def test_json_schema_messages_and_timeout() -> None:
-    answers = ['{"name": "x y"}', '{"name": 1}', "not json", "", '{"name": "' + "a" * 40000 + '!"}',
-               "MODEL HOST INTERNAL ERROR: x"]  # fmt: skip
-    scores = _scores({"prompt": [str(i) for i in range(6)], "actual": answers,
-                      "error": [None] * 5 + ["MODEL HOST INTERNAL ERROR: x"]},
-                     "json_schema_validity", json_schema=_SCHEMA, regex_timeout_s=0.05)  # fmt: skip
+    answers = [
+        '{"name": "x y"}',
+        '{"name": 1}',
+        "not json",
+        "",
+        '{"name": "' + "a" * 40000 + '!"}',
+        "MODEL HOST INTERNAL ERROR: x",
+    ]
+    scores = _scores(
+        {
+            "prompt": [str(i) for i in range(6)],
+            "actual": answers,
+            "error": [None] * 5 + ["MODEL HOST INTERNAL ERROR: x"],
+        },
+        "json_schema_validity",
+        json_schema=_SCHEMA,
+        regex_timeout_s=0.05,
+    )
     passes = scores.filter(pl.col("metric") == "model_passes")
     assert passes["value"].to_list() == [1.0, 0.0, 0.0, 0.0, None, 0.0]
     messages = [None if d is None else json.loads(d)["message"] for d in passes["detail"]]
@@ -46,15 +64,22 @@ def test_json_schema_any_json_with_empty_schema_and_bad_schema() -> None:
 
 
 def test_classification_exact_match() -> None:
-    scores = _scores({"prompt": ["a", "b", "c", "d"], "expected": [["A"], ["B", "b"], ["C"], []],
-                      "actual": ["A", "b", "C.", "x"]}, "classification")  # fmt: skip
+    scores = _scores(
+        {
+            "prompt": ["a", "b", "c", "d"],
+            "expected": [["A"], ["B", "b"], ["C"], []],
+            "actual": ["A", "b", "C.", "x"],
+        },
+        "classification",
+    )
     assert scores.filter(pl.col("metric") == "accuracy")["value"].to_list() == [1.0, 1.0, 0.0, None]
 
 
 @needs_shared
 def test_classification_on_real_lab() -> None:
-    lab = evalnb.evaluate(evalnb.load(SHARED / "class_multi_test_lab.json"), ["classification"],
-                          progress=False)  # fmt: skip
+    lab = evalnb.evaluate(
+        evalnb.load(SHARED / "class_multi_test_lab.json"), ["classification"], progress=False
+    )
     acc = lab.scores.filter(pl.col("metric") == "accuracy")
     assert acc.height == 600
     # Answers are compared as exact strings, as H2O does: "A" matches, "A." does not.

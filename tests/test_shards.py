@@ -15,11 +15,19 @@ if TYPE_CHECKING:
 
 
 def test_shards_hold_the_table_in_order_in_bounded_files(tmp_path: Path) -> None:
-    frame = pl.DataFrame({"i": range(2_500), "text": [f"row {i}" for i in range(2_500)],
-                          "ctx": [[f"c{i}"] for i in range(2_500)]})  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "i": range(2_500),
+            "text": [f"row {i}" for i in range(2_500)],
+            "ctx": [[f"c{i}"] for i in range(2_500)],
+        }
+    )
     files = write_shards(frame, tmp_path / "s", rows=1_000)
-    assert [f.name for f in files] == ["part-00000.parquet", "part-00001.parquet",
-                                       "part-00002.parquet"]  # fmt: skip
+    assert [f.name for f in files] == [
+        "part-00000.parquet",
+        "part-00001.parquet",
+        "part-00002.parquet",
+    ]
     assert [pl.read_parquet(f).height for f in files] == [1_000, 1_000, 500]
     assert pl.read_parquet(tmp_path / "s" / "*.parquet").equals(frame)
     assert [p.name for p in tmp_path.iterdir()] == ["s"]  # no temporary folder left

@@ -23,35 +23,49 @@ PROCEDURE = """To reset your card PIN:
 3. Choose Reset PIN.
 4. Enter the code we text you.
 5. Type the new PIN twice."""
-STEPS = ["Log in to the mobile app.", "Open the Cards tab.", "Choose Reset PIN.",
-         "Enter the code we text you.", "Type the new PIN twice."]  # fmt: skip
+STEPS = [
+    "Log in to the mobile app.",
+    "Open the Cards tab.",
+    "Choose Reset PIN.",
+    "Enter the code we text you.",
+    "Type the new PIN twice.",
+]
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
         (PROCEDURE, [STEPS]),
-        ("a) Unplug it\nb) Wait ten seconds\nc) Plug it back in", [
-            ["Unplug it", "Wait ten seconds", "Plug it back in"]]),
+        (
+            "a) Unplug it\nb) Wait ten seconds\nc) Plug it back in",
+            [["Unplug it", "Wait ten seconds", "Plug it back in"]],
+        ),
         ("Steps:\n\n1. Open\n\n2. Close", [["Open", "Close"]]),
         ("- milk\n- eggs\n  (fresh ones)\n- flour", [["milk", "eggs (fresh ones)", "flour"]]),
         ("Step 1: plug in\nStep 2: switch on", [["plug in", "switch on"]]),
-        ("Do this: 1. Open the app. 2. Tap Send. 3. Confirm.", [
-            ["Open the app.", "Tap Send.", "Confirm."]]),
-        ("1. Open the app. 2. Tap Settings. 3. Tap Reset PIN.", [
-            ["Open the app.", "Tap Settings.", "Tap Reset PIN."]]),  # a line that starts with 1.
+        (
+            "Do this: 1. Open the app. 2. Tap Send. 3. Confirm.",
+            [["Open the app.", "Tap Send.", "Confirm."]],
+        ),
+        (
+            "1. Open the app. 2. Tap Settings. 3. Tap Reset PIN.",
+            [["Open the app.", "Tap Settings.", "Tap Reset PIN."]],
+        ),  # a line that starts with 1.
         ("Intro\n1. Open the app. 2. Tap Send.\n\nMore text.", [["Open the app.", "Tap Send."]]),
-        ("First, open the lid. Then pour the water. Finally, close it. Enjoy.", [
-            ["open the lid.", "pour the water.", "close it."]]),
+        (
+            "First, open the lid. Then pour the water. Finally, close it. Enjoy.",
+            [["open the lid.", "pour the water.", "close it."]],
+        ),
         ("Call 911. 3. That is not a list.", []),
         ("A. Smith wrote in 1999. Then he left.", []),
         ("7. Out of order\n8. still", []),
         ("Only one:\n1. step", []),
         (None, []),
     ],
-)  # fmt: skip
-def test_enumerations_are_found_and_non_lists_are_not(text: str | None,
-                                                      expected: list[list[str]]) -> None:  # fmt: skip
+)
+def test_enumerations_are_found_and_non_lists_are_not(
+    text: str | None, expected: list[list[str]]
+) -> None:
     assert enumerations(text) == expected
 
 
@@ -63,8 +77,11 @@ def _direct(match: np.ndarray) -> tuple[int, int, int, int]:
     def dist(i: int, j: int) -> int:
         if i == 0 or j == 0:
             return i + j
-        return min(dist(i - 1, j - 1) + (0 if match[i - 1, j - 1] else 1),
-                   dist(i - 1, j) + 1, dist(i, j - 1) + 1)  # fmt: skip
+        return min(
+            dist(i - 1, j - 1) + (0 if match[i - 1, j - 1] else 1),
+            dist(i - 1, j) + 1,
+            dist(i, j - 1) + 1,
+        )
 
     i, j, ins, dele, sub, same = n, m, 0, 0, 0, 0
     while i or j:
@@ -85,24 +102,35 @@ def test_compiled_edit_counts_equal_a_direct_dp_on_random_matrices() -> None:
     for _ in range(400):
         n, m = rng.randint(0, 9), rng.randint(0, 9)
         density = rng.random()
-        mats.append(np.array([[rng.random() < density for _ in range(m)] for _ in range(n)],
-                             dtype=bool).reshape(n, m))  # fmt: skip
+        mats.append(
+            np.array(
+                [[rng.random() < density for _ in range(m)] for _ in range(n)], dtype=bool
+            ).reshape(n, m)
+        )
     flat = np.concatenate([a.ravel() for a in mats])
     got = edit_counts(
         flat, np.array([a.shape[0] for a in mats]), np.array([a.shape[1] for a in mats])
     )
     assert [tuple(r) for r in got.tolist()] == [_direct(a) for a in mats]
     with pytest.raises(ValueError, match="cells"):
-        edit_counts(flat[:-1], np.array([a.shape[0] for a in mats]),
-                    np.array([a.shape[1] for a in mats]))  # fmt: skip
+        edit_counts(
+            flat[:-1], np.array([a.shape[0] for a in mats]), np.array([a.shape[1] for a in mats])
+        )
 
 
 def _lab(answers: dict[str, str | None], contexts: list[str] | None = None) -> evalnb.Lab:
     n = len(answers)
-    return evalnb.load(pl.DataFrame({
-        "prompt": ["How do I reset my PIN?"] * n, "model": list(answers),
-        "actual": list(answers.values()), "context": [contexts or [PROCEDURE]] * n,
-    }), model="model")  # fmt: skip
+    return evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": ["How do I reset my PIN?"] * n,
+                "model": list(answers),
+                "actual": list(answers.values()),
+                "context": [contexts or [PROCEDURE]] * n,
+            }
+        ),
+        model="model",
+    )
 
 
 def _metrics(lab: evalnb.Lab) -> dict[str, dict[str, float | None]]:
@@ -115,22 +143,36 @@ def test_copied_dropped_invented_and_reordered_procedures() -> None:
     dropped = "\n".join(f"{i}. {s}" for i, s in enumerate(STEPS[:3] + STEPS[4:], 1))
     invented = [*STEPS[:2], "Call the branch manager for written approval.", *STEPS[2:]]
     swapped = [STEPS[1], STEPS[0], *STEPS[2:]]
-    lab = _lab({
-        "copied": numbered,
-        "bullets": "Here is how:\n" + "\n".join(f"- {s}" for s in STEPS),
-        "dropped": dropped,
-        "invented": "\n".join(f"{i}. {s}" for i, s in enumerate(invented, 1)),
-        "swapped": "First, " + swapped[0] + " Then " + " Then ".join(swapped[1:]),
-        "none": "Please call us, we will help.",
-    })  # fmt: skip
+    lab = _lab(
+        {
+            "copied": numbered,
+            "bullets": "Here is how:\n" + "\n".join(f"- {s}" for s in STEPS),
+            "dropped": dropped,
+            "invented": "\n".join(f"{i}. {s}" for i, s in enumerate(invented, 1)),
+            "swapped": "First, " + swapped[0] + " Then " + " Then ".join(swapped[1:]),
+            "none": "Please call us, we will help.",
+        }
+    )
     got = _metrics(evalnb.evaluate(lab, ["step_alignment"], progress=False))
-    counts = {m: (v["edits"], v["insertions"], v["deletions"], v["mismatches"],
-                  v["context_steps"], v["answer_steps"]) for m, v in got.items()}  # fmt: skip
+    counts = {
+        m: (
+            v["edits"],
+            v["insertions"],
+            v["deletions"],
+            v["mismatches"],
+            v["context_steps"],
+            v["answer_steps"],
+        )
+        for m, v in got.items()
+    }
     assert counts == {
-        "copied": (0, 0, 0, 0, 5, 5), "bullets": (0, 0, 0, 0, 5, 5),
-        "dropped": (1, 1, 0, 0, 5, 4), "invented": (1, 0, 1, 0, 5, 6),
-        "swapped": (2, 0, 0, 2, 5, 5), "none": (5, 5, 0, 0, 5, 0),
-    }  # fmt: skip
+        "copied": (0, 0, 0, 0, 5, 5),
+        "bullets": (0, 0, 0, 0, 5, 5),
+        "dropped": (1, 1, 0, 0, 5, 4),
+        "invented": (1, 0, 1, 0, 5, 6),
+        "swapped": (2, 0, 0, 2, 5, 5),
+        "none": (5, 5, 0, 0, 5, 0),
+    }
     spec = evalnb.evaluators().filter(pl.col("id") == "step_alignment").row(0, named=True)
     assert spec["primary"] == "edits"
 
@@ -169,13 +211,18 @@ def _extractor(prompt: str) -> str:
 
 
 def test_llm_extraction_through_the_judge_counts_failures(tmp_path: Path) -> None:
-    lab = _lab({"semi": "Log in to the mobile app; open the Cards tab; choose Reset PIN; enter "
-                        "the code we text you; type the new PIN twice",
-                "broken": "BROKEN reply"})  # fmt: skip
+    lab = _lab(
+        {
+            "semi": "Log in to the mobile app; open the Cards tab; choose Reset PIN; enter "
+            "the code we text you; type the new PIN twice",
+            "broken": "BROKEN reply",
+        }
+    )
     with LoopbackLLM(_extractor) as server:
         judge = evalnb.LLMClient(server.base_url, "extractor", cache=tmp_path / "c.duckdb")
-        scored = evalnb.evaluate(lab, ["step_alignment"], extraction="llm", judge=judge,
-                                 progress=False)  # fmt: skip
+        scored = evalnb.evaluate(
+            lab, ["step_alignment"], extraction="llm", judge=judge, progress=False
+        )
     got = _metrics(scored)
     assert got["semi"]["edits"] == 0 and got["semi"]["answer_steps"] == 5
     assert got["broken"]["edits"] is None

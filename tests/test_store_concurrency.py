@@ -43,8 +43,9 @@ def test_saving_an_old_copy_keeps_other_processes_rows(tmp_path: Path) -> None:
     other = evalnb.open(store)
     cases = other.cases["case_id"].to_list()
     for i in range(10):
-        other.add_label(cases[i], "model", "rouge", "rouge_l", "pass" if i % 2 else "fail",
-                        reviewer="b")  # fmt: skip
+        other.add_label(
+            cases[i], "model", "rouge", "rouge_l", "pass" if i % 2 else "fail", reviewer="b"
+        )
     other.recalibrate("rouge", "rouge_l", n_boot=20)
     batch = other.table("info").vstack(pl.DataFrame({"key": ["batch:b"], "value": ['"x"']}))
     other.replace_tables({"info": batch})
@@ -82,8 +83,9 @@ def test_merging_an_import_writes_only_what_it_adds(tmp_path: Path) -> None:
     store = _lab(tmp_path / "lab.duckdb")
     reviewer = evalnb.open(store)
     importer = evalnb.open(store)
-    reviewer.add_label(reviewer.cases["case_id"][0], "model", "rouge", "rouge_l", "pass",
-                       reviewer="r")  # fmt: skip
+    reviewer.add_label(
+        reviewer.cases["case_id"][0], "model", "rouge", "rouge_l", "pass", reviewer="r"
+    )
     importer.merge(importer).save(store)  # nothing new: no table replaced
     reviewer.set_question_types()  # so the reviewer's copy of cases is still current
     assert evalnb.open(store).labels.height == 1
@@ -96,8 +98,15 @@ def test_four_reviewers_killed_at_random_lose_no_acknowledged_label(tmp_path: Pa
 
     def start(reviewer: str) -> subprocess.Popen[bytes]:
         acks = tmp_path / f"{reviewer}.acks"
-        cmd = [sys.executable, "-m", "tests.store_worker", str(store), reviewer, str(QUOTA),
-               str(acks)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "tests.store_worker",
+            str(store),
+            reviewer,
+            str(QUOTA),
+            str(acks),
+        ]
         with (tmp_path / f"{reviewer}.err").open("ab") as err:  # the child keeps its own copy
             return subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=err)
 

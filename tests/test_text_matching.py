@@ -41,10 +41,15 @@ def test_reproduces_every_documentation_example() -> None:
 def test_suite_constraints_message_matches_h2o() -> None:
     suite = evalnb.load(SHARED / "sr1107_test_suite_small.json")
     case = suite.cases.row(1, named=True)
-    frame = pl.DataFrame({"case_id": [case["case_id"]], "prompt": [case["prompt"]],
-                          "constraints": [case["constraints"]],
-                          "actual": ["It covers conceptual soundness, Ongoing monitoring and more."],
-                          "context": [["conceptual soundness ongoing monitoring outcomes analysis"]]})  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "case_id": [case["case_id"]],
+            "prompt": [case["prompt"]],
+            "constraints": [case["constraints"]],
+            "actual": ["It covers conceptual soundness, Ongoing monitoring and more."],
+            "context": [["conceptual soundness ongoing monitoring outcomes analysis"]],
+        }
+    )
     lab = evalnb.evaluate(evalnb.load(frame), ["text_matching"], progress=False)
     detail = json.loads(lab.scores["detail"][0])
     assert detail["message"] == (
@@ -93,11 +98,17 @@ def test_host_errors_empty_answers_and_bad_conditions() -> None:
 
 
 def test_retrieved_context_check() -> None:
-    lab = _lab(prompt=["p1", "p2"], condition=['"42"', '"42"'], actual=["42", "41"],
-               context=[["the answer is 41"], ["it is 42"]])  # fmt: skip
+    lab = _lab(
+        prompt=["p1", "p2"],
+        condition=['"42"', '"42"'],
+        actual=["42", "41"],
+        context=[["the answer is 41"], ["it is 42"]],
+    )
     lab = evalnb.evaluate(lab, ["text_matching"], evaluate_retrieved_context=True, progress=False)
-    rows = {m: lab.scores.filter(pl.col("metric") == m)["value"].to_list() for m in
-            ("model_passes", "model_retrieval_failures", "model_generation_failures")}  # fmt: skip
+    rows = {
+        m: lab.scores.filter(pl.col("metric") == m)["value"].to_list()
+        for m in ("model_passes", "model_retrieval_failures", "model_generation_failures")
+    }
     assert rows == {
         "model_passes": [0.0, 0.0],
         "model_retrieval_failures": [1.0, 0.0],
@@ -116,8 +127,9 @@ def test_incremental_and_parameter_changes(tmp_path: Path) -> None:
     twice = evalnb.evaluate(once, ["text_matching"], metric_threshold=0.9, progress=False)
     assert twice.scores.equals(once.scores)  # a threshold changes no score
     assert twice.thresholds["threshold"].to_list() == [0.9]
-    rescored = evalnb.evaluate(twice, ["text_matching"], evaluate_retrieved_context=True,
-                               progress=False)  # fmt: skip
+    rescored = evalnb.evaluate(
+        twice, ["text_matching"], evaluate_retrieved_context=True, progress=False
+    )
     assert rescored.scores.height == 10
     assert rescored.scores["params"].n_unique() == 1
     assert rescored.metrics.filter(pl.col("primary"))["metric"].to_list() == ["model_passes"]
@@ -137,12 +149,20 @@ def test_parameter_errors() -> None:
 
 def test_context_failed_but_answer_passed_problem() -> None:
     """H2O's per-row retrieval problem: the answer met the condition, the context did not."""
-    lab = evalnb.load(pl.DataFrame({
-        "prompt": ["fee?", "owner?", "color?"],
-        "condition": ['"95"', '"Ann"', '"blue"'],
-        "actual": ["It is 95 dollars.", "Ann owns it.", "It is red."],
-        "context": [["The fee is listed elsewhere."], ["Ann is the owner."], ["Blue paint."]],
-    }))  # fmt: skip
+    lab = evalnb.load(
+        pl.DataFrame(
+            {
+                "prompt": ["fee?", "owner?", "color?"],
+                "condition": ['"95"', '"Ann"', '"blue"'],
+                "actual": ["It is 95 dollars.", "Ann owns it.", "It is red."],
+                "context": [
+                    ["The fee is listed elsewhere."],
+                    ["Ann is the owner."],
+                    ["Blue paint."],
+                ],
+            }
+        )
+    )
     lab = evalnb.evaluate(lab, ["text_matching"], evaluate_retrieved_context=True, progress=False)
     found = lab.problems().filter(pl.col("problem_type") == "retrieval")
     assert found["description"].to_list() == [

@@ -14,13 +14,95 @@ from tests.nltk_reference import nltk_word_tokenize
 # brackets, dashes, white space of every kind, abbreviations, the non-ASCII quotes and dashes
 # NLTK spaces, and characters the two regex engines read differently (NLTK's path): marks,
 # \p{No}, a connector, case folds onto ASCII letters, a non-Latin digit, beyond the BMP.
-_TOKENS = ["a", "Word", "it", "s", "re", "t", "'", "''", '"', "`", "``", "'s", "'re", "'t",
-           "n't", "can", "not", "cannot", "wanna", "gonna", "'tis", "d'ye", "more'n", ".",
-           "..", "...", "?", "!", ",", ":", ";", "@", "#", "$", "%", "&", "*", "-", "--", "(",
-           ")", "[", "]", "{", "}", "<", ">", "3", "3.5", "1,000", " ", "  ", "\n", "\t",
-           "\x0b", "\r\n", "Mr.", "Dr.", "U.S.", "e.g.", "«", "»", "“", "”", "‘", "’", "„", "—",
-           "–", "\u2012", "\u2015", "é", "\x1c", "\u00a0", "\u2009", "\u3000", "²", "½",
-           "\u0301", "‿", "ſ", "\u212a", "İ", "ı", "٣", "𝟙", "漢"]  # fmt: skip
+_TOKENS = [
+    "a",
+    "Word",
+    "it",
+    "s",
+    "re",
+    "t",
+    "'",
+    "''",
+    '"',
+    "`",
+    "``",
+    "'s",
+    "'re",
+    "'t",
+    "n't",
+    "can",
+    "not",
+    "cannot",
+    "wanna",
+    "gonna",
+    "'tis",
+    "d'ye",
+    "more'n",
+    ".",
+    "..",
+    "...",
+    "?",
+    "!",
+    ",",
+    ":",
+    ";",
+    "@",
+    "#",
+    "$",
+    "%",
+    "&",
+    "*",
+    "-",
+    "--",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "<",
+    ">",
+    "3",
+    "3.5",
+    "1,000",
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    "\x0b",
+    "\r\n",
+    "Mr.",
+    "Dr.",
+    "U.S.",
+    "e.g.",
+    "«",
+    "»",
+    "“",
+    "”",
+    "‘",
+    "’",
+    "„",
+    "—",
+    "–",
+    "\u2012",
+    "\u2015",
+    "é",
+    "\x1c",
+    "\u00a0",
+    "\u2009",
+    "\u3000",
+    "²",
+    "½",
+    "\u0301",
+    "‿",
+    "ſ",
+    "\u212a",
+    "İ",
+    "ı",
+    "٣",
+    "𝟙",
+    "漢",
+]
 
 
 def _check(texts: list[str]) -> None:
@@ -43,9 +125,18 @@ def test_equals_nltk_on_arbitrary_text(texts: list[str]) -> None:
 
 
 def test_known_cases_and_a_corpus() -> None:
-    _check(["Don't panic.", "Do not panic!", '"Hi," she said. \'Tis the season -- isn\'t it?',
+    _check(
+        [
+            "Don't panic.",
+            "Do not panic!",
+            "\"Hi,\" she said. 'Tis the season -- isn't it?",
             "Good muffins cost $3.88\nin New York.  Please buy me\ntwo of them.\nThanks.",
-            "", "   ", "end with colon:\n", "gimme 'em 'twas wanna go"])  # fmt: skip
+            "",
+            "   ",
+            "end with colon:\n",
+            "gimme 'em 'twas wanna go",
+        ]
+    )
     cands, refs = pairs(2000, seed=3)
     _check(cands + refs)
 
@@ -65,14 +156,40 @@ def test_plain_break_contexts_are_decided_as_punkt_decides() -> None:
     from evalnb.text.sentences import _punkt
 
     decide = _punkt().text_contains_sentbreak
-    contexts = [f"{x}. {y}" for a, b in english.COLLOCATIONS
-                for x in (a, a.capitalize()) for y in (b, b.capitalize())]  # fmt: skip
+    contexts = [
+        f"{x}. {y}"
+        for a, b in english.COLLOCATIONS
+        for x in (a, a.capitalize())
+        for y in (b, b.capitalize())
+    ]
     contexts += [f"{a}. {n}" for a in english.ABBREV_TYPES for n in ("The", "the")]
     rng = random.Random(0)
-    words = ["Mr", "etc", "inc", "No", "vs", "a", "I", "fig", "al", "system", "The", "the",
-             "Edelman", "St", "Co", "It", "Jan", "pp", "OK", "Ltd", "approx", "3", "x2"]  # fmt: skip
-    contexts += [f"{rng.choice(words)}{rng.choice('.?!')} {rng.choice(words)}"
-                 for _ in range(3000)]  # fmt: skip
+    words = [
+        "Mr",
+        "etc",
+        "inc",
+        "No",
+        "vs",
+        "a",
+        "I",
+        "fig",
+        "al",
+        "system",
+        "The",
+        "the",
+        "Edelman",
+        "St",
+        "Co",
+        "It",
+        "Jan",
+        "pp",
+        "OK",
+        "Ltd",
+        "approx",
+        "3",
+        "x2",
+    ]
+    contexts += [f"{rng.choice(words)}{rng.choice('.?!')} {rng.choice(words)}" for _ in range(3000)]
     assert [decide(c) for c in contexts] == [decide._slow.__wrapped__(c) for c in contexts]
 
 

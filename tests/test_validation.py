@@ -24,8 +24,9 @@ UNRELATED = "Cats sleep for most of the afternoon while the rain keeps falling o
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, evalnb.Lab]:
     store = tmp_path_factory.mktemp("validation") / "lab.duckdb"
-    corpus = evalnb.corpus([LICENSES / "Apache-2.0", LICENSES / "GPL-3"], store=store,
-                           max_tokens=160)  # fmt: skip
+    corpus = evalnb.corpus(
+        [LICENSES / "Apache-2.0", LICENSES / "GPL-3"], store=store, max_tokens=160
+    )
     lab = evalnb.generate_tests(corpus, n=30, generators=["definition", "yes_no"])
     # one case whose expected answer has nothing to do with its source
     planted = lab.cases.with_columns(
@@ -59,8 +60,9 @@ def test_token_matching_is_greedy_cosine_over_the_encoders_tokens() -> None:
         "Legal Entity shall mean the union of the acting entity and all other entities.",
         "x " * 40,
     ]
-    raw = encoder._model.encode(answers + sources, output_value="token_embeddings",
-                                convert_to_numpy=False)  # fmt: skip
+    raw = encoder._model.encode(
+        answers + sources, output_value="token_embeddings", convert_to_numpy=False
+    )
     units = []
     for t in raw:
         m = t[1:-1].float().cpu().numpy()  # drop [CLS] and [SEP]
@@ -126,10 +128,16 @@ def _tiny_nli(folder: Path) -> Path:
     vocab = Path(resolve_model("all-MiniLM-L6-v2")[0]) / "vocab.txt"
     tokenizer = BertTokenizerFast(vocab_file=str(vocab))
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=37, num_labels=3,
-                        id2label={0: "contradiction", 1: "entailment", 2: "neutral"},
-                        label2id={"contradiction": 0, "entailment": 1, "neutral": 2})  # fmt: skip
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=37,
+        num_labels=3,
+        id2label={0: "contradiction", 1: "entailment", 2: "neutral"},
+        label2id={"contradiction": 0, "entailment": 1, "neutral": 2},
+    )
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
@@ -149,8 +157,14 @@ def test_nli_entailment_comes_from_the_local_model(
     tok = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
     with torch.inference_mode():
-        logits = model(**tok("\n\n".join(case["corpus"]), case["expected"][0], return_tensors="pt",
-                             truncation=True)).logits  # fmt: skip
+        logits = model(
+            **tok(
+                "\n\n".join(case["corpus"]),
+                case["expected"][0],
+                return_tensors="pt",
+                truncation=True,
+            )
+        ).logits
     expected = torch.softmax(logits, dim=-1)[0, 1].item()
     got = nli.filter(pl.col("case_id") == case["case_id"])["value"][0]
     assert got == pytest.approx(expected, abs=MODEL_TOL)

@@ -107,19 +107,38 @@ def test_topics_are_reproducible_and_editable() -> None:
 
 
 def test_question_type_rules_are_transparent_and_overridable() -> None:
-    got = classify_questions([
-        "Is the APR fixed?", "How many branches are there?", "Why was my card declined?",
-        "How do I reset my passcode?", "Which has the higher fee, the Gold card or the Classic card?",
-        "What does APR mean?", "What is the name of the card?", "Where is the branch?", "Tell me a joke",
-    ])  # fmt: skip
+    got = classify_questions(
+        [
+            "Is the APR fixed?",
+            "How many branches are there?",
+            "Why was my card declined?",
+            "How do I reset my passcode?",
+            "Which has the higher fee, the Gold card or the Classic card?",
+            "What does APR mean?",
+            "What is the name of the card?",
+            "Where is the branch?",
+            "Tell me a joke",
+        ]
+    )
     assert got["question_type"].to_list() == [
-        "yes-no", "numeric", "causal", "procedural", "comparison", "definition", "factoid",
-        "entity", "other",
-    ]  # fmt: skip
+        "yes-no",
+        "numeric",
+        "causal",
+        "procedural",
+        "comparison",
+        "definition",
+        "factoid",
+        "entity",
+        "other",
+    ]
     assert got["rule"][0] == "auxiliary first"
     lab = weak_lab(per_cell=1)
-    lab = evalnb.Lab({**{n: lab.table(n) for n in evalnb.TABLES},
-                      "cases": lab.cases.with_columns(question_type=pl.lit(None, pl.String))})  # fmt: skip
+    lab = evalnb.Lab(
+        {
+            **{n: lab.table(n) for n in evalnb.TABLES},
+            "cases": lab.cases.with_columns(question_type=pl.lit(None, pl.String)),
+        }
+    )
     shown = lab.set_question_types()
     assert lab.cases["question_type"].null_count() == 0 and "rule" in shown.columns
     first = lab.cases["case_id"][0]

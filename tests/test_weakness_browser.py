@@ -23,9 +23,12 @@ def test_grid_hover_and_click_reach_python(tmp_path: Path) -> None:
         for r in grid_cells(weakness_index(lab, "rouge", "rouge_l")).iter_rows(named=True)
         if (r["topic"], r["question_type"]) == PLANTED
     )
-    notebook(tmp_path / "grid.ipynb", [
-        f"import evalnb\nlab = evalnb.open({str(store)!r})\nw = lab.weakness('rouge', 'rouge_l')\nw"
-    ])  # fmt: skip
+    notebook(
+        tmp_path / "grid.ipynb",
+        [
+            f"import evalnb\nlab = evalnb.open({str(store)!r})\nw = lab.weakness('rouge', 'rouge_l')\nw"
+        ],
+    )
     with lab_page(tmp_path, width=1300, height=1100) as (server, page):
         server.open(page, "grid.ipynb")
         server.run_cell(page, 0)

@@ -49,8 +49,14 @@ def label_like_a_reviewer(wf: evalnb.Workflow, n: int = 12) -> None:
     for r in rows.iter_rows(named=True):
         expected = _words((r["expected"] or [""])[0])
         shared = len(expected & _words(r["actual"])) / max(len(expected), 1)
-        lab.add_label(r["case_id"], r["model"], "answer_similarity", "answer_similarity",
-                      "pass" if shared >= 0.6 else "fail", reviewer="ann")  # fmt: skip
+        lab.add_label(
+            r["case_id"],
+            r["model"],
+            "answer_similarity",
+            "answer_similarity",
+            "pass" if shared >= 0.6 else "fail",
+            reviewer="ann",
+        )
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +84,9 @@ def finished(template: Path, tmp_path_factory: pytest.TempPathFactory) -> evalnb
     status = wf.run_all(who="ci")
     assert status.filter(pl.col("step") == "calibration")["status"].item() == "waiting"
     assert set(status.filter(pl.col("status") == "blocked")["step"]) == {
-        "failure_clustering", "weakness_detection"}  # fmt: skip
+        "failure_clustering",
+        "weakness_detection",
+    }
     assert status.filter(pl.col("step").is_in(["input_variations", "adversarial_inputs"]))[
         "status"
     ].to_list() == ["done", "done"]  # what does not wait for people went on
@@ -96,16 +104,24 @@ def test_nine_steps_run_review_and_hand_over(finished: evalnb.Workflow, tmp_path
     assert lab.outputs["context"].list.len().min() == 3  # the function's contexts were kept
     assert wf.summary("calibration")["n_labels"] >= 8
     assert {r["perturbation"] for r in wf.summary("input_variations")["per_kind"]} == {
-        "comma", "keyboard_typos"}  # fmt: skip
+        "comma",
+        "keyboard_typos",
+    }
     assert {r["kind"] for r in wf.summary("adversarial_inputs")["effect"]} == {
-        "misleading", "contradictory", "injection"}  # fmt: skip
+        "misleading",
+        "contradictory",
+        "injection",
+    }
     for step in ("test_validation", "evaluation", "calibration"):
         wf.approve(step, "risk-owner", note=f"{step} <checked>")
     with pytest.raises(KeyError, match="no workflow step"):
         wf.approve("nope", "risk-owner")
     status = wf.status()
     assert status.filter(pl.col("approved_by").is_not_null())["step"].to_list() == [
-        "test_validation", "evaluation", "calibration"]  # fmt: skip
+        "test_validation",
+        "evaluation",
+        "calibration",
+    ]
 
     paths = wf.artifacts(tmp_path / "out")
     html = paths["report"].read_text(encoding="utf-8")
@@ -125,8 +141,16 @@ def test_nine_steps_run_review_and_hand_over(finished: evalnb.Workflow, tmp_path
     assert kinds["finished"] >= 9 and kinds["approved"] == 3 and kinds["waiting"] == 1
     assert kinds["written"] == 1  # the hand-over is in the audit trail too
 
-    reviews = {s: wf.review(s) for s in ("topic_modeling", "evaluation", "weakness_detection",
-                                         "input_variations", "adversarial_inputs")}  # fmt: skip
+    reviews = {
+        s: wf.review(s)
+        for s in (
+            "topic_modeling",
+            "evaluation",
+            "weakness_detection",
+            "input_variations",
+            "adversarial_inputs",
+        )
+    }
     assert type(reviews["evaluation"]).__name__ == "Eye"
     assert type(wf.review("calibration", reviewer="ann")).__name__ == "Labeler"
     assert type(wf.review("test_validation", reviewer="ann")).__name__ == "Curator"
@@ -192,8 +216,10 @@ def test_a_workflow_killed_mid_step_resumes_without_redoing_or_reasking(
     status = dict(wf.status().select("step", "status").iter_rows())
     assert status["evaluation"] == "interrupted", status
     with duckdb.connect(str(store.with_name("mrm.answers.duckdb")), read_only=True) as con:
-        answered = {json.loads(r)["prompt"].replace("\n", "\\n")
-                    for (r,) in con.execute("SELECT request FROM llm_cache").fetchall()}  # fmt: skip
+        answered = {
+            json.loads(r)["prompt"].replace("\n", "\\n")
+            for (r,) in con.execute("SELECT request FROM llm_cache").fetchall()
+        }
     assert 0 < len(answered) < 24, "kill the run mid-step"
     before = _asked(log)
     os.environ["EVALNB_TEST_ASKED"] = str(log)
@@ -265,8 +291,9 @@ def test_a_failing_function_keeps_its_errors_and_the_step_goes_on(
 
 def test_a_corpus_read_before_is_taken_as_it_is(tmp_path: Path) -> None:
     corpus = evalnb.corpus(DOCS[:1], max_tokens=160)  # in memory
-    wf = evalnb.workflow(tmp_path / "w.duckdb", corpus=corpus,
-                         params={"topic_modeling": {"min_topic_size": 3}})  # fmt: skip
+    wf = evalnb.workflow(
+        tmp_path / "w.duckdb", corpus=corpus, params={"topic_modeling": {"min_topic_size": 3}}
+    )
     wf.run("topic_modeling")
     chunks = wf.lab.table("chunks")
     assert chunks.drop("topic").equals(corpus.chunks.drop("topic"))
@@ -279,8 +306,12 @@ def test_the_command_line_runs_and_reports_a_workflow(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "cli.duckdb"
-    evalnb.workflow(store, corpus=DOCS, system="retrieval-baseline",
-                    params={**PARAMS, "test_generation": {"n": 8}})  # fmt: skip
+    evalnb.workflow(
+        store,
+        corpus=DOCS,
+        system="retrieval-baseline",
+        params={**PARAMS, "test_generation": {"n": 8}},
+    )
     assert main(["workflow", "run", str(store), "--all", "--who", "cli"]) == 3  # waits for labels
     assert "waiting" in capsys.readouterr().err
     assert main(["workflow", "status", str(store)]) == 0

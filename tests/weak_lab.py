@@ -35,16 +35,53 @@ def weak_lab(per_cell: int = 12, seed: int = 0) -> evalnb.Lab:
                 i += 1
                 planted = (topic, qtype) == PLANTED
                 value = rng.beta(2, 6) if planted else rng.beta(8, 2)
-                answer = (f"I could not find how to change the {c}; the documents do not cover it."
-                          if planted else f"The {b} of the {a} is listed in the product sheet ({k}).")  # fmt: skip
-                cases.append({"case_id": cid, "prompt": template.format(a=a, b=b, c=c) + f" (#{k})",
-                              "expected": [f"answer about {b}"], "topic": topic, "question_type": qtype})  # fmt: skip
+                answer = (
+                    f"I could not find how to change the {c}; the documents do not cover it."
+                    if planted
+                    else f"The {b} of the {a} is listed in the product sheet ({k})."
+                )
+                cases.append(
+                    {
+                        "case_id": cid,
+                        "prompt": template.format(a=a, b=b, c=c) + f" (#{k})",
+                        "expected": [f"answer about {b}"],
+                        "topic": topic,
+                        "question_type": qtype,
+                    }
+                )
                 outputs.append({"case_id": cid, "model": "m", "sample": 0, "actual": answer})
-                scores.append({"case_id": cid, "model": "m", "sample": 0, "evaluator": "rouge",
-                               "metric": "rouge_l", "value": float(value), "params": "{}"})  # fmt: skip
-    metrics = pl.DataFrame([{"evaluator": "rouge", "metric": "rouge_l", "domain": "summarization",
-                             "title": "ROUGE-L", "description": "LCS F-measure", "min": 0.0,
-                             "max": 1.0, "higher_is_better": True, "default_threshold": 0.5,
-                             "primary": True}])  # fmt: skip
-    return evalnb.Lab({"cases": pl.DataFrame(cases), "outputs": pl.DataFrame(outputs),
-                       "scores": pl.DataFrame(scores), "metrics": metrics})  # fmt: skip
+                scores.append(
+                    {
+                        "case_id": cid,
+                        "model": "m",
+                        "sample": 0,
+                        "evaluator": "rouge",
+                        "metric": "rouge_l",
+                        "value": float(value),
+                        "params": "{}",
+                    }
+                )
+    metrics = pl.DataFrame(
+        [
+            {
+                "evaluator": "rouge",
+                "metric": "rouge_l",
+                "domain": "summarization",
+                "title": "ROUGE-L",
+                "description": "LCS F-measure",
+                "min": 0.0,
+                "max": 1.0,
+                "higher_is_better": True,
+                "default_threshold": 0.5,
+                "primary": True,
+            }
+        ]
+    )
+    return evalnb.Lab(
+        {
+            "cases": pl.DataFrame(cases),
+            "outputs": pl.DataFrame(outputs),
+            "scores": pl.DataFrame(scores),
+            "metrics": metrics,
+        }
+    )

@@ -19,12 +19,23 @@ _PREFIX = "adversarial_"
 _AGENT_BASED = ["contextual_misinformation"]
 _KEYS = ["evaluator", "metric", "model", "kind"]
 EFFECT_SCHEMA = pl.Schema(
-    {"evaluator": pl.String, "metric": pl.String, "model": pl.String, "kind": pl.String,
-     "n_pairs": pl.Int64, "base_mean": pl.Float64, "adversarial_mean": pl.Float64,
-     "difference": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
-     "base_pass_rate": pl.Float64, "adversarial_pass_rate": pl.Float64, "flips": pl.Int64,
-     "higher_is_better": pl.Boolean}
-)  # fmt: skip
+    {
+        "evaluator": pl.String,
+        "metric": pl.String,
+        "model": pl.String,
+        "kind": pl.String,
+        "n_pairs": pl.Int64,
+        "base_mean": pl.Float64,
+        "adversarial_mean": pl.Float64,
+        "difference": pl.Float64,
+        "ci_low": pl.Float64,
+        "ci_high": pl.Float64,
+        "base_pass_rate": pl.Float64,
+        "adversarial_pass_rate": pl.Float64,
+        "flips": pl.Int64,
+        "higher_is_better": pl.Boolean,
+    }
+)
 
 
 def adversarial_effect(
@@ -58,9 +69,13 @@ def adversarial_effect(
         higher_is_better=pl.col("higher_is_better").first(),
     )
     base = per_case.select(
-        pl.col("case_id").alias("base"), "model", "evaluator", "metric",
-        base_value="value", base_passed="passed",
-    )  # fmt: skip
+        pl.col("case_id").alias("base"),
+        "model",
+        "evaluator",
+        "metric",
+        base_value="value",
+        base_passed="passed",
+    )
     pairs = (
         per_case.join(lineage, on="case_id")
         .join(base, on=["base", "model", "evaluator", "metric"])
@@ -72,14 +87,20 @@ def adversarial_effect(
     for key, group in pairs.group_by(_KEYS, maintain_order=True):
         low, high = mean_interval(group["diff"].to_numpy().reshape(-1, 1), n_boot, seed)
         flips = (group["base_passed"] == 1.0) & (group["passed"] == 0.0)
-        rows.append({
-            **dict(zip(_KEYS, key, strict=True)),
-            "n_pairs": group.height, "base_mean": group["base_value"].mean(),
-            "adversarial_mean": group["value"].mean(), "difference": group["diff"].mean(),
-            "ci_low": float(low[0]), "ci_high": float(high[0]),
-            "base_pass_rate": group["base_passed"].mean(),
-            "adversarial_pass_rate": group["passed"].mean(), "flips": int(flips.sum()),
-            "higher_is_better": group["higher_is_better"][0],
-        })  # fmt: skip
+        rows.append(
+            {
+                **dict(zip(_KEYS, key, strict=True)),
+                "n_pairs": group.height,
+                "base_mean": group["base_value"].mean(),
+                "adversarial_mean": group["value"].mean(),
+                "difference": group["diff"].mean(),
+                "ci_low": float(low[0]),
+                "ci_high": float(high[0]),
+                "base_pass_rate": group["base_passed"].mean(),
+                "adversarial_pass_rate": group["passed"].mean(),
+                "flips": int(flips.sum()),
+                "higher_is_better": group["higher_is_better"][0],
+            }
+        )
     out = pl.DataFrame(rows, schema=EFFECT_SCHEMA) if rows else pl.DataFrame(schema=EFFECT_SCHEMA)
     return out.with_columns(pl.col("ci_low", "ci_high").fill_nan(None))

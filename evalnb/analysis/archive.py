@@ -91,10 +91,13 @@ def write_archive(lab: LabCore, path: str | Path, *, seed: int = 0) -> Path:
         part.join(lab.cases.select("case_id", "prompt"), on="case_id", how="left").write_csv(buf)
         files[f"{name}/results.csv"] = buf.getvalue()
     files["log.txt"] = "\n".join(
-        [f"{dt.datetime.now(dt.UTC).isoformat()} evalnb archive of {lab.path or 'an in-memory lab'}",
-         f"{lab.cases.height} cases, {lab.outputs.height} answers, {lab.scores.height} scores",
-         f"{problems.height} problems, {insights.height} insights", *sorted(files)]
-    ).encode()  # fmt: skip
+        [
+            f"{dt.datetime.now(dt.UTC).isoformat()} evalnb archive of {lab.path or 'an in-memory lab'}",
+            f"{lab.cases.height} cases, {lab.outputs.height} answers, {lab.scores.height} scores",
+            f"{problems.height} problems, {insights.height} insights",
+            *sorted(files),
+        ]
+    ).encode()
     with (
         atomic_path(target) as tmp,
         zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf,

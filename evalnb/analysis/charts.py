@@ -37,12 +37,19 @@ def bar_chart(board: pl.DataFrame, evaluator: str) -> alt.FacetChart:
     part = board.filter(pl.col("evaluator") == evaluator)
     base = alt.Chart(chart_data(part))
     bars = base.mark_bar().encode(
-        x=alt.X("model:N", title=None), y=alt.Y("mean:Q", title="mean"),
+        x=alt.X("model:N", title=None),
+        y=alt.Y("mean:Q", title="mean"),
         color=alt.Color("model:N", legend=None),
-        tooltip=["model:N", "metric:N", alt.Tooltip("mean:Q", format=".4f"),
-                 alt.Tooltip("ci_low:Q", format=".4f"), alt.Tooltip("ci_high:Q", format=".4f"),
-                 alt.Tooltip("pass_rate:Q", format=".1%"), "n_cases:Q"],
-    )  # fmt: skip
+        tooltip=[
+            "model:N",
+            "metric:N",
+            alt.Tooltip("mean:Q", format=".4f"),
+            alt.Tooltip("ci_low:Q", format=".4f"),
+            alt.Tooltip("ci_high:Q", format=".4f"),
+            alt.Tooltip("pass_rate:Q", format=".1%"),
+            "n_cases:Q",
+        ],
+    )
     err = base.mark_rule(color="black").encode(x="model:N", y="ci_low:Q", y2="ci_high:Q")
     rule = base.mark_rule(color="red", strokeDash=[4, 3]).encode(y="mean(threshold):Q")
     layered = (bars + err + rule).properties(width=160, height=160)
@@ -57,21 +64,40 @@ def radar_chart(board: pl.DataFrame, evaluator: str) -> alt.LayerChart:
     metrics = part["metric"].unique(maintain_order=True).to_list()
     angle = {m: 2 * math.pi * i / len(metrics) for i, m in enumerate(metrics)}
     pts = part.with_columns(
-        order=pl.col("metric").replace_strict({m: i for i, m in enumerate(metrics)}, return_dtype=pl.Int64),
-        x=pl.col("r") * pl.col("metric").replace_strict({m: math.sin(a) for m, a in angle.items()}, return_dtype=pl.Float64),
-        y=pl.col("r") * pl.col("metric").replace_strict({m: math.cos(a) for m, a in angle.items()}, return_dtype=pl.Float64),
-    )  # fmt: skip
+        order=pl.col("metric").replace_strict(
+            {m: i for i, m in enumerate(metrics)}, return_dtype=pl.Int64
+        ),
+        x=pl.col("r")
+        * pl.col("metric").replace_strict(
+            {m: math.sin(a) for m, a in angle.items()}, return_dtype=pl.Float64
+        ),
+        y=pl.col("r")
+        * pl.col("metric").replace_strict(
+            {m: math.cos(a) for m, a in angle.items()}, return_dtype=pl.Float64
+        ),
+    )
     closed = pl.concat(
         [pts, pts.filter(pl.col("order") == 0).with_columns(order=pl.lit(len(metrics), pl.Int64))]
     )
-    axes = pl.DataFrame({"metric": metrics, "x": [math.sin(angle[m]) * 1.1 for m in metrics],
-                         "y": [math.cos(angle[m]) * 1.1 for m in metrics]})  # fmt: skip
+    axes = pl.DataFrame(
+        {
+            "metric": metrics,
+            "x": [math.sin(angle[m]) * 1.1 for m in metrics],
+            "y": [math.cos(angle[m]) * 1.1 for m in metrics],
+        }
+    )
     scale = alt.Scale(domain=[-1.25, 1.25])
-    lines = alt.Chart(chart_data(closed)).mark_line(point=True).encode(
-        x=alt.X("x:Q", scale=scale, axis=None), y=alt.Y("y:Q", scale=scale, axis=None),
-        order="order:Q", color="model:N",
-        tooltip=["model:N", "metric:N", alt.Tooltip("mean:Q", format=".4f")],
-    )  # fmt: skip
+    lines = (
+        alt.Chart(chart_data(closed))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("x:Q", scale=scale, axis=None),
+            y=alt.Y("y:Q", scale=scale, axis=None),
+            order="order:Q",
+            color="model:N",
+            tooltip=["model:N", "metric:N", alt.Tooltip("mean:Q", format=".4f")],
+        )
+    )
     labels = alt.Chart(chart_data(axes)).mark_text().encode(x="x:Q", y="y:Q", text="metric:N")
     return cast("alt.LayerChart", (lines + labels).properties(width=260, height=260))
 
@@ -84,8 +110,13 @@ def heatmap(board: pl.DataFrame) -> alt.LayerChart:
     )
     cells = base.mark_rect().encode(
         color=alt.Color("mean:Q", scale=alt.Scale(scheme="redyellowgreen")),
-        tooltip=["model:N", "key:N", alt.Tooltip("mean:Q", format=".4f"), alt.Tooltip("pass_rate:Q", format=".1%")],
-    )  # fmt: skip
+        tooltip=[
+            "model:N",
+            "key:N",
+            alt.Tooltip("mean:Q", format=".4f"),
+            alt.Tooltip("pass_rate:Q", format=".1%"),
+        ],
+    )
     text = base.mark_text(fontSize=9).encode(text=alt.Text("mean:Q", format=".2f"))
     size = {
         "width": 34 * max(1, part["key"].n_unique()),
@@ -119,15 +150,25 @@ def adversarial_chart(effect: pl.DataFrame, evaluator: str, metric: str) -> alt.
     base = alt.Chart(chart_data(part))
     y = alt.Y("kind:N", title=None)
     points = base.mark_point(filled=True, size=70).encode(
-        x=alt.X("difference:Q", title=f"{metric}: adversarial − base"), y=y,
-        color=alt.Color("model:N"), yOffset="model:N",
-        tooltip=["kind:N", "model:N", "n_pairs:Q", alt.Tooltip("difference:Q", format=".4f"),
-                 alt.Tooltip("ci_low:Q", format=".4f"), alt.Tooltip("ci_high:Q", format=".4f"),
-                 alt.Tooltip("base_pass_rate:Q", format=".1%"),
-                 alt.Tooltip("adversarial_pass_rate:Q", format=".1%"), "flips:Q"],
-    )  # fmt: skip
-    bars = base.mark_rule().encode(x="ci_low:Q", x2="ci_high:Q", y=y, color="model:N",
-                                   yOffset="model:N")  # fmt: skip
+        x=alt.X("difference:Q", title=f"{metric}: adversarial − base"),
+        y=y,
+        color=alt.Color("model:N"),
+        yOffset="model:N",
+        tooltip=[
+            "kind:N",
+            "model:N",
+            "n_pairs:Q",
+            alt.Tooltip("difference:Q", format=".4f"),
+            alt.Tooltip("ci_low:Q", format=".4f"),
+            alt.Tooltip("ci_high:Q", format=".4f"),
+            alt.Tooltip("base_pass_rate:Q", format=".1%"),
+            alt.Tooltip("adversarial_pass_rate:Q", format=".1%"),
+            "flips:Q",
+        ],
+    )
+    bars = base.mark_rule().encode(
+        x="ci_low:Q", x2="ci_high:Q", y=y, color="model:N", yOffset="model:N"
+    )
     zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(color="gray", strokeDash=[4, 3])  # type: ignore[no-untyped-call]
     layered = zero.encode(x="x:Q") + bars + points
     return cast("alt.LayerChart", layered.properties(width=360, title=f"{evaluator} / {metric}"))
@@ -136,32 +177,49 @@ def adversarial_chart(effect: pl.DataFrame, evaluator: str, metric: str) -> alt.
 def flip_chart(flips: pl.DataFrame) -> alt.Chart:
     """Flips per perturbation kind, each way (pass → fail, fail → pass), out of the pairs."""
     per_kind = flips.group_by("perturbation").agg(pl.col("n_pairs", "to_fail", "to_pass").sum())
-    long = per_kind.unpivot(index=["perturbation", "n_pairs"], on=["to_fail", "to_pass"],
-                            variable_name="way", value_name="flips")  # fmt: skip
+    long = per_kind.unpivot(
+        index=["perturbation", "n_pairs"],
+        on=["to_fail", "to_pass"],
+        variable_name="way",
+        value_name="flips",
+    )
     chart: alt.Chart = (
         alt.Chart(chart_data(long))
         .mark_bar()
-        .encode(x=alt.X("flips:Q", title="verdict flips"), y=alt.Y("perturbation:N", title=None),
-                color=alt.Color("way:N", scale=alt.Scale(domain=["to_fail", "to_pass"],
-                                                         range=["#e53935", "#43a047"])),
-                tooltip=["perturbation:N", "way:N", "flips:Q", "n_pairs:Q"])
+        .encode(
+            x=alt.X("flips:Q", title="verdict flips"),
+            y=alt.Y("perturbation:N", title=None),
+            color=alt.Color(
+                "way:N",
+                scale=alt.Scale(domain=["to_fail", "to_pass"], range=["#e53935", "#43a047"]),
+            ),
+            tooltip=["perturbation:N", "way:N", "flips:Q", "n_pairs:Q"],
+        )
         .properties(width=360, title="Input variations: verdict flips per perturbation")
-    )  # fmt: skip
+    )
     return chart
 
 
 def reliability_chart(table: pl.DataFrame, threshold: float | None, title: str) -> alt.LayerChart:
     """Human pass rate per score band with its interval, and the threshold in force."""
     base = alt.Chart(chart_data(table))
-    bars = base.mark_rule().encode(x=alt.X("score:Q", title="metric score (band mean)"),
-                                   y=alt.Y("ci_low:Q", title="humans passed", scale=alt.Scale(domain=[0, 1])),
-                                   y2="ci_high:Q")  # fmt: skip
+    bars = base.mark_rule().encode(
+        x=alt.X("score:Q", title="metric score (band mean)"),
+        y=alt.Y("ci_low:Q", title="humans passed", scale=alt.Scale(domain=[0, 1])),
+        y2="ci_high:Q",
+    )
     line = base.mark_line(point=True).encode(
-        x="score:Q", y="human_pass_rate:Q",
-        tooltip=[alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"), "n:Q",
-                 alt.Tooltip("human_pass_rate:Q", format=".0%"),
-                 alt.Tooltip("ci_low:Q", format=".0%"), alt.Tooltip("ci_high:Q", format=".0%")],
-    )  # fmt: skip
+        x="score:Q",
+        y="human_pass_rate:Q",
+        tooltip=[
+            alt.Tooltip("low:Q", format=".3f"),
+            alt.Tooltip("high:Q", format=".3f"),
+            "n:Q",
+            alt.Tooltip("human_pass_rate:Q", format=".0%"),
+            alt.Tooltip("ci_low:Q", format=".0%"),
+            alt.Tooltip("ci_high:Q", format=".0%"),
+        ],
+    )
     layers = bars + line
     if threshold is not None and math.isfinite(threshold):
         at = alt.Data(values=[{"t": threshold}])  # type: ignore[no-untyped-call]

@@ -53,16 +53,35 @@ def macro_scores(lab: LabCore, *, n_boot: int = 200, seed: int = 0) -> pl.DataFr
     for model, part in rows.group_by("model", maintain_order=True):
         y, p = part["truth"].to_numpy(), part["predicted"].to_numpy()
         point = precision_recall_fscore_support(y, p, average="macro", zero_division=0)[:3]
-        boots = np.array([
-            precision_recall_fscore_support(y[i], p[i], average="macro", zero_division=0)[:3]
-            for i in (rng.integers(0, y.size, y.size) for _ in range(n_boot))
-        ])  # fmt: skip
+        boots = np.array(
+            [
+                precision_recall_fscore_support(y[i], p[i], average="macro", zero_division=0)[:3]
+                for i in (rng.integers(0, y.size, y.size) for _ in range(n_boot))
+            ]
+        )
         low, high = np.percentile(boots, [2.5, 97.5], axis=0)
         for k, metric in enumerate(MACRO_METRICS):
-            out.append({"model": model[0], "metric": metric, "value": float(point[k]),
-                        "low": float(low[k]), "high": float(high[k]), "n": y.size})  # fmt: skip
-    return pl.DataFrame(out, schema={"model": pl.String, "metric": pl.String, "value": pl.Float64,
-                                     "low": pl.Float64, "high": pl.Float64, "n": pl.Int64})  # fmt: skip
+            out.append(
+                {
+                    "model": model[0],
+                    "metric": metric,
+                    "value": float(point[k]),
+                    "low": float(low[k]),
+                    "high": float(high[k]),
+                    "n": y.size,
+                }
+            )
+    return pl.DataFrame(
+        out,
+        schema={
+            "model": pl.String,
+            "metric": pl.String,
+            "value": pl.Float64,
+            "low": pl.Float64,
+            "high": pl.Float64,
+            "n": pl.Int64,
+        },
+    )
 
 
 def with_macro(board: pl.DataFrame, lab: LabCore, *, seed: int = 0) -> pl.DataFrame:

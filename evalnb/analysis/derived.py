@@ -86,8 +86,9 @@ def write_text(path: str | Path | None, text: str) -> str:
     return text
 
 
-def leaderboard_of(lab: LabCore, *, overall: bool = False, n_boot: int = 1000,
-                   seed: int = 0) -> pl.DataFrame:  # fmt: skip
+def leaderboard_of(
+    lab: LabCore, *, overall: bool = False, n_boot: int = 1000, seed: int = 0
+) -> pl.DataFrame:
     """Return the leaderboard of ``lab`` (see :meth:`evalnb.Lab.leaderboard`)."""
     if not overall:  # one metric at a time from the verdicts' query: no whole verdict table
         return lab_leaderboard(lab, _query(lab), n_boot=n_boot, seed=seed)
@@ -100,8 +101,9 @@ def _query(lab: LabCore) -> pl.LazyFrame:
     return lazy_verdicts(lab.scan("scores"), lab.metrics, lab.thresholds)
 
 
-def compare_of(lab: LabCore, evaluator: str, metric: str | None = None, *,
-               seed: int = 0) -> pl.DataFrame:  # fmt: skip
+def compare_of(
+    lab: LabCore, evaluator: str, metric: str | None = None, *, seed: int = 0
+) -> pl.DataFrame:
     """Paired model comparisons of one metric (the evaluator's primary one by default)."""
     if metric is None:
         prim = lab.metrics.filter((pl.col("evaluator") == evaluator) & pl.col("primary"))
@@ -126,8 +128,18 @@ def insights_of(lab: LabCore, *, seed: int = 0) -> pl.DataFrame:
 
 def problems_table_of(lab: LabCore, *, max_rows: int = 50) -> RichTable:
     """Show the problems of ``lab`` as an HTML table with severity badges."""
-    cols = ["severity", "problem_type", "evaluator", "metric", "model", "score", "threshold",
-            "description", "actions_description", "case_ids"]  # fmt: skip
+    cols = [
+        "severity",
+        "problem_type",
+        "evaluator",
+        "metric",
+        "model",
+        "score",
+        "threshold",
+        "description",
+        "actions_description",
+        "case_ids",
+    ]
     return table(problems_of(lab).select(cols), title="Problems", max_rows=max_rows)
 
 
@@ -146,8 +158,9 @@ def insights_json_of(lab: LabCore, path: str | Path | None = None) -> str:
     return write_text(path, insights_json(insights_of(lab)))
 
 
-def chart_of(lab: LabCore, evaluator: str | None = None, *, kind: str = "auto",
-             seed: int = 0) -> alt.TopLevelMixin:  # fmt: skip
+def chart_of(
+    lab: LabCore, evaluator: str | None = None, *, kind: str = "auto", seed: int = 0
+) -> alt.TopLevelMixin:
     """Chart the leaderboard of ``lab`` (see :meth:`evalnb.Lab.leaderboard_chart`)."""
     from evalnb.analysis.charts import bar_chart, heatmap, leaderboard_chart, radar_chart  # noqa: PLC0415 - Altair loads only when a chart is drawn
 
@@ -177,8 +190,9 @@ def adversarial_effect_of(lab: LabCore, *, n_boot: int = 1000, seed: int = 0) ->
     return adversarial_effect(lab.verdicts(), lab.cases, n_boot=n_boot, seed=seed)
 
 
-def adversarial_chart_of(lab: LabCore, evaluator: str, metric: str, *, n_boot: int = 1000,
-                         seed: int = 0) -> alt.LayerChart:  # fmt: skip
+def adversarial_chart_of(
+    lab: LabCore, evaluator: str, metric: str, *, n_boot: int = 1000, seed: int = 0
+) -> alt.LayerChart:
     """Chart the adversarial effect of one metric (see :meth:`evalnb.Lab.adversarial_chart`)."""
     from evalnb.analysis.charts import adversarial_chart  # noqa: PLC0415 - Altair loads only when a chart is drawn
 

@@ -12,10 +12,17 @@ import polars as pl
 __all__ = ["FLIP_SCHEMA", "flip_table"]
 
 FLIP_SCHEMA = pl.Schema(
-    {"perturbation": pl.String(), "topic": pl.String(), "question_type": pl.String(),
-     "n_pairs": pl.Int64(), "to_fail": pl.Int64(), "to_pass": pl.Int64(),
-     "flip_rate": pl.Float64(), "mean_change": pl.Float64()}
-)  # fmt: skip
+    {
+        "perturbation": pl.String(),
+        "topic": pl.String(),
+        "question_type": pl.String(),
+        "n_pairs": pl.Int64(),
+        "to_fail": pl.Int64(),
+        "to_pass": pl.Int64(),
+        "flip_rate": pl.Float64(),
+        "mean_change": pl.Float64(),
+    }
+)
 
 
 def flip_table(
@@ -27,17 +34,23 @@ def flip_table(
     is :func:`evalnb.analysis.adversarial_effect.adversarial_effect`'s.
     """
     v = verdicts.filter(
-        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+        (pl.col("evaluator") == evaluator)
+        & (pl.col("metric") == metric)
         & pl.col("passed").is_not_null()
-    ).select("case_id", "model", "sample", "value", "passed")  # fmt: skip
+    ).select("case_id", "model", "sample", "value", "passed")
     lineage = cases.filter(
         pl.col("perturbation_of").is_not_null()
         & ~pl.col("perturbation").fill_null("").str.starts_with("adversarial_")
     ).select("case_id", "perturbation", base="perturbation_of")
     base = v.join(cases.select("case_id", "topic", "question_type"), on="case_id").select(
-        pl.col("case_id").alias("base"), "model", "sample", "topic", "question_type",
-        base_value="value", base_passed="passed",
-    )  # fmt: skip
+        pl.col("case_id").alias("base"),
+        "model",
+        "sample",
+        "topic",
+        "question_type",
+        base_value="value",
+        base_passed="passed",
+    )
     pairs = v.join(lineage, on="case_id").join(base, on=["base", "model", "sample"])
     if pairs.is_empty():
         return pl.DataFrame(schema=FLIP_SCHEMA)

@@ -19,11 +19,20 @@ if TYPE_CHECKING:
 
 __all__ = ["INSIGHT_SCHEMA", "insights", "insights_json"]
 
-INSIGHT_SCHEMA = pl.Schema(dict[str, pl.DataType]({
-    "insight_type": pl.String(), "evaluator": pl.String(), "metric": pl.String(), "model": pl.String(),
-    "description": pl.String(), "value": pl.Float64(), "case_ids": pl.List(pl.String()),
-    "actions_description": pl.String(),
-}))  # fmt: skip
+INSIGHT_SCHEMA = pl.Schema(
+    dict[str, pl.DataType](
+        {
+            "insight_type": pl.String(),
+            "evaluator": pl.String(),
+            "metric": pl.String(),
+            "model": pl.String(),
+            "description": pl.String(),
+            "value": pl.Float64(),
+            "case_ids": pl.List(pl.String()),
+            "actions_description": pl.String(),
+        }
+    )
+)
 _DIFFICULT_SHOWN = 5
 
 
@@ -39,20 +48,38 @@ class _Voice(NamedTuple):
 # H2O types insights by what the evaluator judges (privacy, fairness, summarization ...),
 # and words the best and worst model and the hardest prompt to match.
 _VOICES = {
-    "generation": _Voice("accuracy", "most accurate", "least accurate",
-                         "failed to answer it correctly"),
-    "retrieval": _Voice("retrieval", "best retrieving", "worst retrieving",
-                        "retrieved context that failed the check"),
-    "privacy": _Voice("privacy", "most privacy-preserving", "least privacy-preserving",
-                      "leaked personal or sensitive data"),
-    "fairness": _Voice("fairness", "least toxic and biased", "most toxic or biased",
-                       "produced toxic or biased text"),
-    "summarization": _Voice("summarization", "best summarizing", "worst summarizing",
-                            "failed to summarize well"),
-    "classification": _Voice("classification", "most accurate classifying",
-                             "least accurate classifying", "misclassified it"),
+    "generation": _Voice(
+        "accuracy", "most accurate", "least accurate", "failed to answer it correctly"
+    ),
+    "retrieval": _Voice(
+        "retrieval",
+        "best retrieving",
+        "worst retrieving",
+        "retrieved context that failed the check",
+    ),
+    "privacy": _Voice(
+        "privacy",
+        "most privacy-preserving",
+        "least privacy-preserving",
+        "leaked personal or sensitive data",
+    ),
+    "fairness": _Voice(
+        "fairness",
+        "least toxic and biased",
+        "most toxic or biased",
+        "produced toxic or biased text",
+    ),
+    "summarization": _Voice(
+        "summarization", "best summarizing", "worst summarizing", "failed to summarize well"
+    ),
+    "classification": _Voice(
+        "classification",
+        "most accurate classifying",
+        "least accurate classifying",
+        "misclassified it",
+    ),
     "agents": _Voice("agents", "best acting", "worst acting", "failed the task as an agent"),
-}  # fmt: skip
+}
 _HALLUCINATION = {"hallucination", "groundedness", "fact_check"}
 _DIFFICULT_ACTION = (
     "Check the prompt, its expected answer and condition first: are they right? Then read the "
@@ -68,12 +95,26 @@ def _voice(evaluator: str, domain: str | None) -> _Voice:
     return voice
 
 
-def _row(kind: str, ev: str | None, metric: str | None, model: str | None, text: str,
-         value: float | None = None, case_ids: list[str] | None = None,
-         action: str = "") -> dict[str, object]:  # fmt: skip
-    return {"insight_type": kind, "evaluator": ev, "metric": metric, "model": model,
-            "description": text, "value": value, "case_ids": case_ids or [],
-            "actions_description": action}  # fmt: skip
+def _row(
+    kind: str,
+    ev: str | None,
+    metric: str | None,
+    model: str | None,
+    text: str,
+    value: float | None = None,
+    case_ids: list[str] | None = None,
+    action: str = "",
+) -> dict[str, object]:
+    return {
+        "insight_type": kind,
+        "evaluator": ev,
+        "metric": metric,
+        "model": model,
+        "description": text,
+        "value": value,
+        "case_ids": case_ids or [],
+        "actions_description": action,
+    }
 
 
 def _best_worst(verdicts: pl.DataFrame, board: pl.DataFrame, seed: int) -> list[dict[str, object]]:
@@ -99,15 +140,19 @@ def _best_worst(verdicts: pl.DataFrame, board: pl.DataFrame, seed: int) -> list[
             mean = float(ordered.filter(pl.col("model") == model)["mean"][0])
             voice = _voice(str(ev), domains.get(str(ev)))
             if wins == part.height - 1:
-                text = (f"Model {model} was evaluated as the "
-                        f"{voice.best if label == 'best' else voice.worst} model according to "
-                        f"the {ev} evaluator ({metric} {mean:.4f}; its 95% interval separates it "
-                        "from every other model).")  # fmt: skip
+                text = (
+                    f"Model {model} was evaluated as the "
+                    f"{voice.best if label == 'best' else voice.worst} model according to "
+                    f"the {ev} evaluator ({metric} {mean:.4f}; its 95% interval separates it "
+                    "from every other model)."
+                )
                 out.append(_row(voice.kind, str(ev), str(metric), model, text, mean))
             elif label == "best":
-                text = (f"No single best model for {ev} ({metric}): {model} leads with {mean:.4f} "
-                        "but its 95% interval overlaps another model's — collect more test cases "
-                        "to separate them.")  # fmt: skip
+                text = (
+                    f"No single best model for {ev} ({metric}): {model} leads with {mean:.4f} "
+                    "but its 95% interval overlaps another model's — collect more test cases "
+                    "to separate them."
+                )
                 out.append(_row(voice.kind, str(ev), str(metric), None, text, mean))
     return out
 
@@ -133,11 +178,23 @@ def _difficult(verdicts: pl.DataFrame, cases: pl.DataFrame) -> list[dict[str, ob
             "case_id", "failed", "models", "domain"
         ).iter_rows():
             voice = _voice(str(ev), domain)
-            text = (f"Prompt '{prompts.get(case_id)}' was evaluated as one of the most difficult "
-                    f"prompts for the evaluated models according to the {ev} evaluator: "
-                    f"{failed} of {models} model(s) {voice.failed}.")  # fmt: skip
-            out.append(_row(voice.kind, str(ev), str(metric), None, text, float(failed),
-                            [case_id], _DIFFICULT_ACTION))  # fmt: skip
+            text = (
+                f"Prompt '{prompts.get(case_id)}' was evaluated as one of the most difficult "
+                f"prompts for the evaluated models according to the {ev} evaluator: "
+                f"{failed} of {models} model(s) {voice.failed}."
+            )
+            out.append(
+                _row(
+                    voice.kind,
+                    str(ev),
+                    str(metric),
+                    None,
+                    text,
+                    float(failed),
+                    [case_id],
+                    _DIFFICULT_ACTION,
+                )
+            )
     return out
 
 
@@ -167,28 +224,39 @@ def _speed_cost(outputs: pl.LazyFrame, seed: int) -> list[dict[str, object]]:
         if means.height < 2:
             continue
         verdicts = rows.with_columns(
-            evaluator=pl.lit("run"), metric=pl.lit(column), passed=pl.lit(value=True),
+            evaluator=pl.lit("run"),
+            metric=pl.lit(column),
+            passed=pl.lit(value=True),
             higher_is_better=pl.lit(value=False),
-        )  # fmt: skip
+        )
         pairs = compare_models(verdicts, "run", column, seed=seed)
-        for label, (model, mean, n) in zip(("best", "worst"), (means.row(0), means.row(-1)),
-                                            strict=True):  # fmt: skip
+        for label, (model, mean, n) in zip(
+            ("best", "worst"), (means.row(0), means.row(-1)), strict=True
+        ):
             word = words[0] if label == "best" else words[1]
             # diff > 0 means a is better (here: lower); a_beats_b: the interval is above 0.
             ahead = pairs.filter(
-                ((pl.col("a") == model) & ((pl.col("ci_low") > 0) if label == "best"
-                                           else (pl.col("ci_high") < 0)))
-                | ((pl.col("b") == model) & ((pl.col("ci_high") < 0) if label == "best"
-                                             else (pl.col("ci_low") > 0)))
-            ).height  # fmt: skip
+                (
+                    (pl.col("a") == model)
+                    & ((pl.col("ci_low") > 0) if label == "best" else (pl.col("ci_high") < 0))
+                )
+                | (
+                    (pl.col("b") == model)
+                    & ((pl.col("ci_high") < 0) if label == "best" else (pl.col("ci_low") > 0))
+                )
+            ).height
             if ahead == means.height - 1:
-                text = (f"Model {model} is the {word} model ({mean:.4g} {unit} over {n} "
-                        "answers; the 95% interval of its paired difference separates it from "
-                        "every other model).")  # fmt: skip
+                text = (
+                    f"Model {model} is the {word} model ({mean:.4g} {unit} over {n} "
+                    "answers; the 95% interval of its paired difference separates it from "
+                    "every other model)."
+                )
                 out.append(_row("performance", None, column, model, text, float(mean)))
             elif label == "best":
-                text = (f"No single {word} model: {model} leads ({mean:.4g} {unit}) but its 95% "
-                        "interval against another model includes no difference.")  # fmt: skip
+                text = (
+                    f"No single {word} model: {model} leads ({mean:.4g} {unit}) but its 95% "
+                    "interval against another model includes no difference."
+                )
                 out.append(_row("performance", None, column, None, text, float(mean)))
     return out
 
@@ -212,8 +280,10 @@ def _retrieval_vs_generation(
     ids = per["case_id"].to_list()
     prompts = dict(cases.select("case_id", "prompt").iter_rows())
     shown = "; ".join(f"'{prompts.get(c)}'" for c in ids[:_DIFFICULT_SHOWN])
-    text = (f"{len(ids)} prompt(s) fail more on retrieval than on generation — improve retrieval "
-            f"before the model: {shown}")  # fmt: skip
+    text = (
+        f"{len(ids)} prompt(s) fail more on retrieval than on generation — improve retrieval "
+        f"before the model: {shown}"
+    )
     return [_row("retrieval", None, None, None, text, float(len(ids)), ids)]
 
 
@@ -237,13 +307,21 @@ def insights_json(frame: pl.DataFrame) -> str:
     """H2O's ``insights_and_actions.json``: ``InsightAndAction`` dicts."""
     items = [
         {
-            "description": r["description"], "description_html": None,
+            "description": r["description"],
+            "description_html": None,
             "actions_description": r["actions_description"],
-            "actions_codes": [], "explainer_id": r["evaluator"], "explainer_name": r["evaluator"],
-            "resources": [], "insight_type": r["insight_type"],
-            "insight_attrs": {"model_name": r["model"], "metric_id": r["metric"],
-                              "value": r["value"], "test_case_keys": r["case_ids"]},
+            "actions_codes": [],
+            "explainer_id": r["evaluator"],
+            "explainer_name": r["evaluator"],
+            "resources": [],
+            "insight_type": r["insight_type"],
+            "insight_attrs": {
+                "model_name": r["model"],
+                "metric_id": r["metric"],
+                "value": r["value"],
+                "test_case_keys": r["case_ids"],
+            },
         }
         for r in frame.iter_rows(named=True)
-    ]  # fmt: skip
+    ]
     return json.dumps(items, indent=2, allow_nan=False, default=str)

@@ -23,9 +23,16 @@ def judge_report(lab: LabCore) -> pl.DataFrame:
     judges = catalog().filter(pl.col("judge")).select("id", "primary")
     rows = lab.scores.join(judges, left_on=["evaluator", "metric"], right_on=["id", "primary"])
     detail = pl.col("detail").str.json_decode(
-        pl.Struct({"parse_failed": pl.Boolean, "judge_error": pl.Boolean, "cost": pl.Float64,
-                   "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64})
-    )  # fmt: skip
+        pl.Struct(
+            {
+                "parse_failed": pl.Boolean,
+                "judge_error": pl.Boolean,
+                "cost": pl.Float64,
+                "prompt_tokens": pl.Int64,
+                "completion_tokens": pl.Int64,
+            }
+        )
+    )
     return (
         rows.with_columns(d=detail)
         .unnest("d")

@@ -21,8 +21,14 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["CLT_ROWS", "all_nan_ok", "case_matrix", "compare_models", "leaderboard",
-           "mean_interval"]  # fmt: skip
+__all__ = [
+    "CLT_ROWS",
+    "all_nan_ok",
+    "case_matrix",
+    "compare_models",
+    "leaderboard",
+    "mean_interval",
+]
 
 CLT_ROWS = 50_000
 _Z = 1.959963984540054  # two-sided 95 %
@@ -166,26 +172,49 @@ def leaderboard(
             with all_nan_ok():
                 mean = np.nanmean(values, axis=0) if len(values) else np.full(len(models), np.nan)
                 rate = np.nanmean(passed, axis=0) if len(passed) else np.full(len(models), np.nan)
-            stats = pl.DataFrame({
-                "model": models, "n_cases": (~np.isnan(values)).sum(axis=0).astype(np.int64),
-                "mean": mean, "ci_low": low, "ci_high": high, "pass_rate": rate,
-            }, strict=False)  # fmt: skip
+            stats = pl.DataFrame(
+                {
+                    "model": models,
+                    "n_cases": (~np.isnan(values)).sum(axis=0).astype(np.int64),
+                    "mean": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "pass_rate": rate,
+                },
+                strict=False,
+            )
         parts.append(
             stats.select(
-                evaluator=pl.lit(ev), metric=pl.lit(metric), model="model",
-                n_cases=pl.col("n_cases").cast(pl.Int64), mean="mean", ci_low="ci_low",
-                ci_high="ci_high", pass_rate="pass_rate",
+                evaluator=pl.lit(ev),
+                metric=pl.lit(metric),
+                model="model",
+                n_cases=pl.col("n_cases").cast(pl.Int64),
+                mean="mean",
+                ci_low="ci_low",
+                ci_high="ci_high",
+                pass_rate="pass_rate",
                 threshold=pl.lit(spec["threshold"], pl.Float64),
                 higher_is_better=pl.lit(spec["higher_is_better"], pl.Boolean),
                 primary=pl.lit(spec["primary"], pl.Boolean),
             )
-        )  # fmt: skip
+        )
     if not parts:
-        return pl.DataFrame(schema={"evaluator": pl.String, "metric": pl.String, "model": pl.String,
-                                    "n_cases": pl.Int64, "mean": pl.Float64, "ci_low": pl.Float64,
-                                    "ci_high": pl.Float64, "pass_rate": pl.Float64,
-                                    "threshold": pl.Float64, "higher_is_better": pl.Boolean,
-                                    "primary": pl.Boolean, "rank": pl.UInt32})  # fmt: skip
+        return pl.DataFrame(
+            schema={
+                "evaluator": pl.String,
+                "metric": pl.String,
+                "model": pl.String,
+                "n_cases": pl.Int64,
+                "mean": pl.Float64,
+                "ci_low": pl.Float64,
+                "ci_high": pl.Float64,
+                "pass_rate": pl.Float64,
+                "threshold": pl.Float64,
+                "higher_is_better": pl.Boolean,
+                "primary": pl.Boolean,
+                "rank": pl.UInt32,
+            }
+        )
     board = pl.concat(parts).with_columns(pl.col(pl.Float64).fill_nan(None))
     score = pl.when(pl.col("higher_is_better")).then(pl.col("mean")).otherwise(-pl.col("mean"))
     return board.with_columns(
@@ -227,6 +256,17 @@ def compare_models(
         rows.append(
             (a, b, len(d), float(d.mean()), float(low), float(high), float(p), bool(low > 0))
         )
-    return pl.DataFrame(rows, schema={"a": pl.String, "b": pl.String, "n_cases": pl.Int64,
-                                      "diff": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
-                                      "p_value": pl.Float64, "a_beats_b": pl.Boolean}, orient="row")  # fmt: skip
+    return pl.DataFrame(
+        rows,
+        schema={
+            "a": pl.String,
+            "b": pl.String,
+            "n_cases": pl.Int64,
+            "diff": pl.Float64,
+            "ci_low": pl.Float64,
+            "ci_high": pl.Float64,
+            "p_value": pl.Float64,
+            "a_beats_b": pl.Boolean,
+        },
+        orient="row",
+    )

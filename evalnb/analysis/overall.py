@@ -27,8 +27,18 @@ from evalnb.analysis.leaderboard import CLT_ROWS, all_nan_ok
 
 __all__ = ["overall_leaderboard"]
 
-COLUMNS = ("rank", "rank_ci_low", "rank_ci_high", "model", "evaluators", "pass_rate",
-           "pass_rate_ci_low", "pass_rate_ci_high", "mean_rank", "wins")  # fmt: skip
+COLUMNS = (
+    "rank",
+    "rank_ci_low",
+    "rank_ci_high",
+    "model",
+    "evaluators",
+    "pass_rate",
+    "pass_rate_ci_low",
+    "pass_rate_ci_high",
+    "mean_rank",
+    "wins",
+)
 _CHUNK = 64  # replicates per matrix product: bounds memory at 64 × cases weights
 
 
@@ -141,13 +151,22 @@ def overall_leaderboard(
             wins=(pl.col("rank") == 1).sum().cast(pl.UInt32),
         )
     )
-    table = pl.DataFrame({
-        "model": models, "rank": _ranks(centre),
-        "rank_ci_low": rank_low, "rank_ci_high": rank_high,
-        "pass_rate": centre, "pass_rate_ci_low": low, "pass_rate_ci_high": high,
-    }, schema_overrides={"model": pl.String}).with_columns(
-        pl.col(pl.Float64).fill_nan(None)
-    ).with_columns(pl.col("rank", "rank_ci_low", "rank_ci_high").cast(pl.UInt32))  # fmt: skip
+    table = (
+        pl.DataFrame(
+            {
+                "model": models,
+                "rank": _ranks(centre),
+                "rank_ci_low": rank_low,
+                "rank_ci_high": rank_high,
+                "pass_rate": centre,
+                "pass_rate_ci_low": low,
+                "pass_rate_ci_high": high,
+            },
+            schema_overrides={"model": pl.String},
+        )
+        .with_columns(pl.col(pl.Float64).fill_nan(None))
+        .with_columns(pl.col("rank", "rank_ci_low", "rank_ci_high").cast(pl.UInt32))
+    )
     return (
         table.join(per_metric, on="model", how="left")
         .select(COLUMNS)

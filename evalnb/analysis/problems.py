@@ -27,17 +27,34 @@ AVID = {
     "E0100": "Concerns of algorithms propagating societal bias",
     "E0300": "Perpetuating/causing/being affected by negative user actions",
 }
-PROBLEM_SCHEMA = pl.Schema(dict[str, pl.DataType]({
-    "severity": pl.String(), "problem_type": pl.String(), "avid_code": pl.String(),
-    "evaluator": pl.String(), "metric": pl.String(), "model": pl.String(),
-    "description": pl.String(), "actions_description": pl.String(),
-    "score": pl.Float64(), "threshold": pl.Float64(), "case_ids": pl.List(pl.String()),
-}))  # fmt: skip
+PROBLEM_SCHEMA = pl.Schema(
+    dict[str, pl.DataType](
+        {
+            "severity": pl.String(),
+            "problem_type": pl.String(),
+            "avid_code": pl.String(),
+            "evaluator": pl.String(),
+            "metric": pl.String(),
+            "model": pl.String(),
+            "description": pl.String(),
+            "actions_description": pl.String(),
+            "score": pl.Float64(),
+            "threshold": pl.Float64(),
+            "case_ids": pl.List(pl.String()),
+        }
+    )
+)
 _SEVERITY_ORDER = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
 MIN_CASES = 5  # below this a model's mean and its interval say little
-_TYPE_BY_DOMAIN = {"generation": "accuracy", "retrieval": "retrieval", "privacy": "privacy",
-                   "fairness": "fairness", "summarization": "summarization",
-                   "classification": "classification", "agents": "agents"}  # fmt: skip
+_TYPE_BY_DOMAIN = {
+    "generation": "accuracy",
+    "retrieval": "retrieval",
+    "privacy": "privacy",
+    "fairness": "fairness",
+    "summarization": "summarization",
+    "classification": "classification",
+    "agents": "agents",
+}
 _AVID_BY_EVALUATOR = {"toxicity": "E0300", "fairness_bias": "E0100"}
 _AVID_BY_DOMAIN = {"privacy": "P0300", "retrieval": "P0100"}
 # Evaluators whose verdicts H2O compares across perturbations (§19); the others do not.
@@ -73,10 +90,12 @@ def _threshold_problems(
     """
     out: list[dict[str, object]] = []
     bad = board.filter(
-        pl.col("mean").is_not_null() & pl.col("threshold").is_finite()
-        & pl.when(pl.col("higher_is_better")).then(pl.col("mean") < pl.col("threshold"))
+        pl.col("mean").is_not_null()
+        & pl.col("threshold").is_finite()
+        & pl.when(pl.col("higher_is_better"))
+        .then(pl.col("mean") < pl.col("threshold"))
         .otherwise(pl.col("mean") > pl.col("threshold"))
-    )  # fmt: skip
+    )
     bad_rows = bad.select("evaluator", "metric", "model")
     if bad_rows.is_empty():
         return out
@@ -103,19 +122,24 @@ def _threshold_problems(
         thr, mean = row["threshold"], row["mean"]
         domain, title = info[(row["evaluator"], row["metric"])]
         kind = _TYPE_BY_DOMAIN.get(domain or "", "accuracy")
-        out.append({
-            "severity": "MEDIUM" if mean > thr / 2 else "HIGH",
-            "problem_type": kind,
-            "avid_code": _avid(row["evaluator"], domain or ""),
-            "evaluator": row["evaluator"], "metric": row["metric"], "model": row["model"],
-            "description": (
-                f"Evaluated model {row['model']} failed to satisfy the threshold {thr} for "
-                f"metric '{title}', with average score {mean:.4f}."
-            ),
-            "actions_description": _ACTIONS[kind],
-            "score": mean, "threshold": thr,
-            "case_ids": fails.get((row["evaluator"], row["metric"], row["model"]), []),
-        })  # fmt: skip
+        out.append(
+            {
+                "severity": "MEDIUM" if mean > thr / 2 else "HIGH",
+                "problem_type": kind,
+                "avid_code": _avid(row["evaluator"], domain or ""),
+                "evaluator": row["evaluator"],
+                "metric": row["metric"],
+                "model": row["model"],
+                "description": (
+                    f"Evaluated model {row['model']} failed to satisfy the threshold {thr} for "
+                    f"metric '{title}', with average score {mean:.4f}."
+                ),
+                "actions_description": _ACTIONS[kind],
+                "score": mean,
+                "threshold": thr,
+                "case_ids": fails.get((row["evaluator"], row["metric"], row["model"]), []),
+            }
+        )
     return out
 
 
@@ -137,9 +161,14 @@ def _flip_problems(
     )
     pert = v.join(lineage, on="case_id")
     orig = v.select(
-        pl.col("case_id").alias("perturbation_of"), "model", "sample", "evaluator", "metric",
-        pl.col("value").alias("orig_value"), pl.col("passed").alias("orig_passed"),
-    )  # fmt: skip
+        pl.col("case_id").alias("perturbation_of"),
+        "model",
+        "sample",
+        "evaluator",
+        "metric",
+        pl.col("value").alias("orig_value"),
+        pl.col("passed").alias("orig_passed"),
+    )
     flips = pert.join(
         orig, on=["perturbation_of", "model", "sample", "evaluator", "metric"]
     ).filter(pl.col("passed") != pl.col("orig_passed"))
@@ -147,19 +176,27 @@ def _flip_problems(
     out: list[dict[str, object]] = []
     for r in flips.iter_rows(named=True):
         way = "from passed to failed" if r["orig_passed"] else "from failed to passed"
-        out.append({
-            "severity": "HIGH", "problem_type": "robustness", "avid_code": "P0200",
-            "evaluator": r["evaluator"], "metric": r["metric"], "model": r["model"],
-            "description": (
-                "Model robustness problem detected in case of prompt perturbation: metric "
-                f"'{r['title']}' value flipped {way} (from {r['orig_value']:.4f} to "
-                f"{r['value']:.4f} with threshold {r['threshold']}) in case of answers "
-                f"generated by the model '{r['model']}'. ORIGINAL prompt: "
-                f"'{prompts.get(r['perturbation_of'])}', PERTURBED prompt: '{r['perturbed_prompt']}'."
-            ),
-            "actions_description": _FLIP_ACTION,
-            "score": r["value"], "threshold": r["threshold"], "case_ids": [r["case_id"]],
-        })  # fmt: skip
+        out.append(
+            {
+                "severity": "HIGH",
+                "problem_type": "robustness",
+                "avid_code": "P0200",
+                "evaluator": r["evaluator"],
+                "metric": r["metric"],
+                "model": r["model"],
+                "description": (
+                    "Model robustness problem detected in case of prompt perturbation: metric "
+                    f"'{r['title']}' value flipped {way} (from {r['orig_value']:.4f} to "
+                    f"{r['value']:.4f} with threshold {r['threshold']}) in case of answers "
+                    f"generated by the model '{r['model']}'. ORIGINAL prompt: "
+                    f"'{prompts.get(r['perturbation_of'])}', PERTURBED prompt: '{r['perturbed_prompt']}'."
+                ),
+                "actions_description": _FLIP_ACTION,
+                "score": r["value"],
+                "threshold": r["threshold"],
+                "case_ids": [r["case_id"]],
+            }
+        )
     return out
 
 
@@ -178,27 +215,43 @@ def _dataset_problems(lab: LabCore) -> list[dict[str, object]]:
         .collect()
     )
     for ev, reason, case_ids, models in unscored.iter_rows():
-        out.append({
-            "severity": "LOW", "problem_type": "dataset", "avid_code": "P0100",
-            "evaluator": ev, "metric": None, "model": None,
-            "description": f"{ev}: {len(case_ids)} test case(s) not scored ({reason}); "
-                           f"models {', '.join(models)}.",
-            "actions_description": "Fill in the missing fields or fix the failing model host, then re-run.",
-            "score": None, "threshold": None, "case_ids": case_ids,
-        })  # fmt: skip
+        out.append(
+            {
+                "severity": "LOW",
+                "problem_type": "dataset",
+                "avid_code": "P0100",
+                "evaluator": ev,
+                "metric": None,
+                "model": None,
+                "description": f"{ev}: {len(case_ids)} test case(s) not scored ({reason}); "
+                f"models {', '.join(models)}.",
+                "actions_description": "Fill in the missing fields or fix the failing model host, then re-run.",
+                "score": None,
+                "threshold": None,
+                "case_ids": case_ids,
+            }
+        )
     ctx = lab.scan("outputs").select("case_id", "model", n=pl.col("context").list.len()).collect()
     if ctx["n"].fill_null(0).sum() > 0:  # a RAG lab: an empty context is a retrieval failure
         empty = ctx.filter(pl.col("n").fill_null(0) == 0)
         for model, ids in (
             empty.group_by("model").agg(pl.col("case_id").unique().sort()).sort("model").iter_rows()
         ):
-            out.append({
-                "severity": "MEDIUM", "problem_type": "retrieval", "avid_code": "P0100",
-                "evaluator": None, "metric": None, "model": model,
-                "description": f"Model {model} retrieved no context for {len(ids)} test case(s).",
-                "actions_description": _ACTIONS["retrieval"],
-                "score": None, "threshold": None, "case_ids": ids,
-            })  # fmt: skip
+            out.append(
+                {
+                    "severity": "MEDIUM",
+                    "problem_type": "retrieval",
+                    "avid_code": "P0100",
+                    "evaluator": None,
+                    "metric": None,
+                    "model": model,
+                    "description": f"Model {model} retrieved no context for {len(ids)} test case(s).",
+                    "actions_description": _ACTIONS["retrieval"],
+                    "score": None,
+                    "threshold": None,
+                    "case_ids": ids,
+                }
+            )
     return out
 
 
@@ -224,19 +277,25 @@ def _few_cases(board: pl.DataFrame) -> list[dict[str, object]]:
     few = board.filter(pl.col("n_cases") < MIN_CASES).unique(["evaluator", "model"], keep="first")
     return [
         {
-            "severity": "HIGH", "problem_type": "accuracy", "avid_code": "P0200",
-            "evaluator": row["evaluator"], "metric": row["metric"], "model": row["model"],
+            "severity": "HIGH",
+            "problem_type": "accuracy",
+            "avid_code": "P0200",
+            "evaluator": row["evaluator"],
+            "metric": row["metric"],
+            "model": row["model"],
             "description": (
                 f"The number of evaluated rows is too low ({row['n_cases']} < {MIN_CASES}). "
                 "Therefore the evaluation results may not be conclusive "
                 f"(model {row['model']}, evaluator {row['evaluator']})."
             ),
             "actions_description": "Add test cases (e.g. generate them from the corpus) and "
-                                   "re-run the evaluation.",
-            "score": None, "threshold": None, "case_ids": [],
+            "re-run the evaluation.",
+            "score": None,
+            "threshold": None,
+            "case_ids": [],
         }
         for row in few.sort("evaluator", "model").iter_rows(named=True)
-    ]  # fmt: skip
+    ]
 
 
 _SENTENCES = pl.Struct(
@@ -277,20 +336,26 @@ def _least_grounded(
     prompts = _prompts(cases, worst["case_id"])
     return [
         {
-            "severity": "MEDIUM", "problem_type": "accuracy", "avid_code": "P0100",
-            "evaluator": "groundedness", "metric": "groundedness", "model": r["model"],
+            "severity": "MEDIUM",
+            "problem_type": "accuracy",
+            "avid_code": "P0100",
+            "evaluator": "groundedness",
+            "metric": "groundedness",
+            "model": r["model"],
             "description": (
                 "The least grounded sentence identified by the Groundedness evaluator is: "
                 f'"{r["text"]}". Additional details - prompt: "{prompts.get(r["case_id"])}", '
                 f"LLM: {r['model']}."
             ),
             "actions_description": "Check that the retrieved context supports this sentence; "
-                                   "if it does not, ground the model on the context (prompt, "
-                                   "retrieval) or add the missing fact to the corpus.",
-            "score": r["value"], "threshold": r["threshold"], "case_ids": [r["case_id"]],
+            "if it does not, ground the model on the context (prompt, "
+            "retrieval) or add the missing fact to the corpus.",
+            "score": r["value"],
+            "threshold": r["threshold"],
+            "case_ids": [r["case_id"]],
         }
         for r in worst.iter_rows(named=True)
-    ]  # fmt: skip
+    ]
 
 
 def _context_failed_answer_passed(
@@ -311,8 +376,11 @@ def _context_failed_answer_passed(
     prompts = _prompts(cases, rows["case_id"])
     return [
         {
-            "severity": "MEDIUM", "problem_type": "retrieval", "avid_code": "P0100",
-            "evaluator": "text_matching", "metric": "model_retrieval_failures",
+            "severity": "MEDIUM",
+            "problem_type": "retrieval",
+            "avid_code": "P0100",
+            "evaluator": "text_matching",
+            "metric": "model_retrieval_failures",
             "model": r["model"],
             "description": (
                 "Retrieved context provided by RAG for the evaluation did not satisfy the "
@@ -320,12 +388,14 @@ def _context_failed_answer_passed(
                 f"answer generated by the LLM model {r['model']} did."
             ),
             "actions_description": "The model answered from its own knowledge: check what the "
-                                   "retriever returned for this prompt (chunking, top-k, "
-                                   "embedding model) and whether the corpus holds the answer.",
-            "score": 1.0, "threshold": None, "case_ids": [r["case_id"]],
+            "retriever returned for this prompt (chunking, top-k, "
+            "embedding model) and whether the corpus holds the answer.",
+            "score": 1.0,
+            "threshold": None,
+            "case_ids": [r["case_id"]],
         }
         for r in rows.iter_rows(named=True)
-    ]  # fmt: skip
+    ]
 
 
 def problems(
@@ -387,18 +457,33 @@ def problems_json(frame: pl.DataFrame, model_keys: dict[str, str] | None = None)
     items = []
     for r in frame.iter_rows(named=True):
         attrs: dict[str, object] = {
-            "model_name": r["model"], "evaluator_name": r["evaluator"],
-            "dataset_row_keys": [[c, keys.get(r["model"] or "", r["model"])] for c in r["case_ids"]],
-            "test_case_keys": r["case_ids"], "avid_problem_code": r["avid_code"],
+            "model_name": r["model"],
+            "evaluator_name": r["evaluator"],
+            "dataset_row_keys": [
+                [c, keys.get(r["model"] or "", r["model"])] for c in r["case_ids"]
+            ],
+            "test_case_keys": r["case_ids"],
+            "avid_problem_code": r["avid_code"],
             "avid_problem_code_description": AVID.get(r["avid_code"], ""),
-            "metric_id": r["metric"], "metric_threshold": r["threshold"], "metric_score": r["score"],
-        }  # fmt: skip
-        items.append({
-            "description": r["description"], "description_html": None,
-            "actions_description": r["actions_description"], "actions_codes": [],
-            "explainer_id": r["evaluator"], "explainer_name": r["evaluator"],
-            "explanation_type": None, "explanation_name": None, "explanation_mime": None,
-            "resources": [], "severity": r["severity"], "problem_type": r["problem_type"],
-            "problem_attrs": attrs,
-        })  # fmt: skip
+            "metric_id": r["metric"],
+            "metric_threshold": r["threshold"],
+            "metric_score": r["score"],
+        }
+        items.append(
+            {
+                "description": r["description"],
+                "description_html": None,
+                "actions_description": r["actions_description"],
+                "actions_codes": [],
+                "explainer_id": r["evaluator"],
+                "explainer_name": r["evaluator"],
+                "explanation_type": None,
+                "explanation_name": None,
+                "explanation_mime": None,
+                "resources": [],
+                "severity": r["severity"],
+                "problem_type": r["problem_type"],
+                "problem_attrs": attrs,
+            }
+        )
     return json.dumps(items, indent=2, allow_nan=False, default=str)

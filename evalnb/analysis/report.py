@@ -99,12 +99,20 @@ def _semaphore(problems: pl.DataFrame) -> str:
 def _case_rows(lab: LabCore, verdicts: pl.DataFrame, evaluator: str, metric: str, hib: bool) -> str:
     """Render the weakest scored rows of the primary metric with their texts."""
     rows = (
-        verdicts.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric) & pl.col("value").is_not_null())
+        verdicts.filter(
+            (pl.col("evaluator") == evaluator)
+            & (pl.col("metric") == metric)
+            & pl.col("value").is_not_null()
+        )
         .sort("value", descending=not hib)
         .head(_WEAKEST)
-        .join(lab.outputs.select("case_id", "model", "sample", "actual", "context"), on=["case_id", "model", "sample"], how="left")
+        .join(
+            lab.outputs.select("case_id", "model", "sample", "actual", "context"),
+            on=["case_id", "model", "sample"],
+            how="left",
+        )
         .join(lab.cases.select("case_id", "prompt", "expected"), on="case_id", how="left")
-    )  # fmt: skip
+    )
     out = []
     for r in rows.iter_rows(named=True):
         chunks = "".join(f"<li>{_e(c)}</li>" for c in (r["context"] or []))
@@ -124,9 +132,13 @@ def _case_rows(lab: LabCore, verdicts: pl.DataFrame, evaluator: str, metric: str
 
 
 def _evaluator_section(
-    lab: LabCore, verdicts: pl.DataFrame, board: pl.DataFrame, problems: pl.DataFrame,
-    insights: pl.DataFrame, evaluator: str,
-) -> str:  # fmt: skip
+    lab: LabCore,
+    verdicts: pl.DataFrame,
+    board: pl.DataFrame,
+    problems: pl.DataFrame,
+    insights: pl.DataFrame,
+    evaluator: str,
+) -> str:
     spec = lab.metrics.filter(pl.col("evaluator") == evaluator)
     prim = spec.filter(pl.col("primary"))
     prim_row = (prim if prim.height else spec).row(0, named=True)
@@ -168,11 +180,17 @@ def _difficult_html(insights: pl.DataFrame, evaluator: str) -> str:
 
 def _eda(lab: LabCore) -> str:
     outputs = lab.outputs.with_columns(chars=pl.col("actual").str.len_chars())
-    per_model = outputs.group_by("model").agg(
-        answers=pl.len(), errors=pl.col("error").is_not_null().sum(),
-        mean_chars=pl.col("chars").mean(), mean_duration_s=pl.col("duration_s").mean(),
-        total_cost=pl.col("cost").sum(),
-    ).sort("model")  # fmt: skip
+    per_model = (
+        outputs.group_by("model")
+        .agg(
+            answers=pl.len(),
+            errors=pl.col("error").is_not_null().sum(),
+            mean_chars=pl.col("chars").mean(),
+            mean_duration_s=pl.col("duration_s").mean(),
+            total_cost=pl.col("cost").sum(),
+        )
+        .sort("model")
+    )
     cats = (
         lab.cases.select(pl.col("categories").explode())
         .drop_nulls()
@@ -194,8 +212,10 @@ def _agreement_html(views: Sequence[Mapping[str, Any]]) -> str:
     """Render the human-calibration section: per labelled metric κ, labels needed, reliability."""
     if not views:
         return ""
-    parts = ["<h2>Human calibration</h2><p>How the metrics agree with the reviewers' labels: "
-             "the share of answers the reviewers passed per score band, with its 95 % interval.</p>"]  # fmt: skip
+    parts = [
+        "<h2>Human calibration</h2><p>How the metrics agree with the reviewers' labels: "
+        "the share of answers the reviewers passed per score band, with its 95 % interval.</p>"
+    ]
     for view in views:
         parts.append(
             f"<h3>{_e(view['title'])}</h3>"
@@ -226,7 +246,11 @@ def render_report(
         f"<h1>{_e(name)}</h1><p>Generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC by evalnb {_e(__version__)}.</p>"
         f"<h2>Summary</h2>{_semaphore(probs)}"
         f"<h3>Overall leaderboard</h3>{_table(overall_leaderboard(verdicts, board))}"
-        + (f"<figure>{to_svg(heatmap(board.filter(pl.col('primary'))))}</figure>" if board.height else "")
+        + (
+            f"<figure>{to_svg(heatmap(board.filter(pl.col('primary'))))}</figure>"
+            if board.height
+            else ""
+        )
         + f"<h3>Evaluators</h3><ul>{toc}</ul>"
         f"<h2>Problems</h2>{_problems_html(probs)}"
         f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
@@ -234,7 +258,7 @@ def render_report(
         + _agreement_html(agreement)
         + _eda(lab)
         + f"<h2>Configuration</h2>{_table(lab.current_thresholds().select('evaluator', 'metric', 'threshold', 'source', 'higher_is_better'))}"
-    )  # fmt: skip
+    )
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{_CSP}\">"

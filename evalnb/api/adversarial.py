@@ -79,7 +79,12 @@ def adversarial(
         )
         raise ValueError(msg)
     kept = lab.cases.filter(~pl.col("case_id").is_in(added["case_id"].to_list()))
-    entry = {"llm": llm.model if llm is not None else None, "seed": seed, "n": n,
-             "generators": report.to_dicts()}  # fmt: skip
-    return lab.with_tables({"cases": pl.concat([kept, added]),
-                        "info": keep_report(lab, ADVERSARIAL_REPORT, entry)})  # fmt: skip
+    entry = {
+        "llm": llm.model if llm is not None else None,
+        "seed": seed,
+        "n": n,
+        "generators": report.to_dicts(),
+    }
+    return lab.with_tables(
+        {"cases": pl.concat([kept, added]), "info": keep_report(lab, ADVERSARIAL_REPORT, entry)}
+    )

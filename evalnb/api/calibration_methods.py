@@ -44,19 +44,40 @@ class HumanCalibration(LabCore):
 
     # -- human calibration -------------------------------------------------------------------
 
-    def add_label(self, case_id: str, model: str, evaluator: str, metric: str,
-                  verdict: str | None, *, reviewer: str, note: str | None = None,
-                  sample: int = 0, batch_id: str | None = None) -> pl.DataFrame:  # fmt: skip
+    def add_label(
+        self,
+        case_id: str,
+        model: str,
+        evaluator: str,
+        metric: str,
+        verdict: str | None,
+        *,
+        reviewer: str,
+        note: str | None = None,
+        sample: int = 0,
+        batch_id: str | None = None,
+    ) -> pl.DataFrame:
         """Record a human verdict (``"pass"``/``"fail"``; None retracts the last one).
 
         Appended to the ``labels`` table — and to the lab's store, committed, before this
         returns — never updated in place. Returns the new row.
         """
-        return add_label(self, case_id, model, evaluator, metric, verdict, reviewer=reviewer,
-                         note=note, sample=sample, batch_id=batch_id)  # fmt: skip
+        return add_label(
+            self,
+            case_id,
+            model,
+            evaluator,
+            metric,
+            verdict,
+            reviewer=reviewer,
+            note=note,
+            sample=sample,
+            batch_id=batch_id,
+        )
 
-    def calibration_sample(self, evaluator: str, metric: str, *, n: int = 20,
-                           strategy: str = "active", seed: int = 0) -> pl.DataFrame:  # fmt: skip
+    def calibration_sample(
+        self, evaluator: str, metric: str, *, n: int = 20, strategy: str = "active", seed: int = 0
+    ) -> pl.DataFrame:
         """Draw up to ``n`` scored rows of one metric for a human to label (never a labelled one).
 
         ``strategy``: ``random``, ``stratified`` (one per score quantile bin) or ``active``
@@ -66,20 +87,37 @@ class HumanCalibration(LabCore):
         """
         return calibration_sample(self, evaluator, metric, n=n, strategy=strategy, seed=seed)
 
-    def recalibrate(self, evaluator: str, metric: str, *,
-                    criterion: str = "balanced_accuracy", apply: bool = True, n_boot: int = 1000,
-                    seed: int = 0, target_width: float = 0.05) -> Calibration:  # fmt: skip
+    def recalibrate(
+        self,
+        evaluator: str,
+        metric: str,
+        *,
+        criterion: str = "balanced_accuracy",
+        apply: bool = True,
+        n_boot: int = 1000,
+        seed: int = 0,
+        target_width: float = 0.05,
+    ) -> Calibration:
         """Fit the metric's threshold to the human verdicts, with bootstrap CIs and κ.
 
         ``criterion``: ``balanced_accuracy`` (default), ``accuracy``, ``f1`` or ``logistic``
         (where P(human pass | score) crosses 0.5). With ``apply`` the new threshold is
         stored as a ``calibrated`` version; problems, insights, the eye and reports follow.
         """
-        return recalibrate(self, evaluator, metric, criterion=criterion, apply=apply,
-                           n_boot=n_boot, seed=seed, target_width=target_width)  # fmt: skip
+        return recalibrate(
+            self,
+            evaluator,
+            metric,
+            criterion=criterion,
+            apply=apply,
+            n_boot=n_boot,
+            seed=seed,
+            target_width=target_width,
+        )
 
-    def corrected_leaderboard(self, evaluator: str, metric: str, *, assume_random: bool = False,
-                              level: float = 0.95) -> pl.DataFrame:  # fmt: skip
+    def corrected_leaderboard(
+        self, evaluator: str, metric: str, *, assume_random: bool = False, level: float = 0.95
+    ) -> pl.DataFrame:
         """Per model, the pass rate humans would give: labels correct the metric, with a valid CI.
 
         Prediction-powered inference (PPI++): the metric's verdict on every row, corrected by
@@ -91,8 +129,9 @@ class HumanCalibration(LabCore):
         them); ``active`` ones are left out and counted; labels given outside a batch count
         with ``assume_random=True`` (:mod:`evalnb.calibration.ppi` states the assumptions).
         """
-        return corrected_leaderboard(self, evaluator, metric, assume_random=assume_random,
-                                     level=level)  # fmt: skip
+        return corrected_leaderboard(
+            self, evaluator, metric, assume_random=assume_random, level=level
+        )
 
     def reliability(self, evaluator: str, metric: str, *, bins: int = 8) -> pl.DataFrame:
         """Per score band of the labelled answers: the share humans passed, with its CI."""
@@ -103,12 +142,24 @@ class HumanCalibration(LabCore):
         from evalnb.analysis.charts import reliability_chart  # noqa: PLC0415 - Altair when drawn
 
         spec = self.metric_spec(evaluator, metric)
-        return reliability_chart(reliability(self, evaluator, metric, bins=bins), spec["threshold"],
-                                 f"{evaluator}/{metric}: humans passed, by score")  # fmt: skip
+        return reliability_chart(
+            reliability(self, evaluator, metric, bins=bins),
+            spec["threshold"],
+            f"{evaluator}/{metric}: humans passed, by score",
+        )
 
-    def align_judge(self, evaluator: str, metric: str, *, judge: LLMClient, max_examples: int = 6,
-                    folds: int = 5, refine: bool = False, min_gain: float = 0.0,
-                    seed: int = 0) -> JudgeAlignment:  # fmt: skip
+    def align_judge(
+        self,
+        evaluator: str,
+        metric: str,
+        *,
+        judge: LLMClient,
+        max_examples: int = 6,
+        folds: int = 5,
+        refine: bool = False,
+        min_gain: float = 0.0,
+        seed: int = 0,
+    ) -> JudgeAlignment:
         """Build an aligned version of an LLM-judge evaluator from the human labels.
 
         Few-shot examples from the labelled answers (the judge's mistakes first) and, with
@@ -117,20 +168,31 @@ class HumanCalibration(LabCore):
         prompt, and ``kept`` only when κ rises by more than ``min_gain``. Apply a version
         with :meth:`apply_judge_version`; list them with :meth:`judge_versions`.
         """
-        return align_judge(self, evaluator, metric, judge, max_examples=max_examples,
-                           folds=folds, refine=refine, min_gain=min_gain, seed=seed)  # fmt: skip
+        return align_judge(
+            self,
+            evaluator,
+            metric,
+            judge,
+            max_examples=max_examples,
+            folds=folds,
+            refine=refine,
+            min_gain=min_gain,
+            seed=seed,
+        )
 
     def judge_versions(self, evaluator: str | None = None) -> pl.DataFrame:
         """Every aligned judge version: kept or not, κ and accuracy before and after, its prompt."""
         return judge_versions(self, evaluator)
 
-    def apply_judge_version(self, evaluator: str, version_id: str | None, *,
-                            judge: LLMClient) -> Self:  # fmt: skip
+    def apply_judge_version(
+        self, evaluator: str, version_id: str | None, *, judge: LLMClient
+    ) -> Self:
         """Rescore ``evaluator`` with an aligned version; ``None`` rolls back to the plain judge."""
         return apply_judge_version(self, evaluator, version_id, judge)
 
-    def export_calibration(self, path: str | Path, *, approved_by: str | None = None,
-                           note: str | None = None) -> Path:  # fmt: skip
+    def export_calibration(
+        self, path: str | Path, *, approved_by: str | None = None, note: str | None = None
+    ) -> Path:
         """Write the calibration bundle (JSON, schema-checked, and a Markdown summary beside it).
 
         Per calibrated metric: the threshold with its CI, agreement and κ before and after,
@@ -152,13 +214,15 @@ class HumanCalibration(LabCore):
         """Cohen's κ between a judge metric's verdicts and the humans' labels of it."""
         return judge_agreement(self, evaluator, metric)
 
-    def guardrail_config(self, path: str | Path | None = None, *,
-                         include_uncalibrated: bool = False) -> dict[str, Any]:  # fmt: skip
+    def guardrail_config(
+        self, path: str | Path | None = None, *, include_uncalibrated: bool = False
+    ) -> dict[str, Any]:
         """Return the guardrail configuration (calibrated thresholds); write it to ``path``."""
         return guardrail_config(self, path, include_uncalibrated=include_uncalibrated)
 
-    def corpus_patch(self, markdown: str | Path | None = None,
-                     json_path: str | Path | None = None) -> pl.DataFrame:  # fmt: skip
+    def corpus_patch(
+        self, markdown: str | Path | None = None, json_path: str | Path | None = None
+    ) -> pl.DataFrame:
         """Failed-by-metric answers the humans passed (FAQ style); write Markdown/JSON when asked."""
         return corpus_patch(self, markdown, json_path)
 

@@ -32,8 +32,14 @@ if TYPE_CHECKING:
 
     from evalnb.llm.client import LLMClient
 
-__all__ = ["Corpus", "NoTopicsWarning", "corpus", "generate_tests", "generation_report",
-           "retrieval_baseline"]  # fmt: skip
+__all__ = [
+    "Corpus",
+    "NoTopicsWarning",
+    "corpus",
+    "generate_tests",
+    "generation_report",
+    "retrieval_baseline",
+]
 
 
 def _chunk_id(doc: str, page: int | None, start: int, text: str) -> str:
@@ -90,8 +96,13 @@ class Corpus:
         :meth:`set_topics`.
         """
         texts = self.chunks["text"].to_list()
-        return topics(texts, min_topic_size=min_topic_size, seed=seed,
-                      model=str(params.pop("model", self.model)), **params)  # type: ignore[arg-type]  # fmt: skip
+        return topics(
+            texts,
+            min_topic_size=min_topic_size,
+            seed=seed,
+            model=str(params.pop("model", self.model)),
+            **params,  # type: ignore[arg-type]
+        )
 
     def set_topics(self, model: TopicModel) -> Corpus:
         """Write each chunk's topic from ``model`` (fitted on these chunks); saved with the lab."""
@@ -104,7 +115,9 @@ class Corpus:
                 "fit it with corpus.topics(...)"
             )
             raise ValueError(msg)
-        self.lab.replace_tables({"chunks": self.chunks.with_columns(topic=model.assignments["topic"])})
+        self.lab.replace_tables(
+            {"chunks": self.chunks.with_columns(topic=model.assignments["topic"])}
+        )
         return self
 
     def save(self, path: str | Path) -> Path:
@@ -146,15 +159,27 @@ def corpus(
     evalnb.InputError
         When a document cannot be read, naming the file (and the page of a PDF).
     """
-    sections = [s for path in document_paths(paths, follow_links=follow_links)
-                for s in read_document(path, limits)]  # fmt: skip
-    pieces = chunk_texts([s.text for s in sections], max_tokens=max_tokens,
-                         tokenizer=model_tokenizer(model))  # fmt: skip
-    meta = pl.DataFrame(
-        {"doc": [s.doc for s in sections], "page": [s.page for s in sections],
-         "heading": [s.heading for s in sections], "offset": [s.start for s in sections]},
-        schema={"doc": pl.String, "page": pl.Int64, "heading": pl.String, "offset": pl.Int64},
-    ).with_row_index("section").with_columns(pl.col("section").cast(pl.Int64))  # fmt: skip
+    sections = [
+        s
+        for path in document_paths(paths, follow_links=follow_links)
+        for s in read_document(path, limits)
+    ]
+    pieces = chunk_texts(
+        [s.text for s in sections], max_tokens=max_tokens, tokenizer=model_tokenizer(model)
+    )
+    meta = (
+        pl.DataFrame(
+            {
+                "doc": [s.doc for s in sections],
+                "page": [s.page for s in sections],
+                "heading": [s.heading for s in sections],
+                "offset": [s.start for s in sections],
+            },
+            schema={"doc": pl.String, "page": pl.Int64, "heading": pl.String, "offset": pl.Int64},
+        )
+        .with_row_index("section")
+        .with_columns(pl.col("section").cast(pl.Int64))
+    )
     # A PDF chunk's span is in its page's text; any other's in the whole document's text.
     new = pieces.join(meta, on="section").with_columns(
         start=pl.col("start") + pl.when(pl.col("page").is_null()).then("offset").otherwise(0),
@@ -236,14 +261,29 @@ def generate_tests(
     if corpus.chunks["topic"].is_null().all() and corpus.chunks.height:
         _find_topics(corpus, seed=seed, auto=auto_topics)
     cases, report = generate_cases(
-        corpus.chunks, n=n, generators=names, topics=topics, seed=seed, dedupe=dedupe,
-        model=corpus.model, llm=llm, json_mode=json_mode,
-    )  # fmt: skip
+        corpus.chunks,
+        n=n,
+        generators=names,
+        topics=topics,
+        seed=seed,
+        dedupe=dedupe,
+        model=corpus.model,
+        llm=llm,
+        json_mode=json_mode,
+    )
     old = corpus.lab.cases.filter(~pl.col("case_id").is_in(cases["case_id"].to_list()))
-    entry = {"llm": llm.model if llm is not None else None, "seed": seed, "n": n,
-             "generators": report.to_dicts()}  # fmt: skip
-    return corpus.lab.with_tables({"cases": pl.concat([old, cases], how="diagonal_relaxed"),
-                               "info": keep_report(corpus.lab, _REPORT_KEY, entry)})  # fmt: skip
+    entry = {
+        "llm": llm.model if llm is not None else None,
+        "seed": seed,
+        "n": n,
+        "generators": report.to_dicts(),
+    }
+    return corpus.lab.with_tables(
+        {
+            "cases": pl.concat([old, cases], how="diagonal_relaxed"),
+            "info": keep_report(corpus.lab, _REPORT_KEY, entry),
+        }
+    )
 
 
 _REPORT_KEY = "test_generation"
@@ -251,18 +291,26 @@ _REPORT_KEY = "test_generation"
 
 def _find_topics(corpus: Corpus, *, seed: int, auto: bool) -> None:
     """Give a corpus without topics its topics, or warn that the cases will carry none."""
-    how = ("Call corpus.set_topics(corpus.topics(min_topic_size=...)) first, or set the "
-           "chunks' topic column yourself")  # fmt: skip
+    how = (
+        "Call corpus.set_topics(corpus.topics(min_topic_size=...)) first, or set the "
+        "chunks' topic column yourself"
+    )
     if not auto:
-        warnings.warn(f"the corpus has no topics, so the generated cases carry none. {how}.",
-                      NoTopicsWarning, stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"the corpus has no topics, so the generated cases carry none. {how}.",
+            NoTopicsWarning,
+            stacklevel=3,
+        )
         return
     try:
         corpus.set_topics(corpus.topics(seed=seed))
     except ValueError as exc:  # too few chunks for topic modeling
-        warnings.warn(f"the corpus has no topics and topic modeling could not run ({exc}); "
-                      f"the generated cases carry no topic. {how}.", NoTopicsWarning,
-                      stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"the corpus has no topics and topic modeling could not run ({exc}); "
+            f"the generated cases carry no topic. {how}.",
+            NoTopicsWarning,
+            stacklevel=3,
+        )
 
 
 class NoTopicsWarning(UserWarning):

@@ -33,38 +33,83 @@ class _Attr:
 _TOPICS: dict[str, tuple[list[str], list[_Attr]]] = {
     "cards": (
         ["Classic card", "Gold card", "Platinum card", "Student card", "Business card"],
-        [_Attr("annual fee", 0, 450, "${:,.0f}"), _Attr("foreign transaction fee", 0, 3, "{:.1f}%"),
-         _Attr("cashback rate", 0.5, 3, "{:.1f}%"), _Attr("credit limit", 500, 25000, "${:,.0f}")],
+        [
+            _Attr("annual fee", 0, 450, "${:,.0f}"),
+            _Attr("foreign transaction fee", 0, 3, "{:.1f}%"),
+            _Attr("cashback rate", 0.5, 3, "{:.1f}%"),
+            _Attr("credit limit", 500, 25000, "${:,.0f}"),
+        ],
     ),
     "loans": (
         ["personal loan", "car loan", "home equity loan", "student loan", "green energy loan"],
-        [_Attr("APR", 3, 19, "{:.2f}%"), _Attr("maximum term", 12, 360, "{:.0f} months"),
-         _Attr("origination fee", 0, 5, "{:.1f}%"), _Attr("minimum amount", 1000, 50000, "${:,.0f}")],
+        [
+            _Attr("APR", 3, 19, "{:.2f}%"),
+            _Attr("maximum term", 12, 360, "{:.0f} months"),
+            _Attr("origination fee", 0, 5, "{:.1f}%"),
+            _Attr("minimum amount", 1000, 50000, "${:,.0f}"),
+        ],
     ),
     "accounts": (
-        ["Everyday Checking", "Premium Checking", "High-Yield Savings", "Youth Savings", "Joint Account"],
-        [_Attr("monthly fee", 0, 25, "${:,.0f}"), _Attr("minimum balance", 0, 5000, "${:,.0f}"),
-         _Attr("interest rate", 0, 4.5, "{:.2f}%"), _Attr("free ATM withdrawals", 2, 20, "{:.0f} per month")],
+        [
+            "Everyday Checking",
+            "Premium Checking",
+            "High-Yield Savings",
+            "Youth Savings",
+            "Joint Account",
+        ],
+        [
+            _Attr("monthly fee", 0, 25, "${:,.0f}"),
+            _Attr("minimum balance", 0, 5000, "${:,.0f}"),
+            _Attr("interest rate", 0, 4.5, "{:.2f}%"),
+            _Attr("free ATM withdrawals", 2, 20, "{:.0f} per month"),
+        ],
     ),
     "travel_insurance": (
         ["Basic plan", "Plus plan", "Family plan", "Annual Multi-Trip plan", "Backpacker plan"],
-        [_Attr("medical cover", 50000, 5000000, "${:,.0f}"), _Attr("baggage cover", 500, 5000, "${:,.0f}"),
-         _Attr("maximum trip length", 14, 365, "{:.0f} days"), _Attr("excess", 0, 500, "${:,.0f}")],
+        [
+            _Attr("medical cover", 50000, 5000000, "${:,.0f}"),
+            _Attr("baggage cover", 500, 5000, "${:,.0f}"),
+            _Attr("maximum trip length", 14, 365, "{:.0f} days"),
+            _Attr("excess", 0, 500, "${:,.0f}"),
+        ],
     ),
     "security": (
-        ["one-time passcode", "card freeze", "biometric login", "fraud alert", "password reset link"],
-        [_Attr("validity", 1, 60, "{:.0f} minutes"), _Attr("lockout threshold", 3, 10, "{:.0f} failed attempts"),
-         _Attr("support response time", 1, 48, "{:.0f} hours")],
+        [
+            "one-time passcode",
+            "card freeze",
+            "biometric login",
+            "fraud alert",
+            "password reset link",
+        ],
+        [
+            _Attr("validity", 1, 60, "{:.0f} minutes"),
+            _Attr("lockout threshold", 3, 10, "{:.0f} failed attempts"),
+            _Attr("support response time", 1, 48, "{:.0f} hours"),
+        ],
     ),
     "mortgages": (
-        ["fixed-rate mortgage", "adjustable-rate mortgage", "first-home mortgage", "jumbo mortgage", "bridge loan"],
-        [_Attr("rate", 2.5, 9, "{:.2f}%"), _Attr("minimum down payment", 3, 25, "{:.0f}%"),
-         _Attr("closing time", 14, 60, "{:.0f} days"), _Attr("prepayment penalty", 0, 3, "{:.1f}%")],
+        [
+            "fixed-rate mortgage",
+            "adjustable-rate mortgage",
+            "first-home mortgage",
+            "jumbo mortgage",
+            "bridge loan",
+        ],
+        [
+            _Attr("rate", 2.5, 9, "{:.2f}%"),
+            _Attr("minimum down payment", 3, 25, "{:.0f}%"),
+            _Attr("closing time", 14, 60, "{:.0f} days"),
+            _Attr("prepayment penalty", 0, 3, "{:.1f}%"),
+        ],
     ),
-}  # fmt: skip
+}
 
-_ACTIONS = (("apply for", "online banking"), ("cancel", "the mobile app"),
-            ("upgrade", "online banking"), ("close", "a branch appointment"))  # fmt: skip
+_ACTIONS = (
+    ("apply for", "online banking"),
+    ("cancel", "the mobile app"),
+    ("upgrade", "online banking"),
+    ("close", "a branch appointment"),
+)
 _MISSING = ("Diamond", "Titanium", "Emerald", "Carbon", "Obsidian")
 _QTYPES = ("factoid", "yes_no", "comparison", "procedural", "definition", "out_of_scope")
 
@@ -114,14 +159,22 @@ def _question(
         q = rng.choice([x for x in products if x != p])
         v2 = facts[(q, attr.name)]
         both = f"{fact} The {attr.name} of the {q} is {v2}."
-        return (f"Which has the higher {attr.name}, the {p} or the {q}?",
-                f"The {p} has {value} and the {q} has {v2}.", both, f'"{value}" AND "{v2}"')  # fmt: skip
+        return (
+            f"Which has the higher {attr.name}, the {p} or the {q}?",
+            f"The {p} has {value} and the {q} has {v2}.",
+            both,
+            f'"{value}" AND "{v2}"',
+        )
     if qtype == "procedural":
         # A numbered procedure, in the documents and the expected answer alike, so that
         # step_alignment has steps to align (the answers copy, drop or miss them).
         action, channel = rng.choice(_ACTIONS)
-        steps = (f"Sign in to {channel}.", "Open Products.", f"Choose the {p}.",
-                 "Confirm with your passcode.")  # fmt: skip
+        steps = (
+            f"Sign in to {channel}.",
+            "Open Products.",
+            f"Choose the {p}.",
+            "Confirm with your passcode.",
+        )
         text = f"To {action} the {p}: " + " ".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
         return f"How do I {action} the {p}?", text, text, f'"{channel}"'
 
@@ -129,8 +182,12 @@ def _question(
         text = f"The {attr.name} is a term of every {topic.replace('_', ' ')} product."
         return f"What does {attr.name} mean for the {p}?", text, f"{text} {fact}", f'"{attr.name}"'
     missing = f"{rng.choice(_MISSING)} {products[0].split()[-1]}"
-    return (f"What is the {attr.name} of the {missing}?",
-            f"The documents do not describe a {missing}.", fact, '"do not"')  # fmt: skip
+    return (
+        f"What is the {attr.name} of the {missing}?",
+        f"The documents do not describe a {missing}.",
+        fact,
+        '"do not"',
+    )
 
 
 def _answer(rng: random.Random, model: _Model, case: dict[str, Any], found: bool) -> str:
@@ -142,8 +199,9 @@ def _answer(rng: random.Random, model: _Model, case: dict[str, Any], found: bool
         closing = f"{expected} Let me know if you need anything else."
         if qtype == "procedural":  # the last step forgotten, a common slip in procedures
             closing = expected.rsplit(" 4. ", 1)[0]
-        answer: str = rng.choice([expected, f"According to the documents, {expected[0].lower()}{expected[1:]}",
-                                  closing])  # fmt: skip
+        answer: str = rng.choice(
+            [expected, f"According to the documents, {expected[0].lower()}{expected[1:]}", closing]
+        )
         return answer
     roll = rng.random()
     if roll < 0.25:
@@ -194,9 +252,17 @@ def build_demo_lab(n_per_cell: int = 9, n_perturbed: int = 45) -> Lab:
                     continue
                 seen.add((prompt, expected))
                 made += 1
-                case: dict[str, Any] = {"test_id": topic, "prompt": prompt, "expected": [expected],
-                        "condition": condition, "categories": ["question_answering"],
-                        "topic": topic, "question_type": qtype, "corpus": [doc], "_fact": fact}  # fmt: skip
+                case: dict[str, Any] = {
+                    "test_id": topic,
+                    "prompt": prompt,
+                    "expected": [expected],
+                    "condition": condition,
+                    "categories": ["question_answering"],
+                    "topic": topic,
+                    "question_type": qtype,
+                    "corpus": [doc],
+                    "_fact": fact,
+                }
                 cases.append(case)
     for original in rng.sample(cases, n_perturbed):
         kind, intensity = rng.choice(_PERTURBATIONS)
@@ -219,11 +285,18 @@ def build_demo_lab(n_per_cell: int = 9, n_perturbed: int = 45) -> Lab:
                 rng, b, model, case, case_id, fact, facts[case["topic"]], reuse
             )
     for model in _MODELS:
-        meta = {"key": model.name, "name": model.name, "llm_model_name": model.name,
-                "model_type": "openai_compatible", "price_per_1k_tokens": model.price}  # fmt: skip
+        meta = {
+            "key": model.name,
+            "name": model.name,
+            "llm_model_name": model.name,
+            "model_type": "openai_compatible",
+            "price_per_1k_tokens": model.price,
+        }
         b.add_model(model.name, model.name, to_json(meta))
-    b.info.update(name="Northwind Bank assistant (demo)",
-                  description="Synthetic RAG test lab generated by evalnb.api.demo (seeded).")  # fmt: skip
+    b.info.update(
+        name="Northwind Bank assistant (demo)",
+        description="Synthetic RAG test lab generated by evalnb.api.demo (seeded).",
+    )
     return Lab(b.frames())
 
 
@@ -244,8 +317,10 @@ def _add_output(
     if found:
         context.insert(rng.randrange(3), fact)
     else:
-        context.append(f"Northwind Bank {case['topic'].replace('_', ' ')} terms, section "
-                       f"{rng.randint(1, 40)}: fees and limits may change with 30 days notice.")  # fmt: skip
+        context.append(
+            f"Northwind Bank {case['topic'].replace('_', ' ')} terms, section "
+            f"{rng.randint(1, 40)}: fees and limits may change with 30 days notice."
+        )
     roll = rng.random()
     error = None
     if roll < 0.015:
@@ -258,8 +333,19 @@ def _add_output(
         duration = round(rng.lognormvariate(0, 0.35) * model.latency, 3)
         tokens = (len(case["prompt"]) + sum(map(len, context)) + len(actual)) / 4
         cost = round(tokens / 1000 * model.price, 6)
-    b.add_output({"case_id": case_id, "model": model.name, "actual": actual, "context": context,
-                  "duration_s": duration, "cost": cost, "error": error}, _where(), id_field="key")  # fmt: skip
+    b.add_output(
+        {
+            "case_id": case_id,
+            "model": model.name,
+            "actual": actual,
+            "context": context,
+            "duration_s": duration,
+            "cost": cost,
+            "error": error,
+        },
+        _where(),
+        id_field="key",
+    )
     return actual
 
 

@@ -33,13 +33,31 @@ __all__ = ["build_demo_agents"]
 
 _SEED = 20261126
 _CITIES = ["Lisbon", "Oslo", "Kyoto", "Lima", "Nairobi", "Denver", "Hanoi", "Porto", "Quito"]
-_CURRENCIES = {"Lisbon": "EUR", "Oslo": "NOK", "Kyoto": "JPY", "Lima": "PEN", "Nairobi": "KES",
-               "Denver": "USD", "Hanoi": "VND", "Porto": "EUR", "Quito": "USD"}  # fmt: skip
-_RATES = {"EUR": 0.92, "NOK": 10.6, "JPY": 151.0, "PEN": 3.7, "KES": 129.0, "USD": 1.0,
-          "VND": 25400.0}  # fmt: skip
-_POLICIES = {"baggage": "one checked bag up to 23 kg is included",
-             "cancellation": "free cancellation up to 48 hours before departure",
-             "pets": "pets under 8 kg may travel in the cabin"}  # fmt: skip
+_CURRENCIES = {
+    "Lisbon": "EUR",
+    "Oslo": "NOK",
+    "Kyoto": "JPY",
+    "Lima": "PEN",
+    "Nairobi": "KES",
+    "Denver": "USD",
+    "Hanoi": "VND",
+    "Porto": "EUR",
+    "Quito": "USD",
+}
+_RATES = {
+    "EUR": 0.92,
+    "NOK": 10.6,
+    "JPY": 151.0,
+    "PEN": 3.7,
+    "KES": 129.0,
+    "USD": 1.0,
+    "VND": 25400.0,
+}
+_POLICIES = {
+    "baggage": "one checked bag up to 23 kg is included",
+    "cancellation": "free cancellation up to 48 hours before departure",
+    "pets": "pets under 8 kg may travel in the cabin",
+}
 _SYSTEM = "You are the Northwind travel desk assistant. Use the tools; never guess prices."
 
 
@@ -53,9 +71,11 @@ class _Agent:
     retries: int  # repeated calls after a tool error
 
 
-_AGENTS = (_Agent("atlas", 2.4, 0.012, 0.02, 0.02, 0),
-           _Agent("breeze", 0.7, 0.002, 0.18, 0.12, 0),
-           _Agent("cirrus", 1.3, 0.005, 0.05, 0.04, 2))  # fmt: skip
+_AGENTS = (
+    _Agent("atlas", 2.4, 0.012, 0.02, 0.02, 0),
+    _Agent("breeze", 0.7, 0.002, 0.18, 0.12, 0),
+    _Agent("cirrus", 1.3, 0.005, 0.05, 0.04, 2),
+)
 
 
 def _stable(*parts: object) -> int:
@@ -69,8 +89,11 @@ def _tool(name: str, args: dict[str, Any], attempt: int | None) -> tuple[str, st
     """
     if name == "search_flights":
         price = 180 + _stable(args.get("origin"), args.get("destination")) % 900
-        return f"Cheapest flight {args.get('origin')}→{args.get('destination')} on " \
-               f"{args.get('date')}: {price} USD, 1 stop.", None  # fmt: skip
+        return (
+            f"Cheapest flight {args.get('origin')}→{args.get('destination')} on "
+            f"{args.get('date')}: {price} USD, 1 stop.",
+            None,
+        )
     if name == "get_weather":
         if attempt is not None and _stable(args.get("city"), args.get("date"), attempt) % 100 < 42:
             return "", "weather service timeout (504)"
@@ -84,8 +107,11 @@ def _tool(name: str, args: dict[str, Any], attempt: int | None) -> tuple[str, st
         return f"{args.get('amount')} USD = {value:,.0f} {to}", None
     if name == "book_hotel":
         nightly = 60 + _stable(args.get("city")) % 240
-        return f"Hotel held in {args.get('city')}: {args.get('nights')} nights at {nightly} " \
-               "USD a night.", None  # fmt: skip
+        return (
+            f"Hotel held in {args.get('city')}: {args.get('nights')} nights at {nightly} "
+            "USD a night.",
+            None,
+        )
     if name == "lookup_policy":
         return _POLICIES.get(str(args.get("topic")), "no such policy"), None
     return "", f"no tool {name!r}"  # pragma: no cover - the agents only call these
@@ -97,29 +123,45 @@ def _task(rng: random.Random) -> tuple[str, str, list[tuple[str, dict[str, Any]]
     date = f"2027-0{rng.randint(1, 9)}-{rng.randint(10, 28)}"
     kind = rng.choice(["flights", "weather", "money", "hotels", "policy", "trip"])
     if kind == "flights":
-        return kind, f"Find me a flight from {a} to {b} on {date}.", [
-            ("search_flights", {"origin": a, "destination": b, "date": date})]  # fmt: skip
+        return (
+            kind,
+            f"Find me a flight from {a} to {b} on {date}.",
+            [("search_flights", {"origin": a, "destination": b, "date": date})],
+        )
     if kind == "weather":
-        return kind, f"What will the weather be in {b} on {date}?", [
-            ("get_weather", {"city": b, "date": date})]  # fmt: skip
+        return (
+            kind,
+            f"What will the weather be in {b} on {date}?",
+            [("get_weather", {"city": b, "date": date})],
+        )
     if kind == "money":
         amount = rng.choice([50, 120, 300, 1000])
         cur = _CURRENCIES[b]
-        return kind, f"How much is {amount} USD in the money of {b}?", [
-            ("convert_currency", {"amount": amount, "to": cur})]  # fmt: skip
+        return (
+            kind,
+            f"How much is {amount} USD in the money of {b}?",
+            [("convert_currency", {"amount": amount, "to": cur})],
+        )
     if kind == "hotels":
         nights = rng.randint(1, 6)
-        return kind, f"Hold a hotel in {b} for {nights} nights.", [
-            ("book_hotel", {"city": b, "nights": nights})]  # fmt: skip
+        return (
+            kind,
+            f"Hold a hotel in {b} for {nights} nights.",
+            [("book_hotel", {"city": b, "nights": nights})],
+        )
     if kind == "policy":
         topic = rng.choice(sorted(_POLICIES))
         return kind, f"What is your {topic} policy?", [("lookup_policy", {"topic": topic})]
     nights = rng.randint(2, 5)
-    return kind, f"Plan a trip from {a} to {b} on {date} for {nights} nights: flight, weather " \
-                 "and a hotel.", [
-        ("search_flights", {"origin": a, "destination": b, "date": date}),
-        ("get_weather", {"city": b, "date": date}),
-        ("book_hotel", {"city": b, "nights": nights})]  # fmt: skip
+    return (
+        kind,
+        f"Plan a trip from {a} to {b} on {date} for {nights} nights: flight, weather and a hotel.",
+        [
+            ("search_flights", {"origin": a, "destination": b, "date": date}),
+            ("get_weather", {"city": b, "date": date}),
+            ("book_hotel", {"city": b, "nights": nights}),
+        ],
+    )
 
 
 def _wrong(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
@@ -139,11 +181,18 @@ def _wrong(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _run(rng: random.Random, agent: _Agent, request: str,
-         calls: list[tuple[str, dict[str, Any]]], case_no: int) -> list[dict[str, Any]]:  # fmt: skip
+def _run(
+    rng: random.Random,
+    agent: _Agent,
+    request: str,
+    calls: list[tuple[str, dict[str, Any]]],
+    case_no: int,
+) -> list[dict[str, Any]]:
     """One agent's conversation: a model call per tool call, then the answer."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": _SYSTEM},
-                                      {"role": "user", "content": request}]  # fmt: skip
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": _SYSTEM},
+        {"role": "user", "content": request},
+    ]
     facts: list[str] = []
     n = 0
     for name, args in calls:
@@ -153,15 +202,29 @@ def _run(rng: random.Random, agent: _Agent, request: str,
         for attempt in range(1 + agent.retries):
             n += 1
             call_id = f"call_{case_no}_{n}"
-            messages.append({"role": "assistant", "content": None,
-                             "latency_s": round(agent.step_s * rng.uniform(0.7, 1.4), 3),
-                             "tokens": rng.randint(180, 420), "cost": agent.price,
-                             "tool_calls": [{"id": call_id, "type": "function", "function": {
-                                 "name": name, "arguments": json.dumps(sent)}}]})  # fmt: skip
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "latency_s": round(agent.step_s * rng.uniform(0.7, 1.4), 3),
+                    "tokens": rng.randint(180, 420),
+                    "cost": agent.price,
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(sent)},
+                        }
+                    ],
+                }
+            )
             result, error = _tool(name, sent, attempt)
-            tool_msg: dict[str, Any] = {"role": "tool", "tool_call_id": call_id,
-                                        "content": result or error,
-                                        "latency_s": round(rng.uniform(0.05, 0.9), 3)}  # fmt: skip
+            tool_msg: dict[str, Any] = {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "content": result or error,
+                "latency_s": round(rng.uniform(0.05, 0.9), 3),
+            }
             if error:
                 tool_msg["error"] = error
             messages.append(tool_msg)
@@ -172,9 +235,15 @@ def _run(rng: random.Random, agent: _Agent, request: str,
         answer = " ".join(facts)
     else:
         answer = "I could not get that information right now; please try again later."
-    messages.append({"role": "assistant", "content": answer,
-                     "latency_s": round(agent.step_s * rng.uniform(0.7, 1.4), 3),
-                     "tokens": rng.randint(120, 300), "cost": agent.price})  # fmt: skip
+    messages.append(
+        {
+            "role": "assistant",
+            "content": answer,
+            "latency_s": round(agent.step_s * rng.uniform(0.7, 1.4), 3),
+            "tokens": rng.randint(120, 300),
+            "cost": agent.price,
+        }
+    )
     return messages
 
 
@@ -191,10 +260,17 @@ def demo_agent_records(n_cases: int = 90) -> list[dict[str, Any]]:
         case_id = f"trip-{len(seen):03d}"
         expected = " ".join(_tool(name, args, None)[0] for name, args in calls)
         reference = [{"name": name, "args": args} for name, args in calls]
-        records.extend({"id": case_id, "model": agent.name, "topic": topic,
-                        "messages": _run(rng, agent, request, calls, len(seen)),
-                        "reference_tool_calls": reference, "expected": [expected]}
-                       for agent in _AGENTS)  # fmt: skip
+        records.extend(
+            {
+                "id": case_id,
+                "model": agent.name,
+                "topic": topic,
+                "messages": _run(rng, agent, request, calls, len(seen)),
+                "reference_tool_calls": reference,
+                "expected": [expected],
+            }
+            for agent in _AGENTS
+        )
     return records
 
 
@@ -205,9 +281,10 @@ def build_demo_agents(n_cases: int = 90) -> Lab:
     reader = AgentReader(builder)
     for i, rec in enumerate(demo_agent_records(n_cases)):
         reader.add(rec, Where("evalnb.api.demo_agents", f"record {i}"))
-    builder.info.update(name="Northwind travel desk agents (demo)",
-                        description="Synthetic agent runs generated by evalnb.api.demo_agents "
-                        "(seeded).")  # fmt: skip
+    builder.info.update(
+        name="Northwind travel desk agents (demo)",
+        description="Synthetic agent runs generated by evalnb.api.demo_agents (seeded).",
+    )
     return Lab(builder.frames())
 
 

@@ -65,8 +65,13 @@ class Lab(HumanCalibration):
 
     # -- files -----------------------------------------------------------------------------
 
-    def export(self, path: str | Path, format: str = "h2o_lab", *,  # noqa: A002
-               model: str | None = None) -> Path:  # fmt: skip
+    def export(
+        self,
+        path: str | Path,
+        format: str = "h2o_lab",  # noqa: A002
+        *,
+        model: str | None = None,
+    ) -> Path:
         """Write the lab to ``path`` in a source format others read.
 
         Parameters
@@ -92,13 +97,19 @@ class Lab(HumanCalibration):
             suite = curated_cases(self.cases, self.table("curation"))
             text = json.dumps(h2o_suite_document(self, suite), indent=4, ensure_ascii=False)
         elif format in ("tencent", "agent_chat", "ragas"):
-            records = (tencent_records(self) if format == "tencent"
-                       else agent_chat_records(self) if format == "agent_chat"
-                       else ragas_records(self, model))  # fmt: skip
+            records = (
+                tencent_records(self)
+                if format == "tencent"
+                else agent_chat_records(self)
+                if format == "agent_chat"
+                else ragas_records(self, model)
+            )
             text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         else:
-            msg = (f"cannot export to {format!r}; expected 'h2o_lab', 'h2o_suite', 'tencent', "
-                   "'agent_chat' or 'ragas'")  # fmt: skip
+            msg = (
+                f"cannot export to {format!r}; expected 'h2o_lab', 'h2o_suite', 'tencent', "
+                "'agent_chat' or 'ragas'"
+            )
             raise ValueError(msg)
         return write_atomic(path, text)
 
@@ -119,8 +130,9 @@ class Lab(HumanCalibration):
             return EvaluationDataset.from_list(ragas_records(self, model or models[0]))
         return {m: EvaluationDataset.from_list(ragas_records(self, m)) for m in models}
 
-    def report(self, path: str | Path | None = None, *, title: str | None = None,
-               seed: int = 0) -> Report:  # fmt: skip
+    def report(
+        self, path: str | Path | None = None, *, title: str | None = None, seed: int = 0
+    ) -> Report:
         """Render the self-contained HTML report; also write it to ``path`` when given.
 
         One file with no network access and no script: summary with a severity semaphore,
@@ -144,8 +156,9 @@ class Lab(HumanCalibration):
 
     # -- analysis ----------------------------------------------------------------------------
 
-    def leaderboard(self, *, overall: bool = False, n_boot: int = 1000,
-                    seed: int = 0) -> pl.DataFrame:  # fmt: skip
+    def leaderboard(
+        self, *, overall: bool = False, n_boot: int = 1000, seed: int = 0
+    ) -> pl.DataFrame:
         """Per (evaluator, metric, model): mean with a bootstrap 95 % CI, pass rate, rank.
 
         ``overall=True``: one row per model over the evaluators' primary metrics: the pass
@@ -156,8 +169,7 @@ class Lab(HumanCalibration):
         """
         return derived.leaderboard_of(self, overall=overall, n_boot=n_boot, seed=seed)
 
-    def compare(self, evaluator: str, metric: str | None = None, *,
-                seed: int = 0) -> pl.DataFrame:  # fmt: skip
+    def compare(self, evaluator: str, metric: str | None = None, *, seed: int = 0) -> pl.DataFrame:
         """Paired comparison of every two models: difference, 95 % CI, p-value, who wins."""
         return derived.compare_of(self, evaluator, metric, seed=seed)
 
@@ -181,8 +193,9 @@ class Lab(HumanCalibration):
         """Show :meth:`insights` as an HTML table; ``.frame`` holds the rows."""
         return derived.insights_table_of(self, max_rows=max_rows)
 
-    def leaderboard_chart(self, evaluator: str | None = None, *, kind: str = "auto",
-                          seed: int = 0) -> alt.TopLevelMixin:  # fmt: skip
+    def leaderboard_chart(
+        self, evaluator: str | None = None, *, kind: str = "auto", seed: int = 0
+    ) -> alt.TopLevelMixin:
         """Chart the leaderboard as a bar chart, a radar or a heatmap (Altair, offline).
 
         ``bar``: means with 95 % CIs and the threshold; ``radar``: several metrics of one
@@ -211,8 +224,15 @@ class Lab(HumanCalibration):
 
     # -- robustness and weakness ---------------------------------------------------------------
 
-    def perturb(self, perturbators: str | list[str], *, intensity: str = "medium",
-                seed: int = 0, field: str = "prompt", llm: LLMClient | None = None) -> Lab:  # fmt: skip
+    def perturb(
+        self,
+        perturbators: str | list[str],
+        *,
+        intensity: str = "medium",
+        seed: int = 0,
+        field: str = "prompt",
+        llm: LLMClient | None = None,
+    ) -> Lab:
         """Add a perturbed copy of every original case per perturbator (H2O lineage).
 
         Each new case keeps its original's fields but ``field`` (default the prompt), links
@@ -237,13 +257,15 @@ class Lab(HumanCalibration):
         """
         return derived.adversarial_effect_of(self, n_boot=n_boot, seed=seed)
 
-    def adversarial_chart(self, evaluator: str, metric: str, *, n_boot: int = 1000,
-                          seed: int = 0) -> alt.LayerChart:  # fmt: skip
+    def adversarial_chart(
+        self, evaluator: str, metric: str, *, n_boot: int = 1000, seed: int = 0
+    ) -> alt.LayerChart:
         """Chart :meth:`adversarial_effect` of one metric: difference per kind, with its CI."""
         return derived.adversarial_chart_of(self, evaluator, metric, n_boot=n_boot, seed=seed)
 
-    def set_question_types(self, types: Mapping[str, str] | pl.DataFrame | None = None, *,
-                           overwrite: bool = False) -> pl.DataFrame:  # fmt: skip
+    def set_question_types(
+        self, types: Mapping[str, str] | pl.DataFrame | None = None, *, overwrite: bool = False
+    ) -> pl.DataFrame:
         """Fill ``cases.question_type`` by rules (or from ``types``); returns who set what.
 
         Without ``types``, cases lacking a type get the rule-based one (``overwrite``: all
@@ -251,15 +273,29 @@ class Lab(HumanCalibration):
         """
         return set_question_types(self, types, overwrite=overwrite)
 
-    def failure_clusters(self, evaluator: str | None = None, metric: str | None = None, *,
-                         min_failures: int = 10, seed: int = 0) -> FailureClusters:  # fmt: skip
+    def failure_clusters(
+        self,
+        evaluator: str | None = None,
+        metric: str | None = None,
+        *,
+        min_failures: int = 10,
+        seed: int = 0,
+    ) -> FailureClusters:
         """Cluster the failed rows so a human can name each weakness (see ``FailureClusters``)."""
         return failure_clusters(self, evaluator, metric, min_failures=min_failures, seed=seed)
 
     # -- curation of a generated suite -----------------------------------------------------------
 
-    def curate(self, case_id: str, action: str, *, reviewer: str, prompt: str | None = None,
-               expected: str | list[str] | None = None, note: str | None = None) -> pl.DataFrame:  # fmt: skip
+    def curate(
+        self,
+        case_id: str,
+        action: str,
+        *,
+        reviewer: str,
+        prompt: str | None = None,
+        expected: str | list[str] | None = None,
+        note: str | None = None,
+    ) -> pl.DataFrame:
         """Record a reviewer's decision on a test case: accept, edit, exclude or restore.
 
         ``edit`` takes a new ``prompt``, ``expected`` answer(s) or both; the case keeps its
@@ -268,8 +304,9 @@ class Lab(HumanCalibration):
         :meth:`curation` shows where each case stands; :meth:`apply_curation` makes the
         cases table the curated suite; the ``h2o_suite`` export is always the curated one.
         """
-        return curate(self, case_id, action, reviewer=reviewer, prompt=prompt,
-                      expected=expected, note=note)  # fmt: skip
+        return curate(
+            self, case_id, action, reviewer=reviewer, prompt=prompt, expected=expected, note=note
+        )
 
     def curation(self) -> pl.DataFrame:
         """Show every case as curated, excluded ones included.
@@ -297,9 +334,15 @@ class Lab(HumanCalibration):
         """Open the eval eye on this lab (:class:`evalnb.Eye`): domains → cases drill-down."""
         return Eye(self, max_dots=max_dots, seed=seed)
 
-    def weakness(self, evaluator: str, metric: str, *, min_n: int = 5,
-                 models: list[str] | None = None,
-                 axes: tuple[str, str] = ("topic", "question_type")) -> Weakness:  # fmt: skip
+    def weakness(
+        self,
+        evaluator: str,
+        metric: str,
+        *,
+        min_n: int = 5,
+        models: list[str] | None = None,
+        axes: tuple[str, str] = ("topic", "question_type"),
+    ) -> Weakness:
         """Open the weakness grid for one metric (``models``: a subset).
 
         Topic × question type by default; ``axes`` takes any text column of the cases or

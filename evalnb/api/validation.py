@@ -63,12 +63,14 @@ class Validation:
             .otherwise("detail")
         )
         keep = ~pl.col("case_id").is_in(ids)
-        self.lab.replace_tables({
-            "cases": self.lab.cases.filter(keep),
-            "outputs": self.lab.outputs.filter(keep),
-            "scores": self.lab.scores.filter(keep),
-            "validation": table,
-        })  # fmt: skip
+        self.lab.replace_tables(
+            {
+                "cases": self.lab.cases.filter(keep),
+                "outputs": self.lab.outputs.filter(keep),
+                "scores": self.lab.scores.filter(keep),
+                "validation": table,
+            }
+        )
         return self.lab
 
 
@@ -103,9 +105,13 @@ def validate_tests(
     """
     nli = None
     if nli_model is None:
-        warnings.warn(NothingScoredWarning(
-            "test validation: nli_entailment not computed (no NLI model given); pass "
-            "nli_model='<local folder or cached name>' to add it"), stacklevel=2)  # fmt: skip
+        warnings.warn(
+            NothingScoredWarning(
+                "test validation: nli_entailment not computed (no NLI model given); pass "
+                "nli_model='<local folder or cached name>' to add it"
+            ),
+            stacklevel=2,
+        )
     else:
         try:
             nli = load_classifier(nli_model, "test validation")

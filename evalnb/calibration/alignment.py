@@ -30,8 +30,14 @@ from evalnb.lab.verdicts import verdicts
 if TYPE_CHECKING:
     from evalnb.llm.client import LLMClient
 
-__all__ = ["JudgeAlignment", "align_judge", "apply_judge_version", "judge_versions",
-           "kept_versions", "with_versions"]  # fmt: skip
+__all__ = [
+    "JudgeAlignment",
+    "align_judge",
+    "apply_judge_version",
+    "judge_versions",
+    "kept_versions",
+    "with_versions",
+]
 
 L = TypeVar("L", bound=LabCore)
 _KEY = "judge_version/"
@@ -103,8 +109,14 @@ def _examples(rows: pl.DataFrame, k: int, seed: int) -> list[dict[str, str]]:
     wrong = rows.filter(pl.col("human_pass") != pl.col("judge_pass"))
     right = rows.filter(pl.col("human_pass") == pl.col("judge_pass"))
     picked = (_interleave(wrong, rng) + _interleave(right, rng))[:k]
-    return [{"question": r["prompt"] or "", "answer": r["actual"] or "",
-             "verdict": "pass" if r["human_pass"] else "fail"} for r in picked]  # fmt: skip
+    return [
+        {
+            "question": r["prompt"] or "",
+            "answer": r["actual"] or "",
+            "verdict": "pass" if r["human_pass"] else "fail",
+        }
+        for r in picked
+    ]
 
 
 def _current_params(lab: LabCore, evaluator: str) -> dict[str, Any]:
@@ -133,15 +145,24 @@ def _rubric(rows: pl.DataFrame, judge: LLMClient) -> str:
     return (reply.content or "").strip() if reply.error is None else ""
 
 
-def _grade(lab: LabCore, rows: pl.DataFrame, evaluator: str, metric: str, judge: LLMClient,
-           params: dict[str, Any]) -> np.ndarray:  # fmt: skip
+def _grade(
+    lab: LabCore,
+    rows: pl.DataFrame,
+    evaluator: str,
+    metric: str,
+    judge: LLMClient,
+    params: dict[str, Any],
+) -> np.ndarray:
     """Grade ``rows`` with ``params`` on an in-memory copy (nothing stored); return verdicts."""
     keys = rows.select(_ROW)
-    sub = LabCore({
-        "cases": lab.cases.join(keys.select("case_id").unique(), on="case_id"),
-        "outputs": lab.outputs.join(keys, on=_ROW),
-        "thresholds": lab.thresholds, "metrics": lab.metrics,
-    })  # fmt: skip
+    sub = LabCore(
+        {
+            "cases": lab.cases.join(keys.select("case_id").unique(), on="case_id"),
+            "outputs": lab.outputs.join(keys, on=_ROW),
+            "thresholds": lab.thresholds,
+            "metrics": lab.metrics,
+        }
+    )
     scored = evaluate(
         sub, [evaluator], judge=judge, progress=False, engine="local", **{evaluator: params}
     )
@@ -151,16 +172,32 @@ def _grade(lab: LabCore, rows: pl.DataFrame, evaluator: str, metric: str, judge:
 
 
 def _confusion(judge: np.ndarray, human: np.ndarray) -> pl.DataFrame:
-    return pl.DataFrame({
-        "human": ["pass", "pass", "fail", "fail"], "judge": ["pass", "fail", "pass", "fail"],
-        "n": [int(((human) & (judge)).sum()), int((human & ~judge).sum()),
-              int((~human & judge).sum()), int((~human & ~judge).sum())],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "human": ["pass", "pass", "fail", "fail"],
+            "judge": ["pass", "fail", "pass", "fail"],
+            "n": [
+                int(((human) & (judge)).sum()),
+                int((human & ~judge).sum()),
+                int((~human & judge).sum()),
+                int((~human & ~judge).sum()),
+            ],
+        }
+    )
 
 
-def align_judge(lab: LabCore, evaluator: str, metric: str, judge: LLMClient, *,
-                max_examples: int = 6, folds: int = 5, refine: bool = False,
-                min_gain: float = 0.0, seed: int = 0) -> JudgeAlignment:  # fmt: skip
+def align_judge(
+    lab: LabCore,
+    evaluator: str,
+    metric: str,
+    judge: LLMClient,
+    *,
+    max_examples: int = 6,
+    folds: int = 5,
+    refine: bool = False,
+    min_gain: float = 0.0,
+    seed: int = 0,
+) -> JudgeAlignment:
     """Build an aligned version of a judge evaluator and measure it on held-out labels."""
     rows = _labelled(lab, evaluator, metric)
     if rows.height < 2 * folds:
@@ -176,26 +213,49 @@ def align_judge(lab: LabCore, evaluator: str, metric: str, judge: LLMClient, *,
     fold = np.random.default_rng(seed).permutation(rows.height) % folds
     for k in range(folds):
         train, test = rows.filter(pl.Series(fold != k)), rows.filter(pl.Series(fold == k))
-        params = {**base, "judge_examples": json.dumps(_examples(train, max_examples, seed + k)),
-                  "judge_guidance": _rubric(train, judge) if refine else ""}  # fmt: skip
+        params = {
+            **base,
+            "judge_examples": json.dumps(_examples(train, max_examples, seed + k)),
+            "judge_guidance": _rubric(train, judge) if refine else "",
+        }
         after[fold == k] = _grade(lab, test, evaluator, metric, judge, params)
     k_before, k_after = cohen_kappa(before, human), cohen_kappa(after, human)
     examples = _examples(rows, max_examples, seed)
     guidance = _rubric(rows, judge) if refine else ""
     kept = bool(k_after > k_before + min_gain)
     result = JudgeAlignment(
-        evaluator, metric, uuid.uuid4().hex[:10], kept, rows.height, k_before, k_after,
-        float(np.mean(before == human)), float(np.mean(after == human)), examples, guidance,
-        _confusion(before, human), _confusion(after, human),
-    )  # fmt: skip
-    record = {"version_id": result.version_id, "evaluator": evaluator, "metric": metric,
-              "kept": kept, "n_labels": rows.height, "kappa_before": k_before,
-              "kappa_after": k_after, "accuracy_before": result.accuracy_before,
-              "accuracy_after": result.accuracy_after, "examples": examples,
-              "guidance": guidance, "judge_model": judge.model,
-              "system_prompt": aligned_system({"judge_examples": json.dumps(examples),
-                                               "judge_guidance": guidance}),
-              "created_at": dt.datetime.now(dt.UTC).isoformat()}  # fmt: skip
+        evaluator,
+        metric,
+        uuid.uuid4().hex[:10],
+        kept,
+        rows.height,
+        k_before,
+        k_after,
+        float(np.mean(before == human)),
+        float(np.mean(after == human)),
+        examples,
+        guidance,
+        _confusion(before, human),
+        _confusion(after, human),
+    )
+    record = {
+        "version_id": result.version_id,
+        "evaluator": evaluator,
+        "metric": metric,
+        "kept": kept,
+        "n_labels": rows.height,
+        "kappa_before": k_before,
+        "kappa_after": k_after,
+        "accuracy_before": result.accuracy_before,
+        "accuracy_after": result.accuracy_after,
+        "examples": examples,
+        "guidance": guidance,
+        "judge_model": judge.model,
+        "system_prompt": aligned_system(
+            {"judge_examples": json.dumps(examples), "judge_guidance": guidance}
+        ),
+        "created_at": dt.datetime.now(dt.UTC).isoformat(),
+    }
     lab.replace_tables({"info": with_versions(lab, [record])})
     return result
 
@@ -219,22 +279,46 @@ def judge_versions(lab: LabCore, evaluator: str | None = None) -> pl.DataFrame:
     rows = [json.loads(v) for v in info["value"]]
     if evaluator is not None:
         rows = [r for r in rows if r["evaluator"] == evaluator]
-    cols = ["evaluator", "metric", "version_id", "kept", "n_labels", "kappa_before", "kappa_after",
-            "accuracy_before", "accuracy_after", "judge_model", "created_at", "system_prompt"]  # fmt: skip
-    return pl.DataFrame([{c: r.get(c) for c in cols} for r in rows],
-                        schema={c: pl.Boolean if c == "kept" else pl.Int64 if c == "n_labels"
-                                else pl.Float64 if c.startswith(("kappa", "accuracy")) else pl.String
-                                for c in cols})  # fmt: skip
+    cols = [
+        "evaluator",
+        "metric",
+        "version_id",
+        "kept",
+        "n_labels",
+        "kappa_before",
+        "kappa_after",
+        "accuracy_before",
+        "accuracy_after",
+        "judge_model",
+        "created_at",
+        "system_prompt",
+    ]
+    return pl.DataFrame(
+        [{c: r.get(c) for c in cols} for r in rows],
+        schema={
+            c: pl.Boolean
+            if c == "kept"
+            else pl.Int64
+            if c == "n_labels"
+            else pl.Float64
+            if c.startswith(("kappa", "accuracy"))
+            else pl.String
+            for c in cols
+        },
+    )
 
 
-def apply_judge_version(lab: L, evaluator: str, version_id: str | None,
-                        judge: LLMClient) -> L:  # fmt: skip
+def apply_judge_version(lab: L, evaluator: str, version_id: str | None, judge: LLMClient) -> L:
     """Rescore ``evaluator`` with an aligned version (None: the plain judge, a roll-back)."""
     params = {**_current_params(lab, evaluator), "judge_examples": "", "judge_guidance": ""}
     if version_id is not None:
-        found = [json.loads(v) for v in lab.table("info").filter(
-            pl.col("key").str.starts_with(f"{_KEY}{evaluator}/") & pl.col("key").str.ends_with(f"/{version_id}")
-        )["value"]]  # fmt: skip
+        found = [
+            json.loads(v)
+            for v in lab.table("info").filter(
+                pl.col("key").str.starts_with(f"{_KEY}{evaluator}/")
+                & pl.col("key").str.ends_with(f"/{version_id}")
+            )["value"]
+        ]
         if not found:
             msg = f"no aligned version {version_id!r} of {evaluator}; see lab.judge_versions()"
             raise KeyError(msg)

@@ -32,51 +32,106 @@ from evalnb.lab.version import __version__
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["BUNDLE_SCHEMA", "apply_calibration", "calibration_bundle", "export_calibration",
-           "read_calibration"]  # fmt: skip
+__all__ = [
+    "BUNDLE_SCHEMA",
+    "apply_calibration",
+    "calibration_bundle",
+    "export_calibration",
+    "read_calibration",
+]
 
 FORMAT, VERSION = "evalnb.calibration", 1
 _NUM = {"type": ["number", "null"]}
 BUNDLE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["format", "version", "evalnb_version", "created_at", "lab", "approval",
-                 "metrics", "judges"],
+    "required": [
+        "format",
+        "version",
+        "evalnb_version",
+        "created_at",
+        "lab",
+        "approval",
+        "metrics",
+        "judges",
+    ],
     "properties": {
         "format": {"const": FORMAT},
         "version": {"const": VERSION},
         "evalnb_version": {"type": "string"},
         "created_at": {"type": "string"},
-        "lab": {"type": "object", "required": ["content_hash", "cases", "outputs"],
-                "properties": {"content_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-                               "cases": {"type": "integer"}, "outputs": {"type": "integer"}}},
-        "approval": {"type": ["object", "null"], "required": ["by", "at"],
-                     "properties": {"by": {"type": "string", "minLength": 1},
-                                    "note": {"type": ["string", "null"]},
-                                    "at": {"type": "string"}}},
-        "metrics": {"type": "array", "items": {
+        "lab": {
             "type": "object",
-            "required": ["evaluator", "metric", "threshold", "higher_is_better", "n_labels",
-                         "labels_per_reviewer"],
-            "properties": {"evaluator": {"type": "string"}, "metric": {"type": "string"},
-                           "threshold": {"type": "number"}, "higher_is_better": {"type": "boolean"},
-                           "ci": {"type": "array", "items": _NUM}, "agreement": _NUM,
-                           "kappa_before": _NUM, "kappa_after": _NUM,
-                           "n_labels": {"type": "integer"},
-                           "labels_per_reviewer": {"type": "object"},
-                           "corrected": {"type": "array"}}}},
-        "judges": {"type": "array", "items": {
-            "type": "object",
-            "required": ["version_id", "evaluator", "metric", "system_prompt", "examples",
-                         "guidance", "kappa_before", "kappa_after"]}},
+            "required": ["content_hash", "cases", "outputs"],
+            "properties": {
+                "content_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                "cases": {"type": "integer"},
+                "outputs": {"type": "integer"},
+            },
+        },
+        "approval": {
+            "type": ["object", "null"],
+            "required": ["by", "at"],
+            "properties": {
+                "by": {"type": "string", "minLength": 1},
+                "note": {"type": ["string", "null"]},
+                "at": {"type": "string"},
+            },
+        },
+        "metrics": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": [
+                    "evaluator",
+                    "metric",
+                    "threshold",
+                    "higher_is_better",
+                    "n_labels",
+                    "labels_per_reviewer",
+                ],
+                "properties": {
+                    "evaluator": {"type": "string"},
+                    "metric": {"type": "string"},
+                    "threshold": {"type": "number"},
+                    "higher_is_better": {"type": "boolean"},
+                    "ci": {"type": "array", "items": _NUM},
+                    "agreement": _NUM,
+                    "kappa_before": _NUM,
+                    "kappa_after": _NUM,
+                    "n_labels": {"type": "integer"},
+                    "labels_per_reviewer": {"type": "object"},
+                    "corrected": {"type": "array"},
+                },
+            },
+        },
+        "judges": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": [
+                    "version_id",
+                    "evaluator",
+                    "metric",
+                    "system_prompt",
+                    "examples",
+                    "guidance",
+                    "kappa_before",
+                    "kappa_after",
+                ],
+            },
+        },
     },
-}  # fmt: skip
+}
 
 
 def content_hash(lab: LabCore) -> str:
     """SHA-256 of the lab's cases, answers and scores (order-free), naming what was calibrated."""
     digest = hashlib.sha256()
-    for name, keys in (("cases", ["case_id"]), ("outputs", ["case_id", "model", "sample"]),
-                       ("scores", ["case_id", "model", "sample", "evaluator", "metric"])):  # fmt: skip
+    for name, keys in (
+        ("cases", ["case_id"]),
+        ("outputs", ["case_id", "model", "sample"]),
+        ("scores", ["case_id", "model", "sample", "evaluator", "metric"]),
+    ):
         frame = lab.table(name).sort(keys)
         digest.update(name.encode())
         digest.update(frame.write_json().encode())  # text: the same bytes in any version
@@ -87,8 +142,9 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and value == value else None
 
 
-def calibration_bundle(lab: LabCore, *, approved_by: str | None = None,
-                       note: str | None = None) -> dict[str, Any]:  # fmt: skip
+def calibration_bundle(
+    lab: LabCore, *, approved_by: str | None = None, note: str | None = None
+) -> dict[str, Any]:
     """Build the bundle of every metric whose threshold in force was calibrated."""
     calibrated = lab.current_thresholds().filter(pl.col("source") == "calibrated")
     metrics = []
@@ -97,24 +153,40 @@ def calibration_bundle(lab: LabCore, *, approved_by: str | None = None,
         cal = calibrate(lab, ev, metric, n_boot=500)
         votes = current_labels(lab.labels, ev, metric).group_by("reviewer").len().sort("reviewer")
         corrected = corrected_leaderboard(lab, ev, metric)
-        metrics.append({
-            "evaluator": ev, "metric": metric, "threshold": float(row["threshold"]),
-            "higher_is_better": bool(row["higher_is_better"]),
-            "ci": [_number(cal.ci[0]), _number(cal.ci[1])], "agreement": _number(cal.agreement),
-            "kappa_before": _number(cal.kappa_before), "kappa_after": _number(cal.kappa_after),
-            "n_labels": cal.n_labels, "labels_per_reviewer": dict(votes.iter_rows()),
-            "corrected": [{k: _number(v) if isinstance(v, float) else v for k, v in r.items()}
-                          for r in corrected.to_dicts()],
-        })  # fmt: skip
+        metrics.append(
+            {
+                "evaluator": ev,
+                "metric": metric,
+                "threshold": float(row["threshold"]),
+                "higher_is_better": bool(row["higher_is_better"]),
+                "ci": [_number(cal.ci[0]), _number(cal.ci[1])],
+                "agreement": _number(cal.agreement),
+                "kappa_before": _number(cal.kappa_before),
+                "kappa_after": _number(cal.kappa_after),
+                "n_labels": cal.n_labels,
+                "labels_per_reviewer": dict(votes.iter_rows()),
+                "corrected": [
+                    {k: _number(v) if isinstance(v, float) else v for k, v in r.items()}
+                    for r in corrected.to_dicts()
+                ],
+            }
+        )
     now = dt.datetime.now(dt.UTC).isoformat()
     bundle = {
-        "format": FORMAT, "version": VERSION, "evalnb_version": __version__, "created_at": now,
-        "lab": {"content_hash": content_hash(lab), "cases": lab.cases.height,
-                "outputs": lab.outputs.height, "name": lab.info.get("name")},
+        "format": FORMAT,
+        "version": VERSION,
+        "evalnb_version": __version__,
+        "created_at": now,
+        "lab": {
+            "content_hash": content_hash(lab),
+            "cases": lab.cases.height,
+            "outputs": lab.outputs.height,
+            "name": lab.info.get("name"),
+        },
         "approval": {"by": approved_by, "note": note, "at": now} if approved_by else None,
         "metrics": metrics,
         "judges": kept_versions(lab),
-    }  # fmt: skip
+    }
     _validate(bundle, "the bundle being written")
     return bundle
 
@@ -128,43 +200,69 @@ def _validate(bundle: object, where: str) -> None:
     if errors:
         path = "$." + ".".join(str(p) for p in errors[0].path)
         field = str(errors[0].path[-1]) if errors[0].path else None
-        raise InputError(where, path, field, f"an evalnb calibration bundle, version {VERSION}",
-                         errors[0].message[:200], hint="Write one with lab.export_calibration(path)")  # fmt: skip
+        raise InputError(
+            where,
+            path,
+            field,
+            f"an evalnb calibration bundle, version {VERSION}",
+            errors[0].message[:200],
+            hint="Write one with lab.export_calibration(path)",
+        )
 
 
 def _markdown(bundle: dict[str, Any]) -> str:
-    lines = [f"# Calibration bundle — {bundle['lab'].get('name') or 'lab'}", "",
-             f"Made {bundle['created_at']} with evalnb {bundle['evalnb_version']} on lab "
-             f"`{bundle['lab']['content_hash'][:16]}` ({bundle['lab']['cases']} cases, "
-             f"{bundle['lab']['outputs']} answers).", ""]  # fmt: skip
+    lines = [
+        f"# Calibration bundle — {bundle['lab'].get('name') or 'lab'}",
+        "",
+        f"Made {bundle['created_at']} with evalnb {bundle['evalnb_version']} on lab "
+        f"`{bundle['lab']['content_hash'][:16]}` ({bundle['lab']['cases']} cases, "
+        f"{bundle['lab']['outputs']} answers).",
+        "",
+    ]
     approval = bundle["approval"]
-    lines += [f"Approved by **{approval['by']}** on {approval['at']}"
-              + (f": {approval['note']}" if approval.get("note") else "") + "." if approval
-              else "**Not approved.**", ""]  # fmt: skip
+    lines += [
+        f"Approved by **{approval['by']}** on {approval['at']}"
+        + (f": {approval['note']}" if approval.get("note") else "")
+        + "."
+        if approval
+        else "**Not approved.**",
+        "",
+    ]
     for j in bundle["judges"]:
-        lines += [f"## Aligned judge: {j['evaluator']} / {j['metric']} (version {j['version_id']})", "",
-                  f"- Cohen's κ with the reviewers on held-out labels {j['kappa_before']:.3f} → "
-                  f"{j['kappa_after']:.3f}; {len(j['examples'])} graded examples"
-                  + ("; with grading rules" if j["guidance"] else ""), ""]  # fmt: skip
+        lines += [
+            f"## Aligned judge: {j['evaluator']} / {j['metric']} (version {j['version_id']})",
+            "",
+            f"- Cohen's κ with the reviewers on held-out labels {j['kappa_before']:.3f} → "
+            f"{j['kappa_after']:.3f}; {len(j['examples'])} graded examples"
+            + ("; with grading rules" if j["guidance"] else ""),
+            "",
+        ]
     for m in bundle["metrics"]:
         ci = m["ci"]
-        lines += [f"## {m['evaluator']} / {m['metric']}", "",
-                  f"- threshold **{m['threshold']:.4g}** (95 % CI {ci[0]:.4g}–{ci[1]:.4g}), "
-                  f"{'higher' if m['higher_is_better'] else 'lower'} is better",
-                  f"- {m['n_labels']} labels: " + ", ".join(f"{r} {n}" for r, n in m["labels_per_reviewer"].items()),
-                  f"- agreement {m['agreement']:.3f}; Cohen's κ {m['kappa_before']:.3f} before, "
-                  f"{m['kappa_after']:.3f} after"]  # fmt: skip
+        lines += [
+            f"## {m['evaluator']} / {m['metric']}",
+            "",
+            f"- threshold **{m['threshold']:.4g}** (95 % CI {ci[0]:.4g}–{ci[1]:.4g}), "
+            f"{'higher' if m['higher_is_better'] else 'lower'} is better",
+            f"- {m['n_labels']} labels: "
+            + ", ".join(f"{r} {n}" for r, n in m["labels_per_reviewer"].items()),
+            f"- agreement {m['agreement']:.3f}; Cohen's κ {m['kappa_before']:.3f} before, "
+            f"{m['kappa_after']:.3f} after",
+        ]
         for r in m["corrected"]:
             if r.get("corrected") is not None:
-                lines.append(f"- {r['model']}: corrected pass rate {r['corrected']:.3f} "
-                             f"(95 % CI {r['ci_low']:.3f}–{r['ci_high']:.3f}; the metric alone "
-                             f"says {r['automatic']:.3f})")  # fmt: skip
+                lines.append(
+                    f"- {r['model']}: corrected pass rate {r['corrected']:.3f} "
+                    f"(95 % CI {r['ci_low']:.3f}–{r['ci_high']:.3f}; the metric alone "
+                    f"says {r['automatic']:.3f})"
+                )
         lines.append("")
     return "\n".join(lines)
 
 
-def export_calibration(lab: LabCore, path: str | Path, *, approved_by: str | None = None,
-                       note: str | None = None) -> Path:  # fmt: skip
+def export_calibration(
+    lab: LabCore, path: str | Path, *, approved_by: str | None = None, note: str | None = None
+) -> Path:
     """Write the bundle to ``path`` (JSON) and its summary beside it (``.md``); return the path."""
     bundle = calibration_bundle(lab, approved_by=approved_by, note=note)
     if not bundle["metrics"] and not bundle["judges"]:
@@ -195,8 +293,14 @@ def _check_values(bundle: dict[str, Any], where: str) -> None:
     """
 
     def refuse(path: str, field: str, expected: str, found: object) -> NoReturn:
-        raise InputError(where, path, field, expected, repr(found)[:80],
-                         "Write the bundle again with lab.export_calibration(path)")  # fmt: skip
+        raise InputError(
+            where,
+            path,
+            field,
+            expected,
+            repr(found)[:80],
+            "Write the bundle again with lab.export_calibration(path)",
+        )
 
     for name in ("cases", "outputs"):
         if bundle["lab"][name] < 0:
@@ -214,8 +318,12 @@ def _check_values(bundle: dict[str, Any], where: str) -> None:
             refuse(f"{at}.n_labels", "n_labels", "a count >= 0", m["n_labels"])
         for reviewer, count in m["labels_per_reviewer"].items():
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                refuse(f"{at}.labels_per_reviewer.{reviewer}", "labels_per_reviewer",
-                             "a count >= 0 per reviewer", count)  # fmt: skip
+                refuse(
+                    f"{at}.labels_per_reviewer.{reviewer}",
+                    "labels_per_reviewer",
+                    "a count >= 0 per reviewer",
+                    count,
+                )
         ci = m.get("ci")
         if ci is not None:
             if len(ci) != 2:
@@ -251,8 +359,11 @@ def apply_calibration(lab: LabCore, bundle: dict[str, Any], source: str) -> LabC
         )
         raise ValueError(msg)
     specs = {(r["evaluator"], r["metric"]): r for r in lab.metrics.iter_rows(named=True)}
-    flipped = [(m["evaluator"], m["metric"]) for m in bundle["metrics"]
-               if bool(specs[m["evaluator"], m["metric"]]["higher_is_better"]) != m["higher_is_better"]]  # fmt: skip
+    flipped = [
+        (m["evaluator"], m["metric"])
+        for m in bundle["metrics"]
+        if bool(specs[m["evaluator"], m["metric"]]["higher_is_better"]) != m["higher_is_better"]
+    ]
     if flipped:
         msg = f"{source}: {flipped} point the other way in this lab (higher_is_better differs)"
         raise ValueError(msg)
@@ -264,17 +375,32 @@ def apply_calibration(lab: LabCore, bundle: dict[str, Any], source: str) -> LabC
     if outside:
         ev, metric, value = outside[0]
         spec = specs[ev, metric]
-        raise InputError(source, None, "threshold",
-                         f"a threshold of {ev}/{metric} within [{spec['min']}, {spec['max']}]",
-                         repr(value), "the bundle was made for another metric range")  # fmt: skip
+        raise InputError(
+            source,
+            None,
+            "threshold",
+            f"a threshold of {ev}/{metric} within [{spec['min']}, {spec['max']}]",
+            repr(value),
+            "the bundle was made for another metric range",
+        )
     now = dt.datetime.now(dt.UTC)
     rows = pl.DataFrame(
-        [{"evaluator": m["evaluator"], "metric": m["metric"], "threshold": m["threshold"],
-          "source": "calibrated", "n_labels": m["n_labels"], "agreement": m.get("agreement"),
-          "ci_low": (m.get("ci") or [None, None])[0], "ci_high": (m.get("ci") or [None, None])[1],
-          "created_at": now} for m in bundle["metrics"]],
+        [
+            {
+                "evaluator": m["evaluator"],
+                "metric": m["metric"],
+                "threshold": m["threshold"],
+                "source": "calibrated",
+                "n_labels": m["n_labels"],
+                "agreement": m.get("agreement"),
+                "ci_low": (m.get("ci") or [None, None])[0],
+                "ci_high": (m.get("ci") or [None, None])[1],
+                "created_at": now,
+            }
+            for m in bundle["metrics"]
+        ],
         schema=SCHEMAS["thresholds"],
-    )  # fmt: skip
+    )
     if rows.height:
         lab.append_rows("thresholds", rows)
     if bundle["judges"]:  # aligned judge versions: ready for lab.apply_judge_version

@@ -25,8 +25,14 @@ if TYPE_CHECKING:
 
     from evalnb.lab.core import LabCore
 
-__all__ = ["GUARDRAIL_SCHEMA", "corpus_patch", "corpus_patch_markdown", "corpus_patch_rows",
-           "guardrail_config", "read_guardrail"]  # fmt: skip
+__all__ = [
+    "GUARDRAIL_SCHEMA",
+    "corpus_patch",
+    "corpus_patch_markdown",
+    "corpus_patch_rows",
+    "guardrail_config",
+    "read_guardrail",
+]
 
 GUARDRAIL_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -48,8 +54,9 @@ GUARDRAIL_SCHEMA: dict[str, Any] = {
 }
 
 
-def guardrail_config(lab: LabCore, path: str | Path | None = None, *,
-                     include_uncalibrated: bool = False) -> dict[str, Any]:  # fmt: skip
+def guardrail_config(
+    lab: LabCore, path: str | Path | None = None, *, include_uncalibrated: bool = False
+) -> dict[str, Any]:
     """Thresholds in force that came from human calibration, in the seed's shape.
 
     ``include_uncalibrated`` adds every other finite threshold in force (user or default),
@@ -81,13 +88,22 @@ def read_guardrail(path: str | Path) -> dict[str, Any]:
         jsonschema.validate(config, GUARDRAIL_SCHEMA)
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(document)"
-        raise InputError(str(path), where, where, "a guardrail configuration "
-                         "(calibrated_thresholds: evaluator → metric → number, evaluator_ids)",
-                         exc.message) from None  # fmt: skip
+        raise InputError(
+            str(path),
+            where,
+            where,
+            "a guardrail configuration "
+            "(calibrated_thresholds: evaluator → metric → number, evaluator_ids)",
+            exc.message,
+        ) from None
     if sorted(config["calibrated_thresholds"]) != sorted(config["evaluator_ids"]):
-        raise InputError(str(path), "evaluator_ids", "evaluator_ids",
-                         "the evaluators of calibrated_thresholds",
-                         f"{config['evaluator_ids']!r}")  # fmt: skip
+        raise InputError(
+            str(path),
+            "evaluator_ids",
+            "evaluator_ids",
+            "the evaluators of calibrated_thresholds",
+            f"{config['evaluator_ids']!r}",
+        )
     return dict(config)
 
 
@@ -106,16 +122,32 @@ def corpus_patch_rows(lab: LabCore) -> pl.DataFrame:
         if human.is_empty() or spec.is_empty():
             continue
         scored = lab.metric_scores(ev, metric)
-        rows = human.select(ITEM).join(scored.select(*ITEM, "value"), on=ITEM).with_columns(
-            threshold=pl.lit(spec["threshold"][0]),
-            passed=passes(pl.col("value"), pl.lit(spec["threshold"][0]), pl.lit(spec["higher_is_better"][0])),
-        )  # fmt: skip
+        rows = (
+            human.select(ITEM)
+            .join(scored.select(*ITEM, "value"), on=ITEM)
+            .with_columns(
+                threshold=pl.lit(spec["threshold"][0]),
+                passed=passes(
+                    pl.col("value"),
+                    pl.lit(spec["threshold"][0]),
+                    pl.lit(spec["higher_is_better"][0]),
+                ),
+            )
+        )
         parts.append(rows.filter(pl.col("passed") == False))  # noqa: E712  (null stays out)
     keys = ["case_id", "model", "sample"]
-    schema = pl.Schema(dict[str, pl.DataType]({
-        "case_id": pl.String(), "model": pl.String(), "sample": pl.Int64(),
-        "question": pl.String(), "answer": pl.String(), "failed_metrics": pl.List(pl.String()),
-    }))  # fmt: skip
+    schema = pl.Schema(
+        dict[str, pl.DataType](
+            {
+                "case_id": pl.String(),
+                "model": pl.String(),
+                "sample": pl.Int64(),
+                "question": pl.String(),
+                "answer": pl.String(),
+                "failed_metrics": pl.List(pl.String()),
+            }
+        )
+    )
     if not parts:
         return pl.DataFrame(schema=schema)
     failed = (
@@ -131,8 +163,9 @@ def corpus_patch_rows(lab: LabCore) -> pl.DataFrame:
     )
 
 
-def corpus_patch(lab: LabCore, markdown: str | Path | None = None,
-                 json_path: str | Path | None = None) -> pl.DataFrame:  # fmt: skip
+def corpus_patch(
+    lab: LabCore, markdown: str | Path | None = None, json_path: str | Path | None = None
+) -> pl.DataFrame:
     """:func:`corpus_patch_rows`, written as Markdown and/or JSON when paths are given."""
     patch = corpus_patch_rows(lab)
     if markdown is not None:
@@ -149,12 +182,22 @@ def _safe(text: object) -> str:
 
 def corpus_patch_markdown(patch: pl.DataFrame, title: str = "Corpus patch") -> str:
     """Render the corpus patch as an FAQ document (question, then the accepted answer)."""
-    lines = [f"# {title}", "",
-             "Questions the RAG system answered correctly according to human reviewers although "
-             "its metrics failed them. Add them to the corpus so retrieval finds them.", ""]  # fmt: skip
+    lines = [
+        f"# {title}",
+        "",
+        "Questions the RAG system answered correctly according to human reviewers although "
+        "its metrics failed them. Add them to the corpus so retrieval finds them.",
+        "",
+    ]
     for r in patch.iter_rows(named=True):
         question = " ".join(_safe(r["question"]).split())
-        lines += [f"## Q: {question}", "", _safe(r["answer"]).strip(), "",
-                  f"<!-- case {_safe(r['case_id'])}, model {_safe(r['model'])}; failed: "
-                  f"{_safe(', '.join(r['failed_metrics']))} -->", ""]  # fmt: skip
+        lines += [
+            f"## Q: {question}",
+            "",
+            _safe(r["answer"]).strip(),
+            "",
+            f"<!-- case {_safe(r['case_id'])}, model {_safe(r['model'])}; failed: "
+            f"{_safe(', '.join(r['failed_metrics']))} -->",
+            "",
+        ]
     return "\n".join(lines)

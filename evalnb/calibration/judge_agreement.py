@@ -23,11 +23,16 @@ def judge_agreement(lab: LabCore, evaluator: str, metric: str) -> dict[str, floa
     v = points["value"].to_numpy()
     judge_pass = v >= spec["threshold"] if spec["higher_is_better"] else v <= spec["threshold"]
     human = points["human_pass"].to_numpy().astype(bool)
-    return {"n_labels": int(v.size), "agreement": float(np.mean(judge_pass == human)) if v.size else float("nan"),
-            "kappa": cohen_kappa(judge_pass, human),
-            # the judge–human confusion matrix: who said pass, who said fail
-            "both_pass": int((judge_pass & human).sum()), "judge_pass_human_fail": int((judge_pass & ~human).sum()),
-            "judge_fail_human_pass": int((~judge_pass & human).sum()), "both_fail": int((~judge_pass & ~human).sum())}  # fmt: skip
+    return {
+        "n_labels": int(v.size),
+        "agreement": float(np.mean(judge_pass == human)) if v.size else float("nan"),
+        "kappa": cohen_kappa(judge_pass, human),
+        # the judge–human confusion matrix: who said pass, who said fail
+        "both_pass": int((judge_pass & human).sum()),
+        "judge_pass_human_fail": int((judge_pass & ~human).sum()),
+        "judge_fail_human_pass": int((~judge_pass & human).sum()),
+        "both_fail": int((~judge_pass & ~human).sum()),
+    }
 
 
 def with_human_agreement(lab: LabCore, report: pl.DataFrame) -> pl.DataFrame:

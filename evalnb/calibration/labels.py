@@ -20,8 +20,18 @@ from evalnb.lab.schema import SCHEMAS
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["ITEM", "VERDICTS", "add_label", "cohen_kappa", "current_labels", "disagreements",
-           "human_verdicts", "label_row", "new_batch_id", "reviewer_agreement"]  # fmt: skip
+__all__ = [
+    "ITEM",
+    "VERDICTS",
+    "add_label",
+    "cohen_kappa",
+    "current_labels",
+    "disagreements",
+    "human_verdicts",
+    "label_row",
+    "new_batch_id",
+    "reviewer_agreement",
+]
 
 ITEM = ["case_id", "model", "sample", "evaluator", "metric"]
 """The columns that name one labelled item."""
@@ -48,19 +58,42 @@ def label_row(
         msg = f"a label names its item by {ITEM}; missing {missing} in {item!r}"
         raise ValueError(msg)
     return pl.DataFrame(
-        [{**{k: item[k] for k in ITEM}, "label_id": uuid.uuid4().hex, "verdict": verdict,
-          "reviewer": reviewer, "note": note, "created_at": dt.datetime.now(dt.UTC),
-          "batch_id": batch_id}],
+        [
+            {
+                **{k: item[k] for k in ITEM},
+                "label_id": uuid.uuid4().hex,
+                "verdict": verdict,
+                "reviewer": reviewer,
+                "note": note,
+                "created_at": dt.datetime.now(dt.UTC),
+                "batch_id": batch_id,
+            }
+        ],
         schema=SCHEMAS["labels"],
-    )  # fmt: skip
+    )
 
 
-def add_label(lab: LabCore, case_id: str, model: str, evaluator: str, metric: str,
-              verdict: str | None, *, reviewer: str, note: str | None = None, sample: int = 0,
-              batch_id: str | None = None) -> pl.DataFrame:  # fmt: skip
+def add_label(
+    lab: LabCore,
+    case_id: str,
+    model: str,
+    evaluator: str,
+    metric: str,
+    verdict: str | None,
+    *,
+    reviewer: str,
+    note: str | None = None,
+    sample: int = 0,
+    batch_id: str | None = None,
+) -> pl.DataFrame:
     """Append one human verdict to ``lab`` (and its store, committed) and return the row."""
-    item = {"case_id": case_id, "model": model, "sample": sample, "evaluator": evaluator,
-            "metric": metric}  # fmt: skip
+    item = {
+        "case_id": case_id,
+        "model": model,
+        "sample": sample,
+        "evaluator": evaluator,
+        "metric": metric,
+    }
     row = label_row(item, verdict, reviewer=reviewer, note=note, batch_id=batch_id)
     lab.append_rows("labels", row)
     return row
@@ -132,14 +165,25 @@ def reviewer_agreement(labels: pl.DataFrame, evaluator: str, metric: str) -> pl.
                 votes.filter(pl.col("reviewer") == rb), on=ITEM
             )
             a, b = both["passed"].to_numpy(), both["passed_right"].to_numpy()
-            rows.append({"reviewer_a": ra, "reviewer_b": rb, "n_items": both.height,
-                         "agreement": float(np.mean(a == b)) if a.size else None,
-                         "kappa": cohen_kappa(a, b) if a.size else None})  # fmt: skip
+            rows.append(
+                {
+                    "reviewer_a": ra,
+                    "reviewer_b": rb,
+                    "n_items": both.height,
+                    "agreement": float(np.mean(a == b)) if a.size else None,
+                    "kappa": cohen_kappa(a, b) if a.size else None,
+                }
+            )
     return pl.DataFrame(
         rows,
-        schema={"reviewer_a": pl.String, "reviewer_b": pl.String, "n_items": pl.Int64,
-                "agreement": pl.Float64, "kappa": pl.Float64},
-    )  # fmt: skip
+        schema={
+            "reviewer_a": pl.String,
+            "reviewer_b": pl.String,
+            "n_items": pl.Int64,
+            "agreement": pl.Float64,
+            "kappa": pl.Float64,
+        },
+    )
 
 
 def disagreements(labels: pl.DataFrame, evaluator: str, metric: str) -> pl.DataFrame:

@@ -69,8 +69,14 @@ def _weighted(values: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     return mean, var * n / (n - 1)  # the usual small-sample correction of the plug-in
 
 
-def ppi_mean(human: np.ndarray, metric_labelled: np.ndarray, metric_all: np.ndarray, *,
-             weights: np.ndarray | None = None, level: float = 0.95) -> PPIEstimate:  # fmt: skip
+def ppi_mean(
+    human: np.ndarray,
+    metric_labelled: np.ndarray,
+    metric_all: np.ndarray,
+    *,
+    weights: np.ndarray | None = None,
+    level: float = 0.95,
+) -> PPIEstimate:
     """Estimate the population mean of the human verdict from labels and the metric's verdicts.
 
     Parameters
@@ -115,5 +121,15 @@ def ppi_mean(human: np.ndarray, metric_labelled: np.ndarray, metric_all: np.ndar
     half, h_half = z * np.sqrt(r_var), z * np.sqrt(h_var)
     # What n random labels alone would need for this variance: Var(y)·fpc / n_eff = r_var.
     eff = float(n * h_var / r_var) if r_var > 0 else float("inf")
-    return PPIEstimate(_clip(est), _clip(est - half), _clip(est + half), lam, h_mean,
-                       (_clip(h_mean - h_half), _clip(h_mean + h_half)), mean_f, n, big_n, eff)  # fmt: skip
+    return PPIEstimate(
+        _clip(est),
+        _clip(est - half),
+        _clip(est + half),
+        lam,
+        h_mean,
+        (_clip(h_mean - h_half), _clip(h_mean + h_half)),
+        mean_f,
+        n,
+        big_n,
+        eff,
+    )

@@ -25,8 +25,14 @@ from evalnb.lab.verdicts import finite_or_none
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["CRITERIA", "Calibration", "calibrate", "fit_threshold", "labelled_points",
-           "recalibrate"]  # fmt: skip
+__all__ = [
+    "CRITERIA",
+    "Calibration",
+    "calibrate",
+    "fit_threshold",
+    "labelled_points",
+    "recalibrate",
+]
 
 CRITERIA = ("balanced_accuracy", "accuracy", "f1", "logistic")
 
@@ -80,9 +86,12 @@ def _logistic(s: np.ndarray, y: np.ndarray, iters: int = 50) -> tuple[float, flo
 
 
 def fit_threshold(
-    values: np.ndarray, human_pass: np.ndarray, *, higher_is_better: bool = True,
+    values: np.ndarray,
+    human_pass: np.ndarray,
+    *,
+    higher_is_better: bool = True,
     criterion: str = "balanced_accuracy",
-) -> tuple[float, float]:  # fmt: skip
+) -> tuple[float, float]:
     """Return the threshold that best agrees with the human verdicts, and its agreement.
 
     The agreement is the criterion's value at that threshold (for ``logistic``: the
@@ -163,13 +172,22 @@ class Calibration:
     def to_dict(self) -> dict[str, object]:
         """Return the numbers as JSON-able values (for widgets and exports)."""
         clean = finite_or_none
-        return {"evaluator": self.evaluator, "metric": self.metric, "criterion": self.criterion,
-                "n_labels": self.n_labels, "old_threshold": clean(self.old_threshold),
-                "threshold": clean(self.threshold), "ci": [clean(c) for c in self.ci],
-                "agreement": clean(self.agreement), "agreement_ci": [clean(c) for c in self.agreement_ci],
-                "kappa_before": clean(self.kappa_before), "kappa_after": clean(self.kappa_after),
-                "kappa_ci": [clean(c) for c in self.kappa_ci],
-                "more_labels": self.more_labels, "target_width": self.target_width}  # fmt: skip
+        return {
+            "evaluator": self.evaluator,
+            "metric": self.metric,
+            "criterion": self.criterion,
+            "n_labels": self.n_labels,
+            "old_threshold": clean(self.old_threshold),
+            "threshold": clean(self.threshold),
+            "ci": [clean(c) for c in self.ci],
+            "agreement": clean(self.agreement),
+            "agreement_ci": [clean(c) for c in self.agreement_ci],
+            "kappa_before": clean(self.kappa_before),
+            "kappa_after": clean(self.kappa_after),
+            "kappa_ci": [clean(c) for c in self.kappa_ci],
+            "more_labels": self.more_labels,
+            "target_width": self.target_width,
+        }
 
 
 def labelled_points(lab: LabCore, evaluator: str, metric: str) -> pl.DataFrame:
@@ -180,9 +198,15 @@ def labelled_points(lab: LabCore, evaluator: str, metric: str) -> pl.DataFrame:
 
 
 def calibrate(
-    lab: LabCore, evaluator: str, metric: str, *, criterion: str = "balanced_accuracy",
-    n_boot: int = 1000, seed: int = 0, target_width: float = 0.05,
-) -> Calibration:  # fmt: skip
+    lab: LabCore,
+    evaluator: str,
+    metric: str,
+    *,
+    criterion: str = "balanced_accuracy",
+    n_boot: int = 1000,
+    seed: int = 0,
+    target_width: float = 0.05,
+) -> Calibration:
     """Fit the threshold of one metric to the humans' verdicts (see the module docstring)."""
     spec = lab.metric_spec(evaluator, metric)
     old = spec["threshold"]
@@ -225,30 +249,66 @@ def calibrate(
         else 0
     )
     return Calibration(
-        evaluator, metric, criterion, int(v.size), old, cut, (float(lo), float(hi)),
-        quality, (float(qlo), float(qhi)), cohen_kappa(verdicts_at(old), y),
-        cohen_kappa(verdicts_at(cut), y), width, more, target_width, points,
+        evaluator,
+        metric,
+        criterion,
+        int(v.size),
+        old,
+        cut,
+        (float(lo), float(hi)),
+        quality,
+        (float(qlo), float(qhi)),
+        cohen_kappa(verdicts_at(old), y),
+        cohen_kappa(verdicts_at(cut), y),
+        width,
+        more,
+        target_width,
+        points,
         (float(klo), float(khi)),
-    )  # fmt: skip
+    )
 
 
-def recalibrate(lab: LabCore, evaluator: str, metric: str, *,
-                criterion: str = "balanced_accuracy", apply: bool = True, n_boot: int = 1000,
-                seed: int = 0, target_width: float = 0.05) -> Calibration:  # fmt: skip
+def recalibrate(
+    lab: LabCore,
+    evaluator: str,
+    metric: str,
+    *,
+    criterion: str = "balanced_accuracy",
+    apply: bool = True,
+    n_boot: int = 1000,
+    seed: int = 0,
+    target_width: float = 0.05,
+) -> Calibration:
     """Fit the metric's threshold to the human verdicts; with ``apply``, store it in ``lab``.
 
     The applied threshold is a new ``calibrated`` version of the ``thresholds`` table, so
     everything derived from verdicts follows it (see :meth:`evalnb.Lab.recalibrate`).
     """
-    result = calibrate(lab, evaluator, metric, criterion=criterion, n_boot=n_boot, seed=seed,
-                       target_width=target_width)  # fmt: skip
+    result = calibrate(
+        lab,
+        evaluator,
+        metric,
+        criterion=criterion,
+        n_boot=n_boot,
+        seed=seed,
+        target_width=target_width,
+    )
     if apply:
         row = pl.DataFrame(
-            [{"evaluator": evaluator, "metric": metric, "threshold": result.threshold,
-              "source": "calibrated", "n_labels": result.n_labels,
-              "agreement": result.agreement, "ci_low": result.ci[0], "ci_high": result.ci[1],
-              "created_at": dt.datetime.now(dt.UTC)}],
+            [
+                {
+                    "evaluator": evaluator,
+                    "metric": metric,
+                    "threshold": result.threshold,
+                    "source": "calibrated",
+                    "n_labels": result.n_labels,
+                    "agreement": result.agreement,
+                    "ci_low": result.ci[0],
+                    "ci_high": result.ci[1],
+                    "created_at": dt.datetime.now(dt.UTC),
+                }
+            ],
             schema=SCHEMAS["thresholds"],
-        )  # fmt: skip
+        )
         lab.append_rows("thresholds", row)
     return result

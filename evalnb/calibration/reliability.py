@@ -23,9 +23,16 @@ if TYPE_CHECKING:
 __all__ = ["RELIABILITY_SCHEMA", "agreement_views", "reliability"]
 
 RELIABILITY_SCHEMA = pl.Schema(
-    {"low": pl.Float64(), "high": pl.Float64(), "score": pl.Float64(), "n": pl.Int64(),
-     "human_pass_rate": pl.Float64(), "ci_low": pl.Float64(), "ci_high": pl.Float64()}
-)  # fmt: skip
+    {
+        "low": pl.Float64(),
+        "high": pl.Float64(),
+        "score": pl.Float64(),
+        "n": pl.Int64(),
+        "human_pass_rate": pl.Float64(),
+        "ci_low": pl.Float64(),
+        "ci_high": pl.Float64(),
+    }
+)
 
 
 def _wilson(passed: int, n: int, z: float) -> tuple[float, float]:
@@ -35,8 +42,9 @@ def _wilson(passed: int, n: int, z: float) -> tuple[float, float]:
     return float(max(0.0, centre - half)), float(min(1.0, centre + half))
 
 
-def reliability(lab: LabCore, evaluator: str, metric: str, *, bins: int = 8,
-                level: float = 0.95) -> pl.DataFrame:  # fmt: skip
+def reliability(
+    lab: LabCore, evaluator: str, metric: str, *, bins: int = 8, level: float = 0.95
+) -> pl.DataFrame:
     """Per score band of the labelled answers: its range, mean score, count, human pass rate, CI."""
     points = labelled_points(lab, evaluator, metric).sort("value")
     if points.is_empty():
@@ -47,9 +55,17 @@ def reliability(lab: LabCore, evaluator: str, metric: str, *, bins: int = 8,
     rows = []
     for part in np.array_split(np.arange(v.size), min(bins, v.size)):
         lo, hi = _wilson(int(y[part].sum()), part.size, z)
-        rows.append({"low": float(v[part[0]]), "high": float(v[part[-1]]),
-                     "score": float(v[part].mean()), "n": int(part.size),
-                     "human_pass_rate": float(y[part].mean()), "ci_low": lo, "ci_high": hi})  # fmt: skip
+        rows.append(
+            {
+                "low": float(v[part[0]]),
+                "high": float(v[part[-1]]),
+                "score": float(v[part].mean()),
+                "n": int(part.size),
+                "human_pass_rate": float(y[part].mean()),
+                "ci_low": lo,
+                "ci_high": hi,
+            }
+        )
     return pl.DataFrame(rows, schema=RELIABILITY_SCHEMA)
 
 
@@ -73,10 +89,11 @@ def agreement_views(lab: LabCore) -> list[dict[str, object]]:
             f"Cohen's κ between the metric and the reviewers: {cal.kappa_before:.3f} at the "
             f"threshold before calibration, {cal.kappa_after:.3f} at the fitted one (95 % CI "
             f"{cal.kappa_ci[0]:.3f}–{cal.kappa_ci[1]:.3f}).",
-            "The fitted threshold's interval is as narrow as asked." if cal.more_labels == 0 else
-            f"About {cal.more_labels} more labels would narrow the threshold's interval to "
+            "The fitted threshold's interval is as narrow as asked."
+            if cal.more_labels == 0
+            else f"About {cal.more_labels} more labels would narrow the threshold's interval to "
             f"±{cal.target_width / 2:.3g}.",
-        ]  # fmt: skip
+        ]
         bands = reliability(lab, evaluator, metric, bins=max(1, min(8, n // 5)))
         views.append(
             {"title": title, "lines": lines, "table": bands, "threshold": spec["threshold"]}

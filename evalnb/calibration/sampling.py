@@ -18,8 +18,15 @@ __all__ = ["STRATEGIES", "calibration_sample", "sample_rows"]
 STRATEGIES = ("random", "stratified", "active")
 
 
-def calibration_sample(lab: LabCore, evaluator: str, metric: str, *, n: int = 20,
-                       strategy: str = "active", seed: int = 0) -> pl.DataFrame:  # fmt: skip
+def calibration_sample(
+    lab: LabCore,
+    evaluator: str,
+    metric: str,
+    *,
+    n: int = 20,
+    strategy: str = "active",
+    seed: int = 0,
+) -> pl.DataFrame:
     """Rows of one metric for a human to label, with their verdict now and what to read.
 
     :func:`sample_rows` picks them; each comes with ``value``, ``threshold``, ``passed``,
@@ -90,8 +97,9 @@ def sample_rows(
         pick = rng.choice(near, n, replace=False)
         chance = np.full(n, n / near.size)
     order = np.argsort(pick)
-    return pool[pick[order]].with_columns(inclusion=pl.Series(chance[order]),
-                                          design=pl.lit(strategy))  # fmt: skip
+    return pool[pick[order]].with_columns(
+        inclusion=pl.Series(chance[order]), design=pl.lit(strategy)
+    )
 
 
 def _boundary(lab: LabCore, evaluator: str, metric: str) -> float | None:
@@ -101,6 +109,7 @@ def _boundary(lab: LabCore, evaluator: str, metric: str) -> float | None:
     if points.height < 2 or y.all() or (~y).all():
         return None
     higher = bool(lab.metric_spec(evaluator, metric)["higher_is_better"])
-    t, _ = fit_threshold(points["value"].to_numpy(), y, higher_is_better=higher,
-                         criterion="logistic")  # fmt: skip
+    t, _ = fit_threshold(
+        points["value"].to_numpy(), y, higher_is_better=higher, criterion="logistic"
+    )
     return t

@@ -51,17 +51,27 @@ def run_harpia(
         elapsed = time.perf_counter() - start
         rows = scored.scores.filter(pl.col("evaluator") == cls.id)
         means = rows.group_by("metric", maintain_order=True).agg(pl.col("value").mean())
-        outputs.append({
-            "metric": metric["id"],
-            "parameters": metric["parameters"],
-            "score": dict(means.iter_rows()),
-            "elapsed time": elapsed,
-        })  # fmt: skip
+        outputs.append(
+            {
+                "metric": metric["id"],
+                "parameters": metric["parameters"],
+                "score": dict(means.iter_rows()),
+                "elapsed time": elapsed,
+            }
+        )
         wide = rows.pivot(on="metric", index="case_id", values="value")
         for record in wide.iter_rows(named=True):
             instance = record.pop("case_id")
-            log_lines.append(json.dumps({"instance_id": instance, "metric": metric["id"],
-                                         "parameters": metric["parameters"], "result": record}))  # fmt: skip
+            log_lines.append(
+                json.dumps(
+                    {
+                        "instance_id": instance,
+                        "metric": metric["id"],
+                        "parameters": metric["parameters"],
+                        "result": record,
+                    }
+                )
+            )
     write_json_atomic(output_path, outputs)
     if log_path is not None:
         write_atomic(log_path, "".join(line + "\n" for line in log_lines))

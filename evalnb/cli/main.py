@@ -31,10 +31,19 @@ __all__ = ["main"]
 
 _log = logging.getLogger(__name__)
 DEMO_EVALUATORS = (
-    "text_matching", "pii_leakage", "sensitive_data_leakage", "bleu", "rouge",
-    "answer_similarity", "answer_sentence_similarity", "answer_relevancy_similarity",
-    "groundedness", "context_mrr", "context_relevancy", "looping_detection",
-)  # fmt: skip
+    "text_matching",
+    "pii_leakage",
+    "sensitive_data_leakage",
+    "bleu",
+    "rouge",
+    "answer_similarity",
+    "answer_sentence_similarity",
+    "answer_relevancy_similarity",
+    "groundedness",
+    "context_mrr",
+    "context_relevancy",
+    "looping_detection",
+)
 _DEMO_FILE = Path(__file__).resolve().parents[2] / "data" / "demo_lab.json"
 
 
@@ -68,25 +77,54 @@ def _parser() -> argparse.ArgumentParser:
         "evaluate", help="run evaluators over a lab store (or a source file) and save the scores"
     )
     ev.add_argument("source", type=Path, help="a LAB.duckdb store, or a source file to import")
-    ev.add_argument("-e", "--evaluator", action="append", required=True, metavar="ID",
-                    help="evaluator id (repeat for several; `evalnb evaluators` lists them)")  # fmt: skip
-    ev.add_argument("--to", type=Path,
-                    help="store to write (default: the store given as source; required for a "
-                         "source file)")  # fmt: skip
-    ev.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="evaluator parameter; VALUE is read as JSON when it parses, else as "
-                         "text, e.g. --set model=all-MiniLM-L6-v2 --set lowercase=true")  # fmt: skip
-    ev.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
-                    help="column mapping when the source is a generic table")  # fmt: skip
-    ev.add_argument("--engine", choices=("local", "ray"), default="local",
-                    help="local (this process, default) or ray: Ray Data over a cluster "
-                         "(pip install 'evalnb[ray]')")  # fmt: skip
-    ev.add_argument("--address", metavar="ADDRESS",
-                    help="Ray cluster address for --engine ray (e.g. auto, ray://head:10001, "
-                         "HOST:6379); default: $RAY_ADDRESS, else a new local cluster")  # fmt: skip
-    ev.add_argument("--shards", type=Path, metavar="FOLDER",
-                    help="with --engine ray: a folder every node reads for the row shards "
-                         "(required on a multi-node cluster)")  # fmt: skip
+    ev.add_argument(
+        "-e",
+        "--evaluator",
+        action="append",
+        required=True,
+        metavar="ID",
+        help="evaluator id (repeat for several; `evalnb evaluators` lists them)",
+    )
+    ev.add_argument(
+        "--to",
+        type=Path,
+        help="store to write (default: the store given as source; required for a source file)",
+    )
+    ev.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="evaluator parameter; VALUE is read as JSON when it parses, else as "
+        "text, e.g. --set model=all-MiniLM-L6-v2 --set lowercase=true",
+    )
+    ev.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=COLUMN",
+        help="column mapping when the source is a generic table",
+    )
+    ev.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="local (this process, default) or ray: Ray Data over a cluster "
+        "(pip install 'evalnb[ray]')",
+    )
+    ev.add_argument(
+        "--address",
+        metavar="ADDRESS",
+        help="Ray cluster address for --engine ray (e.g. auto, ray://head:10001, "
+        "HOST:6379); default: $RAY_ADDRESS, else a new local cluster",
+    )
+    ev.add_argument(
+        "--shards",
+        type=Path,
+        metavar="FOLDER",
+        help="with --engine ray: a folder every node reads for the row shards "
+        "(required on a multi-node cluster)",
+    )
     sub.add_parser("evaluators", help="list the evaluator catalog (id, domain, title)")
     info = sub.add_parser("info", help="describe a lab store")
     info.add_argument("store", type=Path, help="the LAB.duckdb store to describe")
@@ -99,26 +137,42 @@ def _parser() -> argparse.ArgumentParser:
     metric = sub.add_parser(
         "metric", help="Harbor metric: aggregate a rewards JSONL into a JSON of numbers"
     )
-    metric.add_argument("-i", "--input-path", type=Path, required=True,
-                        help="rewards JSONL, one JSON object per trial")  # fmt: skip
-    metric.add_argument("-o", "--output-path", type=Path, required=True,
-                        help="JSON file of the aggregated numbers to write")  # fmt: skip
+    metric.add_argument(
+        "-i",
+        "--input-path",
+        type=Path,
+        required=True,
+        help="rewards JSONL, one JSON object per trial",
+    )
+    metric.add_argument(
+        "-o",
+        "--output-path",
+        type=Path,
+        required=True,
+        help="JSON file of the aggregated numbers to write",
+    )
     metric.add_argument(
         "--aggregate",
         default="mean",
         help="comma-separated: mean, pass_rate, median, min, max, sum, count, std, or "
         "module:function (default: mean)",
     )
-    metric.add_argument("--pass-threshold", type=float, default=1.0,
-                        help="reward from which a trial passes, for pass_rate (default: 1.0)")  # fmt: skip
+    metric.add_argument(
+        "--pass-threshold",
+        type=float,
+        default=1.0,
+        help="reward from which a trial passes, for pass_rate (default: 1.0)",
+    )
     metric.add_argument("--ci", type=float, help="bootstrap confidence level, e.g. 0.95")
-    metric.add_argument("--resamples", type=int, default=2000,
-                        help="bootstrap resamples for --ci (default: 2000)")  # fmt: skip
+    metric.add_argument(
+        "--resamples", type=int, default=2000, help="bootstrap resamples for --ci (default: 2000)"
+    )
     metric.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     harpia = sub.add_parser("harpia", help="HarpIA: run the metrics an input JSON asks for")
     harpia.add_argument("input", type=Path, help="HarpIA input JSON")
-    harpia.add_argument("-o", "--output", type=Path, required=True,
-                        help="HarpIA output JSON to write")  # fmt: skip
+    harpia.add_argument(
+        "-o", "--output", type=Path, required=True, help="HarpIA output JSON to write"
+    )
     harpia.add_argument("--log", type=Path, help="JSONL log, one line per (instance, metric)")
     cal = sub.add_parser("calibrate", help="human calibration: export its results")
     cal_sub = cal.add_subparsers(dest="calibrate_command", required=True)
@@ -130,9 +184,10 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--corpus-patch", type=Path, help="corpus patch Markdown to write")
     export.add_argument("--corpus-patch-json", type=Path, help="corpus patch JSON to write")
     export.add_argument(
-        "--all-thresholds", action="store_true",
+        "--all-thresholds",
+        action="store_true",
         help="guardrail: include thresholds that were not calibrated (user or default)",
-    )  # fmt: skip
+    )
     add_workflow_parser(sub)
     demo = sub.add_parser(
         "demo", help="evaluate the bundled demo lab; write its store, HTML report and archive"
@@ -268,8 +323,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         RayEngine(address=args.address, shards=args.shards) if args.engine == "ray" else "local"
     )
     # A store-backed lab writes its scores to the store in one transaction.
-    lab = evaluate(lab, list(args.evaluator), progress=sys.stderr.isatty(), engine=engine,
-                   **params)  # fmt: skip
+    lab = evaluate(lab, list(args.evaluator), progress=sys.stderr.isatty(), engine=engine, **params)
     _print(f"evaluated {', '.join(args.evaluator)} → {target}\n{describe(lab)}")
     return 0
 
@@ -313,8 +367,9 @@ def _demo(out: Path) -> int:
     # The judge-free evaluators that fit a RAG question-answering lab and run offline with
     # what evalnb installs (the model-backed ones need models from the hub, the demo has no
     # JSON answers or class labels); scores are written to the store.
-    lab = evaluate(lab, list(DEMO_EVALUATORS), model="all-MiniLM-L6-v2",
-                   progress=sys.stderr.isatty())  # fmt: skip
+    lab = evaluate(
+        lab, list(DEMO_EVALUATORS), model="all-MiniLM-L6-v2", progress=sys.stderr.isatty()
+    )
     report = out / "demo_report.html"
     lab.report(report, title="evalnb demo: RAG question answering")
     archive = lab.archive(out / "demo_archive.zip")

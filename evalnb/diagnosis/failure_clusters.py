@@ -59,10 +59,14 @@ class FailureClusters:
         chart: alt.Chart = (
             alt.Chart(alt.Data(values=data.to_dicts()))  # type: ignore[no-untyped-call]
             .mark_circle(size=60, opacity=0.8)
-            .encode(x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", axis=None), color="cluster:N",
-                    tooltip=["cluster:N", "topic:N", "question_type:N", "model:N", "prompt:N"])
+            .encode(
+                x=alt.X("x:Q", axis=None),
+                y=alt.Y("y:Q", axis=None),
+                color="cluster:N",
+                tooltip=["cluster:N", "topic:N", "question_type:N", "model:N", "prompt:N"],
+            )
             .properties(width=420, height=320, title="Failed test cases by cluster")
-        )  # fmt: skip
+        )
         return chart
 
 
@@ -78,8 +82,11 @@ def rf_proximity(x: np.ndarray, *, n_trees: int = 300, seed: int = 0) -> np.ndar
     from sklearn.ensemble import RandomTreesEmbedding  # noqa: PLC0415
 
     depth = int(np.clip(np.ceil(np.log2(max(len(x), 2) / 8)), 3, 8))
-    leaves = RandomTreesEmbedding(n_estimators=n_trees, max_depth=depth,
-                                  random_state=seed).fit(x).apply(x)  # fmt: skip
+    leaves = (
+        RandomTreesEmbedding(n_estimators=n_trees, max_depth=depth, random_state=seed)
+        .fit(x)
+        .apply(x)
+    )
     prox = np.zeros((len(x), len(x)))
     for t in range(leaves.shape[1]):
         prox += leaves[:, t][:, None] == leaves[:, t][None, :]
@@ -93,10 +100,17 @@ def _shares(values: list[str | None]) -> list[str]:
 
 
 def failure_clusters(
-    lab: LabCore, evaluator: str | None = None, metric: str | None = None, *,
-    min_failures: int = 10, max_clusters: int = 8, max_rows: int = 2000, n_trees: int = 300,
-    model: str = "all-MiniLM-L6-v2", seed: int = 0,
-) -> FailureClusters:  # fmt: skip
+    lab: LabCore,
+    evaluator: str | None = None,
+    metric: str | None = None,
+    *,
+    min_failures: int = 10,
+    max_clusters: int = 8,
+    max_rows: int = 2000,
+    n_trees: int = 300,
+    model: str = "all-MiniLM-L6-v2",
+    seed: int = 0,
+) -> FailureClusters:
     """Cluster the failed rows of one metric (or of every evaluator's primary metric)."""
     from sklearn.cluster import AgglomerativeClustering  # noqa: PLC0415
     from sklearn.decomposition import PCA  # noqa: PLC0415
@@ -114,15 +128,29 @@ def failure_clusters(
     )
     metric_cols = [c for c in scores.columns if c not in _KEY]
     rows = (
-        scores.join(lab.cases.select("case_id", "prompt", "topic", "question_type"), on="case_id", how="left")
-        .join(lab.outputs.select(*_KEY, "actual"), on=_KEY, how="left")
-        .with_columns(failed_metrics=pl.concat_list([pl.when(pl.col(c).is_not_null()).then(pl.lit(c)) for c in metric_cols]).list.drop_nulls())
-        .sort(_KEY)
-    ) if metric_cols else pl.DataFrame(schema=dict.fromkeys(_KEY, pl.String))  # fmt: skip
+        (
+            scores.join(
+                lab.cases.select("case_id", "prompt", "topic", "question_type"),
+                on="case_id",
+                how="left",
+            )
+            .join(lab.outputs.select(*_KEY, "actual"), on=_KEY, how="left")
+            .with_columns(
+                failed_metrics=pl.concat_list(
+                    [pl.when(pl.col(c).is_not_null()).then(pl.lit(c)) for c in metric_cols]
+                ).list.drop_nulls()
+            )
+            .sort(_KEY)
+        )
+        if metric_cols
+        else pl.DataFrame(schema=dict.fromkeys(_KEY, pl.String))
+    )
     empty = pl.DataFrame(schema={"cluster": pl.Int64, "size": pl.Int64})
     if rows.height < min_failures:
-        msg = (f"{rows.height} failed row(s), fewer than min_failures={min_failures}: nothing to "
-               "cluster (as H2O does, this counts as success)")  # fmt: skip
+        msg = (
+            f"{rows.height} failed row(s), fewer than min_failures={min_failures}: nothing to "
+            "cluster (as H2O does, this counts as success)"
+        )
         return FailureClusters(rows, empty, message=msg)
     if rows.height > max_rows:  # proximity is n²: cluster a seeded sample
         rows = rows.sample(max_rows, seed=seed).sort(_KEY)
@@ -158,15 +186,22 @@ def failure_clusters(
         part = rows[members]
         centrality = prox[np.ix_(members, members)].mean(axis=1)
         reps = part[np.argsort(-centrality)[:3]]
-        summary.append({
-            "cluster": c, "size": len(members), "keywords": words.get(c, []),
-            "topics": _shares(part["topic"].to_list()),
-            "question_types": _shares(part["question_type"].to_list()),
-            "models": _shares(part["model"].to_list()),
-            "failed_metrics": _shares([m for ms in part["failed_metrics"].to_list() for m in ms]),
-            "representative_cases": reps["case_id"].to_list(),
-            "representative_prompts": reps["prompt"].to_list(),
-        })  # fmt: skip
-    flat = fit_transform(umap_model(len(texts), n_neighbors=15, n_components=2, min_dist=0.1,
-                                    seed=seed), x)  # fmt: skip
+        summary.append(
+            {
+                "cluster": c,
+                "size": len(members),
+                "keywords": words.get(c, []),
+                "topics": _shares(part["topic"].to_list()),
+                "question_types": _shares(part["question_type"].to_list()),
+                "models": _shares(part["model"].to_list()),
+                "failed_metrics": _shares(
+                    [m for ms in part["failed_metrics"].to_list() for m in ms]
+                ),
+                "representative_cases": reps["case_id"].to_list(),
+                "representative_prompts": reps["prompt"].to_list(),
+            }
+        )
+    flat = fit_transform(
+        umap_model(len(texts), n_neighbors=15, n_components=2, min_dist=0.1, seed=seed), x
+    )
     return FailureClusters(rows, pl.DataFrame(summary), silhouette=sil, projection=flat)

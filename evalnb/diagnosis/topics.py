@@ -30,19 +30,136 @@ L = TypeVar("L", bound=LabCore)
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]+")
 # Words that say nothing about a topic (English function words and question words).
-_STOP = frozenset([
-    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are",
-    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
-    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
-    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him",
-    "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more",
-    "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other",
-    "our", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that",
-    "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to",
-    "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where",
-    "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
-    "tell", "give", "explain", "describe", "please", "much", "many", "one", "two"
-])  # fmt: skip
+_STOP = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "tell",
+        "give",
+        "explain",
+        "describe",
+        "please",
+        "much",
+        "many",
+        "one",
+        "two",
+    ]
+)
 OUTLIER = -1
 
 
@@ -109,7 +226,7 @@ class TopicModel:
         ).with_columns(
             topic=pl.col("topic_id").replace_strict(lookup, default=None, return_dtype=pl.String)
         )
-        return replace(self, topics=topics, assignments=assignments)  # fmt: skip
+        return replace(self, topics=topics, assignments=assignments)
 
     def rename(self, topic_id: int, name: str) -> TopicModel:
         """Give topic ``topic_id`` a human name."""
@@ -127,19 +244,21 @@ class TopicModel:
             self._known(t)
         keep = topic_ids[0]
         assignments = self.assignments.with_columns(
-            topic_id=pl.when(pl.col("topic_id").is_in(list(topic_ids))).then(keep).otherwise("topic_id")
-        )  # fmt: skip
+            topic_id=pl.when(pl.col("topic_id").is_in(list(topic_ids)))
+            .then(keep)
+            .otherwise("topic_id")
+        )
         labels = assignments["topic_id"].to_numpy()
         words = class_tfidf(assignments["text"].to_list(), labels, len(self.topics["keywords"][0]))
         merged_name = name or self.topics.filter(pl.col("topic_id") == keep)["topic"][0]
-        topics = (
-            self.topics.filter(~pl.col("topic_id").is_in(list(topic_ids[1:])))
-            .with_columns(
-                size=pl.col("topic_id").replace_strict(Counter(labels.tolist()), default=0, return_dtype=pl.Int64),
-                keywords=pl.col("topic_id").replace_strict(dict(words), default=None,
-                                                           return_dtype=pl.List(pl.String)),
-            )
-        )  # fmt: skip
+        topics = self.topics.filter(~pl.col("topic_id").is_in(list(topic_ids[1:]))).with_columns(
+            size=pl.col("topic_id").replace_strict(
+                Counter(labels.tolist()), default=0, return_dtype=pl.Int64
+            ),
+            keywords=pl.col("topic_id").replace_strict(
+                dict(words), default=None, return_dtype=pl.List(pl.String)
+            ),
+        )
         model = replace(self, assignments=assignments, topics=topics)
         return model._with_names({keep: merged_name})
 
@@ -194,12 +313,21 @@ def _texts_of(source: LabCore | Sequence[str], on: str) -> list[str]:
 
 
 def topics(
-    source: LabCore | Sequence[str], *, on: str = "cases", top_n_words: int = 8,
-    min_topic_size: int = 5, umap_neighbors: int = 15, umap_components: int = 5,
-    umap_min_dist: float = 0.0, hdbscan_min_cluster_size: int | None = None,
-    hdbscan_min_samples: int | None = None, hdbscan_epsilon: float = 0.0,
-    k_range: Sequence[int] | None = None, model: str = "all-MiniLM-L6-v2", seed: int = 0,
-) -> TopicModel:  # fmt: skip
+    source: LabCore | Sequence[str],
+    *,
+    on: str = "cases",
+    top_n_words: int = 8,
+    min_topic_size: int = 5,
+    umap_neighbors: int = 15,
+    umap_components: int = 5,
+    umap_min_dist: float = 0.0,
+    hdbscan_min_cluster_size: int | None = None,
+    hdbscan_min_samples: int | None = None,
+    hdbscan_epsilon: float = 0.0,
+    k_range: Sequence[int] | None = None,
+    model: str = "all-MiniLM-L6-v2",
+    seed: int = 0,
+) -> TopicModel:
     """Find topics in texts, or in a lab's prompts (``on="cases"``) or corpus (``"corpus"``).
 
     Parameters are the seed's: keywords per topic, minimum topic size, UMAP neighbours /
@@ -226,9 +354,16 @@ def topics(
         )
         raise ValueError(msg)
     emb = get_encoder(model).encode(texts)
-    reduced = fit_transform(umap_model(len(texts), n_neighbors=umap_neighbors,
-                                       n_components=umap_components, min_dist=umap_min_dist,
-                                       seed=seed), emb)  # fmt: skip
+    reduced = fit_transform(
+        umap_model(
+            len(texts),
+            n_neighbors=umap_neighbors,
+            n_components=umap_components,
+            min_dist=umap_min_dist,
+            seed=seed,
+        ),
+        emb,
+    )
     tried: list[dict[str, object]] = []
     labelings: list[np.ndarray] = []
 
@@ -245,11 +380,17 @@ def topics(
         )
         labelings.append(labels)
 
-    hdb = HDBSCAN(min_cluster_size=hdbscan_min_cluster_size or min_topic_size,
-                  min_samples=hdbscan_min_samples, cluster_selection_epsilon=hdbscan_epsilon,
-                  copy=True)  # fmt: skip
-    score(f"hdbscan(min_cluster_size={hdbscan_min_cluster_size or min_topic_size}, "
-          f"min_samples={hdbscan_min_samples}, epsilon={hdbscan_epsilon})", hdb.fit_predict(reduced))  # fmt: skip
+    hdb = HDBSCAN(
+        min_cluster_size=hdbscan_min_cluster_size or min_topic_size,
+        min_samples=hdbscan_min_samples,
+        cluster_selection_epsilon=hdbscan_epsilon,
+        copy=True,
+    )
+    score(
+        f"hdbscan(min_cluster_size={hdbscan_min_cluster_size or min_topic_size}, "
+        f"min_samples={hdbscan_min_samples}, epsilon={hdbscan_epsilon})",
+        hdb.fit_predict(reduced),
+    )
     ks = list(k_range) if k_range is not None else list(range(2, 13))
     for k in ks:
         if k * min_topic_size > len(texts):
@@ -269,11 +410,20 @@ def topics(
     labels = np.array([order.index(t) if t != OUTLIER else OUTLIER for t in raw.tolist()])
     words = class_tfidf(texts, labels, top_n_words)
     names = {t: "_".join(words[t][:3]) or f"topic {t}" for t in range(len(order))}
-    topic_table = pl.DataFrame({
-        "topic_id": list(range(len(order))), "topic": [names[t] for t in range(len(order))],
-        "keywords": [words[t] for t in range(len(order))],
-        "size": [int((labels == t).sum()) for t in range(len(order))],
-    }, schema={"topic_id": pl.Int64, "topic": pl.String, "keywords": pl.List(pl.String), "size": pl.Int64})  # fmt: skip
+    topic_table = pl.DataFrame(
+        {
+            "topic_id": list(range(len(order))),
+            "topic": [names[t] for t in range(len(order))],
+            "keywords": [words[t] for t in range(len(order))],
+            "size": [int((labels == t).sum()) for t in range(len(order))],
+        },
+        schema={
+            "topic_id": pl.Int64,
+            "topic": pl.String,
+            "keywords": pl.List(pl.String),
+            "size": pl.Int64,
+        },
+    )
     assignments = pl.DataFrame({"text": texts, "topic_id": labels.astype(np.int64)}).with_columns(
         topic=pl.col("topic_id").replace_strict(names, default=None, return_dtype=pl.String)
     )

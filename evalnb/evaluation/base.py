@@ -41,8 +41,15 @@ __all__ = [
     "threshold_param",
 ]
 
-DOMAINS = ("generation", "retrieval", "privacy", "fairness", "summarization", "classification",
-           "agents")  # fmt: skip
+DOMAINS = (
+    "generation",
+    "retrieval",
+    "privacy",
+    "fairness",
+    "summarization",
+    "classification",
+    "agents",
+)
 FIELDS = ("prompt", "expected", "actual", "context", "condition")
 # What `score` returns: one row per (output row, metric).
 RESULT_SCHEMA = pl.Schema(
@@ -286,8 +293,9 @@ def result_frame(
         if detail_on is not None and metric != detail_on:
             shown = pl.select(pl.when(series.is_null()).then(detail)).to_series()
         # Put together without a query (see score_rows), in RESULT_SCHEMA's order.
-        parts.append(pl.DataFrame([*keys, _constant("metric", metric, n), series,
-                                   shown.alias("detail")]))  # fmt: skip
+        parts.append(
+            pl.DataFrame([*keys, _constant("metric", metric, n), series, shown.alias("detail")])
+        )
     if not parts:
         return pl.DataFrame(schema=RESULT_SCHEMA)
     return parts[0] if len(parts) == 1 else pl.concat(parts)

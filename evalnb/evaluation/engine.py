@@ -82,12 +82,16 @@ def _classes(items: list[object]) -> list[type[Evaluator]]:
         elif is_ragas_metric(item):
             cls = ragas_evaluator(item)
         else:
-            msg = (f"evaluators are ids (see evalnb.evaluators()) or ragas metric objects; "
-                   f"got {type(item).__name__}")  # fmt: skip
+            msg = (
+                f"evaluators are ids (see evalnb.evaluators()) or ragas metric objects; "
+                f"got {type(item).__name__}"
+            )
             raise TypeError(msg)
         if cls.id in out and out[cls.id] is not cls and not isinstance(item, str):
-            msg = (f"two ragas metrics named {cls.id.removeprefix('ragas.')!r} in one call: "
-                   "give one of them another name (metric.name = ...)")  # fmt: skip
+            msg = (
+                f"two ragas metrics named {cls.id.removeprefix('ragas.')!r} in one call: "
+                "give one of them another name (metric.name = ...)"
+            )
             raise ValueError(msg)
         out.setdefault(cls.id, cls)
     return list(out.values())

@@ -44,10 +44,21 @@ if TYPE_CHECKING:
 __all__ = ["is_ragas_metric", "ragas_evaluator"]
 
 # ragas input name -> how a row gives it
-_INPUTS = ("user_input", "response", "reference", "retrieved_contexts", "reference_contexts",
-           "multi_responses", "rubrics")  # fmt: skip
-_REQUIRES = {"user_input": "prompt", "response": "actual", "reference": "expected",
-             "retrieved_contexts": "context"}  # fmt: skip
+_INPUTS = (
+    "user_input",
+    "response",
+    "reference",
+    "retrieved_contexts",
+    "reference_contexts",
+    "multi_responses",
+    "rubrics",
+)
+_REQUIRES = {
+    "user_input": "prompt",
+    "response": "actual",
+    "reference": "expected",
+    "retrieved_contexts": "context",
+}
 
 
 def is_ragas_metric(obj: object) -> bool:
@@ -70,9 +81,11 @@ def _inputs_of(metric: Any) -> tuple[list[str], bool]:  # noqa: ANN401 - any rag
     names = [p for p in signature.parameters if p != "self"]
     unknown = [n for n in names if n not in _INPUTS and n not in ("kwargs", "args")]
     if unknown:
-        msg = (f"ragas metric {metric.name!r} takes {unknown}, which evalnb has no column for; "
-               f"it maps {list(_INPUTS)}. Agent metrics: use evalnb's tool_call_accuracy or "
-               "tool_call_f1 (ragas' numbers over the steps table)")  # fmt: skip
+        msg = (
+            f"ragas metric {metric.name!r} takes {unknown}, which evalnb has no column for; "
+            f"it maps {list(_INPUTS)}. Agent metrics: use evalnb's tool_call_accuracy or "
+            "tool_call_f1 (ragas' numbers over the steps table)"
+        )
         raise TypeError(msg)
     return [n for n in names if n in _INPUTS], False
 
@@ -100,12 +113,17 @@ def _identity(metric: Any) -> str:  # noqa: ANN401 - any ragas metric
         if key.startswith("_") or key in ("llm", "embeddings", "name"):
             continue
         settings[key] = _plain(value)
-    return json.dumps({
-        "class": f"{type(metric).__module__}.{type(metric).__qualname__}",
-        "ragas": getattr(ragas, "__version__", "?"), "settings": settings,
-        "llm": _model_of(getattr(metric, "llm", None)),
-        "embeddings": _model_of(getattr(metric, "embeddings", None)),
-    }, sort_keys=True, default=repr)  # fmt: skip
+    return json.dumps(
+        {
+            "class": f"{type(metric).__module__}.{type(metric).__qualname__}",
+            "ragas": getattr(ragas, "__version__", "?"),
+            "settings": settings,
+            "llm": _model_of(getattr(metric, "llm", None)),
+            "embeddings": _model_of(getattr(metric, "embeddings", None)),
+        },
+        sort_keys=True,
+        default=repr,
+    )
 
 
 _PLAIN = str | int | float | bool | None
@@ -146,18 +164,39 @@ def ragas_evaluator(metric: Any) -> type[Evaluator]:  # noqa: ANN401 - any ragas
             "actual",
         )
         local_only = True
-        metrics = (MetricSpec(name, f"ragas {name}", f"ragas' {type(metric).__name__}.",
-                              min=low, max=high, threshold=0.5, primary=True),)  # fmt: skip
+        metrics = (
+            MetricSpec(
+                name,
+                f"ragas {name}",
+                f"ragas' {type(metric).__name__}.",
+                min=low,
+                max=high,
+                threshold=0.5,
+                primary=True,
+            ),
+        )
         params: ClassVar[tuple[Param, ...]] = (
-            Param("ragas_metric", str, default=identity,
-                  description="the ragas metric's identity: class, ragas version, settings "
-                              "and models (set from the object)"),
-            Param("max_concurrency", int, default=16, low=1, high=1024, scoring=False,
-                  description="rows scored at once"),
-        )  # fmt: skip
+            Param(
+                "ragas_metric",
+                str,
+                default=identity,
+                description="the ragas metric's identity: class, ragas version, settings "
+                "and models (set from the object)",
+            ),
+            Param(
+                "max_concurrency",
+                int,
+                default=16,
+                low=1,
+                high=1024,
+                scoring=False,
+                description="rows scored at once",
+            ),
+        )
 
-        def score(self, rows: pl.DataFrame, params: Mapping[str, object],
-                  ctx: Context) -> pl.DataFrame:  # fmt: skip
+        def score(
+            self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context
+        ) -> pl.DataFrame:
             """Score every row with the ragas metric, concurrently."""
             records = rows.to_dicts()
             gate = int(params["max_concurrency"])  # type: ignore[call-overload]
@@ -171,23 +210,32 @@ def ragas_evaluator(metric: Any) -> type[Evaluator]:  # noqa: ANN401 - any ragas
 
 def _row_inputs(row: Mapping[str, Any], inputs: list[str]) -> dict[str, Any] | str:
     """Return the metric's inputs from one row, or why the row cannot give them."""
-    extra = {**json.loads(row.get("case_extra") or "{}"),
-             **json.loads(row.get("output_extra") or "{}")}  # fmt: skip
+    extra = {
+        **json.loads(row.get("case_extra") or "{}"),
+        **json.loads(row.get("output_extra") or "{}"),
+    }
     values: dict[str, Any] = {
-        "user_input": row.get("prompt"), "response": row.get("actual"),
+        "user_input": row.get("prompt"),
+        "response": row.get("actual"),
         "reference": (row.get("expected") or [None])[0],
         "retrieved_contexts": list(row.get("context") or []),
         "reference_contexts": list(row.get("corpus") or []),
-        "multi_responses": extra.get("multi_responses"), "rubrics": extra.get("rubrics"),
-    }  # fmt: skip
+        "multi_responses": extra.get("multi_responses"),
+        "rubrics": extra.get("rubrics"),
+    }
     missing = [n for n in inputs if values.get(n) is None]
     if missing:
         return f"the row has no {', '.join(missing)} (ragas needs it)"
     return {n: values[n] for n in inputs}
 
 
-async def _score_all(metric: Any, records: list[dict[str, Any]], inputs: list[str],  # noqa: ANN401
-                     legacy: bool, concurrency: int) -> list[tuple[float, str | None]]:  # fmt: skip
+async def _score_all(
+    metric: Any,  # noqa: ANN401
+    records: list[dict[str, Any]],
+    inputs: list[str],
+    legacy: bool,
+    concurrency: int,
+) -> list[tuple[float, str | None]]:
     gate = asyncio.Semaphore(concurrency)
     sample_cls = None
     if legacy:
@@ -210,8 +258,9 @@ async def _score_all(metric: Any, records: list[dict[str, Any]], inputs: list[st
                 else:
                     result = await metric.ascore(**kwargs)
             except Exception as exc:  # the metric's own failure, for this row only
-                return math.nan, json.dumps({"reason": f"ragas raised {type(exc).__name__}: "
-                                                       f"{str(exc)[:500]}"})  # fmt: skip
+                return math.nan, json.dumps(
+                    {"reason": f"ragas raised {type(exc).__name__}: {str(exc)[:500]}"}
+                )
         value = getattr(result, "value", result)
         reason = getattr(result, "reason", None)
         if isinstance(value, bool):

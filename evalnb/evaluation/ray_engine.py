@@ -104,8 +104,12 @@ class RayEngine:
             raise EvalnbError(msg) from exc
         if not ray.is_initialized():
             address = self.address or os.environ.get("RAY_ADDRESS")
-            ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                     logging_level=logging.ERROR)  # fmt: skip
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=logging.ERROR,
+            )
         return ray
 
 
@@ -145,10 +149,13 @@ def score_with_ray(
     finally:
         _release(engine, folder)
     keys = rows.select(_KEY)
-    empty = pl.DataFrame(schema={_POS: pl.UInt32, "metric": pl.String, "value": pl.Float64,
-                                 "detail": pl.String})  # fmt: skip
-    return {cls.id: _local_order(pl.concat(parts[cls.id]) if parts[cls.id] else empty, cls, keys)
-            for cls, _ in jobs}  # fmt: skip
+    empty = pl.DataFrame(
+        schema={_POS: pl.UInt32, "metric": pl.String, "value": pl.Float64, "detail": pl.String}
+    )
+    return {
+        cls.id: _local_order(pl.concat(parts[cls.id]) if parts[cls.id] else empty, cls, keys)
+        for cls, _ in jobs
+    }
 
 
 class RayScorer:
@@ -160,8 +167,13 @@ class RayScorer:
     retries a lost task, which rewrites the same file (files are named by block).
     """
 
-    def __init__(self, engine: RayEngine, params: Mapping[str, Mapping[str, object]],
-                 lab_path: Path | None, bar: tqdm[object]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        engine: RayEngine,
+        params: Mapping[str, Mapping[str, object]],
+        lab_path: Path | None,
+        bar: tqdm[object],
+    ) -> None:
         self._engine, self._params, self._lab_path, self._bar = engine, params, lab_path, bar
 
     def advance(self, answers: int) -> None:
@@ -223,8 +235,9 @@ def _local_order(result: pl.DataFrame, cls: type[Evaluator], keys: pl.DataFrame)
     n_rows = keys.height
     block = cls.block_rows or max(n_rows, 1)
     metrics = result.get_column("metric").unique(maintain_order=True).to_list()
-    rank = pl.col("metric").replace_strict({m: i for i, m in enumerate(metrics)},
-                                           return_dtype=pl.Int64)  # fmt: skip
+    rank = pl.col("metric").replace_strict(
+        {m: i for i, m in enumerate(metrics)}, return_dtype=pl.Int64
+    )
     pos = pl.col(_POS).cast(pl.Int64)
     order = result.select(((pos // block) * len(metrics) + rank) * n_rows + pos).to_series()
     if not order.is_sorted():
@@ -262,8 +275,11 @@ def _dataset(
     ``scores`` table, to be written by the workers; without, compact results for the driver.
     """
     context = ray.data.DataContext.get_current()
-    saved = (context.execution_options.preserve_order, context.enable_progress_bars,
-             context.print_on_execution_start)  # fmt: skip
+    saved = (
+        context.execution_options.preserve_order,
+        context.enable_progress_bars,
+        context.print_on_execution_start,
+    )
     # Row order keeps the merge cheap; Ray's own bars and execution plans would print over
     # ours (the engine shows one tqdm bar, as the local engine does).
     context.execution_options.preserve_order = keys is None
@@ -278,19 +294,29 @@ def _dataset(
         if any(loads_model(c) for c, _ in jobs):
             gpus = int(ray.cluster_resources().get("GPU", 0))
             pool = engine.actors or gpus or max(1, int(ray.cluster_resources().get("CPU", 1)) // 4)
-            ds = ds.map_batches(_ModelScorer, fn_constructor_args=(jobs, keys),
-                                batch_size=size,
-                                batch_format="pyarrow",
-                                compute=ray.data.ActorPoolStrategy(size=pool),
-                                num_gpus=1 if gpus else 0)  # fmt: skip
+            ds = ds.map_batches(
+                _ModelScorer,
+                fn_constructor_args=(jobs, keys),
+                batch_size=size,
+                batch_format="pyarrow",
+                compute=ray.data.ActorPoolStrategy(size=pool),
+                num_gpus=1 if gpus else 0,
+            )
         else:
-            ds = ds.map_batches(_score_batch, fn_args=(jobs,), fn_kwargs={"keys": keys},
-                                batch_size=size,
-                                batch_format="pyarrow")  # fmt: skip
+            ds = ds.map_batches(
+                _score_batch,
+                fn_args=(jobs,),
+                fn_kwargs={"keys": keys},
+                batch_size=size,
+                batch_format="pyarrow",
+            )
         yield ds
     finally:
-        (context.execution_options.preserve_order, context.enable_progress_bars,
-         context.print_on_execution_start) = saved  # fmt: skip
+        (
+            context.execution_options.preserve_order,
+            context.enable_progress_bars,
+            context.print_on_execution_start,
+        ) = saved
         log.setLevel(level)
 
 
@@ -312,17 +338,26 @@ def _score_batch(
     ctx = ctx or Context()
     if keys is not None:
         return pl.concat(
-            [score_rows(cls().score(frame, params, ctx), cls.id, keys[cls.id])
-             for cls, params in jobs]
-        ).to_arrow()  # fmt: skip
+            [
+                score_rows(cls().score(frame, params, ctx), cls.id, keys[cls.id])
+                for cls, params in jobs
+            ]
+        ).to_arrow()
     rows, positions = frame.drop(_POS), frame.select(*_KEY, _POS)
     parts = [
-        cls().score(rows, params, ctx).select(list(RESULT_SCHEMA))
+        cls()
+        .score(rows, params, ctx)
+        .select(list(RESULT_SCHEMA))
         .join(positions, on=_KEY, how="left", maintain_order="left")
-        .select(_POS, pl.col("metric").cast(pl.Categorical), "value", "detail",
-                evaluator=pl.lit(cls.id, pl.Categorical))
+        .select(
+            _POS,
+            pl.col("metric").cast(pl.Categorical),
+            "value",
+            "detail",
+            evaluator=pl.lit(cls.id, pl.Categorical),
+        )
         for cls, params in jobs
-    ]  # fmt: skip
+    ]
     return pl.concat(parts).to_arrow()
 
 

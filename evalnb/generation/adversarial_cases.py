@@ -131,14 +131,22 @@ _JUDGE_FREE: dict[str, Callable[[dict[str, Any], Sequence[str], random.Random], 
 
 def _messages(kind: str, case: dict[str, Any]) -> list[dict[str, str]]:
     source = "\n\n".join(case.get("corpus") or []) or "(no source given)"
-    text = "\n".join([
-        f"Task: {_TASKS[kind]}", "",
-        "Source:", "<<<", source, ">>>", "",
-        f"Question: {case['prompt']}",
-        f"Expected answer: {case['expected'][0]}", "",
-        'Reply with a JSON object with exactly these keys: "question" (the adversarial '
-        'question) and "expected" (its expected answer).',
-    ])  # fmt: skip
+    text = "\n".join(
+        [
+            f"Task: {_TASKS[kind]}",
+            "",
+            "Source:",
+            "<<<",
+            source,
+            ">>>",
+            "",
+            f"Question: {case['prompt']}",
+            f"Expected answer: {case['expected'][0]}",
+            "",
+            'Reply with a JSON object with exactly these keys: "question" (the adversarial '
+            'question) and "expected" (its expected answer).',
+        ]
+    )
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": text}]
 
 
@@ -191,9 +199,10 @@ def adversarial_cases(
         )
         raise ValueError(msg)
     bases = cases.filter(
-        pl.col("perturbation_of").is_null() & (pl.col("expected").list.len() > 0)
+        pl.col("perturbation_of").is_null()
+        & (pl.col("expected").list.len() > 0)
         & pl.col("prompt").is_not_null()
-    )  # fmt: skip
+    )
     rows = bases.to_dicts()
     plan = _plan(len(rows), list(kinds), n, seed)
     report = GenerationReport()
@@ -229,14 +238,16 @@ def _rows(
     out = []
     for base, kind, prompt, expected in made:
         key = f"{base['case_id']}\x1fadversarial\x1f{kind}\x1f{seed}".encode()
-        out.append({
-            **base,
-            "case_id": "a" + hashlib.sha256(key).hexdigest()[:16],
-            "prompt": prompt.strip(),
-            "expected": [expected.strip()],
-            "perturbation_of": base["case_id"],
-            "perturbation": f"adversarial_{kind}",
-            "perturbation_intensity": None,
-            "categories": [*(base.get("categories") or []), f"adversarial:{kind}"],
-        })  # fmt: skip
+        out.append(
+            {
+                **base,
+                "case_id": "a" + hashlib.sha256(key).hexdigest()[:16],
+                "prompt": prompt.strip(),
+                "expected": [expected.strip()],
+                "perturbation_of": base["case_id"],
+                "perturbation": f"adversarial_{kind}",
+                "perturbation_intensity": None,
+                "categories": [*(base.get("categories") or []), f"adversarial:{kind}"],
+            }
+        )
     return pl.DataFrame(out, schema=schema) if out else pl.DataFrame(schema=schema)

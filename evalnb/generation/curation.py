@@ -26,16 +26,30 @@ if TYPE_CHECKING:
 
     from evalnb.lab.core import LabCore
 
-__all__ = ["ACTIONS", "STATE_SCHEMA", "curate", "curated_cases", "curation_row",
-           "curation_state", "curation_view"]  # fmt: skip
+__all__ = [
+    "ACTIONS",
+    "STATE_SCHEMA",
+    "curate",
+    "curated_cases",
+    "curation_row",
+    "curation_state",
+    "curation_view",
+]
 
 ACTIONS = ("accept", "edit", "exclude", "restore")
 _STATUS = {"accept": "accepted", "edit": "edited", "exclude": "excluded", "restore": "pending"}
 STATE_SCHEMA = pl.Schema(
-    {"case_id": pl.String(), "status": pl.String(), "prompt": pl.String(),
-     "expected": pl.List(pl.String()), "reviewer": pl.String(), "note": pl.String(),
-     "updated_at": pl.Datetime("us", "UTC"), "n_decisions": pl.Int64()}
-)  # fmt: skip
+    {
+        "case_id": pl.String(),
+        "status": pl.String(),
+        "prompt": pl.String(),
+        "expected": pl.List(pl.String()),
+        "reviewer": pl.String(),
+        "note": pl.String(),
+        "updated_at": pl.Datetime("us", "UTC"),
+        "n_decisions": pl.Int64(),
+    }
+)
 
 
 def curation_row(
@@ -68,11 +82,21 @@ def curation_row(
         raise ValueError(msg)
     snapshot = json.dumps(case, ensure_ascii=False, default=str)
     return pl.DataFrame(
-        [{"curation_id": uuid.uuid4().hex, "case_id": case["case_id"], "action": action,
-          "prompt": prompt, "expected": answers, "reviewer": reviewer, "note": note,
-          "created_at": dt.datetime.now(dt.UTC), "snapshot": snapshot}],
+        [
+            {
+                "curation_id": uuid.uuid4().hex,
+                "case_id": case["case_id"],
+                "action": action,
+                "prompt": prompt,
+                "expected": answers,
+                "reviewer": reviewer,
+                "note": note,
+                "created_at": dt.datetime.now(dt.UTC),
+                "snapshot": snapshot,
+            }
+        ],
         schema=SCHEMAS["curation"],
-    )  # fmt: skip
+    )
 
 
 def curation_state(log: pl.DataFrame) -> pl.DataFrame:
@@ -137,15 +161,38 @@ def curation_view(cases: pl.DataFrame, log: pl.DataFrame) -> pl.DataFrame:
     """Every case, excluded ones included, as curated, with its status and last decision."""
     state = curation_state(log)
     every = _with_logged(cases, log, state["case_id"].to_list())
-    return _edited(every, state).join(
-        state.select("case_id", "reviewer", "note", "updated_at", "n_decisions"),
-        on="case_id", how="left",
-    ).select("case_id", "status", "prompt", "expected", "question_type", "topic", "reviewer",
-             "note", "updated_at", pl.col("n_decisions").fill_null(0))  # fmt: skip
+    return (
+        _edited(every, state)
+        .join(
+            state.select("case_id", "reviewer", "note", "updated_at", "n_decisions"),
+            on="case_id",
+            how="left",
+        )
+        .select(
+            "case_id",
+            "status",
+            "prompt",
+            "expected",
+            "question_type",
+            "topic",
+            "reviewer",
+            "note",
+            "updated_at",
+            pl.col("n_decisions").fill_null(0),
+        )
+    )
 
 
-def curate(lab: LabCore, case_id: str, action: str, *, reviewer: str, prompt: str | None = None,
-           expected: str | Sequence[str] | None = None, note: str | None = None) -> pl.DataFrame:  # fmt: skip
+def curate(
+    lab: LabCore,
+    case_id: str,
+    action: str,
+    *,
+    reviewer: str,
+    prompt: str | None = None,
+    expected: str | Sequence[str] | None = None,
+    note: str | None = None,
+) -> pl.DataFrame:
     """Append one decision on ``case_id`` to ``lab``'s curation log (committed); return it."""
     log = lab.table("curation")
     found = lab.cases.filter(pl.col("case_id") == case_id)
@@ -156,7 +203,13 @@ def curate(lab: LabCore, case_id: str, action: str, *, reviewer: str, prompt: st
             f"no case {case_id!r} in this lab (nor in its curation log); pass an id from lab.cases"
         )
         raise KeyError(msg)
-    row = curation_row(found.row(0, named=True), action, reviewer=reviewer, prompt=prompt,
-                       expected=expected, note=note)  # fmt: skip
+    row = curation_row(
+        found.row(0, named=True),
+        action,
+        reviewer=reviewer,
+        prompt=prompt,
+        expected=expected,
+        note=note,
+    )
     lab.append_rows("curation", row)
     return row

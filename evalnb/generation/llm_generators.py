@@ -65,15 +65,23 @@ class Call:
             where = f'"{chunk.doc}"' + (f', section "{chunk.heading}"' if chunk.heading else "")
             parts += [f"Source {i} (from {where}):", "<<<", chunk.text, ">>>", ""]
         parts += ["Reply with a JSON object with exactly these keys:", describe_keys(kind)]
-        return [{"role": "system", "content": _SYSTEM},
-                {"role": "user", "content": "\n".join(parts)}]  # fmt: skip
+        return [
+            {"role": "system", "content": _SYSTEM},
+            {"role": "user", "content": "\n".join(parts)},
+        ]
 
 
 REPORT_SCHEMA = pl.Schema(
-    {"generator": pl.String, "calls": pl.Int64, "failed_calls": pl.Int64,
-     "parse_failures": pl.Int64, "parsed": pl.Int64, "used": pl.Int64,
-     "failure_reasons": pl.String}
-)  # fmt: skip
+    {
+        "generator": pl.String,
+        "calls": pl.Int64,
+        "failed_calls": pl.Int64,
+        "parse_failures": pl.Int64,
+        "parsed": pl.Int64,
+        "used": pl.Int64,
+        "failure_reasons": pl.String,
+    }
+)
 
 
 @dataclass
@@ -108,15 +116,19 @@ class GenerationReport:
         """One row per generator; ``used``: cases of each kept in the suite."""
         kinds = sorted(self.calls)
         return pl.DataFrame(
-            {"generator": kinds,
-             "calls": [self.calls[k] for k in kinds],
-             "failed_calls": [self.call_failures[k] for k in kinds],
-             "parse_failures": [sum(self.failures[k].values()) for k in kinds],
-             "parsed": [self.parsed[k] for k in kinds],
-             "used": [used.get(k, 0) for k in kinds],
-             "failure_reasons": [json.dumps(dict(self.failures[k]), sort_keys=True) for k in kinds]},
+            {
+                "generator": kinds,
+                "calls": [self.calls[k] for k in kinds],
+                "failed_calls": [self.call_failures[k] for k in kinds],
+                "parse_failures": [sum(self.failures[k].values()) for k in kinds],
+                "parsed": [self.parsed[k] for k in kinds],
+                "used": [used.get(k, 0) for k in kinds],
+                "failure_reasons": [
+                    json.dumps(dict(self.failures[k]), sort_keys=True) for k in kinds
+                ],
+            },
             schema=REPORT_SCHEMA,
-        )  # fmt: skip
+        )
 
 
 def plan_calls(
@@ -235,7 +247,14 @@ def llm_candidates(
         kind = LLM_KINDS[call.kind]
         prompt, expected = kind.render(parsed.value)
         evidence = tuple(parsed.value.get("evidence", ()))
-        out.append(Candidate(prompt.strip(), expected.strip(), call.kind,
-                             tuple(c.chunk_id for c in call.chunks), evidence,
-                             answerable=kind.answerable))  # fmt: skip
+        out.append(
+            Candidate(
+                prompt.strip(),
+                expected.strip(),
+                call.kind,
+                tuple(c.chunk_id for c in call.chunks),
+                evidence,
+                answerable=kind.answerable,
+            )
+        )
     return out

@@ -100,8 +100,12 @@ def _evidence(lo: int, hi: int) -> dict[str, Any]:
 
 
 def _object(**properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties),
-            "additionalProperties": False}  # fmt: skip
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
 
 
 def _qa(reply: Reply) -> tuple[str, str]:
@@ -136,82 +140,128 @@ def _yes_or_no(rng: random.Random) -> dict[str, str]:
 
 
 def _kinds() -> dict[str, LLMKind]:
-    qa_keys = {"question": _QUESTION_KEY, "answer": "the correct answer, in one or two sentences",
-               "evidence": _EVIDENCE_KEY}  # fmt: skip
+    qa_keys = {
+        "question": _QUESTION_KEY,
+        "answer": "the correct answer, in one or two sentences",
+        "evidence": _EVIDENCE_KEY,
+    }
     kinds = [
         LLMKind(
             "factual",
             "Write one question whose answer is stated plainly in the source, and that answer.",
-            qa_keys, _object(question=_QUESTION, answer=_TEXT, evidence=_evidence(1, 3)),
-            {"question": "Which …?", "answer": "…", "evidence": ["…"]}, _qa,
+            qa_keys,
+            _object(question=_QUESTION, answer=_TEXT, evidence=_evidence(1, 3)),
+            {"question": "Which …?", "answer": "…", "evidence": ["…"]},
+            _qa,
         ),
         LLMKind(
             "boolean",
             "Write one yes/no question about the source whose correct answer is {answer}.",
-            {"question": _QUESTION_KEY, "answer": 'exactly "Yes" or "No"',
-             "explanation": "one sentence saying why, from the source", "evidence": _EVIDENCE_KEY},
-            _object(question=_QUESTION, answer={"enum": ["Yes", "No"]}, explanation=_TEXT,
-                    evidence=_evidence(1, 3)),
+            {
+                "question": _QUESTION_KEY,
+                "answer": 'exactly "Yes" or "No"',
+                "explanation": "one sentence saying why, from the source",
+                "evidence": _EVIDENCE_KEY,
+            },
+            _object(
+                question=_QUESTION,
+                answer={"enum": ["Yes", "No"]},
+                explanation=_TEXT,
+                evidence=_evidence(1, 3),
+            ),
             {"question": "Does …?", "answer": "No", "explanation": "…", "evidence": ["…"]},
-            _boolean, draw=_yes_or_no,
+            _boolean,
+            draw=_yes_or_no,
         ),
         LLMKind(
             "multiple_choice",
             "Write one multiple-choice question about the source with four options, exactly "
             "one of them correct and the other three plausible but wrong.",
-            {"question": _QUESTION_KEY, "options": "a list of four distinct options",
-             "correct": 'the letter of the correct option: "A", "B", "C" or "D"',
-             "evidence": _EVIDENCE_KEY},
-            _object(question=_QUESTION,
-                    options={"type": "array", "items": _TEXT, "minItems": 4, "maxItems": 4,
-                             "uniqueItems": True},
-                    correct={"enum": list(_LETTERS)}, evidence=_evidence(1, 3)),
-            {"question": "Which …?", "options": ["…", "…", "…", "…"], "correct": "B",
-             "evidence": ["…"]},
+            {
+                "question": _QUESTION_KEY,
+                "options": "a list of four distinct options",
+                "correct": 'the letter of the correct option: "A", "B", "C" or "D"',
+                "evidence": _EVIDENCE_KEY,
+            },
+            _object(
+                question=_QUESTION,
+                options={
+                    "type": "array",
+                    "items": _TEXT,
+                    "minItems": 4,
+                    "maxItems": 4,
+                    "uniqueItems": True,
+                },
+                correct={"enum": list(_LETTERS)},
+                evidence=_evidence(1, 3),
+            ),
+            {
+                "question": "Which …?",
+                "options": ["…", "…", "…", "…"],
+                "correct": "B",
+                "evidence": ["…"],
+            },
             _choice,
         ),
         LLMKind(
             "multi_hop",
             "Write one question that can only be answered by combining a fact from Source 1 "
             "with a fact from Source 2; neither source alone answers it.",
-            {**qa_keys, "evidence": "two passages copied word for word: the first from "
-                                    "Source 1, the second from Source 2"},
+            {
+                **qa_keys,
+                "evidence": "two passages copied word for word: the first from "
+                "Source 1, the second from Source 2",
+            },
             _object(question=_QUESTION, answer=_TEXT, evidence=_evidence(2, 2)),
             {"question": "…?", "answer": "…", "evidence": ["… (Source 1)", "… (Source 2)"]},
-            _qa, sources=2, evidence_per_source=True,
+            _qa,
+            sources=2,
+            evidence_per_source=True,
         ),
         LLMKind(
             "inference",
             "Write one question whose answer is not stated in so many words but follows from "
             "the source by a short step of reasoning; the answer gives that reasoning briefly.",
-            qa_keys, _object(question=_QUESTION, answer=_TEXT, evidence=_evidence(1, 4)),
-            {"question": "Why …?", "answer": "…", "evidence": ["…", "…"]}, _qa,
+            qa_keys,
+            _object(question=_QUESTION, answer=_TEXT, evidence=_evidence(1, 4)),
+            {"question": "Why …?", "answer": "…", "evidence": ["…", "…"]},
+            _qa,
         ),
         LLMKind(
             "comparison",
             "Write one question asking how two things described in the sources differ or "
             "agree, and the answer that compares them.",
-            {**qa_keys, "evidence": "two to four passages copied word for word from the "
-                                    "sources, covering both things compared"},
+            {
+                **qa_keys,
+                "evidence": "two to four passages copied word for word from the "
+                "sources, covering both things compared",
+            },
             _object(question=_QUESTION, answer=_TEXT, evidence=_evidence(2, 4)),
             {"question": "How does … differ from …?", "answer": "…", "evidence": ["…", "…"]},
-            _qa, sources=2,
+            _qa,
+            sources=2,
         ),
         LLMKind(
             "numerical",
             "Write one question whose answer is a number given in the source (a count, an "
             "amount, a duration, a date or a version), and that answer with its unit.",
             {**qa_keys, "answer": "the number, with its unit if it has one"},
-            _object(question=_QUESTION, answer={**_TEXT, "pattern": "[0-9]"},
-                    evidence=_evidence(1, 3)),
-            {"question": "How many …?", "answer": "30 days", "evidence": ["…"]}, _qa,
+            _object(
+                question=_QUESTION, answer={**_TEXT, "pattern": "[0-9]"}, evidence=_evidence(1, 3)
+            ),
+            {"question": "How many …?", "answer": "30 days", "evidence": ["…"]},
+            _qa,
         ),
         LLMKind(
             "conditional",
             "Write one question that sets a condition (If …, When …, Unless …) on which its "
             "answer depends according to the source, and that answer.",
-            {"question": _QUESTION_KEY, "condition": "the condition, as stated in the question",
-             "answer": "the answer under that condition", "evidence": _EVIDENCE_KEY},
+            {
+                "question": _QUESTION_KEY,
+                "condition": "the condition, as stated in the question",
+                "answer": "the answer under that condition",
+                "evidence": _EVIDENCE_KEY,
+            },
             _object(question=_QUESTION, condition=_TEXT, answer=_TEXT, evidence=_evidence(1, 3)),
             {"question": "If …, what …?", "condition": "If …", "answer": "…", "evidence": ["…"]},
             _qa,
@@ -220,26 +270,40 @@ def _kinds() -> dict[str, LLMKind]:
             "ambiguity",
             "Write one question that is ambiguous as asked: it has two readings that the source "
             "answers differently. The answer names both readings and answers each.",
-            {"question": _QUESTION_KEY, "readings": "the two readings of the question",
-             "answer": "an answer that names both readings and answers each",
-             "evidence": _EVIDENCE_KEY},
-            _object(question=_QUESTION,
-                    readings={"type": "array", "items": _TEXT, "minItems": 2, "maxItems": 3},
-                    answer=_TEXT, evidence=_evidence(1, 4)),
-            {"question": "…?", "readings": ["…", "…"], "answer": "If you mean …, …; if …, …",
-             "evidence": ["…"]},
+            {
+                "question": _QUESTION_KEY,
+                "readings": "the two readings of the question",
+                "answer": "an answer that names both readings and answers each",
+                "evidence": _EVIDENCE_KEY,
+            },
+            _object(
+                question=_QUESTION,
+                readings={"type": "array", "items": _TEXT, "minItems": 2, "maxItems": 3},
+                answer=_TEXT,
+                evidence=_evidence(1, 4),
+            ),
+            {
+                "question": "…?",
+                "readings": ["…", "…"],
+                "answer": "If you mean …, …; if …, …",
+                "evidence": ["…"],
+            },
             _qa,
         ),
         LLMKind(
             "unanswerable",
             "Write one question that a reader of the source could plausibly ask about its "
             "subject but that the source does not answer, and say what information is missing.",
-            {"question": _QUESTION_KEY,
-             "missing": "what the source would have to say to answer it (a noun phrase)"},
+            {
+                "question": _QUESTION_KEY,
+                "missing": "what the source would have to say to answer it (a noun phrase)",
+            },
             _object(question=_QUESTION, missing=_TEXT),
-            {"question": "What …?", "missing": "the …"}, _refusal, answerable=False,
+            {"question": "What …?", "missing": "the …"},
+            _refusal,
+            answerable=False,
         ),
-    ]  # fmt: skip
+    ]
     return {k.name: k for k in kinds}
 
 

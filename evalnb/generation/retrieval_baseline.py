@@ -34,8 +34,9 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     return np.asarray(vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12))
 
 
-def _answers(prompts: Sequence[str], chunks: Sequence[str], k: int, model: str
-             ) -> tuple[list[str], list[list[str]], float]:  # fmt: skip
+def _answers(
+    prompts: Sequence[str], chunks: Sequence[str], k: int, model: str
+) -> tuple[list[str], list[list[str]], float]:
     encoder = get_encoder(model)
     start = time.perf_counter()
     chunk_vec = _unit(encoder.encode(list(chunks)))
@@ -99,14 +100,29 @@ def retrieval_answers(
     )
     meta = json.dumps({"system": "retrieval baseline", "k": k, "embedding_model": model})
     rows: list[dict[str, Any]] = [
-        {"case_id": cid, "model": name, "sample": 0, "actual": a, "context": c,
-         "duration_s": per_case, "extra": meta}
+        {
+            "case_id": cid,
+            "model": name,
+            "sample": 0,
+            "actual": a,
+            "context": c,
+            "duration_s": per_case,
+            "extra": meta,
+        }
         for cid, a, c in zip(todo["case_id"].to_list(), answers, contexts, strict=True)
-    ]  # fmt: skip
+    ]
     outputs = pl.concat([lab.outputs, pl.DataFrame(rows, schema=SCHEMAS["outputs"])])
     known = set(lab.model_table["model"].to_list())
-    models = lab.model_table if name in known else pl.concat([
-        lab.model_table,
-        pl.DataFrame({"model": [name], "key": [name], "meta": [meta]}, schema=SCHEMAS["models"]),
-    ])  # fmt: skip
+    models = (
+        lab.model_table
+        if name in known
+        else pl.concat(
+            [
+                lab.model_table,
+                pl.DataFrame(
+                    {"model": [name], "key": [name], "meta": [meta]}, schema=SCHEMAS["models"]
+                ),
+            ]
+        )
+    )
     return lab.with_tables({"outputs": outputs, "models": models})

@@ -77,8 +77,9 @@ def _dedupe(ordered: list[Candidate], n: int, threshold: float, model: str) -> l
     return kept
 
 
-def _judge_free(chunks: list[Chunk], names: Sequence[str], rarity: dict[str, float],
-                seed: int) -> dict[str, list[Candidate]]:  # fmt: skip
+def _judge_free(
+    chunks: list[Chunk], names: Sequence[str], rarity: dict[str, float], seed: int
+) -> dict[str, list[Candidate]]:
     found: dict[str, list[Candidate]] = defaultdict(list)
     for chunk in chunks:
         for name in names:
@@ -145,8 +146,10 @@ def generate_cases(
     texts = chunks["text"].to_list()
     sentences = split_sentences(texts) if free else [[] for _ in texts]
     rows = chunks.select("chunk_id", "doc", "heading", "text", "topic").iter_rows()
-    items = [(Chunk(cid, doc, heading or "", text, tuple(sents)), topic)
-             for (cid, doc, heading, text, topic), sents in zip(rows, sentences, strict=True)]  # fmt: skip
+    items = [
+        (Chunk(cid, doc, heading or "", text, tuple(sents)), topic)
+        for (cid, doc, heading, text, topic), sents in zip(rows, sentences, strict=True)
+    ]
     topic_of = {c.chunk_id: t for c, t in items}
     by_id = {c.chunk_id: c for c, _ in items}
     found = _judge_free([c for c, _ in items], free, term_rarity(texts), seed)
@@ -173,9 +176,16 @@ def _case_rows(
 ) -> pl.DataFrame:
     def extra(c: Candidate) -> str:
         docs = list(dict.fromkeys(by_id[i].doc for i in c.chunk_ids))
-        return json.dumps({"generator": c.generator, "chunk_ids": list(c.chunk_ids),
-                           "docs": docs, "evidence": list(c.evidence),
-                           "answerable": c.answerable}, ensure_ascii=False)  # fmt: skip
+        return json.dumps(
+            {
+                "generator": c.generator,
+                "chunk_ids": list(c.chunk_ids),
+                "docs": docs,
+                "evidence": list(c.evidence),
+                "answerable": c.answerable,
+            },
+            ensure_ascii=False,
+        )
 
     return pl.DataFrame(
         {
@@ -188,7 +198,13 @@ def _case_rows(
             "corpus": [[by_id[i].text for i in c.chunk_ids] for c in chosen],
             "extra": [extra(c) for c in chosen],
         },
-        schema={"case_id": pl.String, "prompt": pl.String, "expected": pl.List(pl.String),
-                "question_type": pl.String, "topic": pl.String, "corpus": pl.List(pl.String),
-                "extra": pl.String},
-    )  # fmt: skip
+        schema={
+            "case_id": pl.String,
+            "prompt": pl.String,
+            "expected": pl.List(pl.String),
+            "question_type": pl.String,
+            "topic": pl.String,
+            "corpus": pl.List(pl.String),
+            "extra": pl.String,
+        },
+    )

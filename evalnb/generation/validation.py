@@ -35,8 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["METRICS", "outliers", "validation_rows"]
 
-METRICS = ("answer_source_cosine", "token_precision", "token_recall", "token_f1",
-           "nli_entailment")  # fmt: skip
+METRICS = ("answer_source_cosine", "token_precision", "token_recall", "token_f1", "nli_entailment")
 
 
 def _entailment(nli: Classifier, premises: list[str], hypotheses: list[str]) -> np.ndarray:
@@ -67,9 +66,15 @@ def validation_rows(
         source=pl.col("corpus").list.join("\n\n"),
     )
     if usable.height == 0:
-        return pl.DataFrame(schema={"case_id": pl.String, "metric": pl.String,
-                                    "value": pl.Float64, "detail": pl.String,
-                                    "params": pl.String})  # fmt: skip
+        return pl.DataFrame(
+            schema={
+                "case_id": pl.String,
+                "metric": pl.String,
+                "value": pl.Float64,
+                "detail": pl.String,
+                "params": pl.String,
+            }
+        )
     answers, sources = usable["answer"].to_list(), usable["source"].to_list()
     encoder = get_encoder(model)
     a, s = encoder.encode(answers), encoder.encode(sources)
@@ -87,13 +92,21 @@ def validation_rows(
     params = json.dumps({"model": model, **({"nli_model": nli_name} if nli else {})})
     ids = usable["case_id"].to_list()
     return pl.DataFrame(
-        {"case_id": [c for m in values for c in ids],
-         "metric": [m for m, v in values.items() for _ in v],
-         "value": [float(x) for v in values.values() for x in v],
-         "detail": None, "params": params},
-        schema={"case_id": pl.String, "metric": pl.String, "value": pl.Float64,
-                "detail": pl.String, "params": pl.String},
-    )  # fmt: skip
+        {
+            "case_id": [c for m in values for c in ids],
+            "metric": [m for m, v in values.items() for _ in v],
+            "value": [float(x) for v in values.values() for x in v],
+            "detail": None,
+            "params": params,
+        },
+        schema={
+            "case_id": pl.String,
+            "metric": pl.String,
+            "value": pl.Float64,
+            "detail": pl.String,
+            "params": pl.String,
+        },
+    )
 
 
 def outliers(rows: pl.DataFrame, *, z: float = 3.0) -> pl.DataFrame:

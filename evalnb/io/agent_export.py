@@ -25,22 +25,38 @@ def agent_chat_records(lab: LabCore) -> list[dict[str, Any]]:
     """Build the ``agent_chat`` records of every output, in the lab's order."""
     cases = {c["case_id"]: c for c in lab.cases.iter_rows(named=True)}
     steps = lab.steps.sort([*_KEY, "step"])
-    runs = {key: list(rows) for key, rows in groupby(steps.iter_rows(named=True),
-                                                     key=lambda r: tuple(r[k] for k in _KEY))}  # fmt: skip
+    runs = {
+        key: list(rows)
+        for key, rows in groupby(
+            steps.iter_rows(named=True), key=lambda r: tuple(r[k] for k in _KEY)
+        )
+    }
     references: dict[str, list[dict[str, Any]]] = {}
     for row in lab.reference_calls.sort("case_id", "position").iter_rows(named=True):
         calls = references.setdefault(row["case_id"], [])
         if row["position"] >= 0:  # position -1: "no tool should be called"
-            calls.append({"type": "function", "function": {
-                "name": row["tool_name"], "arguments": row["tool_args"]}})  # fmt: skip
+            calls.append(
+                {
+                    "type": "function",
+                    "function": {"name": row["tool_name"], "arguments": row["tool_args"]},
+                }
+            )
     out = []
     for o in lab.outputs.iter_rows(named=True):
         case = cases[o["case_id"]]
         run = runs.get((o["case_id"], o["model"], o["sample"]))
-        messages = _messages(run) if run else [*_script(case),
-                                               {"role": "assistant", "content": o["actual"]}]  # fmt: skip
-        rec: dict[str, Any] = {**json.loads(case["extra"] or "{}"), "id": o["case_id"],
-                               "model": o["model"], "sample": o["sample"], "messages": messages}  # fmt: skip
+        messages = (
+            _messages(run)
+            if run
+            else [*_script(case), {"role": "assistant", "content": o["actual"]}]
+        )
+        rec: dict[str, Any] = {
+            **json.loads(case["extra"] or "{}"),
+            "id": o["case_id"],
+            "model": o["model"],
+            "sample": o["sample"],
+            "messages": messages,
+        }
         for key in ("topic", "question_type"):
             if case[key] is not None:
                 rec[key] = case[key]
@@ -74,8 +90,14 @@ def _messages(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         first = parts[0]
         msg: dict[str, Any] = {"role": first["role"], "content": first["content"]}
         if first["role"] == "assistant" and first["tool_name"] is not None:
-            msg["tool_calls"] = [{"id": r["tool_call_id"], "type": "function", "function": {
-                "name": r["tool_name"], "arguments": r["tool_args"]}} for r in parts]  # fmt: skip
+            msg["tool_calls"] = [
+                {
+                    "id": r["tool_call_id"],
+                    "type": "function",
+                    "function": {"name": r["tool_name"], "arguments": r["tool_args"]},
+                }
+                for r in parts
+            ]
         elif first["error"] is not None:  # a call's error is its tool message's: kept there
             msg["error"] = first["error"]
         if first["role"] == "tool" and first["tool_call_id"] is not None:

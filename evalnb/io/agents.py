@@ -38,8 +38,21 @@ __all__ = ["AgentReader", "is_agent_record", "read_agent_records"]
 _RAGAS_ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 # Everything else (ragas' reference_topics, rubrics, ...) is kept in the case's extra.
-_KNOWN = {"id", "messages", "user_input", "reference_tool_calls", "model", "reference",
-          "expected", "sample", "error", "duration_s", "run", "topic", "question_type"}  # fmt: skip
+_KNOWN = {
+    "id",
+    "messages",
+    "user_input",
+    "reference_tool_calls",
+    "model",
+    "reference",
+    "expected",
+    "sample",
+    "error",
+    "duration_s",
+    "run",
+    "topic",
+    "question_type",
+}
 
 
 def is_agent_record(value: object) -> bool:
@@ -62,8 +75,9 @@ def read_agent_records(records: Sequence[tuple[Where, object]], builder: LabBuil
     builder.info["format"] = "agent_chat"
     reader = AgentReader(builder)
     for where, value in records:
-        reader.add(where.record(value, "a conversation object with 'messages' or 'user_input'"),
-                   where)  # fmt: skip
+        reader.add(
+            where.record(value, "a conversation object with 'messages' or 'user_input'"), where
+        )
 
 
 class AgentReader:
@@ -159,8 +173,11 @@ def _conversation(
     builder: LabBuilder,
     references: dict[str, tuple[list[dict[str, Any]], Where]],
 ) -> tuple[str, str, int]:
-    script = [{"role": m["role"], "content": _text(m, m["_where"])} for m in messages
-              if m["role"] in ("user", "system", "developer")]  # fmt: skip
+    script = [
+        {"role": m["role"], "content": _text(m, m["_where"])}
+        for m in messages
+        if m["role"] in ("user", "system", "developer")
+    ]
     users = [m["content"] for m in script if m["role"] == "user" and m["content"]]
     if not users:
         msg = "messages"
@@ -186,17 +203,24 @@ def _conversation(
     steps, answer = steps_of(_turns(messages), case_id, model, sample)
     # The agent's own failures (a message flagged with an error), not its tools' errors:
     # an output error means "the host failed" and scores the worst value.
-    errors = [s["error"] for s in steps
-              if s["error"] and s["role"] == "assistant" and s["tool_name"] is None]  # fmt: skip
+    errors = [
+        s["error"]
+        for s in steps
+        if s["error"] and s["role"] == "assistant" and s["tool_name"] is None
+    ]
     if rec.get("error"):  # the run itself failed (an Inspect sample's error, ...)
         errors.append(_error(rec) or "the run failed")
     duration = where.number(rec, "duration_s") if "duration_s" in rec else None
     output = {
-        "case_id": case_id, "model": model, "sample": sample, "actual": answer,
+        "case_id": case_id,
+        "model": model,
+        "sample": sample,
+        "actual": answer,
         "duration_s": duration if duration is not None else _total(steps, "latency_s"),
-        "cost": _total(steps, "cost"), "error": errors[-1] if errors else None,
+        "cost": _total(steps, "cost"),
+        "error": errors[-1] if errors else None,
         "extra": to_json(rec["run"]) if isinstance(rec.get("run"), dict) else "{}",
-    }  # fmt: skip
+    }
     builder.add_output(output, where, id_field="model")
     builder.steps.extend(steps)
     return case_id, model, sample
@@ -214,13 +238,18 @@ def _turns(messages: list[dict[str, Any]]) -> list[Turn]:
         mw: Where = msg["_where"]
         tokens = mw.number(msg, "tokens") if "tokens" in msg else None
         call_id = msg.get("tool_call_id")
-        turns.append(Turn(
-            role=msg["role"], content=_text(msg, mw),
-            tool_calls=_calls(msg, mw) if msg["role"] == "assistant" else [],
-            tool_call_id=str(call_id) if call_id is not None else None,
-            error=_error(msg), latency_s=_number(msg, "latency_s", mw),
-            tokens=int(tokens) if tokens is not None else None, cost=_number(msg, "cost", mw),
-        ))  # fmt: skip
+        turns.append(
+            Turn(
+                role=msg["role"],
+                content=_text(msg, mw),
+                tool_calls=_calls(msg, mw) if msg["role"] == "assistant" else [],
+                tool_call_id=str(call_id) if call_id is not None else None,
+                error=_error(msg),
+                latency_s=_number(msg, "latency_s", mw),
+                tokens=int(tokens) if tokens is not None else None,
+                cost=_number(msg, "cost", mw),
+            )
+        )
     return turns
 
 
@@ -264,6 +293,9 @@ def _reference(
     elif known[0] != rows:
         first = known[1].location or known[1].source
         msg = "reference_tool_calls"
-        raise where.error(msg, f"the same reference calls as at {first}",
-                          [r["tool_name"] for r in rows],
-                          "two runs of one conversation need one reference")  # fmt: skip
+        raise where.error(
+            msg,
+            f"the same reference calls as at {first}",
+            [r["tool_name"] for r in rows],
+            "two runs of one conversation need one reference",
+        )

@@ -35,10 +35,21 @@ def _frame(records: list[dict[str, object]], table: str, where: str) -> pl.DataF
     }
     try:
         frame = pl.DataFrame(
-            [{k: (None if r.get(k) is None else str(r[k]) if text_schema[k] == pl.String() and schema[k] != pl.String() else r.get(k))
-              for k in schema} for r in records],
+            [
+                {
+                    k: (
+                        None
+                        if r.get(k) is None
+                        else str(r[k])
+                        if text_schema[k] == pl.String() and schema[k] != pl.String()
+                        else r.get(k)
+                    )
+                    for k in schema
+                }
+                for r in records
+            ],
             schema=text_schema,
-        )  # fmt: skip
+        )
         casts = []
         for k, v in schema.items():
             if v == pl.Datetime("us", "UTC"):
@@ -48,8 +59,13 @@ def _frame(records: list[dict[str, object]], table: str, where: str) -> pl.DataF
         return frame.with_columns(casts) if casts else frame
     except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as exc:
         # OverflowError: an integer too large for any Polars type where a text id is expected
-        raise InputError(where, None, table, f"records with the columns of evalnb.SCHEMAS[{table!r}]",
-                         str(exc).splitlines()[0][:200]) from None  # fmt: skip
+        raise InputError(
+            where,
+            None,
+            table,
+            f"records with the columns of evalnb.SCHEMAS[{table!r}]",
+            str(exc).splitlines()[0][:200],
+        ) from None
 
 
 # An archive's members are inflated in memory and parsed as JSON (several times their size
@@ -61,25 +77,39 @@ def _members(zf: zipfile.ZipFile, name: str) -> list[str]:
     """Check the declared sizes of the members to read; return the ``results.json`` names."""
     infos = zf.infolist()
     if len(infos) > MAX_ARCHIVE_MEMBERS:
-        raise InputError(name, None, None, f"at most {MAX_ARCHIVE_MEMBERS:,} members",
-                         f"{len(infos):,} members",
-                         "an evalnb archive has a few dozen; raise EVALNB_MAX_ARCHIVE_MEMBERS "
-                         "if yours is real")  # fmt: skip
+        raise InputError(
+            name,
+            None,
+            None,
+            f"at most {MAX_ARCHIVE_MEMBERS:,} members",
+            f"{len(infos):,} members",
+            "an evalnb archive has a few dozen; raise EVALNB_MAX_ARCHIVE_MEMBERS if yours is real",
+        )
     names = [i.filename for i in infos]
     if "interpretation.json" not in names:
         raise InputError(name, None, "interpretation.json", _WHAT, f"members {sorted(names)[:8]}")
     results = sorted(n for n in names if n.count("/") == 1 and n.endswith("/results.json"))
     wanted = {"interpretation.json", *results}
-    check_members((i for i in infos if i.filename in wanted), name, max_total=MAX_UNZIPPED_BYTES,
-                  total_hint="Set EVALNB_ARCHIVE_MAX_BYTES to allow more")  # fmt: skip
+    check_members(
+        (i for i in infos if i.filename in wanted),
+        name,
+        max_total=MAX_UNZIPPED_BYTES,
+        total_hint="Set EVALNB_ARCHIVE_MAX_BYTES to allow more",
+    )
     counts = Counter(names)  # one pass: names.count per member was quadratic
     repeated = sorted(n for n in wanted if counts[n] > 1)
     if repeated:
         raise InputError(name, None, repeated[0], "each member once", "it twice or more")
     locked = sorted(i.filename for i in infos if i.filename in wanted and i.flag_bits & 0x1)
     if locked:
-        raise InputError(name, None, locked[0], "an unencrypted member", "an encrypted one",
-                         "write the archive again without a password")  # fmt: skip
+        raise InputError(
+            name,
+            None,
+            locked[0],
+            "an unencrypted member",
+            "an encrypted one",
+            "write the archive again without a password",
+        )
     return results
 
 
@@ -88,8 +118,9 @@ def _json_member(zf: zipfile.ZipFile, member: str, name: str) -> object:
     try:
         return json.loads(zf.read(member))
     except json.JSONDecodeError as exc:
-        raise InputError(where, f"line {exc.lineno}, column {exc.colno}", None, "valid JSON",
-                         exc.msg) from None  # fmt: skip
+        raise InputError(
+            where, f"line {exc.lineno}, column {exc.colno}", None, "valid JSON", exc.msg
+        ) from None
     except UnicodeDecodeError as exc:
         raise InputError(where, f"byte {exc.start}", None, "UTF-8 JSON", exc.reason) from None
     except RecursionError:
@@ -126,17 +157,28 @@ def _check_keys(tables: dict[str, pl.DataFrame], name: str) -> None:
         if dup.len():
             row = frame.row(dup[0], named=True)
             hint = "Is a results file there twice?" if table == "scores" else ""
-            raise InputError(source, f"lab.{table}[{dup[0]}]", "/".join(key),
-                             f"one row per {tuple(key)}", f"{[row[k] for k in key]} twice",
-                             hint)  # fmt: skip
-    for table, parent, key in (("outputs", "cases", ["case_id"]),
-                               ("scores", "outputs", _OUTPUT_KEY)):  # fmt: skip
+            raise InputError(
+                source,
+                f"lab.{table}[{dup[0]}]",
+                "/".join(key),
+                f"one row per {tuple(key)}",
+                f"{[row[k] for k in key]} twice",
+                hint,
+            )
+    for table, parent, key in (
+        ("outputs", "cases", ["case_id"]),
+        ("scores", "outputs", _OUTPUT_KEY),
+    ):
         dangling = tables[table].join(tables[parent], on=key, how="anti")
         if dangling.height:
             row = dangling.row(0, named=True)
-            raise InputError(where if table == "outputs" else f"{name}:<evaluator>/results.json",
-                             f"lab.{table}", "/".join(key), f"ids present in lab.{parent}",
-                             f"{[row[k] for k in key]}, which is not there")  # fmt: skip
+            raise InputError(
+                where if table == "outputs" else f"{name}:<evaluator>/results.json",
+                f"lab.{table}",
+                "/".join(key),
+                f"ids present in lab.{parent}",
+                f"{[row[k] for k in key]}, which is not there",
+            )
 
 
 def read_archive(path: str | Path) -> LabCore:
@@ -162,8 +204,9 @@ def read_archive(path: str | Path) -> LabCore:
     lab = doc.get("lab") if isinstance(doc, dict) else None
     if not isinstance(lab, dict):
         raise InputError(where, "$", "lab", "an object of the lab's tables", describe(lab))
-    tables = {t: _frame(_records_of(lab.get(t, []), where, f"lab.{t}"), t, where)
-              for t in LAB_TABLES}  # fmt: skip
+    tables = {
+        t: _frame(_records_of(lab.get(t, []), where, f"lab.{t}"), t, where) for t in LAB_TABLES
+    }
     scores = [_frame(_records_of(v, f"{name}:{n}", "$"), "scores", f"{name}:{n}") for n, v in parts]
     tables["scores"] = pl.concat(scores) if scores else pl.DataFrame(schema=SCHEMAS["scores"])
     _check_keys(tables, name)

@@ -175,23 +175,47 @@ class LabBuilder:
         self.outputs.append(output)
 
     def add_imported_score(
-        self, key: tuple[str, str, int], evaluator: str, metric: str, value: float | None,
-        detail: str | None, *, description: str, spec: Mapping[str, object] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        key: tuple[str, str, int],
+        evaluator: str,
+        metric: str,
+        value: float | None,
+        detail: str | None,
+        *,
+        description: str,
+        spec: Mapping[str, object] | None = None,
+    ) -> None:
         """Add a score another tool recorded, and its metric (first registration wins).
 
         ``spec`` adds to the metric's row (``min``, ``max``, ``default_threshold``, ...);
         the first metric imported is the primary one.
         """
         case_id, model, sample = key
-        self.scores.append({"case_id": case_id, "model": model, "sample": sample,
-                            "evaluator": evaluator, "metric": metric, "value": value,
-                            "detail": detail, "params": "{}"})  # fmt: skip
-        self.metrics.setdefault((evaluator, metric), {
-            "evaluator": evaluator, "metric": metric, "domain": "generation", "title": metric,
-            "description": description, "higher_is_better": True,
-            "primary": not self.metrics, **(spec or {}),
-        })  # fmt: skip
+        self.scores.append(
+            {
+                "case_id": case_id,
+                "model": model,
+                "sample": sample,
+                "evaluator": evaluator,
+                "metric": metric,
+                "value": value,
+                "detail": detail,
+                "params": "{}",
+            }
+        )
+        self.metrics.setdefault(
+            (evaluator, metric),
+            {
+                "evaluator": evaluator,
+                "metric": metric,
+                "domain": "generation",
+                "title": metric,
+                "description": description,
+                "higher_is_better": True,
+                "primary": not self.metrics,
+                **(spec or {}),
+            },
+        )
 
     def add_model(self, name: str, key: str | None, meta: str) -> None:
         """Register a model of the catalogue (first registration wins)."""

@@ -25,8 +25,18 @@ if TYPE_CHECKING:
 __all__ = ["frame_tables", "has_null_items"]
 
 # Unmapped columns of these types serialise to the same JSON in Polars and in Python.
-_PLAIN_EXTRA = (pl.String, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
-                pl.UInt32, pl.Boolean, pl.Null)  # fmt: skip
+_PLAIN_EXTRA = (
+    pl.String,
+    pl.Int8,
+    pl.Int16,
+    pl.Int32,
+    pl.Int64,
+    pl.UInt8,
+    pl.UInt16,
+    pl.UInt32,
+    pl.Boolean,
+    pl.Null,
+)
 
 
 def has_null_items(frame: pl.DataFrame, col: str) -> bool:

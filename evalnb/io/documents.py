@@ -89,13 +89,23 @@ class _Budget:
         where = None if page is None else f"page {page}"
         self.chars += len(text)
         if self.chars > self.limits.max_chars:
-            raise InputError(str(self.path), where, None,
-                             f"at most {self.limits.max_chars:,} characters of text",
-                             f"more ({self.chars:,} so far)", "split the document")  # fmt: skip
+            raise InputError(
+                str(self.path),
+                where,
+                None,
+                f"at most {self.limits.max_chars:,} characters of text",
+                f"more ({self.chars:,} so far)",
+                "split the document",
+            )
         if time.monotonic() > self.deadline:
-            raise InputError(str(self.path), where, None,
-                             f"a document read within {self.limits.max_seconds:g} s",
-                             "a slower one", "split or simplify the document")  # fmt: skip
+            raise InputError(
+                str(self.path),
+                where,
+                None,
+                f"a document read within {self.limits.max_seconds:g} s",
+                "a slower one",
+                "split or simplify the document",
+            )
         return text
 
 
@@ -143,9 +153,14 @@ def _utf8(path: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(str(path), f"byte {exc.start}", None, "UTF-8 text",
-                         f"the bytes {data[exc.start:exc.start + 4]!r}",
-                         "save the file as UTF-8") from None  # fmt: skip
+        raise InputError(
+            str(path),
+            f"byte {exc.start}",
+            None,
+            "UTF-8 text",
+            f"the bytes {data[exc.start : exc.start + 4]!r}",
+            "save the file as UTF-8",
+        ) from None
 
 
 def _pdf(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str, str]]:
@@ -155,28 +170,51 @@ def _pdf(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, str
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
-            raise InputError(str(path), None, None, "an unencrypted PDF", "an encrypted one",
-                             "decrypt it first (e.g. qpdf --decrypt)")  # fmt: skip
+            raise InputError(
+                str(path),
+                None,
+                None,
+                "an unencrypted PDF",
+                "an encrypted one",
+                "decrypt it first (e.g. qpdf --decrypt)",
+            )
         n = len(reader.pages)
     except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
         raise InputError(str(path), None, None, "a PDF pypdf can read", str(exc)[:200]) from None
     if n > budget.limits.max_pages:
-        raise InputError(str(path), None, None, f"at most {budget.limits.max_pages} pages",
-                         f"{n} pages", "split the document")  # fmt: skip
+        raise InputError(
+            str(path),
+            None,
+            None,
+            f"at most {budget.limits.max_pages} pages",
+            f"{n} pages",
+            "split the document",
+        )
     parts: list[tuple[int | None, str, str]] = []
     for i in range(n):
         try:
             text = reader.pages[i].extract_text() or ""
         except (PyPdfError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
-            raise InputError(str(path), f"page {i + 1}", None, "a page pypdf can read",
-                             str(exc)[:200] or type(exc).__name__) from None  # fmt: skip
+            raise InputError(
+                str(path),
+                f"page {i + 1}",
+                None,
+                "a page pypdf can read",
+                str(exc)[:200] or type(exc).__name__,
+            ) from None
         parts.append((i + 1, "", budget.take(text, i + 1)))
     return parts
 
 
 def _over(path: Path, what: str, limit: int, found: int) -> InputError:
-    return InputError(str(path), None, None, f"at most {limit:,} {what}", f"{found:,} or more",
-                      f"split the document, or pass evalnb.DocumentLimits(max_{what.replace(' ', '_')}=...)")  # fmt: skip
+    return InputError(
+        str(path),
+        None,
+        None,
+        f"at most {limit:,} {what}",
+        f"{found:,} or more",
+        f"split the document, or pass evalnb.DocumentLimits(max_{what.replace(' ', '_')}=...)",
+    )
 
 
 _DELIMITER_ROW = frozenset("|-: \t")
@@ -250,8 +288,14 @@ def _html(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, st
     try:
         return _html_sections(BeautifulSoup(data, "lxml"), budget)
     except RecursionError:
-        raise InputError(str(path), None, None, "HTML nested a few hundred levels at most",
-                         "deeper", "flatten the document") from None  # fmt: skip
+        raise InputError(
+            str(path),
+            None,
+            None,
+            "HTML nested a few hundred levels at most",
+            "deeper",
+            "flatten the document",
+        ) from None
 
 
 _HTML_TAG = re.compile(rb"<[A-Za-z]")
@@ -280,8 +324,12 @@ def _docx(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, st
             infos = archive.infolist()
     except zipfile.BadZipFile as exc:
         raise InputError(str(path), None, None, "a DOCX (a zip of XML parts)", str(exc)) from None
-    check_members(infos, str(path), max_total=budget.limits.max_unzipped_bytes,
-                  total_hint="this looks like a zip bomb")  # fmt: skip
+    check_members(
+        infos,
+        str(path),
+        max_total=budget.limits.max_unzipped_bytes,
+        total_hint="this looks like a zip bomb",
+    )
     if len(infos) > MAX_ARCHIVE_MEMBERS:
         raise _over(path, "zip members", MAX_ARCHIVE_MEMBERS, len(infos))
     from lxml import etree  # noqa: PLC0415 - python-docx parses with it
@@ -297,8 +345,13 @@ def _docx(path: Path, data: bytes, budget: _Budget) -> list[tuple[int | None, st
         RecursionError,
     ) as exc:
         # XMLSyntaxError: malformed XML, or nested past libxml2's 256 levels
-        raise InputError(str(path), None, "word/document.xml", "a DOCX python-docx can read",
-                         str(exc)[:200] or type(exc).__name__) from None  # fmt: skip
+        raise InputError(
+            str(path),
+            None,
+            "word/document.xml",
+            "a DOCX python-docx can read",
+            str(exc)[:200] or type(exc).__name__,
+        ) from None
     body = document.element.body
     elements = sum(1 for _ in body.iter("{*}p", "{*}tc"))
     if elements > budget.limits.max_elements:
@@ -377,9 +430,14 @@ def read_document(path: str | Path, limits: DocumentLimits | None = None) -> lis
     require_regular(path)  # before a first look at its bytes: a FIFO would block that look
     reader = _READERS.get(path.suffix.lower()) or (_text if _looks_like_text(path) else None)
     if reader is None:
-        raise InputError(str(path), None, None,
-                         f"a document ending in one of {', '.join(SUFFIXES)}, or UTF-8 text",
-                         f"{path.suffix!r}", "convert it, or leave it out")  # fmt: skip
+        raise InputError(
+            str(path),
+            None,
+            None,
+            f"a document ending in one of {', '.join(SUFFIXES)}, or UTF-8 text",
+            f"{path.suffix!r}",
+            "convert it, or leave it out",
+        )
     data = read_limited(path, limits.max_bytes, hint="split the document")
     return _join(str(path), reader(path, data, _Budget(path, limits)))
 
@@ -401,9 +459,14 @@ def document_paths(
                 if not (p.is_file() and not p.name.startswith(".")):
                     continue
                 if not follow_links and p.is_symlink() and not within(p, path):
-                    raise InputError(str(p), None, None, f"a file inside {path}",
-                                     f"a link to {p.resolve()}, outside it",
-                                     "pass follow_links=True to read what links lead to")  # fmt: skip
+                    raise InputError(
+                        str(p),
+                        None,
+                        None,
+                        f"a file inside {path}",
+                        f"a link to {p.resolve()}, outside it",
+                        "pass follow_links=True to read what links lead to",
+                    )
                 if p.suffix.lower() in _READERS or _looks_like_text(p):
                     out.append(p)
         elif path.exists():
@@ -413,6 +476,11 @@ def document_paths(
                 str(path), None, None, "a document or a folder of them", "nothing there"
             )
     if not out:
-        raise InputError(", ".join(map(str, given)), None, None,
-                         f"documents ending in one of {', '.join(SUFFIXES)}", "none")  # fmt: skip
+        raise InputError(
+            ", ".join(map(str, given)),
+            None,
+            None,
+            f"documents ending in one of {', '.join(SUFFIXES)}",
+            "none",
+        )
     return out

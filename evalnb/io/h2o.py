@@ -14,18 +14,42 @@ if TYPE_CHECKING:
 __all__ = ["internal_error", "read_h2o_lab", "read_h2o_suite"]
 
 _SUITE_CASE_KEYS = {
-    "key", "prompt", "categories", "relationships", "constraints", "condition",
+    "key",
+    "prompt",
+    "categories",
+    "relationships",
+    "constraints",
+    "condition",
     "expected_output",
-}  # fmt: skip
+}
 # Row keys of a test lab; the `evalnb` ones are ours, written by the exporter so that fields
 # H2O has no slot for survive an export and re-import.
 _ROW_KEYS = {
-    "key", "test_case_key", "test_key", "input", "corpus", "context", "categories",
-    "relationships", "expected_output", "output_constraints", "output_condition",
-    "actual_output", "actual_duration", "cost", "model_key", "system", "messages", "topic",
-    "question_type", "perturbation", "perturbation_intensity", "sample", "reasoning",
+    "key",
+    "test_case_key",
+    "test_key",
+    "input",
+    "corpus",
+    "context",
+    "categories",
+    "relationships",
+    "expected_output",
+    "output_constraints",
+    "output_condition",
+    "actual_output",
+    "actual_duration",
+    "cost",
+    "model_key",
+    "system",
+    "messages",
+    "topic",
+    "question_type",
+    "perturbation",
+    "perturbation_intensity",
+    "sample",
+    "reasoning",
     "error",
-}  # fmt: skip
+}
 _SUITE_KEYS = {"name", "description", "tests"}
 _LAB_KEYS = {"name", "description", "raw_dataset", "dataset", "models", "llm_model_names"}
 _ERROR_MARKERS = ("MODEL HOST INTERNAL ERROR", "INTERNAL ERROR", "LLM HOST INTERNAL ERROR")

@@ -35,8 +35,13 @@ def _relationships(case: dict[str, Any], extra: dict[str, Any]) -> list[dict[str
         return list(kept)
     if case["perturbation_of"] is None:
         return []
-    return [{"type": "perturbation_source", "target": case["perturbation_of"],
-             "target_type": "test_case"}]  # fmt: skip
+    return [
+        {
+            "type": "perturbation_source",
+            "target": case["perturbation_of"],
+            "target_type": "test_case",
+        }
+    ]
 
 
 def _case_fields(case: dict[str, Any]) -> dict[str, Any]:

@@ -50,8 +50,12 @@ def read_inspect_log(doc: object, where: Where, builder: LabBuilder) -> None:
     samples = log.get("samples")
     if samples is None:
         msg = "samples"
-        raise where.error(msg, "the log's samples (run with log_samples=True)", "none",
-                          "Inspect wrote only the header; rerun the eval logging samples")  # fmt: skip
+        raise where.error(
+            msg,
+            "the log's samples (run with log_samples=True)",
+            "none",
+            "Inspect wrote only the header; rerun the eval logging samples",
+        )
     reader = AgentReader(builder)
     for i, raw in enumerate(where.records(log, "samples")):
         sw = where.at("samples").at(i)
@@ -182,8 +186,13 @@ def _scores(
             if number is None and v is not None:
                 detail["reason"] = "not a number Inspect's value_to_float knows"
             builder.add_imported_score(
-                key, EVALUATOR, metric, number, to_json(detail),
-                description=f"Score recorded by Inspect AI's {scorer} scorer.")  # fmt: skip
+                key,
+                EVALUATOR,
+                metric,
+                number,
+                to_json(detail),
+                description=f"Score recorded by Inspect AI's {scorer} scorer.",
+            )
 
 
 def _number(value: object) -> float | None:

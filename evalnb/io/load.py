@@ -163,8 +163,13 @@ def _detect(path: Path) -> _Sniffed:
     if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
         # Named as JSON but not JSON: say so, rather than read it as a CSV with odd columns.
         shown = head[:40].splitlines()[0] if head else "an empty file"
-        raise InputError(name, "line 1", None, f"JSON (the file is named {path.suffix})",
-                         f"text that is not JSON: {shown!r}")  # fmt: skip
+        raise InputError(
+            name,
+            "line 1",
+            None,
+            f"JSON (the file is named {path.suffix})",
+            f"text that is not JSON: {shown!r}",
+        )
     header = jsonl_lines(head)[0].split(",")
     names = {h.strip().strip('"') for h in header}
     if {"prompt", "response"} <= names <= {"system", "prompt", "response"}:
@@ -224,8 +229,9 @@ def load(
     try:
         _read(path, sniffed, mapping, builder)
     except RecursionError:  # importers name the record where they can; this is the backstop
-        raise InputError(str(path), None, None, "values nested fewer than about 900 levels",
-                         "deeper nesting") from None  # fmt: skip
+        raise InputError(
+            str(path), None, None, "values nested fewer than about 900 levels", "deeper nesting"
+        ) from None
     return LabCore(builder.frames())
 
 
@@ -292,8 +298,10 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
             read_inspect_log(doc, where, b)
             return
         items = [doc] if isinstance(doc, dict) else _as_list(doc, where)
-        placed = [(where.at(i) if len(items) > 1 or not isinstance(doc, dict) else where, item)
-                  for i, item in enumerate(items)]  # fmt: skip
+        placed = [
+            (where.at(i) if len(items) > 1 or not isinstance(doc, dict) else where, item)
+            for i, item in enumerate(items)
+        ]
         (read_spans if fmt == "agent_spans" else read_agent_records)(placed, b)
     elif fmt in {"h2o_suite", "h2o_lab", "harpia", "json"}:
         doc = parse_json(text, name) if sniffed.doc is None else sniffed.doc
@@ -350,8 +358,10 @@ def _read_ragas(text: str, sniffed: _Sniffed, name: str, model: str, b: LabBuild
             if tables is not None:  # read by columns; anything unusual takes the record path
                 b.prebuilt = tables
                 return
-            records = [(Where(name, f"line {n}"), Where(name, f"line {n}").record(v))
-                       for n, v in read_jsonl(text, name)]  # fmt: skip
+            records = [
+                (Where(name, f"line {n}"), Where(name, f"line {n}").record(v))
+                for n, v in read_jsonl(text, name)
+            ]
         read_ragas_records(records, b, model=model)
         return
     _header, rows = read_csv(text, name)

@@ -40,8 +40,18 @@ __all__ = ["ragas_jsonl_tables", "ragas_object_tables"]
 # to the record path, whose parser reports depth as an error (measured: 200k nested
 # brackets crash the Arrow reader of pyarrow 26 with a segmentation fault).
 _MAX_OPENERS = 256
-_KNOWN = ("user_input", "response", "reference", "retrieved_contexts", "reference_contexts",
-          "synthesizer_name", "multi_responses", "retrieved_context_ids", "id", "model")  # fmt: skip
+_KNOWN = (
+    "user_input",
+    "response",
+    "reference",
+    "retrieved_contexts",
+    "reference_contexts",
+    "synthesizer_name",
+    "multi_responses",
+    "retrieved_context_ids",
+    "id",
+    "model",
+)
 _OUTPUT_EXTRA = ("multi_responses", "retrieved_context_ids")
 _TEXT_LISTS = ("retrieved_contexts", "reference_contexts", "multi_responses")
 _PLAIN = (pl.String, pl.Int64, pl.Boolean)
@@ -129,8 +139,9 @@ def _tables(frame: pl.DataFrame, model: str) -> dict[str, pl.DataFrame] | None:
     tables["cases"] = cases_table.with_columns(categories=pl.lit(None, pl.List(pl.String)))
     full = pl.DataFrame(schema=SCHEMAS["outputs"])
     tables["outputs"] = pl.concat([full, outputs], how="diagonal_relaxed").cast(SCHEMAS["outputs"])
-    tables["info"] = pl.DataFrame([{"key": "format", "value": json.dumps("ragas")}],
-                                  schema=SCHEMAS["info"])  # fmt: skip
+    tables["info"] = pl.DataFrame(
+        [{"key": "format", "value": json.dumps("ragas")}], schema=SCHEMAS["info"]
+    )
     return tables
 
 

@@ -37,24 +37,41 @@ if TYPE_CHECKING:
     from evalnb.io.builder import LabBuilder
     from evalnb.lab.core import LabCore
 
-__all__ = ["EVALUATOR", "is_ragas_record", "ragas_object_records", "ragas_records",
-           "read_ragas_records"]  # fmt: skip
+__all__ = [
+    "EVALUATOR",
+    "is_ragas_record",
+    "ragas_object_records",
+    "ragas_records",
+    "read_ragas_records",
+]
 
 EVALUATOR = "ragas_result"  # the scores of an imported EvaluationResult
-_CASE = {"user_input": "prompt", "reference": "expected", "reference_contexts": "corpus",
-         "synthesizer_name": "question_type"}  # fmt: skip
+_CASE = {
+    "user_input": "prompt",
+    "reference": "expected",
+    "reference_contexts": "corpus",
+    "synthesizer_name": "question_type",
+}
 _OUTPUT = {"response": "actual", "retrieved_contexts": "context"}
 _OUTPUT_EXTRA = ("multi_responses", "retrieved_context_ids")
-_LISTS = {"reference_contexts", "retrieved_contexts", "multi_responses",
-          "retrieved_context_ids", "reference_context_ids"}  # fmt: skip
+_LISTS = {
+    "reference_contexts",
+    "retrieved_contexts",
+    "multi_responses",
+    "retrieved_context_ids",
+    "reference_context_ids",
+}
 _SIGNS = ("response", "reference", "retrieved_contexts", "reference_contexts")
 _MAX_LITERAL = 1_000_000  # characters of one CSV cell parsed as a Python literal
 
 
 def is_ragas_record(value: object) -> bool:
     """Whether a parsed record is a ragas single-turn sample (``user_input`` text and more)."""
-    return (isinstance(value, dict) and isinstance(value.get("user_input"), str)
-            and any(k in value for k in _SIGNS))  # fmt: skip
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("user_input"), str)
+        and any(k in value for k in _SIGNS)
+    )
 
 
 def ragas_object_records(obj: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
@@ -69,8 +86,10 @@ def ragas_object_records(obj: object) -> tuple[list[dict[str, Any]], list[dict[s
         obj = obj.dataset
     to_list = getattr(obj, "to_list", None)
     if not callable(to_list):
-        msg = (f"expected a ragas EvaluationDataset or EvaluationResult, a file or a frame; "
-               f"got {type(obj).__name__}")  # fmt: skip
+        msg = (
+            f"expected a ragas EvaluationDataset or EvaluationResult, a file or a frame; "
+            f"got {type(obj).__name__}"
+        )
         raise TypeError(msg)
     return [dict(r) for r in to_list()], scores
 
@@ -84,8 +103,9 @@ def _literal(value: object, where: Where, key: str) -> object:
     try:
         return ast.literal_eval(value)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise where.error(key, "a Python list or dict literal, as ragas' to_csv writes",
-                          value[:80]) from None  # fmt: skip
+        raise where.error(
+            key, "a Python list or dict literal, as ragas' to_csv writes", value[:80]
+        ) from None
 
 
 def read_ragas_records(
@@ -103,8 +123,11 @@ def read_ragas_records(
         raise Where(records[0][0].source if records else "<ragas>").error(
             msg, f"one score row per sample ({len(records)})", len(scores)
         )
-    multi = [(w, {**r, "model": r.get("model", model)}) for w, r in records
-             if is_agent_record(r) or isinstance(r.get("user_input"), list)]  # fmt: skip
+    multi = [
+        (w, {**r, "model": r.get("model", model)})
+        for w, r in records
+        if is_agent_record(r) or isinstance(r.get("user_input"), list)
+    ]
     if multi:
         read_agent_records(multi, builder)
         builder.info["format"] = "ragas"
@@ -113,19 +136,24 @@ def read_ragas_records(
     for i, (where, raw) in enumerate(records):
         if isinstance(raw.get("user_input"), list):
             continue
-        rec = {k: (_literal(v, where, k) if csv else v) for k, v in raw.items()
-               if not (csv and v == "")}  # fmt: skip
+        rec = {
+            k: (_literal(v, where, k) if csv else v)
+            for k, v in raw.items()
+            if not (csv and v == "")
+        }
         key = _sample(rec, where, builder, model)
         if scores is not None:
             _scores(scores[i], key, builder)
 
 
-def _sample(rec: Mapping[str, Any], where: Where, builder: LabBuilder, model: str
-            ) -> tuple[str, str, int]:  # fmt: skip
+def _sample(
+    rec: Mapping[str, Any], where: Where, builder: LabBuilder, model: str
+) -> tuple[str, str, int]:
     prompt = where.string(rec, "user_input", required=True)
     for key in _LISTS & set(rec):
-        if rec[key] is not None and not (isinstance(rec[key], list)
-                                         and all(isinstance(x, str | int) for x in rec[key])):  # fmt: skip
+        if rec[key] is not None and not (
+            isinstance(rec[key], list) and all(isinstance(x, str | int) for x in rec[key])
+        ):
             raise where.error(key, "a list of strings", rec[key])
     reference = where.opt_string(rec, "reference")
     case = {
@@ -134,19 +162,32 @@ def _sample(rec: Mapping[str, Any], where: Where, builder: LabBuilder, model: st
         "expected": [reference] if reference else [],
         "corpus": [str(c) for c in rec.get("reference_contexts") or []],
         "question_type": where.opt_string(rec, "synthesizer_name"),
-        "extra": to_json({k: v for k, v in rec.items()
-                          if k not in _CASE and k not in _OUTPUT and k not in _OUTPUT_EXTRA
-                          and k not in ("id", "model")}),
-    }  # fmt: skip
+        "extra": to_json(
+            {
+                k: v
+                for k, v in rec.items()
+                if k not in _CASE
+                and k not in _OUTPUT
+                and k not in _OUTPUT_EXTRA
+                and k not in ("id", "model")
+            }
+        ),
+    }
     case_id = builder.add_case(case, where, id_field="user_input")
     name = str(rec.get("model") or model)
     extra = {k: rec[k] for k in _OUTPUT_EXTRA if rec.get(k) is not None}
-    builder.add_output({
-        "case_id": case_id, "model": name, "sample": 0,
-        "actual": where.opt_string(rec, "response"),
-        "context": [str(c) for c in rec.get("retrieved_contexts") or []],
-        "extra": to_json(extra),
-    }, where, id_field="user_input")  # fmt: skip
+    builder.add_output(
+        {
+            "case_id": case_id,
+            "model": name,
+            "sample": 0,
+            "actual": where.opt_string(rec, "response"),
+            "context": [str(c) for c in rec.get("retrieved_contexts") or []],
+            "extra": to_json(extra),
+        },
+        where,
+        id_field="user_input",
+    )
     return case_id, name, 0
 
 
@@ -163,9 +204,14 @@ def _scores(row: Mapping[str, object], key: tuple[str, str, int], builder: LabBu
             detail = to_json({"reason": f"ragas gave no number: {value!r}"[:300]})
             number = None
         builder.add_imported_score(
-            key, EVALUATOR, str(metric), number, detail,
+            key,
+            EVALUATOR,
+            str(metric),
+            number,
+            detail,
             description=f"ragas' {metric}, as its EvaluationResult holds it.",
-            spec={"min": 0.0, "max": 1.0, "default_threshold": 0.5})  # fmt: skip
+            spec={"min": 0.0, "max": 1.0, "default_threshold": 0.5},
+        )
 
 
 def ragas_records(lab: LabCore, model: str | None = None) -> list[dict[str, Any]]:

@@ -48,9 +48,12 @@ _BOMS = (
 
 def read_bytes(path: Path) -> bytes:
     """Read a regular file whole and bounded (:mod:`evalnb.lab.bounds`); OS errors → InputError."""
-    return read_limited(path, MAX_INPUT_BYTES,
-                        hint="keep a lab this large on disk (evalnb import --on-disk) or raise "
-                             "EVALNB_MAX_INPUT_BYTES")  # fmt: skip
+    return read_limited(
+        path,
+        MAX_INPUT_BYTES,
+        hint="keep a lab this large on disk (evalnb import --on-disk) or raise "
+        "EVALNB_MAX_INPUT_BYTES",
+    )
 
 
 def read_text(path: Path) -> str:

@@ -49,16 +49,27 @@ def _openinference(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]
     out = []
     for _, msg in sorted(found.items()):
         calls = [
-            {"id": c.get("id"), "function": {"name": c.get("function.name"),
-                                             "arguments": c.get("function.arguments", "{}")}}
+            {
+                "id": c.get("id"),
+                "function": {
+                    "name": c.get("function.name"),
+                    "arguments": c.get("function.arguments", "{}"),
+                },
+            }
             for _, c in sorted(msg.pop("tool_calls").items())
-        ]  # fmt: skip
+        ]
         parts = msg.pop("parts")
         content = msg.get("content")
         if content is None and parts:
             content = "".join(str(v) for _, v in sorted(parts.items()))
-        out.append({"role": msg.get("role"), "content": content, "tool_calls": calls,
-                    "tool_call_id": msg.get("tool_call_id")})  # fmt: skip
+        out.append(
+            {
+                "role": msg.get("role"),
+                "content": content,
+                "tool_calls": calls,
+                "tool_call_id": msg.get("tool_call_id"),
+            }
+        )
     return out
 
 
@@ -85,17 +96,36 @@ def _genai(value: object) -> list[dict[str, Any]]:
             if kind == "text":
                 texts.append(str(part.get("content") or ""))
             elif kind == "tool_call":
-                calls.append({"id": part.get("id"), "function": {
-                    "name": part.get("name"), "arguments": part.get("arguments", {})}})  # fmt: skip
+                calls.append(
+                    {
+                        "id": part.get("id"),
+                        "function": {
+                            "name": part.get("name"),
+                            "arguments": part.get("arguments", {}),
+                        },
+                    }
+                )
             elif kind == "tool_call_response":
                 results.append((part.get("id"), part.get("response", part.get("result"))))
         if msg.get("role") == "tool" or results:
             for call_id, result in results:
-                out.append({"role": "tool", "tool_call_id": call_id, "tool_calls": [],
-                            "content": as_text(result)})  # fmt: skip
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call_id,
+                        "tool_calls": [],
+                        "content": as_text(result),
+                    }
+                )
             continue
-        out.append({"role": msg.get("role"), "content": "".join(texts) if texts else None,
-                    "tool_calls": calls, "tool_call_id": None})  # fmt: skip
+        out.append(
+            {
+                "role": msg.get("role"),
+                "content": "".join(texts) if texts else None,
+                "tool_calls": calls,
+                "tool_call_id": None,
+            }
+        )
     return out
 
 
@@ -114,7 +144,10 @@ def llm_messages(attrs: Mapping[str, Any], side: str) -> list[dict[str, Any]]:
     if side == "input" and not any(m["role"] == "system" for m in messages):
         system = attrs.get("gen_ai.system_instructions")
         if system:
-            texts = _genai([{"role": "system", "parts": system}]) if isinstance(
-                system, list) else [{"role": "system", "content": str(system)}]  # fmt: skip
+            texts = (
+                _genai([{"role": "system", "parts": system}])
+                if isinstance(system, list)
+                else [{"role": "system", "content": str(system)}]
+            )
             messages = texts + messages
     return messages

@@ -111,8 +111,13 @@ def read_spans(records: Iterable[tuple[Where, object]], builder: LabBuilder) -> 
         rec = conversation.record()
         # Runs of one script (same system and user texts) by one agent are samples of one
         # case, so two agents' runs of a test set line up; the trace names the run.
-        script = json.dumps([(m["role"], m.get("content")) for m in rec["messages"]
-                             if m["role"] in ("system", "developer", "user")])  # fmt: skip
+        script = json.dumps(
+            [
+                (m["role"], m.get("content"))
+                for m in rec["messages"]
+                if m["role"] in ("system", "developer", "user")
+            ]
+        )
         sample = runs.get((script, rec["model"]), 0)
         runs[(script, rec["model"])] = sample + 1
         rec["sample"] = sample
@@ -162,8 +167,10 @@ def _otlp_span(span: Mapping[str, object], where: Where) -> _Span:
         name=str(span.get("name") or ""),
         start=_nanos(span.get("startTimeUnixNano"), where, "startTimeUnixNano") or 0.0,
         end=_nanos(span.get("endTimeUnixNano"), where, "endTimeUnixNano", optional=True),
-        attrs=attrs, error=error, where=where,
-    )  # fmt: skip
+        attrs=attrs,
+        error=error,
+        where=where,
+    )
 
 
 def _any_value(value: object, where: Where) -> object:
@@ -184,8 +191,11 @@ def _any_value(value: object, where: Where) -> object:
     if kind == "arrayValue" and isinstance(inner, dict):
         return [_any_value(v, where) for v in inner.get("values") or []]
     if kind == "kvlistValue" and isinstance(inner, dict):
-        return {kv.get("key"): _any_value(kv.get("value"), where)
-                for kv in inner.get("values") or [] if isinstance(kv, dict)}  # fmt: skip
+        return {
+            kv.get("key"): _any_value(kv.get("value"), where)
+            for kv in inner.get("values") or []
+            if isinstance(kv, dict)
+        }
     return inner
 
 
@@ -217,8 +227,10 @@ def _flat(rec: Mapping[str, object], where: Where) -> _Span:
         name=str(rec.get("name") or ""),
         start=_iso(rec.get("start_time"), where, "start_time"),
         end=_iso(rec.get("end_time"), where, "end_time") if rec.get("end_time") else None,
-        attrs=dict(attrs), error=error, where=where,
-    )  # fmt: skip
+        attrs=dict(attrs),
+        error=error,
+        where=where,
+    )
 
 
 def _iso(value: object, where: Where, key: str) -> float:
@@ -276,8 +288,9 @@ class _Conversation:
                 for m in inputs:  # tool results only the next model call saw
                     cid = m.get("tool_call_id")
                     if m["role"] == "tool" and cid in called and cid not in answered:
-                        messages.append({"role": "tool", "tool_call_id": cid,
-                                         "content": m["content"]})  # fmt: skip
+                        messages.append(
+                            {"role": "tool", "tool_call_id": cid, "content": m["content"]}
+                        )
                         answered.add(cid)
                         unanswered = [u for u in unanswered if u[1] != cid]
                 for m in llm_messages(span.attrs, "output"):
@@ -289,11 +302,18 @@ class _Conversation:
                         called[cid] = str(c["function"]["name"])
                         unanswered.append((called[cid], cid))
                         calls.append({**c, "id": cid})
-                    messages.append({"role": "assistant", "content": m["content"],
-                                     "tool_calls": calls, **_usage(span)})  # fmt: skip
+                    messages.append(
+                        {
+                            "role": "assistant",
+                            "content": m["content"],
+                            "tool_calls": calls,
+                            **_usage(span),
+                        }
+                    )
                 if span.error:
-                    messages.append({"role": "assistant", "content": None,
-                                     "error": span.error, **_usage(span)})  # fmt: skip
+                    messages.append(
+                        {"role": "assistant", "content": None, "error": span.error, **_usage(span)}
+                    )
             elif kind == "TOOL":
                 name = _first(attrs, ("tool.name", "gen_ai.tool.name")) or span.name
                 cid = _first(attrs, ("tool_call.id", "gen_ai.tool.call.id", "message.tool_call_id"))
@@ -314,10 +334,15 @@ class _Conversation:
                         }
                     )
                 result = attrs.get("output.value", attrs.get("gen_ai.tool.call.result"))
-                messages.append({
-                    "role": "tool", "tool_call_id": cid, "content": as_text(result),
-                    "latency_s": span.duration, **({"error": span.error} if span.error else {}),
-                })  # fmt: skip
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": cid,
+                        "content": as_text(result),
+                        "latency_s": span.duration,
+                        **({"error": span.error} if span.error else {}),
+                    }
+                )
                 answered.add(cid)
                 unanswered = [u for u in unanswered if u[1] != cid]
         if not any(m["role"] == "user" for m in messages) and prompt:
@@ -327,23 +352,30 @@ class _Conversation:
             messages.append({"role": "assistant", "content": answer})
         traces = sorted({s.trace for s in self.spans})
         rec: dict[str, Any] = {} if wall is None else {"duration_s": wall}
-        return {**rec, "run": {"conversation": self.key, "traces": traces},
-                "model": agent or model or "agent",
-                "messages": [{k: v for k, v in m.items() if v is not None} for m in messages]}  # fmt: skip
+        return {
+            **rec,
+            "run": {"conversation": self.key, "traces": traces},
+            "model": agent or model or "agent",
+            "messages": [{k: v for k, v in m.items() if v is not None} for m in messages],
+        }
 
 
 def _usage(span: _Span) -> dict[str, Any]:
     attrs = span.attrs
     tokens = attrs.get("llm.token_count.total")
-    for pair in (("llm.token_count.prompt", "llm.token_count.completion"),
-                 ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")):  # fmt: skip
+    for pair in (
+        ("llm.token_count.prompt", "llm.token_count.completion"),
+        ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"),
+    ):
         if tokens is None:
             numbers = [v for k in pair if isinstance(v := attrs.get(k), int | float)]
             tokens = sum(numbers) if numbers else None
     cost = attrs.get("llm.cost.total")
-    return {"latency_s": span.duration,
-            "tokens": int(tokens) if isinstance(tokens, int | float) else None,
-            "cost": float(cost) if isinstance(cost, int | float) else None}  # fmt: skip
+    return {
+        "latency_s": span.duration,
+        "tokens": int(tokens) if isinstance(tokens, int | float) else None,
+        "cost": float(cost) if isinstance(cost, int | float) else None,
+    }
 
 
 def _first(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
@@ -366,5 +398,4 @@ def _conversations(spans: list[_Span]) -> list[_Conversation]:
         key = session_of.get(span.trace, span.trace)
         groups.setdefault(key, _Conversation(key)).spans.append(span)
     # Traces of non-agent work (no LLM, tool or agent span) are not conversations.
-    return [c for c in groups.values()
-            if any(s.kind in ("LLM", "TOOL", "AGENT") for s in c.spans)]  # fmt: skip
+    return [c for c in groups.values() if any(s.kind in ("LLM", "TOOL", "AGENT") for s in c.spans)]

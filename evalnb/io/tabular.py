@@ -22,8 +22,15 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "test_id": ("test_id",),
     "prompt": ("prompt", "input", "question", "query", "user_input"),
     "system": ("system", "system_prompt"),
-    "expected": ("expected", "expected_output", "reference", "references", "ground_truth",
-                 "ref_answer", "target"),
+    "expected": (
+        "expected",
+        "expected_output",
+        "reference",
+        "references",
+        "ground_truth",
+        "ref_answer",
+        "target",
+    ),
     "condition": ("condition",),
     "constraints": ("constraints",),
     "categories": ("categories", "category"),
@@ -40,7 +47,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "duration_s": ("duration_s", "duration", "latency", "actual_duration"),
     "cost": ("cost",),
     "error": ("error",),
-}  # fmt: skip
+}
 _LISTS = {"expected", "categories", "corpus", "context"}
 _NUMBERS = {"duration_s", "cost"}
 _OUTPUT = {"model", "sample", "actual", "reasoning", "context", "duration_s", "cost", "error"}
@@ -159,8 +166,13 @@ def read_records(
         try:
             _read_record(where, rec, fields, wide, used, builder)
         except RecursionError:  # a value nested too deeply to copy or serialise
-            raise InputError(where.source, where.location, None,
-                             "values nested fewer than about 900 levels", "deeper nesting") from None  # fmt: skip
+            raise InputError(
+                where.source,
+                where.location,
+                None,
+                "values nested fewer than about 900 levels",
+                "deeper nesting",
+            ) from None
 
 
 def _read_record(

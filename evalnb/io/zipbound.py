@@ -21,17 +21,29 @@ MAX_RATIO = 200
 _RATIO_FROM = 1 << 20  # tiny members may compress absurdly well; they cannot hurt
 
 
-def check_members(infos: Iterable[zipfile.ZipInfo], source: str, *, max_total: int,
-                  total_hint: str) -> None:  # fmt: skip
+def check_members(
+    infos: Iterable[zipfile.ZipInfo], source: str, *, max_total: int, total_hint: str
+) -> None:
     """Raise :class:`~evalnb.InputError` naming ``source`` if the members inflate too far."""
     total = 0
     for info in infos:
         total += info.file_size
         ratio = info.file_size / max(info.compress_size, 1)
         if info.file_size > _RATIO_FROM and ratio > MAX_RATIO:
-            raise InputError(source, None, info.filename, f"a compression ratio under {MAX_RATIO}:1",
-                             f"{ratio:,.0f}:1 ({info.file_size:,} bytes unzipped)",
-                             "This looks like a zip bomb; it was not inflated")  # fmt: skip
+            raise InputError(
+                source,
+                None,
+                info.filename,
+                f"a compression ratio under {MAX_RATIO}:1",
+                f"{ratio:,.0f}:1 ({info.file_size:,} bytes unzipped)",
+                "This looks like a zip bomb; it was not inflated",
+            )
     if total > max_total:
-        raise InputError(source, None, None, f"at most {max_total:,} bytes unzipped",
-                         f"{total:,} bytes", total_hint)  # fmt: skip
+        raise InputError(
+            source,
+            None,
+            None,
+            f"at most {max_total:,} bytes unzipped",
+            f"{total:,} bytes",
+            total_hint,
+        )

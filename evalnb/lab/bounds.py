@@ -43,9 +43,13 @@ MAX_ARCHIVE_MEMBERS = int(os.environ.get("EVALNB_MAX_ARCHIVE_MEMBERS", 10_000))
 # deflate stream (found by the fuzz), a member that needs a password. Every zip reader turns
 # these into an InputError naming the file.
 ZIP_FAULTS: tuple[type[Exception], ...] = (
-    zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, zlib.error,
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    NotImplementedError,
+    EOFError,
+    zlib.error,
     RuntimeError,
-)  # fmt: skip
+)
 
 _KINDS = (
     (stat.S_ISCHR, "a character device"),
@@ -75,8 +79,14 @@ def require_regular(path: Path) -> os.stat_result:
             str(path), None, None, "a readable file", exc.strerror or str(exc)
         ) from None
     if not stat.S_ISREG(info.st_mode):
-        raise InputError(str(path), None, None, "a regular file", kind_of(info.st_mode),
-                         "devices, pipes and sockets are never read")  # fmt: skip
+        raise InputError(
+            str(path),
+            None,
+            None,
+            "a regular file",
+            kind_of(info.st_mode),
+            "devices, pipes and sockets are never read",
+        )
     return info
 
 
@@ -105,8 +115,14 @@ def read_limited(path: Path, limit: int, *, hint: str) -> bytes:
             total += len(chunk)
             chunks.append(chunk)
             if total > limit:
-                raise InputError(str(path), None, None, f"at most {limit:,} bytes",
-                                 "more (counted while reading)", hint)  # fmt: skip
+                raise InputError(
+                    str(path),
+                    None,
+                    None,
+                    f"at most {limit:,} bytes",
+                    "more (counted while reading)",
+                    hint,
+                )
         return b"".join(chunks)
     except OSError as exc:
         if exc.errno == errno.EISDIR:

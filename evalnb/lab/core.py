@@ -215,8 +215,9 @@ class LabCore(SyncedTables):
         # Unchanged tables keep their frames, so saving the merge writes only what it adds.
         return self._copy(merged)
 
-    def set_threshold(self, evaluator: str, metric: str, value: float, *,
-                      source: str = "user") -> Self:  # fmt: skip
+    def set_threshold(
+        self, evaluator: str, metric: str, value: float, *, source: str = "user"
+    ) -> Self:
         """Set the pass threshold of one metric (a new version; older ones are kept).
 
         Everything derived (verdicts, problems, insights, charts, report) follows at once;
@@ -235,9 +236,18 @@ class LabCore(SyncedTables):
                 f"[{low}, {high}]: no score could pass or fail by it; pass a value in that range"
             )
             raise ValueError(msg)
-        row = pl.DataFrame([{"evaluator": evaluator, "metric": metric, "threshold": value,
-                             "source": source, "created_at": dt.datetime.now(dt.UTC)}],
-                           schema=SCHEMAS["thresholds"])  # fmt: skip
+        row = pl.DataFrame(
+            [
+                {
+                    "evaluator": evaluator,
+                    "metric": metric,
+                    "threshold": value,
+                    "source": source,
+                    "created_at": dt.datetime.now(dt.UTC),
+                }
+            ],
+            schema=SCHEMAS["thresholds"],
+        )
         self.append_rows("thresholds", row)
         return self
 

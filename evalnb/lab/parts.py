@@ -54,7 +54,7 @@ __all__ = [
     "scan_parts",
     "unshard",
     "write_part",
-]  # fmt: skip
+]
 
 PARTS_TABLE = "evalnb_parts"
 SHARDABLE = ("outputs", "scores", "steps")
@@ -120,20 +120,21 @@ def new_part_folder(root: Path, table: str) -> Path:
     return root / table / uuid.uuid4().hex[:16]
 
 
-def part_from_folder(root: Path, folder: Path, table: str,
-                     evaluators: Iterable[str] = ()) -> Part:  # fmt: skip
+def part_from_folder(root: Path, folder: Path, table: str, evaluators: Iterable[str] = ()) -> Part:
     """Describe a written folder of Parquet files as a part (rows and size from the footers)."""
     rows = nbytes = 0
     for file in _files(folder):
         meta = pq.ParquetFile(file).metadata
         rows += meta.num_rows
         nbytes += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    return Part(table, folder.relative_to(root).as_posix(), tuple(sorted(set(evaluators))),
-                rows, nbytes)  # fmt: skip
+    return Part(
+        table, folder.relative_to(root).as_posix(), tuple(sorted(set(evaluators))), rows, nbytes
+    )
 
 
-def write_part(root: Path, table: str, rows: pl.DataFrame | pl.LazyFrame,
-               evaluators: Iterable[str] = ()) -> Part:  # fmt: skip
+def write_part(
+    root: Path, table: str, rows: pl.DataFrame | pl.LazyFrame, evaluators: Iterable[str] = ()
+) -> Part:
     """Write ``rows`` (conformed to ``table``'s schema) as a new part under ``root``.
 
     A frame is cut into shard files (:func:`~evalnb.lab.shards.write_shards`); a query is
@@ -203,8 +204,9 @@ def copy_part(source: Path, part: Part, root: Path) -> Part:
     folder = new_part_folder(root, part.table)
     with _publishing(folder, f"copy the Parquet part {source / part.folder}") as tmp:
         shutil.copytree(source / part.folder, tmp, copy_function=_link_or_copy)
-    return Part(part.table, folder.relative_to(root).as_posix(), part.evaluators, part.rows,
-                part.nbytes)  # fmt: skip
+    return Part(
+        part.table, folder.relative_to(root).as_posix(), part.evaluators, part.rows, part.nbytes
+    )
 
 
 def _link_or_copy(src: str, dst: str) -> None:
@@ -272,8 +274,10 @@ def _files(folder: Path) -> list[Path]:
 
 def ensure_manifest(con: duckdb.DuckDBPyConnection) -> None:
     """Create the parts list when missing."""
-    con.execute(f'CREATE TABLE IF NOT EXISTS "{PARTS_TABLE}" (name VARCHAR, folder VARCHAR, '
-                "evaluators VARCHAR[], n_rows BIGINT, nbytes BIGINT)").fetchall()  # fmt: skip
+    con.execute(
+        f'CREATE TABLE IF NOT EXISTS "{PARTS_TABLE}" (name VARCHAR, folder VARCHAR, '
+        "evaluators VARCHAR[], n_rows BIGINT, nbytes BIGINT)"
+    ).fetchall()
 
 
 def read_manifest(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[Part, ...]]:
@@ -282,8 +286,9 @@ def read_manifest(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[Part, ...]]
     if PARTS_TABLE not in known:
         return {}
     out: dict[str, list[Part]] = {}
-    rows = con.execute(f'SELECT name, folder, evaluators, n_rows, nbytes FROM "{PARTS_TABLE}" '
-                       "ORDER BY rowid").fetchall()  # fmt: skip
+    rows = con.execute(
+        f'SELECT name, folder, evaluators, n_rows, nbytes FROM "{PARTS_TABLE}" ORDER BY rowid'
+    ).fetchall()
     for name, folder, evaluators, n_rows, nbytes in rows:
         table = str(name)
         listed = out.setdefault(table, [])
@@ -317,8 +322,11 @@ def apply_changes(
     for table, change in changes.items():
         now = stored.get(table, ())
         relevant = [p for p in now if _touches(p, change.touched)]
-        seen = relevant if change.seen is None else [
-            p for p in change.seen if _touches(p, change.touched)]  # fmt: skip
+        seen = (
+            relevant
+            if change.seen is None
+            else [p for p in change.seen if _touches(p, change.touched)]
+        )
         if {p.folder for p in relevant} != {p.folder for p in seen}:
             what = "the whole table" if change.touched is None else f"{sorted(change.touched)}"
             msg = (
@@ -331,11 +339,15 @@ def apply_changes(
             con.execute(f'INSERT INTO "{PARTS_TABLE}" (name) VALUES (?)', [table]).fetchall()
         gone = {p.folder for p in (now if change.seen is None else change.drop)}
         left.extend(p for p in now if p.folder in gone)
-        con.execute(f'DELETE FROM "{PARTS_TABLE}" WHERE name = ? AND list_contains(?, folder)',
-                    [table, sorted(gone)]).fetchall()  # fmt: skip
+        con.execute(
+            f'DELETE FROM "{PARTS_TABLE}" WHERE name = ? AND list_contains(?, folder)',
+            [table, sorted(gone)],
+        ).fetchall()
         for p in change.add:
-            con.execute(f'INSERT INTO "{PARTS_TABLE}" VALUES (?, ?, ?, ?, ?)',
-                        [table, p.folder, list(p.evaluators), p.rows, p.nbytes]).fetchall()  # fmt: skip
+            con.execute(
+                f'INSERT INTO "{PARTS_TABLE}" VALUES (?, ?, ?, ?, ?)',
+                [table, p.folder, list(p.evaluators), p.rows, p.nbytes],
+            ).fetchall()
         stored[table] = tuple(p for p in now if p.folder not in gone) + change.add
         _set_view(con, root, table, stored[table])
     return stored, left
@@ -357,17 +369,22 @@ def _touches(part: Part, touched: frozenset[str] | None) -> bool:
     return touched is None or not part.evaluators or bool(touched & set(part.evaluators))
 
 
-def _set_view(con: duckdb.DuckDBPyConnection, root: Path, table: str,
-              parts: Sequence[Part]) -> None:  # fmt: skip
+def _set_view(
+    con: duckdb.DuckDBPyConnection, root: Path, table: str, parts: Sequence[Part]
+) -> None:
     """Make ``table`` in the DuckDB file a view over its parts' files, for SQL users.
 
     The view names the files by absolute path: a store moved elsewhere gets a right view
     again at its next write (evalnb itself reads the parts list, never the view).
     """
     files = [str(f.resolve()) for p in parts for f in _files(root / p.folder)]
-    kinds = {r[0]: r[1] for r in con.execute(
-        "SELECT table_name, 'table' FROM duckdb_tables() UNION ALL "
-        "SELECT view_name, 'view' FROM duckdb_views() WHERE NOT internal").fetchall()}  # fmt: skip
+    kinds = {
+        r[0]: r[1]
+        for r in con.execute(
+            "SELECT table_name, 'table' FROM duckdb_tables() UNION ALL "
+            "SELECT view_name, 'view' FROM duckdb_views() WHERE NOT internal"
+        ).fetchall()
+    }
     if kinds.get(table) == "table":
         con.execute(f'DROP TABLE "{table}"').fetchall()
     if files:

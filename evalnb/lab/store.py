@@ -42,7 +42,7 @@ __all__ = [
     "read_store",
     "seal",
     "write_tables",
-]  # fmt: skip
+]
 
 # Bumped whenever a table's columns change; a store of another version is refused with a
 # message instead of being misread.
@@ -56,9 +56,11 @@ _META = "evalnb_meta"
 _VERSIONS = "evalnb_versions"
 
 APPEND_ONLY: dict[str, tuple[str, ...] | None] = {
-    "labels": ("label_id",), "thresholds": None, "curation": ("curation_id",),
+    "labels": ("label_id",),
+    "thresholds": None,
+    "curation": ("curation_id",),
     "workflow_events": ("event_id",),
-}  # fmt: skip
+}
 """Tables whose rows are never updated or deleted, with the key naming a row (None: all columns).
 
 Writing one inserts only the rows the store lacks, so no copy can remove another's rows."""
@@ -157,9 +159,13 @@ def commit(
     folder = root or parts_dir(path)
     gone: list[Part] = []
     try:
-        snapshot = retrying(_in_transaction(
-            path, "write the lab store",
-            lambda con: _commit(con, path, frames, base, previous, (changes, folder, gone))))  # fmt: skip
+        snapshot = retrying(
+            _in_transaction(
+                path,
+                "write the lab store",
+                lambda con: _commit(con, path, frames, base, previous, (changes, folder, gone)),
+            )
+        )
     except BaseException:
         remove_parts(folder, [p for c in changes.values() for p in c.add])
         raise
@@ -435,8 +441,11 @@ def _read(path: str | Path, names: Sequence[str]) -> Snapshot:
         parts = read_manifest(con)
         # A store written before a table existed (chunks came later) reads it as empty.
         known = {r[0] for r in run(con, "SELECT table_name FROM duckdb_tables()")}
-        tables = {name: conform(_select(con, name), name) if name in known else empty(name)
-                  for name in names if name not in parts}  # fmt: skip
+        tables = {
+            name: conform(_select(con, name), name) if name in known else empty(name)
+            for name in names
+            if name not in parts
+        }
         return Snapshot(tables, {n: versions.get(n, 0) for n in names}, parts)
     except duckdb.Error as exc:
         msg = f"{path}: could not read the lab store: {exc}"

@@ -172,8 +172,9 @@ class SyncedTables:
         """Return a new lab on the same store and sync state, with ``tables`` replaced in memory."""
         out = _clone(type(self), self)
         out._tables = dict(self._tables)
-        out._tables.update({n: f if f is self._tables.get(n) else conform(f, n)
-                            for n, f in (tables or {}).items()})  # fmt: skip
+        out._tables.update(
+            {n: f if f is self._tables.get(n) else conform(f, n) for n, f in (tables or {}).items()}
+        )
         out._seen, out._synced, out._watchers = dict(self._seen), dict(self._synced), []
         out._parts = dict(self._parts)
         return out
@@ -239,8 +240,10 @@ class SyncedTables:
             # A table kept as parts stays so: the frame becomes its one new part.
             root = parts_dir(self.path)
             written = {n: frames.pop(n) for n in list(frames) if n in self._parts}
-            changes = {n: PartChange(_new_parts(root, n, f), drop=self._parts[n],
-                                     seen=self._parts[n]) for n, f in written.items()}  # fmt: skip
+            changes = {
+                n: PartChange(_new_parts(root, n, f), drop=self._parts[n], seen=self._parts[n])
+                for n, f in written.items()
+            }
             frames = self._commit(frames, changes, written)
         self._tables.update(frames)
         self._changed(tables)
@@ -259,8 +262,7 @@ class SyncedTables:
         dropped from memory and read again from disk when next used.
         """
         assert self.path is not None
-        snapshot = commit(self.path, frames, base=self._seen, previous=self._synced,
-                          parts=changes)  # fmt: skip
+        snapshot = commit(self.path, frames, base=self._seen, previous=self._synced, parts=changes)
         frames = {**frames, **snapshot.tables}
         self._synced.update(frames)
         self._seen.update(snapshot.versions)
@@ -344,14 +346,24 @@ class SyncedTables:
         keep = self._keep_on_disk(on_disk)
         if self.path is not None and target.exists() and _same_file(target, self.path):
             root = parts_dir(self.path)
-            frames = {n: f for n, f in self._tables.items()
-                      if n not in keep and (n in MERGED or f is not self._synced.get(n))}  # fmt: skip
+            frames = {
+                n: f
+                for n, f in self._tables.items()
+                if n not in keep and (n in MERGED or f is not self._synced.get(n))
+            }
             # Tables leaving the disk become rows.
             frames.update({n: self._frame(n) for n in self._parts if n not in keep})
-            written = {n: self._frame(n) for n in keep
-                       if n not in self._parts or self._tables.get(n) is not self._synced.get(n)}  # fmt: skip
-            changes = {n: PartChange(_new_parts(root, n, f), drop=self._parts.get(n, ()),
-                                     seen=self._parts.get(n, ())) for n, f in written.items()}  # fmt: skip
+            written = {
+                n: self._frame(n)
+                for n in keep
+                if n not in self._parts or self._tables.get(n) is not self._synced.get(n)
+            }
+            changes = {
+                n: PartChange(
+                    _new_parts(root, n, f), drop=self._parts.get(n, ()), seen=self._parts.get(n, ())
+                )
+                for n, f in written.items()
+            }
             self._tables.update(self._commit(frames, changes, written))
             return target
         root = parts_dir(target)

@@ -12,11 +12,27 @@ import math
 
 import polars as pl
 
-_SPEC_COLUMNS = ["evaluator", "metric", "title", "description", "domain", "primary",
-                 "higher_is_better", "default_threshold", "min", "max"]  # fmt: skip
+_SPEC_COLUMNS = [
+    "evaluator",
+    "metric",
+    "title",
+    "description",
+    "domain",
+    "primary",
+    "higher_is_better",
+    "default_threshold",
+    "min",
+    "max",
+]
 
-__all__ = ["current_thresholds", "finite_or_none", "is_finite", "lazy_verdicts", "passes",
-           "verdicts"]  # fmt: skip
+__all__ = [
+    "current_thresholds",
+    "finite_or_none",
+    "is_finite",
+    "lazy_verdicts",
+    "passes",
+    "verdicts",
+]
 
 
 def current_thresholds(metrics: pl.DataFrame, thresholds: pl.DataFrame) -> pl.DataFrame:

@@ -62,8 +62,9 @@ def canonical_args(args: Any) -> tuple[str, bool]:  # noqa: ANN401
         return str(args), False
 
 
-def steps_of(turns: Sequence[Turn], case_id: str, model: str, sample: int
-             ) -> tuple[list[dict[str, Any]], str]:  # fmt: skip
+def steps_of(
+    turns: Sequence[Turn], case_id: str, model: str, sample: int
+) -> tuple[list[dict[str, Any]], str]:
     """Return the ``steps`` rows of one run, and its answer (the last assistant text).
 
     A message is a row; an assistant message calling several tools is a row per call (its
@@ -77,12 +78,22 @@ def steps_of(turns: Sequence[Turn], case_id: str, model: str, sample: int
     answer = ""
     for index, turn in enumerate(turns):
         base = {
-            "case_id": case_id, "model": model, "sample": sample, "step": index,
-            "role": turn.role, "content": turn.content, "tool_call_id": None,
-            "tool_name": None, "tool_args": None, "args_valid": None, "tool_result": None,
-            "error": turn.error, "latency_s": turn.latency_s, "tokens": turn.tokens,
+            "case_id": case_id,
+            "model": model,
+            "sample": sample,
+            "step": index,
+            "role": turn.role,
+            "content": turn.content,
+            "tool_call_id": None,
+            "tool_name": None,
+            "tool_args": None,
+            "args_valid": None,
+            "tool_result": None,
+            "error": turn.error,
+            "latency_s": turn.latency_s,
+            "tokens": turn.tokens,
             "cost": turn.cost,
-        }  # fmt: skip
+        }
         if turn.role == "tool":
             call = by_id.get(turn.tool_call_id) if turn.tool_call_id is not None else None
             if call is None and turn.tool_call_id is None and unanswered:
@@ -116,8 +127,14 @@ def steps_of(turns: Sequence[Turn], case_id: str, model: str, sample: int
     return steps, answer
 
 
-_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
-               dict: "object"}  # fmt: skip
+_JSON_TYPES = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+}
 
 
 def tool_spec(name: str, fn: Callable[..., Any]) -> dict[str, Any]:
@@ -139,9 +156,14 @@ def tool_spec(name: str, fn: Callable[..., Any]) -> dict[str, Any]:
         if param.default is inspect.Parameter.empty:
             required.append(pname)
     doc = inspect.getdoc(fn) or name
-    return {"type": "function", "function": {
-        "name": name, "description": doc.splitlines()[0][:1000],
-        "parameters": {"type": "object", "properties": properties, "required": required}}}  # fmt: skip
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": doc.splitlines()[0][:1000],
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }
 
 
 @dataclass
@@ -171,8 +193,9 @@ def _api_message(turn: Turn) -> dict[str, Any]:
     return message
 
 
-def _run_tool(tools: Mapping[str, Callable[..., Any]], name: str, arguments: str
-              ) -> tuple[str, str | None]:  # fmt: skip
+def _run_tool(
+    tools: Mapping[str, Callable[..., Any]], name: str, arguments: str
+) -> tuple[str, str | None]:
     """Run one requested tool: (its result as text, an error or None). Never raises."""
     if name not in tools:
         error = f"no tool named {name!r}; the tools are {sorted(tools)}"
@@ -225,8 +248,10 @@ def run_agents(
         msg = f"max_steps must be at least 1, got {max_steps}"
         raise ValueError(msg)
     specs = [tool_spec(name, fn) for name, fn in tools.items()]
-    runs = [AgentRun([Turn(str(m["role"]), m.get("content")) for m in conv], None)
-            for conv in conversations]  # fmt: skip
+    runs = [
+        AgentRun([Turn(str(m["role"]), m.get("content")) for m in conv], None)
+        for conv in conversations
+    ]
     active = list(range(len(runs)))
     for _ in range(max_steps):
         if not active:
@@ -244,14 +269,22 @@ def run_agents(
             _account(run, reply.cost, reply.prompt_tokens, reply.completion_tokens)
             if reply.error is not None:
                 run.error = reply.error
-                run.turns.append(Turn("assistant", None, error=reply.error,
-                                      latency_s=reply.duration_s))  # fmt: skip
+                run.turns.append(
+                    Turn("assistant", None, error=reply.error, latency_s=reply.duration_s)
+                )
                 continue
             calls = [(c["id"], c["name"], c["arguments"]) for c in reply.tool_calls or ()]
             tokens = (reply.prompt_tokens or 0) + (reply.completion_tokens or 0)
-            run.turns.append(Turn("assistant", reply.content or None, calls,
-                                  latency_s=reply.duration_s, cost=reply.cost,
-                                  tokens=tokens or None))  # fmt: skip
+            run.turns.append(
+                Turn(
+                    "assistant",
+                    reply.content or None,
+                    calls,
+                    latency_s=reply.duration_s,
+                    cost=reply.cost,
+                    tokens=tokens or None,
+                )
+            )
             if not calls:
                 run.content = reply.content
                 continue
@@ -261,8 +294,9 @@ def run_agents(
             still.append(i)
         active = still
     for i in active:
-        runs[i].error = (f"stopped after max_steps={max_steps} model calls, still calling "
-                         "tools; no final answer")  # fmt: skip
+        runs[i].error = (
+            f"stopped after max_steps={max_steps} model calls, still calling tools; no final answer"
+        )
     return runs
 
 

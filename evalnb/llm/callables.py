@@ -42,8 +42,10 @@ def read_answer(value: object) -> tuple[str, tuple[str, ...] | None]:
         answer, contexts = value.get("answer"), value.get("contexts", value.get("context"))
     elif isinstance(value, (tuple, list)) and len(value) == 2:
         answer, contexts = value
-    if isinstance(answer, str) and (contexts is None or (
-            isinstance(contexts, (list, tuple)) and all(isinstance(c, str) for c in contexts))):  # fmt: skip
+    if isinstance(answer, str) and (
+        contexts is None
+        or (isinstance(contexts, (list, tuple)) and all(isinstance(c, str) for c in contexts))
+    ):
         return answer, None if contexts is None else tuple(contexts)
     msg = (
         "the system returned "
@@ -77,13 +79,18 @@ def ask_callable(
         keys = [_key(name, p) for p in prompts]
         done = store.get(sorted(set(keys))) if store is not None else {}
         todo = list(dict.fromkeys(p for p, k in zip(prompts, keys, strict=True) if k not in done))
-        bar = tqdm(total=len(set(keys)), initial=len(set(keys)) - len(todo), disable=not progress,
-                   desc=f"ask {name}")  # fmt: skip
+        bar = tqdm(
+            total=len(set(keys)),
+            initial=len(set(keys)) - len(todo),
+            disable=not progress,
+            desc=f"ask {name}",
+        )
 
         def keep(prompt: str, result: ChatResult) -> None:
             if store is not None and result.error is None:
-                store.put(_key(name, prompt), "callable", name, json.dumps({"prompt": prompt}),
-                          result)  # fmt: skip
+                store.put(
+                    _key(name, prompt), "callable", name, json.dumps({"prompt": prompt}), result
+                )
             done[_key(name, prompt)] = result
             bar.update(1)
 
@@ -100,16 +107,23 @@ def ask_callable(
 
 def _outcome(value: object, start: float, attempts: int) -> ChatResult:
     answer, contexts = read_answer(value)
-    return ChatResult(answer, None, duration_s=time.perf_counter() - start, attempts=attempts,
-                      contexts=contexts)  # fmt: skip
+    return ChatResult(
+        answer, None, duration_s=time.perf_counter() - start, attempts=attempts, contexts=contexts
+    )
 
 
 def _failure(exc: BaseException, attempts: int) -> ChatResult:
     return ChatResult(None, f"{type(exc).__name__}: {str(exc)[:300]}", attempts=attempts)
 
 
-def _ask_threads(fn: Callable[[str], Any], prompts: list[str], concurrency: int, retries: int,
-                 backoff_s: float, keep: Callable[[str, ChatResult], None]) -> None:  # fmt: skip
+def _ask_threads(
+    fn: Callable[[str], Any],
+    prompts: list[str],
+    concurrency: int,
+    retries: int,
+    backoff_s: float,
+    keep: Callable[[str, ChatResult], None],
+) -> None:
     def one(prompt: str) -> ChatResult:
         error: BaseException | None = None
         for attempt in range(retries + 1):
@@ -131,9 +145,14 @@ def _ask_threads(fn: Callable[[str], Any], prompts: list[str], concurrency: int,
             keep(futures[future], future.result())
 
 
-async def _ask_async(fn: Callable[[str], Any], prompts: list[str], concurrency: int,
-                     retries: int, backoff_s: float,
-                     keep: Callable[[str, ChatResult], None]) -> None:  # fmt: skip
+async def _ask_async(
+    fn: Callable[[str], Any],
+    prompts: list[str],
+    concurrency: int,
+    retries: int,
+    backoff_s: float,
+    keep: Callable[[str, ChatResult], None],
+) -> None:
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(prompt: str) -> None:

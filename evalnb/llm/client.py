@@ -184,9 +184,12 @@ class LLMClient:
         return self.chat_many([list(messages)], params=params, progress=False)[0]
 
     def chat_many(
-        self, conversations: Sequence[Sequence[dict[str, Any]]], *,
-        params: dict[str, Any] | None = None, progress: bool = True,
-    ) -> list[ChatResult]:  # fmt: skip
+        self,
+        conversations: Sequence[Sequence[dict[str, Any]]],
+        *,
+        params: dict[str, Any] | None = None,
+        progress: bool = True,
+    ) -> list[ChatResult]:
         """Send many chats concurrently; results come back in the same order.
 
         Safe to call from a notebook: when an event loop is already running (Jupyter), the
@@ -197,14 +200,17 @@ class LLMClient:
         )
 
     async def achat_many(
-        self, conversations: Sequence[Sequence[dict[str, Any]]], *,
+        self,
+        conversations: Sequence[Sequence[dict[str, Any]]],
+        *,
         params: dict[str, Any] | None = None,
-    ) -> list[ChatResult]:  # fmt: skip
+    ) -> list[ChatResult]:
         """Await many chats from code already running in an event loop (cached as always)."""
         return await self._run([list(c) for c in conversations], dict(params or {}), False)
 
-    async def _run(self, conversations: list[list[dict[str, Any]]], params: dict[str, Any],
-                   progress: bool) -> list[ChatResult]:  # fmt: skip
+    async def _run(
+        self, conversations: list[list[dict[str, Any]]], params: dict[str, Any], progress: bool
+    ) -> list[ChatResult]:
         import httpx  # noqa: PLC0415
         from tqdm.auto import tqdm  # noqa: PLC0415
 
@@ -220,8 +226,12 @@ class LLMClient:
             for i, k in enumerate(keys):
                 if results[i] is None:
                     todo.setdefault(k, []).append(i)  # identical calls are sent once
-            bar = tqdm(total=len(keys), initial=len(keys) - sum(map(len, todo.values())),
-                       disable=not progress, desc=f"chat {self.model}")  # fmt: skip
+            bar = tqdm(
+                total=len(keys),
+                initial=len(keys) - sum(map(len, todo.values())),
+                disable=not progress,
+                desc=f"chat {self.model}",
+            )
             gate = asyncio.Semaphore(self.concurrency)
             pacing = _Pacer(self.requests_per_second)
             redactor = self._redactor()  # once per batch: every failed call's text goes through it
@@ -230,8 +240,9 @@ class LLMClient:
             if key:
                 bearer = self.auth_header.lower() == "authorization"
                 headers[self.auth_header] = f"Bearer {key}" if bearer else key
-            limits = httpx.Limits(max_connections=self.concurrency,
-                                  max_keepalive_connections=self.concurrency)  # fmt: skip
+            limits = httpx.Limits(
+                max_connections=self.concurrency, max_keepalive_connections=self.concurrency
+            )
             loop = asyncio.get_running_loop()
             # One writer thread: each completed call is committed as soon as it completes,
             # without blocking the event loop (a DuckDB insert would stall every call).
@@ -287,8 +298,13 @@ class LLMClient:
                 status, text, retry_after = await self._post(http, request)
                 self._answered = True
                 if status == 200:
-                    return self._parse(text, time.perf_counter() - start, attempt + 1, redactor,
-                                       tools="tools" in request)  # fmt: skip
+                    return self._parse(
+                        text,
+                        time.perf_counter() - start,
+                        attempt + 1,
+                        redactor,
+                        tools="tools" in request,
+                    )
                 # Redacted before it is cut: a key split at the cut would escape the mask.
                 error = f"HTTP {status}: {redactor.redact(text[:4000])[:200]}"
                 if status not in _RETRY_STATUS:
@@ -300,8 +316,10 @@ class LLMClient:
             except _BadReply as exc:
                 error = redactor.redact(str(exc))[:200]
             except TimeoutError:
-                error = (f"Timeout: no complete reply within timeout_s={self.timeout_s:g} s (the deadline "
-                         "of one attempt: connecting and every read)")  # fmt: skip
+                error = (
+                    f"Timeout: no complete reply within timeout_s={self.timeout_s:g} s (the deadline "
+                    "of one attempt: connecting and every read)"
+                )
             except httpx.ConnectError as exc:
                 error = redactor.redact(f"{type(exc).__name__}: {exc}")
                 if not self._answered and attempt + 1 >= _FIRST_CONNECT_TRIES:
@@ -347,11 +365,14 @@ class LLMClient:
                 return reply.status_code, text, reply.headers.get("retry-after")
 
     def _too_large(self, size: int) -> str:
-        return (f"reply body of {size:,} bytes or more, expected at most max_reply_bytes="
-                f"{self.max_reply_bytes:,}; raise it if such replies are real")  # fmt: skip
+        return (
+            f"reply body of {size:,} bytes or more, expected at most max_reply_bytes="
+            f"{self.max_reply_bytes:,}; raise it if such replies are real"
+        )
 
-    def _parse(self, text: str, duration: float, attempts: int, redactor: Redactor, *,
-               tools: bool = False) -> ChatResult:  # fmt: skip
+    def _parse(
+        self, text: str, duration: float, attempts: int, redactor: Redactor, *, tools: bool = False
+    ) -> ChatResult:
         calls: tuple[dict[str, Any], ...] | None = None
         try:
             body = json.loads(text)
@@ -376,8 +397,17 @@ class LLMClient:
         self.stats.prompt_tokens += pt or 0
         self.stats.completion_tokens += ct or 0
         self.stats.cost += cost or 0.0
-        return ChatResult(content, None, pt, ct, cost, duration, attempts=attempts,
-                          contexts=reply_contexts(body), tool_calls=calls)  # fmt: skip
+        return ChatResult(
+            content,
+            None,
+            pt,
+            ct,
+            cost,
+            duration,
+            attempts=attempts,
+            contexts=reply_contexts(body),
+            tool_calls=calls,
+        )
 
 
 def _passage(item: object) -> str | None:

@@ -43,18 +43,29 @@ def _conversation(case: dict[str, Any]) -> list[dict[str, str]]:
         except ValueError:
             earlier = []
         # the stored chat ends with the question itself: keep the turns before it
-        messages += [{"role": m["role"], "content": m["content"]} for m in earlier
-                     if isinstance(m, dict) and m.get("role") in ("system", "user", "assistant")]  # fmt: skip
+        messages += [
+            {"role": m["role"], "content": m["content"]}
+            for m in earlier
+            if isinstance(m, dict) and m.get("role") in ("system", "user", "assistant")
+        ]
         if messages and messages[-1]["role"] == "user":
             return messages
     messages.append({"role": "user", "content": case.get("prompt") or ""})
     return messages
 
 
-def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
-              progress: bool = True, cases: Sequence[str] | None = None,
-              tools: Mapping[str, Callable[..., Any]] | None = None, max_steps: int = 8,
-              **params: Any) -> L:  # noqa: ANN401  # fmt: skip
+def run_suite(
+    lab: L,
+    client: LLMClient,
+    models: Sequence[str],
+    *,
+    n: int = 1,
+    progress: bool = True,
+    cases: Sequence[str] | None = None,
+    tools: Mapping[str, Callable[..., Any]] | None = None,
+    max_steps: int = 8,
+    **params: Any,  # noqa: ANN401
+) -> L:
     """Ask every model every case ``n`` times; return the lab with the answers in ``outputs``.
 
     ``params`` go with every call (e.g. ``temperature=0.7`` to sample ``n`` answers). With
@@ -68,8 +79,17 @@ def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
     ``outputs``, ready for the agent evaluators.
     """
     if tools is not None:
-        return _run_agents(lab, client, models, tools, max_steps=max_steps, n=n,
-                           progress=progress, cases=cases, params=params)  # fmt: skip
+        return _run_agents(
+            lab,
+            client,
+            models,
+            tools,
+            max_steps=max_steps,
+            n=n,
+            progress=progress,
+            cases=cases,
+            params=params,
+        )
     asked = _asked(lab, cases)
     have = set(lab.outputs.select("case_id", "model", "sample").iter_rows())
     rows: list[dict[str, Any]] = []
@@ -91,9 +111,18 @@ def run_suite(lab: L, client: LLMClient, models: Sequence[str], *, n: int = 1,
     return _with_outputs(lab, rows, models)
 
 
-def _run_agents(lab: L, client: LLMClient, models: Sequence[str],
-                tools: Mapping[str, Callable[..., Any]], *, max_steps: int, n: int,
-                progress: bool, cases: Sequence[str] | None, params: dict[str, Any]) -> L:  # fmt: skip
+def _run_agents(
+    lab: L,
+    client: LLMClient,
+    models: Sequence[str],
+    tools: Mapping[str, Callable[..., Any]],
+    *,
+    max_steps: int,
+    n: int,
+    progress: bool,
+    cases: Sequence[str] | None,
+    params: dict[str, Any],
+) -> L:
     asked = _asked(lab, cases)
     have = set(lab.outputs.select("case_id", "model", "sample").iter_rows())
     rows: list[dict[str, Any]] = []
@@ -103,17 +132,36 @@ def _run_agents(lab: L, client: LLMClient, models: Sequence[str],
         for s in range(n):
             todo = [c for c in asked if (c["case_id"], model, s) not in have]
             extra = {**params, "sample": s} if n > 1 else dict(params)
-            runs = run_agents(asker, [_conversation(c) for c in todo], tools,
-                              max_steps=max_steps, progress=progress, **extra)  # fmt: skip
+            runs = run_agents(
+                asker,
+                [_conversation(c) for c in todo],
+                tools,
+                max_steps=max_steps,
+                progress=progress,
+                **extra,
+            )
             for case, run in zip(todo, runs, strict=True):
                 run_steps, _ = steps_of(run.turns, case["case_id"], model, s)
                 steps += run_steps
-                rows.append({"case_id": case["case_id"], "model": model, "sample": s,
-                             "actual": run.content, "context": [], "duration_s": run.duration_s,
-                             "cost": run.cost, "error": run.error,
-                             "extra": json.dumps({"prompt_tokens": run.prompt_tokens,
-                                                  "completion_tokens": run.completion_tokens,
-                                                  "model_calls": run.model_calls})})  # fmt: skip
+                rows.append(
+                    {
+                        "case_id": case["case_id"],
+                        "model": model,
+                        "sample": s,
+                        "actual": run.content,
+                        "context": [],
+                        "duration_s": run.duration_s,
+                        "cost": run.cost,
+                        "error": run.error,
+                        "extra": json.dumps(
+                            {
+                                "prompt_tokens": run.prompt_tokens,
+                                "completion_tokens": run.completion_tokens,
+                                "model_calls": run.model_calls,
+                            }
+                        ),
+                    }
+                )
         _add_stats(client, asker)
     new = pl.DataFrame(steps, schema=SCHEMAS["steps"])
     # Answers and their steps land in one transaction: never answers without their steps.
@@ -127,29 +175,49 @@ def _add_stats(client: LLMClient, asker: LLMClient) -> None:
     client.stats.failures += asker.stats.failures
 
 
-def _rows(todo: list[tuple[dict[str, Any], int]], model: str, results: list[Any]
-          ) -> list[dict[str, Any]]:  # fmt: skip
-    return [{"case_id": case["case_id"], "model": model, "sample": s, "actual": r.content,
-             "context": list(r.contexts or []), "duration_s": r.duration_s, "cost": r.cost,
-             "error": r.error,
-             "extra": json.dumps({"prompt_tokens": r.prompt_tokens,
-                                  "completion_tokens": r.completion_tokens})}
-            for (case, s), r in zip(todo, results, strict=True)]  # fmt: skip
+def _rows(
+    todo: list[tuple[dict[str, Any], int]], model: str, results: list[Any]
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "case_id": case["case_id"],
+            "model": model,
+            "sample": s,
+            "actual": r.content,
+            "context": list(r.contexts or []),
+            "duration_s": r.duration_s,
+            "cost": r.cost,
+            "error": r.error,
+            "extra": json.dumps(
+                {"prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens}
+            ),
+        }
+        for (case, s), r in zip(todo, results, strict=True)
+    ]
 
 
-def _with_outputs(lab: L, rows: list[dict[str, Any]], models: Sequence[str], *,
-                  also: Mapping[str, pl.DataFrame] | None = None) -> L:  # fmt: skip
+def _with_outputs(
+    lab: L,
+    rows: list[dict[str, Any]],
+    models: Sequence[str],
+    *,
+    also: Mapping[str, pl.DataFrame] | None = None,
+) -> L:
     new = (
         pl.DataFrame(rows, schema=SCHEMAS["outputs"])
         if rows
         else pl.DataFrame(schema=SCHEMAS["outputs"])
     )
     outputs = pl.concat([lab.outputs, new])
-    models_table = pl.concat([
-        lab.model_table,
-        pl.DataFrame({"model": [m for m in models if m not in set(lab.model_table["model"])]},
-                     schema={"model": pl.String}).with_columns(key=pl.col("model"), meta=pl.lit(None, pl.String)),
-    ])  # fmt: skip
+    models_table = pl.concat(
+        [
+            lab.model_table,
+            pl.DataFrame(
+                {"model": [m for m in models if m not in set(lab.model_table["model"])]},
+                schema={"model": pl.String},
+            ).with_columns(key=pl.col("model"), meta=pl.lit(None, pl.String)),
+        ]
+    )
     return lab.with_tables({"outputs": outputs, "models": models_table, **(also or {})})
 
 
@@ -158,9 +226,17 @@ def _asked(lab: LabCore, ids: Sequence[str] | None) -> list[dict[str, Any]]:
     return cases.to_dicts()
 
 
-def answer_with(lab: L, system: Callable[[str], Any], name: str, *, cache: Path | None = None,
-                concurrency: int = 8, max_retries: int = 2, progress: bool = True,
-                cases: Sequence[str] | None = None) -> L:  # fmt: skip
+def answer_with(
+    lab: L,
+    system: Callable[[str], Any],
+    name: str,
+    *,
+    cache: Path | None = None,
+    concurrency: int = 8,
+    max_retries: int = 2,
+    progress: bool = True,
+    cases: Sequence[str] | None = None,
+) -> L:
     """Ask a Python function every case's prompt; return the lab with its answers as ``name``'s.
 
     ``system(prompt)`` returns the answer, ``(answer, contexts)`` or a dict of them, plain
@@ -171,7 +247,13 @@ def answer_with(lab: L, system: Callable[[str], Any], name: str, *, cache: Path 
     """
     have = set(lab.outputs.filter(pl.col("model") == name)["case_id"].to_list())
     todo = [(c, 0) for c in _asked(lab, cases) if c["case_id"] not in have]
-    results = ask_callable(system, [c.get("prompt") or "" for c, _ in todo], name=name,
-                           cache=cache, concurrency=concurrency, max_retries=max_retries,
-                           progress=progress)  # fmt: skip
+    results = ask_callable(
+        system,
+        [c.get("prompt") or "" for c, _ in todo],
+        name=name,
+        cache=cache,
+        concurrency=concurrency,
+        max_retries=max_retries,
+        progress=progress,
+    )
     return _with_outputs(lab, _rows(todo, name, results), [name])

@@ -16,9 +16,22 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BINARY_PROMPT", "COMPARATIVE_PROMPT", "CORRECTNESS_PROMPT", "Parsed", "build_binary",
-           "build_comparative", "build_correctness", "fill", "parse_binary", "parse_comparative",
-           "parse_json", "parse_json_schema", "parse_score", "parse_words"]  # fmt: skip
+__all__ = [
+    "BINARY_PROMPT",
+    "COMPARATIVE_PROMPT",
+    "CORRECTNESS_PROMPT",
+    "Parsed",
+    "build_binary",
+    "build_comparative",
+    "build_correctness",
+    "fill",
+    "parse_binary",
+    "parse_comparative",
+    "parse_json",
+    "parse_json_schema",
+    "parse_score",
+    "parse_words",
+]
 
 BINARY_PROMPT = (
     "You are grading an answer to a question against the reference answer.\n\n"
@@ -70,33 +83,69 @@ def fill(template: str, fields: dict[str, Any]) -> str:
     return template.format_map({k: "" if v is None else v for k, v in fields.items()})
 
 
-def build_binary(question: str, answer: str, prediction: str, *, output_format: str = "0/1",
-                 custom_prompt: str | None = None, **fields: Any) -> str:  # noqa: ANN401  # fmt: skip
+def build_binary(
+    question: str,
+    answer: str,
+    prediction: str,
+    *,
+    output_format: str = "0/1",
+    custom_prompt: str | None = None,
+    **fields: Any,  # noqa: ANN401
+) -> str:
     """Build a correct/incorrect grading prompt (default template, or ``custom_prompt``)."""
     pos, neg = _symbols(output_format)
-    values = {"question": question, "answer": answer, "prediction": prediction, "pred": prediction,
-              "positive": pos, "negative": neg, **fields}  # fmt: skip
+    values = {
+        "question": question,
+        "answer": answer,
+        "prediction": prediction,
+        "pred": prediction,
+        "positive": pos,
+        "negative": neg,
+        **fields,
+    }
     return fill(custom_prompt or BINARY_PROMPT, values)
 
 
-def build_comparative(question: str, response1: str, response2: str, *, context: str | None = None,
-                      score_range: tuple[int, int] = (1, 10), custom_prompt: str | None = None,
-                      instruction: str | None = None, **fields: Any) -> str:  # noqa: ANN401  # fmt: skip
+def build_comparative(
+    question: str,
+    response1: str,
+    response2: str,
+    *,
+    context: str | None = None,
+    score_range: tuple[int, int] = (1, 10),
+    custom_prompt: str | None = None,
+    instruction: str | None = None,
+    **fields: Any,  # noqa: ANN401
+) -> str:
     """Build a prompt asking for one score per answer on the first line."""
     lo, hi = score_range
-    values = {"question": question, "response1": response1, "response2": response2,
-              "context": context or "", "context_section": f"[Context]\n{context}\n\n" if context else "",
-              "instruction": instruction or f"Score each answer from {lo} to {hi} (higher is better).",
-              **fields}  # fmt: skip
+    values = {
+        "question": question,
+        "response1": response1,
+        "response2": response2,
+        "context": context or "",
+        "context_section": f"[Context]\n{context}\n\n" if context else "",
+        "instruction": instruction or f"Score each answer from {lo} to {hi} (higher is better).",
+        **fields,
+    }
     return fill(custom_prompt or COMPARATIVE_PROMPT, values)
 
 
-def build_correctness(question: str, answer: str, prediction: str, *,
-                      output_format: str = "yes/no") -> str:  # fmt: skip
+def build_correctness(
+    question: str, answer: str, prediction: str, *, output_format: str = "yes/no"
+) -> str:
     """Build a same-final-result prompt (mathematical or semantic), formatting ignored."""
     pos, neg = ("Yes", "No") if output_format == "yes/no" else ("1", "0")
-    return fill(CORRECTNESS_PROMPT, {"question": question, "answer": answer, "prediction": prediction,
-                                     "positive": pos, "negative": neg})  # fmt: skip
+    return fill(
+        CORRECTNESS_PROMPT,
+        {
+            "question": question,
+            "answer": answer,
+            "prediction": prediction,
+            "positive": pos,
+            "negative": neg,
+        },
+    )
 
 
 def parse_words(text: str | None, classes: dict[str, Any]) -> Parsed:

@@ -20,8 +20,15 @@ if TYPE_CHECKING:
 __all__ = ["pairwise"]
 
 
-def pairwise(lab: LabCore, model_a: str, model_b: str, judge: LLMClient, *,
-             score_range: tuple[int, int] = (1, 10), instruction: str | None = None) -> pl.DataFrame:  # fmt: skip
+def pairwise(
+    lab: LabCore,
+    model_a: str,
+    model_b: str,
+    judge: LLMClient,
+    *,
+    score_range: tuple[int, int] = (1, 10),
+    instruction: str | None = None,
+) -> pl.DataFrame:
     """Compare two models' answers case by case, asking the judge in both orders.
 
     Each case is judged with A shown first and with B shown first; ``score_a``/``score_b``
@@ -39,8 +46,9 @@ def pairwise(lab: LabCore, model_a: str, model_b: str, judge: LLMClient, *,
     asks = []
     for q, ra, rb in both.select("prompt", "a", "b").iter_rows():
         for first, second in ((ra, rb), (rb, ra)):
-            text = build_comparative(q or "", first or "", second or "", score_range=score_range,
-                                     instruction=instruction)  # fmt: skip
+            text = build_comparative(
+                q or "", first or "", second or "", score_range=score_range, instruction=instruction
+            )
             asks.append([{"role": "user", "content": text}])
     replies = judge.chat_many(asks, progress=False)
     rows: list[dict[str, Any]] = []
@@ -60,15 +68,36 @@ def pairwise(lab: LabCore, model_a: str, model_b: str, judge: LLMClient, *,
         w1 = "a" if a1 > b1 else "b" if b1 > a1 else "tie"
         w2 = "a" if a2 > b2 else "b" if b2 > a2 else "tie"
         sa, sb = (a1 + a2) / 2, (b1 + b2) / 2
-        rows.append({"case_id": case_id, "sample": sample, "score_a": sa, "score_b": sb,
-                     "winner": "a" if sa > sb else "b" if sb > sa else "tie",
-                     "winner_a_first": w1, "winner_b_first": w2, "consistent": w1 == w2,
-                     "parse_failed": False, "raw": raw})  # fmt: skip
-    schema = pl.Schema(dict[str, pl.DataType]({
-        "case_id": pl.String(), "sample": pl.Int64(), "score_a": pl.Float64(), "score_b": pl.Float64(),
-        "winner": pl.String(), "winner_a_first": pl.String(), "winner_b_first": pl.String(),
-        "consistent": pl.Boolean(), "parse_failed": pl.Boolean(), "raw": pl.List(pl.String()),
-    }))  # fmt: skip
+        rows.append(
+            {
+                "case_id": case_id,
+                "sample": sample,
+                "score_a": sa,
+                "score_b": sb,
+                "winner": "a" if sa > sb else "b" if sb > sa else "tie",
+                "winner_a_first": w1,
+                "winner_b_first": w2,
+                "consistent": w1 == w2,
+                "parse_failed": False,
+                "raw": raw,
+            }
+        )
+    schema = pl.Schema(
+        dict[str, pl.DataType](
+            {
+                "case_id": pl.String(),
+                "sample": pl.Int64(),
+                "score_a": pl.Float64(),
+                "score_b": pl.Float64(),
+                "winner": pl.String(),
+                "winner_a_first": pl.String(),
+                "winner_b_first": pl.String(),
+                "consistent": pl.Boolean(),
+                "parse_failed": pl.Boolean(),
+                "raw": pl.List(pl.String()),
+            }
+        )
+    )
     return pl.DataFrame(rows, schema=schema).with_columns(
         model_a=pl.lit(model_a), model_b=pl.lit(model_b)
     )

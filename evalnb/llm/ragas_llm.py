@@ -31,8 +31,10 @@ RAGAS_MISSING = (
 )
 """What a call that needs ragas says when it is missing (a command that works, both ways)."""
 
-_ASK_JSON = ("\n\nReply with one JSON object only, no other text, that validates against this "
-             "JSON Schema:\n{SCHEMA}")  # fmt: skip
+_ASK_JSON = (
+    "\n\nReply with one JSON object only, no other text, that validates against this "
+    "JSON Schema:\n{SCHEMA}"
+)
 
 
 def ragas_llm(client: LLMClient, *, json_mode: bool = True) -> Any:  # noqa: ANN401 - ragas' type

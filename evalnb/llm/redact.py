@@ -19,8 +19,19 @@ MASK = "***"
 _MIN_SECRET = 6  # shorter "keys" ("none", "x") would mask ordinary words
 
 # Query parameters that hold credentials in the APIs we talk to (Azure SAS, Google, tokens).
-SECRET_PARAMS = {"key", "api-key", "api_key", "apikey", "token", "access_token", "sig",
-                  "signature", "code", "password", "secret"}  # fmt: skip
+SECRET_PARAMS = {
+    "key",
+    "api-key",
+    "api_key",
+    "apikey",
+    "token",
+    "access_token",
+    "sig",
+    "signature",
+    "code",
+    "password",
+    "secret",
+}
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://)[^/\s@?#]{1,512}@")
 _AUTH = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}")
 _PARAM = re.compile(
@@ -94,9 +105,14 @@ class Redactor:
 def _encodings(secret: str) -> set[str]:
     """Return the forms in which ``secret`` may be echoed back."""
     raw = secret.encode("utf-8")
-    forms = {secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret)[1:-1],
-             json.dumps(secret, ensure_ascii=False)[1:-1],
-             json.dumps(secret)[1:-1].replace("/", "\\/")}  # fmt: skip
+    forms = {
+        secret,
+        quote(secret, safe=""),
+        quote_plus(secret),
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        json.dumps(secret)[1:-1].replace("/", "\\/"),
+    }
     for lead in range(3):
         # Base64 of the secret after `lead` other bytes: the characters that depend on the
         # secret alone are those from the first full group after the lead to the last

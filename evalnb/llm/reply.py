@@ -34,8 +34,13 @@ def tool_calls_of(raw: object) -> tuple[dict[str, Any], ...]:
         arguments = function.get("arguments", "{}")
         if not isinstance(arguments, str):  # some hosts send an object
             arguments = json.dumps(arguments, ensure_ascii=False)
-        out.append({"id": str(call.get("id") or f"call-{i}"), "name": function["name"],
-                    "arguments": arguments})  # fmt: skip
+        out.append(
+            {
+                "id": str(call.get("id") or f"call-{i}"),
+                "name": function["name"],
+                "arguments": arguments,
+            }
+        )
     return tuple(out)
 
 
@@ -78,6 +83,10 @@ def token_count(usage: dict[str, Any], name: str) -> int | None:
     )
     if ok and 0 <= value <= _MAX_TOKENS:
         return int(value)
-    _log.warning("usage.%s of the reply is %r, expected a count from 0 to %d: recorded as "
-                 "unknown", name, str(value)[:40], _MAX_TOKENS)  # fmt: skip
+    _log.warning(
+        "usage.%s of the reply is %r, expected a count from 0 to %d: recorded as unknown",
+        name,
+        str(value)[:40],
+        _MAX_TOKENS,
+    )
     return None

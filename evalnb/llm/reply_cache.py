@@ -73,12 +73,23 @@ class ReplyCache:
         rows = self.con.execute(
             "SELECT key, content, prompt_tokens, completion_tokens, cost, duration_s, contexts, "
             "tool_calls "
-            "FROM llm_cache WHERE key IN (SELECT unnest(?))", [keys],
-        ).fetchall()  # fmt: skip
-        return {r[0]: ChatResult(r[1], None, r[2], r[3], r[4], r[5], cached=True,
-                                 contexts=tuple(json.loads(r[6])) if r[6] is not None else None,
-                                 tool_calls=tuple(json.loads(r[7])) if r[7] is not None else None)
-                for r in rows}  # fmt: skip
+            "FROM llm_cache WHERE key IN (SELECT unnest(?))",
+            [keys],
+        ).fetchall()
+        return {
+            r[0]: ChatResult(
+                r[1],
+                None,
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                cached=True,
+                contexts=tuple(json.loads(r[6])) if r[6] is not None else None,
+                tool_calls=tuple(json.loads(r[7])) if r[7] is not None else None,
+            )
+            for r in rows
+        }
 
     def put(self, key: str, endpoint: str, model: str, request: str, r: ChatResult) -> None:
         """Store one completed result, committed at once."""
@@ -88,9 +99,21 @@ class ReplyCache:
             "INSERT OR REPLACE INTO llm_cache (key, endpoint, model, request, content, "
             "prompt_tokens, completion_tokens, cost, duration_s, created_at, contexts, tool_calls) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [key, endpoint, model, request, r.content, r.prompt_tokens, r.completion_tokens,
-             r.cost, r.duration_s, dt.datetime.now(dt.UTC), contexts, calls],
-        )  # fmt: skip
+            [
+                key,
+                endpoint,
+                model,
+                request,
+                r.content,
+                r.prompt_tokens,
+                r.completion_tokens,
+                r.cost,
+                r.duration_s,
+                dt.datetime.now(dt.UTC),
+                contexts,
+                calls,
+            ],
+        )
 
     def close(self) -> None:
         """Close the cache file."""

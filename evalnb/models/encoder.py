@@ -129,17 +129,30 @@ class TextEncoder:
         self._cache = VectorCache(cache_dir, self.model_id) if cache_dir is not None else None
         if token_budget is None and not self.device.startswith("cuda"):
             config = getattr(self._model[0].auto_model, "config", None)
-            token_budget = cpu_token_budget(int(getattr(config, "hidden_size", 768)),
-                                            int(getattr(config, "num_hidden_layers", 12)))  # fmt: skip
-        self.engine = Engine(self._model[0].tokenizer, self.device,
-                             max_length=int(self._model.max_seq_length or 512),
-                             token_budget=token_budget)  # fmt: skip
+            token_budget = cpu_token_budget(
+                int(getattr(config, "hidden_size", 768)),
+                int(getattr(config, "num_hidden_layers", 12)),
+            )
+        self.engine = Engine(
+            self._model[0].tokenizer,
+            self.device,
+            max_length=int(self._model.max_seq_length or 512),
+            token_budget=token_budget,
+        )
         self._replicas = []
         for where in _replica_devices(self.device, replicas, self._int8 is not None):
             replica = copy.deepcopy(self._model).to(where)
-            self._replicas.append((replica, Engine(replica[0].tokenizer, where,
-                                                   max_length=self.engine.max_length,
-                                                   token_budget=token_budget)))  # fmt: skip
+            self._replicas.append(
+                (
+                    replica,
+                    Engine(
+                        replica[0].tokenizer,
+                        where,
+                        max_length=self.engine.max_length,
+                        token_budget=token_budget,
+                    ),
+                )
+            )
 
     @property
     def dim(self) -> int:
@@ -275,8 +288,10 @@ class TextEncoder:
             except BaseException as exc:
                 results[k] = exc
 
-        threads = [threading.Thread(target=work, args=(k,), name=f"evalnb-replica-{k}")
-                   for k in range(len(workers))]  # fmt: skip
+        threads = [
+            threading.Thread(target=work, args=(k,), name=f"evalnb-replica-{k}")
+            for k in range(len(workers))
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -330,15 +345,17 @@ class TextEncoder:
         where = {t: i for i, t in enumerate(distinct)}
         tokens = self.token_embeddings_on_device(distinct)
         out = np.full((len(answers), 3), np.nan)
-        pairs = sorted(range(len(answers)),
-                       key=lambda i: len(tokens[where[sources[i]]]))  # fmt: skip
+        pairs = sorted(range(len(answers)), key=lambda i: len(tokens[where[sources[i]]]))
         budget = self.engine.token_budget * 16  # similarity cells a batch, not tokens
         start = 0
         while start < len(pairs):
             widest = max(1, len(tokens[where[sources[pairs[start]]]]))
             end = start + 1
-            while end < len(pairs) and (end - start + 1) * 512 * max(
-                    widest, len(tokens[where[sources[pairs[end]]]])) <= budget:  # fmt: skip
+            while (
+                end < len(pairs)
+                and (end - start + 1) * 512 * max(widest, len(tokens[where[sources[pairs[end]]]]))
+                <= budget
+            ):
                 end += 1
             chunk = pairs[start:end]
             a = [tokens[where[answers[i]]] for i in chunk]
@@ -425,8 +442,9 @@ def _inverse(keys: pl.DataFrame, distinct: pl.DataFrame) -> np.ndarray | None:
     """Each text's row among the distinct keys; None when no text is there twice."""
     if distinct.height == keys.height:  # already in the texts' order
         return None
-    inverse: np.ndarray = keys.join(distinct.with_row_index("u"), on=["k0", "k1"], how="left",
-                                    maintain_order="left")["u"].to_numpy()  # fmt: skip
+    inverse: np.ndarray = keys.join(
+        distinct.with_row_index("u"), on=["k0", "k1"], how="left", maintain_order="left"
+    )["u"].to_numpy()
     return inverse
 
 

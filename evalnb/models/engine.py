@@ -187,8 +187,10 @@ def prefetch_all(sources: Sequence[Iterable[T]], depth: int = 4) -> Iterator[T]:
             if close is not None:
                 close()
 
-    workers = [threading.Thread(target=produce, args=(source,), name=f"evalnb-tokenize-{k}",
-                                daemon=True) for k, source in enumerate(sources)]  # fmt: skip
+    workers = [
+        threading.Thread(target=produce, args=(source,), name=f"evalnb-tokenize-{k}", daemon=True)
+        for k, source in enumerate(sources)
+    ]
     for worker in workers:
         worker.start()
     try:
@@ -277,8 +279,14 @@ def plan_batches(
             while end - at > 1 and int(lengths[inner[end - 1]]) * (end - at) > token_budget:
                 end = at + max(1, token_budget // max(int(lengths[inner[end - 1]]), 1))
             sel = inner[at:end]
-            yield _pad([encs[i] for i in sel], lengths[sel], chunk[sel], pad_id, type_ids,
-                       pairs is not None)  # fmt: skip
+            yield _pad(
+                [encs[i] for i in sel],
+                lengths[sel],
+                chunk[sel],
+                pad_id,
+                type_ids,
+                pairs is not None,
+            )
             at = end
 
 
@@ -291,20 +299,28 @@ def length_order(texts: Sequence[str], pairs: Sequence[str] | None = None) -> np
     return np.argsort(chars, kind="stable")
 
 
-def _pad(encs: list[Any], lengths: np.ndarray, index: np.ndarray, pad_id: int,
-         type_ids: bool, paired: bool) -> Batch:  # fmt: skip
+def _pad(
+    encs: list[Any],
+    lengths: np.ndarray,
+    index: np.ndarray,
+    pad_id: int,
+    type_ids: bool,
+    paired: bool,
+) -> Batch:
     width = max(int(lengths.max()), 1)
     mask = np.arange(width)[None, :] < lengths[:, None]
     total = int(lengths.sum())
     ids = np.full((len(encs), width), pad_id, dtype=np.int64)
-    ids[mask] = np.fromiter(itertools.chain.from_iterable(e.ids for e in encs),
-                            dtype=np.int64, count=total)  # fmt: skip
+    ids[mask] = np.fromiter(
+        itertools.chain.from_iterable(e.ids for e in encs), dtype=np.int64, count=total
+    )
     arrays = {"input_ids": ids, "attention_mask": mask.astype(np.int64)}
     if type_ids:
         types = np.zeros_like(ids)
         if paired:  # single texts are all segment 0: no need to read the ids
-            types[mask] = np.fromiter(itertools.chain.from_iterable(e.type_ids for e in encs),
-                                      dtype=np.int64, count=total)  # fmt: skip
+            types[mask] = np.fromiter(
+                itertools.chain.from_iterable(e.type_ids for e in encs), dtype=np.int64, count=total
+            )
         arrays["token_type_ids"] = types
     return Batch(index=index, arrays=arrays, lengths=lengths)
 
@@ -394,12 +410,23 @@ class Engine:
         while len(self._tokenizers) < producers:
             self._tokenizers.append(self._copy_rust())
         order = length_order(texts, pairs) if producers > 1 else None
-        sources = [plan_batches(self._tokenizers[k], texts, pairs, max_length=self.max_length,
-                                pad_id=self.pad_id, token_budget=self.token_budget,
-                                max_rows=self.max_rows, add_special_tokens=add_special_tokens,
-                                type_ids=type_ids, chunk_size=self.chunk_size,
-                                part=(k, producers), order=order)
-                   for k in range(producers)]  # fmt: skip
+        sources = [
+            plan_batches(
+                self._tokenizers[k],
+                texts,
+                pairs,
+                max_length=self.max_length,
+                pad_id=self.pad_id,
+                token_budget=self.token_budget,
+                max_rows=self.max_rows,
+                add_special_tokens=add_special_tokens,
+                type_ids=type_ids,
+                chunk_size=self.chunk_size,
+                part=(k, producers),
+                order=order,
+            )
+            for k in range(producers)
+        ]
         yield from prefetch_all(sources, depth=self.queue_depth)
 
     def _copy_rust(self) -> Tokenizer:
@@ -416,14 +443,17 @@ class Engine:
         rows = max(1, self.token_budget // 128)
         for start in range(0, len(order), rows):
             idx = order[start : start + rows]
-            enc = self.hf_tokenizer([texts[i] for i in idx],
-                                    [pairs[i] for i in idx] if pairs is not None else None,
-                                    padding=True, truncation=True, max_length=self.max_length,
-                                    add_special_tokens=add_special_tokens,
-                                    return_tensors="np")  # fmt: skip
+            enc = self.hf_tokenizer(
+                [texts[i] for i in idx],
+                [pairs[i] for i in idx] if pairs is not None else None,
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                add_special_tokens=add_special_tokens,
+                return_tensors="np",
+            )
             arrays = {k: np.asarray(v, dtype=np.int64) for k, v in enc.items()}
-            yield Batch(index=idx, arrays=arrays,
-                        lengths=arrays["attention_mask"].sum(axis=1))  # fmt: skip
+            yield Batch(index=idx, arrays=arrays, lengths=arrays["attention_mask"].sum(axis=1))
 
     def to_device(self, arrays: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
         """Move the batch's arrays to the device (on CUDA: one pinned, non-blocking copy)."""
@@ -449,8 +479,9 @@ class Engine:
         import torch  # noqa: PLC0415
 
         with torch.inference_mode():
-            for batch in self.batches(texts, pairs, add_special_tokens=add_special_tokens,
-                                      type_ids=type_ids):  # fmt: skip
+            for batch in self.batches(
+                texts, pairs, add_special_tokens=add_special_tokens, type_ids=type_ids
+            ):
                 if self._staging is None:
                     step(batch, self.to_device(batch.arrays))
                     continue

@@ -160,8 +160,9 @@ class _Engined:
         """The batching engine of this model's tokenizer (made on first use, then kept)."""
         made: Engine | None = self.__dict__.get("_engine")
         if made is None:
-            made = Engine(self.tokenizer, _model_device(self.model),
-                          max_length=_max_len(self.tokenizer))  # fmt: skip
+            made = Engine(
+                self.tokenizer, _model_device(self.model), max_length=_max_len(self.tokenizer)
+            )
             self.__dict__["_engine"] = made
         return made
 

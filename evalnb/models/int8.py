@@ -89,8 +89,9 @@ class Int8Encoder:
                 hidden: torch.Tensor = self.inner(**dict(zip(names, tensors, strict=True)))[0]
                 return hidden  # last_hidden_state
 
-        sample = self._tokenizer(["an example", "a longer example text"], padding=True,
-                                 return_tensors="pt")  # fmt: skip
+        sample = self._tokenizer(
+            ["an example", "a longer example text"], padding=True, return_tensors="pt"
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=path.parent) as work:
             fp32, int8 = Path(work) / "fp32.onnx", Path(work) / "int8.onnx"
@@ -99,9 +100,16 @@ class Int8Encoder:
                 # The TorchScript exporter warns about its own deprecation and tracing.
                 warnings.simplefilter("ignore")
                 try:
-                    torch.onnx.export(_Hidden(), tuple(sample[n] for n in names), str(fp32),
-                                      input_names=names, output_names=["hidden"],
-                                      dynamic_axes=axes, opset_version=17, dynamo=False)  # fmt: skip
+                    torch.onnx.export(
+                        _Hidden(),
+                        tuple(sample[n] for n in names),
+                        str(fp32),
+                        input_names=names,
+                        output_names=["hidden"],
+                        dynamic_axes=axes,
+                        opset_version=17,
+                        dynamo=False,
+                    )
                 except Exception as exc:
                     # Seen on a GPU machine (Python 3.12, torch 2.11, numpy 2.5.2): "ScalarType
                     # ComplexDouble is an unexpected tensor scalar type", while the same torch
@@ -122,8 +130,13 @@ class Int8Encoder:
                 level = root.level
                 root.setLevel(logging.ERROR)
                 try:
-                    quantize_dynamic(str(fp32), str(int8), weight_type=quant_type.QInt8,
-                                     per_channel=True, op_types_to_quantize=["MatMul"])  # fmt: skip
+                    quantize_dynamic(
+                        str(fp32),
+                        str(int8),
+                        weight_type=quant_type.QInt8,
+                        per_channel=True,
+                        op_types_to_quantize=["MatMul"],
+                    )
                 finally:
                     root.setLevel(level)
             int8.replace(path)
@@ -136,12 +149,15 @@ class Int8Encoder:
         limit = self._model.max_seq_length
         for start in range(0, len(texts), batch_size):
             batch = list(texts[start : start + batch_size])
-            encoded = self._tokenizer(batch, padding=True, truncation=True, max_length=limit,
-                                      return_tensors="np")  # fmt: skip
+            encoded = self._tokenizer(
+                batch, padding=True, truncation=True, max_length=limit, return_tensors="np"
+            )
             feed = {n: encoded[n].astype(np.int64) for n in self._inputs}
             hidden = self._session.run(None, feed)[0]
-            features = {"token_embeddings": torch.from_numpy(hidden),
-                        "attention_mask": torch.from_numpy(feed["attention_mask"])}  # fmt: skip
+            features = {
+                "token_embeddings": torch.from_numpy(hidden),
+                "attention_mask": torch.from_numpy(feed["attention_mask"]),
+            }
             with torch.no_grad():
                 for module in list(self._model)[1:]:  # pooling, normalization, dense …
                     features = module(features)

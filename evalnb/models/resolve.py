@@ -24,8 +24,13 @@ from typing import Any
 from evalnb.models.hf import ModelUnavailable
 from evalnb.models.hub import hub_blocker, offline_advice
 
-__all__ = ["DEFAULT_MODEL", "ModelFallbackWarning", "model_tokenizer", "resolve_model",
-           "used_model"]  # fmt: skip
+__all__ = [
+    "DEFAULT_MODEL",
+    "ModelFallbackWarning",
+    "model_tokenizer",
+    "resolve_model",
+    "used_model",
+]
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())

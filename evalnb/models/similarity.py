@@ -52,9 +52,11 @@ def _pairs(lseg: Segments, rseg: Segments) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cross_max(
-    left: np.ndarray | torch.Tensor, lseg: Segments, right: np.ndarray | torch.Tensor,
+    left: np.ndarray | torch.Tensor,
+    lseg: Segments,
+    right: np.ndarray | torch.Tensor,
     rseg: Segments,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """For every left item, its best cosine similarity with the right items of its row.
 
     Left items of a row with no right items get NaN. Tensors (as

@@ -71,5 +71,7 @@ class Staging:
             self._events[slot] = event
         else:  # a CPU "copy" is the buffer itself: detach it from the next batch's data
             sent = sent.clone()
-        return {key: sent[start : start + int(np.prod(shape))].view(shape)
-                for key, start, shape in spans}  # fmt: skip
+        return {
+            key: sent[start : start + int(np.prod(shape))].view(shape)
+            for key, start, shape in spans
+        }

@@ -113,8 +113,13 @@ class VectorCache:
             hits = hits.sort("i")  # ascending positions: the copy into place runs forward
             if hits.height == 0:
                 continue
-            found.append((hits["i"].to_numpy().astype(np.int64), vectors,
-                          hits["r"].to_numpy().astype(np.int64)))  # fmt: skip
+            found.append(
+                (
+                    hits["i"].to_numpy().astype(np.int64),
+                    vectors,
+                    hits["r"].to_numpy().astype(np.int64),
+                )
+            )
             wanted = wanted.join(hits.select("i"), on="i", how="anti")
         return found
 
@@ -143,8 +148,13 @@ class VectorCache:
                 msg = f"expected {expected} bytes with header {_MAGIC!r}"
                 raise ValueError(msg)
             keys = np.fromfile(path, dtype=np.uint8, count=16 * count, offset=_HEAD.itemsize)
-            vectors = np.memmap(path, dtype=np.float32, mode="r",
-                                offset=_HEAD.itemsize + 16 * count, shape=(count, dim))  # fmt: skip
+            vectors = np.memmap(
+                path,
+                dtype=np.float32,
+                mode="r",
+                offset=_HEAD.itemsize + 16 * count,
+                shape=(count, dim),
+            )
         except FileNotFoundError:
             return None  # merged away by another process meanwhile
         except (OSError, ValueError) as exc:
@@ -223,8 +233,9 @@ class VectorCache:
 # vectors/s here; this reads over 1M/s).
 _MAGIC = b"EVNBVEC1"
 _SUFFIX = ".vec"
-_HEAD = np.dtype([("magic", "S8"), ("dim", "<u4"), ("pad", "<u4"), ("count", "<u8"),
-                  ("pad2", "<u8")])  # fmt: skip
+_HEAD = np.dtype(
+    [("magic", "S8"), ("dim", "<u4"), ("pad", "<u4"), ("count", "<u8"), ("pad2", "<u8")]
+)
 
 
 def _parse_head(head: bytes) -> tuple[bytes, int, int]:

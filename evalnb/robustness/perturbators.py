@@ -22,22 +22,57 @@ __all__ = ["INTENSITIES", "PERTURBATORS", "char_level", "perturb_text"]
 
 INTENSITIES = ("very_low", "low", "medium", "high", "very_high", "extreme")
 _CHAR_LEVEL: dict[str, tuple[float, float]] = {
-    "very_low": (0.025, 0.055), "low": (0.1, 0.1), "medium": (0.25, 0.3),
-    "high": (0.45, 0.6), "very_high": (0.7, 0.8), "extreme": (0.9, 1.0),
-}  # fmt: skip
-_WORD_P = {"comma": (0.1, 0.3, 0.5), "word_swap": (0.1, 0.3, 0.5),
-           "synonym": (0.3, 0.5, 0.7), "antonym": (0.5, 0.7, 0.9)}  # fmt: skip
+    "very_low": (0.025, 0.055),
+    "low": (0.1, 0.1),
+    "medium": (0.25, 0.3),
+    "high": (0.45, 0.6),
+    "very_high": (0.7, 0.8),
+    "extreme": (0.9, 1.0),
+}
+_WORD_P = {
+    "comma": (0.1, 0.3, 0.5),
+    "word_swap": (0.1, 0.3, 0.5),
+    "synonym": (0.3, 0.5, 0.7),
+    "antonym": (0.5, 0.7, 0.9),
+}
 _YZ_FRACTION = {"low": 0.3, "medium": 0.5, "high": 0.8}
 _EXCLUDED_END = tuple(".,?!:;'\" ([{")
 _RANDOM_CHARS = string.ascii_letters + string.digits + "\n" + string.punctuation
 _RETRIES = 15
 _QWERTY_ROWS = ("1234567890-", "qwertyuiop[", "asdfghjkl;'", "zxcvbnm,./")
 _OCR: dict[str, Sequence[str]] = {
-    "o": "0θØø", "0": "oOØθ", "m": ["rn", "nn", "vv"], "l": "1i|!", "1": "li|!", "i": "l1!|",
-    "O": "0cdq", "e": "c", "a": "o", "s": "5$", "5": "sS", "b": "6h", "g": "9q", "9": "gq",
-    "B": "8", "8": "B", "S": "5$", "z": "2", "Z": "2", "2": "zZ", "u": "v", "v": "u", "n": ["ri"],
-    "c": "e", "t": "f", "f": "t", "h": "b", "d": "cl", "w": ["vv"], "D": "0", "I": "l1",
-}  # fmt: skip
+    "o": "0θØø",
+    "0": "oOØθ",
+    "m": ["rn", "nn", "vv"],
+    "l": "1i|!",
+    "1": "li|!",
+    "i": "l1!|",
+    "O": "0cdq",
+    "e": "c",
+    "a": "o",
+    "s": "5$",
+    "5": "sS",
+    "b": "6h",
+    "g": "9q",
+    "9": "gq",
+    "B": "8",
+    "8": "B",
+    "S": "5$",
+    "z": "2",
+    "Z": "2",
+    "2": "zZ",
+    "u": "v",
+    "v": "u",
+    "n": ["ri"],
+    "c": "e",
+    "t": "f",
+    "f": "t",
+    "h": "b",
+    "d": "cl",
+    "w": ["vv"],
+    "D": "0",
+    "I": "l1",
+}
 
 
 def _neighbours() -> dict[str, str]:

@@ -26,9 +26,13 @@ L = TypeVar("L", bound=LabCore)
 
 
 def perturbed_cases(
-    cases: pl.DataFrame, names: list[str], intensity: str, seed: int, field: str,
+    cases: pl.DataFrame,
+    names: list[str],
+    intensity: str,
+    seed: int,
+    field: str,
     llm: LLMClient | None = None,
-) -> pl.DataFrame:  # fmt: skip
+) -> pl.DataFrame:
     """One new case per (original case, perturbator); ids derive from the lineage and seed.
 
     A case the perturbator cannot change (H2O's retry limit) is skipped and logged; a
@@ -50,8 +54,10 @@ def perturbed_cases(
         if name == MISINFORMATION:
             rewrites = misinform(llm, originals[field].to_list(), level, seed)
             texts = [r[0] if r else None for r in rewrites]
-            extras = [_with_claim(e, r[1], level) if r else e
-                      for e, r in zip(extras, rewrites, strict=True)]  # fmt: skip
+            extras = [
+                _with_claim(e, r[1], level) if r else e
+                for e, r in zip(extras, rewrites, strict=True)
+            ]
         for text in originals[field].to_list() if name != MISINFORMATION else ():
             try:
                 texts.append(perturb_text(name, text, level, seed=seed))
@@ -66,15 +72,20 @@ def perturbed_cases(
         if not done.any() and originals.height:
             msg = f"perturbator {name!r} at {level!r} could not change any {field}; the last reason is logged"
             raise EvalnbError(msg)
-        parts.append(originals.with_columns(extra=pl.Series(extras, dtype=pl.String))
-                     .filter(done).with_columns(
-            pl.Series(field, [t for t in texts if t is not None], dtype=pl.String),
-            case_id=pl.Series(ids, dtype=pl.String).filter(done),
-            perturbation_of=pl.col("case_id"),
-            perturbation=pl.lit(name),
-            perturbation_intensity=pl.lit(level),
-            categories=pl.col("categories").fill_null([]).list.concat(pl.lit([f"perturbed_by:{name}:{level}"])),
-        ))  # fmt: skip
+        parts.append(
+            originals.with_columns(extra=pl.Series(extras, dtype=pl.String))
+            .filter(done)
+            .with_columns(
+                pl.Series(field, [t for t in texts if t is not None], dtype=pl.String),
+                case_id=pl.Series(ids, dtype=pl.String).filter(done),
+                perturbation_of=pl.col("case_id"),
+                perturbation=pl.lit(name),
+                perturbation_intensity=pl.lit(level),
+                categories=pl.col("categories")
+                .fill_null([])
+                .list.concat(pl.lit([f"perturbed_by:{name}:{level}"])),
+            )
+        )
     return pl.concat(parts) if parts else cases.clear()
 
 
@@ -82,12 +93,20 @@ def _with_claim(extra: str | None, claim: str, level: str) -> str:
     """Return the case's extra with the planted false claim (what a model should resist)."""
     known = json.loads(extra) if extra else {}
     known = known if isinstance(known, dict) else {"extra": known}
-    return json.dumps({**known, "misinformation": {"false_claim": claim, "intensity": level}},
-                      ensure_ascii=False)  # fmt: skip
+    return json.dumps(
+        {**known, "misinformation": {"false_claim": claim, "intensity": level}}, ensure_ascii=False
+    )
 
 
-def perturb(lab: L, perturbators: str | list[str], *, intensity: str = "medium", seed: int = 0,
-            field: str = "prompt", llm: LLMClient | None = None) -> L:  # fmt: skip
+def perturb(
+    lab: L,
+    perturbators: str | list[str],
+    *,
+    intensity: str = "medium",
+    seed: int = 0,
+    field: str = "prompt",
+    llm: LLMClient | None = None,
+) -> L:
     """Add :func:`perturbed_cases` of ``lab`` to it (its store too) and return it.
 
     A perturbed case already in the lab (same lineage and seed, so the same id) is kept as

@@ -62,9 +62,14 @@ def chrf(
         )
     else:  # thousands of distinct characters: the general counter
         match, hyp_count, _ = clipped_counts(
-            ids, h_off[:-1], h_off[1:], r_off[:-1], r_off[1:],
-            np.arange(n + 1, dtype=np.int64), order,
-        )  # fmt: skip
+            ids,
+            h_off[:-1],
+            h_off[1:],
+            r_off[:-1],
+            r_off[1:],
+            np.arange(n + 1, dtype=np.int64),
+            order,
+        )
     match = match.astype(np.float64)
     orders = np.arange(1, order + 1)
     ref_count = np.maximum(r_len[:, None] - orders[None, :] + 1, 0).astype(np.float64)

@@ -20,9 +20,15 @@ if TYPE_CHECKING:
 __all__ = ["CHUNK_SCHEMA", "chunk_texts"]
 
 CHUNK_SCHEMA = pl.Schema(
-    {"section": pl.Int64(), "chunk": pl.Int64(), "start": pl.Int64(), "end": pl.Int64(),
-     "text": pl.String(), "n_tokens": pl.Int64()}
-)  # fmt: skip
+    {
+        "section": pl.Int64(),
+        "chunk": pl.Int64(),
+        "start": pl.Int64(),
+        "end": pl.Int64(),
+        "text": pl.String(),
+        "n_tokens": pl.Int64(),
+    }
+)
 
 
 def chunk_texts(
@@ -63,11 +69,14 @@ def chunk_texts(
         if not text.strip():
             continue
         chunks, spans = chunker(text, offsets=True, overlap=overlap)
-        rows.extend((i, j, start, end, chunk)
-                    for j, (chunk, (start, end)) in enumerate(zip(chunks, spans, strict=True)))  # fmt: skip
+        rows.extend(
+            (i, j, start, end, chunk)
+            for j, (chunk, (start, end)) in enumerate(zip(chunks, spans, strict=True))
+        )
     counts = _counts(tokenizer, [r[4] for r in rows])
-    return pl.DataFrame([(*r, n) for r, n in zip(rows, counts, strict=True)],
-                        schema=CHUNK_SCHEMA, orient="row")  # fmt: skip
+    return pl.DataFrame(
+        [(*r, n) for r, n in zip(rows, counts, strict=True)], schema=CHUNK_SCHEMA, orient="row"
+    )
 
 
 def _counts(tokenizer: Any, texts: list[str]) -> list[int]:  # noqa: ANN401

@@ -18,8 +18,12 @@ MEASURES = ("levenshtein", "hamming", "jaro", "jaro_winkler")
 def _measure(name: str) -> object:
     from rapidfuzz import distance  # noqa: PLC0415 - loads its C++ extension once needed
 
-    return {"levenshtein": distance.Levenshtein, "hamming": distance.Hamming,
-            "jaro": distance.Jaro, "jaro_winkler": distance.JaroWinkler}[name]  # fmt: skip
+    return {
+        "levenshtein": distance.Levenshtein,
+        "hamming": distance.Hamming,
+        "jaro": distance.Jaro,
+        "jaro_winkler": distance.JaroWinkler,
+    }[name]
 
 
 def similarity(
@@ -55,10 +59,20 @@ def best_matches(
     ``floor`` as in :func:`similarity`: for callers that only compare with a threshold.
     """
     n_left = left_col.list.len().fill_null(0).to_numpy().astype(np.int64)
-    left = (pl.DataFrame({"l": left_col}).with_row_index("row").explode("l")
-            .filter(pl.col("l").is_not_null()).with_row_index("item"))  # fmt: skip
-    right = (pl.DataFrame({"r": right_col}).with_row_index("row").explode("r")
-             .filter(pl.col("r").is_not_null()).with_row_index("other"))  # fmt: skip
+    left = (
+        pl.DataFrame({"l": left_col})
+        .with_row_index("row")
+        .explode("l")
+        .filter(pl.col("l").is_not_null())
+        .with_row_index("item")
+    )
+    right = (
+        pl.DataFrame({"r": right_col})
+        .with_row_index("row")
+        .explode("r")
+        .filter(pl.col("r").is_not_null())
+        .with_row_index("other")
+    )
     pairs = left.select("row", "item").join(right.select("row", "other"), on="row")
     best = np.full(left.height, np.nan)
     if pairs.height:
@@ -66,7 +80,8 @@ def best_matches(
         # three references was converted three times, half the time of the whole metric).
         lefts, rights = left["l"].to_list(), right["r"].to_list()
         at_left, at_right = pairs["item"].to_list(), pairs["other"].to_list()
-        sims = similarity([lefts[i] for i in at_left], [rights[j] for j in at_right],
-                          measure, floor)  # fmt: skip
+        sims = similarity(
+            [lefts[i] for i in at_left], [rights[j] for j in at_right], measure, floor
+        )
         np.fmax.at(best, np.asarray(at_left, dtype=np.int64), sims)
     return best, left["row"].to_numpy().astype(np.int64), n_left

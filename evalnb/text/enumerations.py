@@ -30,7 +30,9 @@ _BULLET = re.compile(r"^\s*[-*•‣◦▪]\s+(?=\S)(.*)$")
 _INLINE = re.compile(r"(?:^|(?<=\s))\(?(\d{1,2})[.)]\s+(?=\S)")
 _SEQUENCE = re.compile(
     r"^(first(?:ly)?|to (?:begin|start)|second(?:ly)?|third(?:ly)?|next|then|after that|"
-    r"afterwards|subsequently|once (?:that is|this is) done|finally|lastly)\b[,:]?\s*", re.I)  # fmt: skip
+    r"afterwards|subsequently|once (?:that is|this is) done|finally|lastly)\b[,:]?\s*",
+    re.I,
+)
 _STARTS = ("first", "firstly", "to begin", "to start")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _EMPHASIS = re.compile(r"[*_`]{1,3}")
@@ -84,8 +86,11 @@ def _list_enumerations(text: str) -> list[list[str]]:
         item = _item(line, current)
         if item is not None:
             kind, index, body = item
-            follows = current is not None and current.kind == kind and (
-                kind == "bullet" or index == current.last + 1)  # fmt: skip
+            follows = (
+                current is not None
+                and current.kind == kind
+                and (kind == "bullet" or index == current.last + 1)
+            )
             if follows and not (blank and kind == "bullet"):
                 assert current is not None
                 current.steps.append(body)

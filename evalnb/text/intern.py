@@ -174,8 +174,9 @@ def _pool() -> ThreadPoolExecutor:
     pid = os.getpid()
     if pid not in _POOL:
         _POOL.clear()
-        _POOL[pid] = ThreadPoolExecutor(max_workers=get_num_threads(),
-                                        thread_name_prefix="evalnb-intern")  # fmt: skip
+        _POOL[pid] = ThreadPoolExecutor(
+            max_workers=get_num_threads(), thread_name_prefix="evalnb-intern"
+        )
     return _POOL[pid]
 
 
@@ -212,9 +213,12 @@ def split_intern(
     cuts = np.searchsorted(ends, ends[-1] * np.arange(1, blocks) / blocks)
     bounds = np.unique(np.concatenate([[0], cuts, [lows.size]]))
     spans = list(itertools.pairwise(bounds.tolist()))
-    parts = list(_pool().map(
-        lambda ab: _split_intern(data, lows[ab[0] : ab[1]], highs[ab[0] : ab[1]], rules13a),
-        spans))  # fmt: skip
+    parts = list(
+        _pool().map(
+            lambda ab: _split_intern(data, lows[ab[0] : ab[1]], highs[ab[0] : ab[1]], rules13a),
+            spans,
+        )
+    )
     shift = np.cumsum([0] + [part[2].size for part in parts])
     store = np.concatenate([part[2] for part in parts])
     firsts = np.concatenate([part[3][:-1] + shift[k] for k, part in enumerate(parts)])
@@ -224,9 +228,14 @@ def split_intern(
     sizes = np.cumsum([0] + [part[3].size - 1 for part in parts])
     counts = np.cumsum([0] + [part[0].size for part in parts])
     ids = np.empty(int(counts[-1]), dtype=np.int64)
-    list(_pool().map(lambda k: _remap_into(ids[counts[k] : counts[k + 1]],
-                                           remap[sizes[k] : sizes[k + 1]], parts[k][0]),
-                     range(len(parts))))  # fmt: skip
+    list(
+        _pool().map(
+            lambda k: _remap_into(
+                ids[counts[k] : counts[k + 1]], remap[sizes[k] : sizes[k + 1]], parts[k][0]
+            ),
+            range(len(parts)),
+        )
+    )
     text_off = np.concatenate([[0]] + [part[1][1:] + counts[k] for k, part in enumerate(parts)])
     return ids, text_off, chars, vocab_off
 

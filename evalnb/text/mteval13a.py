@@ -9,5 +9,12 @@ from __future__ import annotations
 
 __all__ = ["REPLACEMENTS_13A"]
 
-REPLACEMENTS_13A = (("<skipped>", ""), ("-\n", ""), ("\n", " "), ("&quot;", '"'),
-                    ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))  # fmt: skip
+REPLACEMENTS_13A = (
+    ("<skipped>", ""),
+    ("-\n", ""),
+    ("\n", " "),
+    ("&quot;", '"'),
+    ("&amp;", "&"),
+    ("&lt;", "<"),
+    ("&gt;", ">"),
+)

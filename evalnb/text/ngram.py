@@ -19,9 +19,16 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "NgramStats", "TokenIds", "flat_ngram_stats", "id_ngram_stats",
-    "ids_13a", "ids_13a_segments", "ngram_stats", "tokenize_13a", "tokens_13a",
-]  # fmt: skip
+    "NgramStats",
+    "TokenIds",
+    "flat_ngram_stats",
+    "id_ngram_stats",
+    "ids_13a",
+    "ids_13a_segments",
+    "ngram_stats",
+    "tokenize_13a",
+    "tokens_13a",
+]
 
 # mteval-v13a as sacrebleu implements it (tokenizer_13a.py + tokenizer_re.py), one Polars
 # pass per rule. Rust regex and Python `re` agree on these patterns: no look-arounds, and
@@ -84,8 +91,9 @@ def ids_13a_segments(
     data, offsets = joined_buffers([hyps.to_arrow(), refs.to_arrow()])
     h_lo, h_hi, _ = segment_spans(data, offsets[: n + 1], separator, first_only=True)
     r_lo, r_hi, counts = segment_spans(data, offsets[n:], separator)
-    data, lows, highs = replaced_13a_spans(data, np.concatenate([h_lo, r_lo]),
-                                           np.concatenate([h_hi, r_hi]))  # fmt: skip
+    data, lows, highs = replaced_13a_spans(
+        data, np.concatenate([h_lo, r_lo]), np.concatenate([h_hi, r_hi])
+    )
     ids, offs, vocab = intern_buffers(data, lows, highs, [n, int(counts.sum())], rules13a=True)
     return TokenIds(ids, tuple(offs), vocab), counts
 

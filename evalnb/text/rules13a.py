@@ -44,8 +44,14 @@ _PUNCT, _DIGIT, _STOP, _DASH = 1, 2, 4, 8
 def _classes() -> np.ndarray:
     """Byte classes, looked up in one table (three times faster than range tests)."""
     table = np.zeros(256, dtype=np.uint8)
-    for lo, hi in ((0x7B, 0x7E), (0x5B, 0x60), (0x21, 0x26), (0x28, 0x2B), (0x3A, 0x40),
-                   (0x2F, 0x2F)):  # fmt: skip
+    for lo, hi in (
+        (0x7B, 0x7E),
+        (0x5B, 0x60),
+        (0x21, 0x26),
+        (0x28, 0x2B),
+        (0x3A, 0x40),
+        (0x2F, 0x2F),
+    ):
         table[lo : hi + 1] |= _PUNCT  # rule 1's class; its space changes no token
     table[ord("0") : ord("9") + 1] |= _DIGIT
     table[[ord("."), ord(",")]] |= _STOP
@@ -86,8 +92,10 @@ def isolated_13a(data: np.ndarray, k: int, lo: int, end: int) -> bool:
 # not a tuple of them).
 def _packed(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
     raw = [s.encode() for s in strings]
-    return (np.frombuffer(b"".join(raw), np.uint8).copy(),
-            np.cumsum([0] + [len(r) for r in raw]).astype(np.int64))  # fmt: skip
+    return (
+        np.frombuffer(b"".join(raw), np.uint8).copy(),
+        np.cumsum([0] + [len(r) for r in raw]).astype(np.int64),
+    )
 
 
 _OLD = _packed([old for old, _ in REPLACEMENTS_13A])

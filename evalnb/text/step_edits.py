@@ -55,8 +55,9 @@ def _one(match: np.ndarray, base: int, n: int, m: int, out: np.ndarray, p: int) 
 
 
 @njit(cache=True, parallel=True)
-def _all(match: np.ndarray, offsets: np.ndarray, ns: np.ndarray, ms: np.ndarray,
-         out: np.ndarray) -> None:  # fmt: skip
+def _all(
+    match: np.ndarray, offsets: np.ndarray, ns: np.ndarray, ms: np.ndarray, out: np.ndarray
+) -> None:
     for p in prange(ns.size):
         _one(match, offsets[p], ns[p], ms[p], out, p)
 

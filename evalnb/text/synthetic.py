@@ -83,11 +83,27 @@ _WORDS = [
 ]
 
 ADVERSARIAL = (
-    "", " ", "\t\n", "a", ".", "...", "U.S.A. 3.5-4 e.g. $1,000.50", "&amp;quot; &lt;tag&gt;",
-    "<skipped> word-\nbreak", "x\x1cy\x1dz", "naïve café Ünïcödé", "日本語のテキスト。", "🙂 emoji 🙂",
-    "tab\tseparated\u00a0nbsp", "--- ,,, ...", "1,2,3.4.5-6-7", "A-B C--D", "end with space   ",
-    "CAPS and lower", "it's a \"quote\" (paren) [bracket] {brace}",
-)  # fmt: skip
+    "",
+    " ",
+    "\t\n",
+    "a",
+    ".",
+    "...",
+    "U.S.A. 3.5-4 e.g. $1,000.50",
+    "&amp;quot; &lt;tag&gt;",
+    "<skipped> word-\nbreak",
+    "x\x1cy\x1dz",
+    "naïve café Ünïcödé",
+    "日本語のテキスト。",
+    "🙂 emoji 🙂",
+    "tab\tseparated\u00a0nbsp",
+    "--- ,,, ...",
+    "1,2,3.4.5-6-7",
+    "A-B C--D",
+    "end with space   ",
+    "CAPS and lower",
+    'it\'s a "quote" (paren) [bracket] {brace}',
+)
 
 
 def vocabulary(rng: random.Random, n_pseudo: int) -> list[str]:

@@ -56,10 +56,17 @@ def _decode(data: np.ndarray, i: int) -> tuple[np.int64, int]:
     if b < 0xE0:
         return ((b & 0x1F) << 6) | (np.int64(data[i + 1]) & 0x3F), 2
     if b < 0xF0:
-        return (((b & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6)
-                | (np.int64(data[i + 2]) & 0x3F)), 3  # fmt: skip
-    return (((b & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12)
-            | ((np.int64(data[i + 2]) & 0x3F) << 6) | (np.int64(data[i + 3]) & 0x3F)), 4  # fmt: skip
+        return (
+            ((b & 0x0F) << 12)
+            | ((np.int64(data[i + 1]) & 0x3F) << 6)
+            | (np.int64(data[i + 2]) & 0x3F)
+        ), 3
+    return (
+        ((b & 0x07) << 18)
+        | ((np.int64(data[i + 1]) & 0x3F) << 12)
+        | ((np.int64(data[i + 2]) & 0x3F) << 6)
+        | (np.int64(data[i + 3]) & 0x3F)
+    ), 4
 
 
 # Code points below this keep their own id (code point + 1); the others are numbered in

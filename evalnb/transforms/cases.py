@@ -30,14 +30,28 @@ __all__ = [
     "score_bins",
 ]
 
-DOT_SCHEMA = pl.Schema(dict[str, pl.DataType]({
-    "case_id": pl.String(), "sample": pl.Int32(), "value": pl.Float64(),
-    "passed": pl.Boolean(), "other": pl.Float64(),
-}))  # fmt: skip
+DOT_SCHEMA = pl.Schema(
+    dict[str, pl.DataType](
+        {
+            "case_id": pl.String(),
+            "sample": pl.Int32(),
+            "value": pl.Float64(),
+            "passed": pl.Boolean(),
+            "other": pl.Float64(),
+        }
+    )
+)
 """One test case of the dot chart; ``other`` is the compared metric's value (else null)."""
-BIN_SCHEMA = pl.Schema(dict[str, pl.DataType]({
-    "low": pl.Float64(), "high": pl.Float64(), "n": pl.Int32(), "n_passed": pl.Int32(),
-}))  # fmt: skip
+BIN_SCHEMA = pl.Schema(
+    dict[str, pl.DataType](
+        {
+            "low": pl.Float64(),
+            "high": pl.Float64(),
+            "n": pl.Int32(),
+            "n_passed": pl.Int32(),
+        }
+    )
+)
 """One histogram bin of every scored row (the dots may be a sample)."""
 
 
@@ -64,9 +78,12 @@ def eye_dots(
         step = part.height / max_dots
         part = part[np.floor(np.arange(max_dots) * step).astype(np.int64)]
     return part.select(
-        "case_id", pl.col("sample").cast(pl.Int32), "value", "passed",
+        "case_id",
+        pl.col("sample").cast(pl.Int32),
+        "value",
+        "passed",
         other=pl.lit(None, pl.Float64),
-    )  # fmt: skip
+    )
 
 
 def compare_dots(
@@ -100,10 +117,15 @@ def score_bins(
     which = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
     passed = part["passed"].fill_null(value=False).to_numpy()
     return pl.DataFrame(
-        {"low": edges[:-1], "high": edges[1:],
-         "n": np.bincount(which, minlength=n_bins), "n_passed": np.bincount(which, weights=passed, minlength=n_bins)},
-        schema=BIN_SCHEMA, strict=False,
-    )  # fmt: skip
+        {
+            "low": edges[:-1],
+            "high": edges[1:],
+            "n": np.bincount(which, minlength=n_bins),
+            "n_passed": np.bincount(which, weights=passed, minlength=n_bins),
+        },
+        schema=BIN_SCHEMA,
+        strict=False,
+    )
 
 
 def case_detail(
@@ -141,31 +163,53 @@ def case_detail(
         raise KeyError(msg)
     case = lab.cases.filter(pl.col("case_id") == case_id).row(0, named=True)
     o = out.row(0, named=True)
-    rows = index.verdicts.filter(
-        (pl.col("case_id") == case_id) & (pl.col("model") == model) & (pl.col("sample") == sample)
-    ).collect().join(
-        index.specs.select("evaluator", "metric", "description"), on=["evaluator", "metric"],
-        how="left",
-    )  # fmt: skip
+    rows = (
+        index.verdicts.filter(
+            (pl.col("case_id") == case_id)
+            & (pl.col("model") == model)
+            & (pl.col("sample") == sample)
+        )
+        .collect()
+        .join(
+            index.specs.select("evaluator", "metric", "description"),
+            on=["evaluator", "metric"],
+            how="left",
+        )
+    )
     if focus is not None:
         first = (pl.col("evaluator") == focus[0]) & (pl.col("metric") == focus[1])
         rows = rows.sort(~first, pl.col("evaluator") != focus[0], "evaluator", "metric")
     evaluator_titles = catalog_titles()
     metrics = [
-        {"evaluator": r["evaluator"], "evaluator_title": evaluator_titles.get(r["evaluator"], r["evaluator"]),
-         "metric": r["metric"], "title": r["title"] or r["metric"],
-         "description": r["description"] or "", "value": finite_or_none(r["value"]),
-         "threshold": finite_or_none(r["threshold"]), "passed": r["passed"],
-         "higher_is_better": r["higher_is_better"], "reason": _reason(r["detail"])}
+        {
+            "evaluator": r["evaluator"],
+            "evaluator_title": evaluator_titles.get(r["evaluator"], r["evaluator"]),
+            "metric": r["metric"],
+            "title": r["title"] or r["metric"],
+            "description": r["description"] or "",
+            "value": finite_or_none(r["value"]),
+            "threshold": finite_or_none(r["threshold"]),
+            "passed": r["passed"],
+            "higher_is_better": r["higher_is_better"],
+            "reason": _reason(r["detail"]),
+        }
         for r in rows.iter_rows(named=True)
-    ]  # fmt: skip
+    ]
     return {
-        "case_id": case_id, "model": model, "sample": sample, "prompt": case["prompt"],
-        "expected": case["expected"] or [], "actual": o["actual"], "context": o["context"] or [],
-        "cost": finite_or_none(o["cost"]), "duration_s": finite_or_none(o["duration_s"]), "error": o["error"],
-        "metrics": metrics, "sentences": _sentences(rows),
+        "case_id": case_id,
+        "model": model,
+        "sample": sample,
+        "prompt": case["prompt"],
+        "expected": case["expected"] or [],
+        "actual": o["actual"],
+        "context": o["context"] or [],
+        "cost": finite_or_none(o["cost"]),
+        "duration_s": finite_or_none(o["duration_s"]),
+        "error": o["error"],
+        "metrics": metrics,
+        "sentences": _sentences(rows),
         "steps": run_steps(lab, case_id, model, sample),
-    }  # fmt: skip
+    }
 
 
 # What one case panel carries of an agent's run: enough to read it, bounded for the widget.
@@ -179,10 +223,17 @@ def run_steps(lab: LabCore, case_id: str, model: str, sample: int) -> list[dict[
     """
     if not lab.height("steps"):
         return []
-    mine = lab.scan("steps").filter(  # on disk, only this run's rows are read
-        (pl.col("case_id") == case_id) & (pl.col("model") == model) & (pl.col("sample") == sample)
-        & (pl.col("role") != "tool")  # a result is shown with the call it answers
-    ).sort("step", maintain_order=True).collect()  # fmt: skip
+    mine = (
+        lab.scan("steps")
+        .filter(  # on disk, only this run's rows are read
+            (pl.col("case_id") == case_id)
+            & (pl.col("model") == model)
+            & (pl.col("sample") == sample)
+            & (pl.col("role") != "tool")  # a result is shown with the call it answers
+        )
+        .sort("step", maintain_order=True)
+        .collect()
+    )
 
     def cut(value: str | None) -> str | None:
         if value is None or len(value) <= MAX_STEP_CHARS:
@@ -190,18 +241,35 @@ def run_steps(lab: LabCore, case_id: str, model: str, sample: int) -> list[dict[
         return value[:MAX_STEP_CHARS] + f"… ({len(value) - MAX_STEP_CHARS:,} more characters)"
 
     out = [
-        {"step": r["step"], "role": r["role"], "content": cut(r["content"]),
-         "tool_name": r["tool_name"], "tool_args": cut(r["tool_args"]),
-         "args_valid": r["args_valid"], "tool_result": cut(r["tool_result"]),
-         "error": cut(r["error"]), "latency_s": finite_or_none(r["latency_s"]),
-         "cost": finite_or_none(r["cost"])}
+        {
+            "step": r["step"],
+            "role": r["role"],
+            "content": cut(r["content"]),
+            "tool_name": r["tool_name"],
+            "tool_args": cut(r["tool_args"]),
+            "args_valid": r["args_valid"],
+            "tool_result": cut(r["tool_result"]),
+            "error": cut(r["error"]),
+            "latency_s": finite_or_none(r["latency_s"]),
+            "cost": finite_or_none(r["cost"]),
+        }
         for r in mine.head(MAX_PANEL_STEPS).iter_rows(named=True)
-    ]  # fmt: skip
+    ]
     if mine.height > MAX_PANEL_STEPS:
-        out.append({"step": None, "role": "note", "content": f"{mine.height - MAX_PANEL_STEPS:,} "
-                    "more steps: lab.steps has them all", "tool_name": None, "tool_args": None,
-                    "args_valid": None, "tool_result": None, "error": None, "latency_s": None,
-                    "cost": None})  # fmt: skip
+        out.append(
+            {
+                "step": None,
+                "role": "note",
+                "content": f"{mine.height - MAX_PANEL_STEPS:,} more steps: lab.steps has them all",
+                "tool_name": None,
+                "tool_args": None,
+                "args_valid": None,
+                "tool_result": None,
+                "error": None,
+                "latency_s": None,
+                "cost": None,
+            }
+        )
     return out
 
 
@@ -226,7 +294,9 @@ def _sentences(rows: pl.DataFrame) -> dict[str, Any] | None:
         if key is None:
             continue
         return {
-            "evaluator": ev, "metric": metric, "key": key,
+            "evaluator": ev,
+            "metric": metric,
+            "key": key,
             "items": [{"text": i["text"], "score": finite_or_none(i.get(key))} for i in items],
-        }  # fmt: skip
+        }
     return None

@@ -25,21 +25,50 @@ from evalnb.lab.verdicts import current_thresholds, lazy_verdicts
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["BAR_SCHEMA", "LEVELS", "NODE_SCHEMA", "EyeIndex", "Parts", "check_path", "eye_bars",
-           "eye_index", "eye_nodes", "path_titles"]  # fmt: skip
+__all__ = [
+    "BAR_SCHEMA",
+    "LEVELS",
+    "NODE_SCHEMA",
+    "EyeIndex",
+    "Parts",
+    "check_path",
+    "eye_bars",
+    "eye_index",
+    "eye_nodes",
+    "path_titles",
+]
 
 LEVELS = ("domain", "evaluator", "metric", "model")
-NODE_SCHEMA = pl.Schema(dict[str, pl.DataType]({
-    "id": pl.String(), "parent": pl.String(), "ring": pl.Int8(), "kind": pl.String(),
-    "keys": pl.List(pl.String()), "label": pl.String(), "title": pl.String(),
-    "n_problems": pl.Int32(), "severity": pl.String(), "value": pl.Float64(),
-    "passed": pl.Boolean(), "selected": pl.Boolean(),
-}))  # fmt: skip
+NODE_SCHEMA = pl.Schema(
+    dict[str, pl.DataType](
+        {
+            "id": pl.String(),
+            "parent": pl.String(),
+            "ring": pl.Int8(),
+            "kind": pl.String(),
+            "keys": pl.List(pl.String()),
+            "label": pl.String(),
+            "title": pl.String(),
+            "n_problems": pl.Int32(),
+            "severity": pl.String(),
+            "value": pl.Float64(),
+            "passed": pl.Boolean(),
+            "selected": pl.Boolean(),
+        }
+    )
+)
 """One ring segment: ``keys`` are appended to the path when it is clicked."""
-BAR_SCHEMA = pl.Schema(dict[str, pl.DataType]({
-    "group": pl.String(), "model": pl.String(), "value": pl.Float64(),
-    "threshold": pl.Float64(), "passed": pl.Boolean(),
-}))  # fmt: skip
+BAR_SCHEMA = pl.Schema(
+    dict[str, pl.DataType](
+        {
+            "group": pl.String(),
+            "model": pl.String(),
+            "value": pl.Float64(),
+            "threshold": pl.Float64(),
+            "passed": pl.Boolean(),
+        }
+    )
+)
 """One bar of the centre chart: ``group`` is the metric (x axis), one bar per model."""
 _SEVERITY_RANK = {"HIGH": 3, "MEDIUM": 2, "LOW": 1}
 _SEVERITY_NAME = {v: k for k, v in _SEVERITY_RANK.items()}
@@ -81,8 +110,9 @@ class Parts(Mapping[tuple[str, str, str], pl.DataFrame]):
     filter of the verdicts, tens of milliseconds) and the last few are kept.
     """
 
-    def __init__(self, verdicts: pl.LazyFrame, keys: Iterable[tuple[str, str, str]],
-                 keep: int = 16) -> None:  # fmt: skip
+    def __init__(
+        self, verdicts: pl.LazyFrame, keys: Iterable[tuple[str, str, str]], keep: int = 16
+    ) -> None:
         self._verdicts, self._keys, self._keep = verdicts, frozenset(keys), keep
         self._cut: dict[tuple[str, str, str], pl.DataFrame] = {}
 
@@ -136,9 +166,11 @@ def eye_index(lab: LabCore, *, seed: int = 0) -> EyeIndex:
         board.select("evaluator", "metric").unique(), on=["evaluator", "metric"], how="semi"
     )
     counts = found.filter(pl.col("evaluator").is_not_null()).select(
-        "evaluator", "metric", "model",
+        "evaluator",
+        "metric",
+        "model",
         worst=pl.col("severity").replace_strict(_SEVERITY_RANK, default=0, return_dtype=pl.Int8),
-    )  # fmt: skip
+    )
     per_model = counts.group_by("evaluator", "metric", "model").agg(
         n_problems=pl.len().cast(pl.Int32), worst=pl.col("worst").max()
     )
@@ -204,8 +236,12 @@ def _rollup(rows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
 
 
 def _titles(index: EyeIndex) -> dict[tuple[str, str], tuple[str, str]]:
-    return {(e, m): (t or m, d or "") for e, m, t, d in
-            index.specs.select("evaluator", "metric", "title", "description").iter_rows()}  # fmt: skip
+    return {
+        (e, m): (t or m, d or "")
+        for e, m, t, d in index.specs.select(
+            "evaluator", "metric", "title", "description"
+        ).iter_rows()
+    }
 
 
 def eye_nodes(index: EyeIndex, path: list[str]) -> pl.DataFrame:
@@ -256,8 +292,11 @@ def eye_nodes(index: EyeIndex, path: list[str]) -> pl.DataFrame:
         parent = r[inner_level]
         text, title = label(outer_level, key, parent)
         keys = [key] if depth >= 3 else [parent, key]
-        nodes.append(_node(f"2:{parent}/{key}", f"1:{parent}", 2, outer_level, keys, text, title,
-                           r, key == sel))  # fmt: skip
+        nodes.append(
+            _node(
+                f"2:{parent}/{key}", f"1:{parent}", 2, outer_level, keys, text, title, r, key == sel
+            )
+        )
     return pl.DataFrame(nodes, schema=NODE_SCHEMA)
 
 
@@ -272,12 +311,31 @@ def catalog_titles() -> dict[str, str]:
     return dict(catalog().select("id", "title").iter_rows())
 
 
-def _node(id_: str, parent: str | None, ring: int, kind: str, keys: list[str], label: str,
-          title: str, r: dict[str, object], selected: bool) -> dict[str, object]:  # fmt: skip
-    return {"id": id_, "parent": parent, "ring": ring, "kind": kind, "keys": keys,
-            "label": label, "title": title, "n_problems": r["n_problems"],
-            "severity": _SEVERITY_NAME.get(cast("int", r["worst"]) or 0), "value": r["value"], "passed": r["passed"],
-            "selected": selected}  # fmt: skip
+def _node(
+    id_: str,
+    parent: str | None,
+    ring: int,
+    kind: str,
+    keys: list[str],
+    label: str,
+    title: str,
+    r: dict[str, object],
+    selected: bool,
+) -> dict[str, object]:
+    return {
+        "id": id_,
+        "parent": parent,
+        "ring": ring,
+        "kind": kind,
+        "keys": keys,
+        "label": label,
+        "title": title,
+        "n_problems": r["n_problems"],
+        "severity": _SEVERITY_NAME.get(cast("int", r["worst"]) or 0),
+        "value": r["value"],
+        "passed": r["passed"],
+        "selected": selected,
+    }
 
 
 def path_titles(index: EyeIndex, path: list[str]) -> list[str]:
@@ -310,7 +368,12 @@ def eye_bars(index: EyeIndex, path: list[str]) -> pl.DataFrame:
         titles.get((e, m), (m, ""))[0] for e, m in rows.select("evaluator", "metric").iter_rows()
     ]
     return pl.DataFrame(
-        {"group": group, "model": rows["model"], "value": rows["mean"],
-         "threshold": rows["threshold"], "passed": rows["passed"]},
+        {
+            "group": group,
+            "model": rows["model"],
+            "value": rows["mean"],
+            "threshold": rows["threshold"],
+            "passed": rows["passed"],
+        },
         schema=BAR_SCHEMA,
-    )  # fmt: skip
+    )

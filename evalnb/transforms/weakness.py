@@ -24,8 +24,16 @@ from evalnb.lab.verdicts import finite_or_none, verdicts
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["TOOL_AXIS", "WeaknessIndex", "cell_dots", "grid_cells", "restrict", "univariate", "weakness_index",
-           "weaknesses"]  # fmt: skip
+__all__ = [
+    "TOOL_AXIS",
+    "WeaknessIndex",
+    "cell_dots",
+    "grid_cells",
+    "restrict",
+    "univariate",
+    "weakness_index",
+    "weaknesses",
+]
 
 _Z = 1.959963984540054
 NO_VALUE = "(none)"
@@ -46,9 +54,15 @@ class WeaknessIndex:
     axes: tuple[str, str] = ("topic", "question_type")
 
 
-def weakness_index(lab: LabCore, evaluator: str, metric: str, *, models: list[str] | None = None,
-                   min_n: int = 5, axes: tuple[str, str] = ("topic", "question_type"),
-                   ) -> WeaknessIndex:  # fmt: skip
+def weakness_index(
+    lab: LabCore,
+    evaluator: str,
+    metric: str,
+    *,
+    models: list[str] | None = None,
+    min_n: int = 5,
+    axes: tuple[str, str] = ("topic", "question_type"),
+) -> WeaknessIndex:
     """Join the metric's scores to the two axes' values (missing → "(none)")."""
     if len(axes) != 2 or axes[0] == axes[1]:
         msg = f"axes names two different axes (case columns or 'tool'); got {axes!r}"
@@ -64,16 +78,24 @@ def weakness_index(lab: LabCore, evaluator: str, metric: str, *, models: list[st
         values, on = _axis_values(lab, axis)
         rows = rows.join(values.rename({axis: slot}), on=on, how="left")
     rows = rows.select(
-        *_KEYS, "value",
+        *_KEYS,
+        "value",
         # Categorical: grouping a million rows by two small vocabularies is much faster.
         topic=pl.col("topic").fill_null(NO_VALUE).cast(pl.Categorical),
         question_type=pl.col("question_type").fill_null(NO_VALUE).cast(pl.Categorical),
         # Hashed once here, so sampling dots on every redraw is a cheap filter.
         row_hash=pl.concat_str("case_id", "model", pl.col("sample").cast(pl.String)).hash(0),
-    )  # fmt: skip
+    )
     thr = v["threshold"][0]
-    return WeaknessIndex(rows, evaluator, metric, finite_or_none(thr),
-                         bool(v["higher_is_better"][0]), min_n, (axes[0], axes[1]))  # fmt: skip
+    return WeaknessIndex(
+        rows,
+        evaluator,
+        metric,
+        finite_or_none(thr),
+        bool(v["higher_is_better"][0]),
+        min_n,
+        (axes[0], axes[1]),
+    )
 
 
 def _axis_values(lab: LabCore, axis: str) -> tuple[pl.DataFrame, list[str]]:
@@ -91,8 +113,9 @@ def _axis_values(lab: LabCore, axis: str) -> tuple[pl.DataFrame, list[str]]:
     return lab.cases.select("case_id", axis), ["case_id"]
 
 
-def restrict(idx: WeaknessIndex, *, models: list[str] | None = None,
-             threshold: float | None = None) -> WeaknessIndex:  # fmt: skip
+def restrict(
+    idx: WeaknessIndex, *, models: list[str] | None = None, threshold: float | None = None
+) -> WeaknessIndex:
     """Return the index for a subset of models and/or another threshold (no re-join)."""
     rows = idx.rows.filter(pl.col("model").is_in(models)) if models else idx.rows
     return replace(idx, rows=rows, threshold=idx.threshold if threshold is None else threshold)
@@ -111,17 +134,25 @@ def _passed(idx: WeaknessIndex) -> pl.Expr:
 def _stats(rows: pl.DataFrame, by: list[str], idx: WeaknessIndex, *, spread: bool) -> pl.DataFrame:
     sd = pl.col("value").std().fill_null(0.0)
     half = _Z * sd / pl.len().sqrt()
-    aggs = [pl.len().cast(pl.Int32).alias("n"), pl.col("value").mean().alias("mean"),
-            (pl.col("value").mean() - half).alias("ci_low"), (pl.col("value").mean() + half).alias("ci_high"),
-            _passed(idx).cast(pl.Float64).mean().alias("pass_rate")]  # fmt: skip
+    aggs = [
+        pl.len().cast(pl.Int32).alias("n"),
+        pl.col("value").mean().alias("mean"),
+        (pl.col("value").mean() - half).alias("ci_low"),
+        (pl.col("value").mean() + half).alias("ci_high"),
+        _passed(idx).cast(pl.Float64).mean().alias("pass_rate"),
+    ]
     if spread:  # quantiles are the costly part: only the univariate charts draw them
-        aggs += [pl.col("value").quantile(0.1).alias("q10"), pl.col("value").median().alias("median"),
-                 pl.col("value").quantile(0.9).alias("q90")]  # fmt: skip
+        aggs += [
+            pl.col("value").quantile(0.1).alias("q10"),
+            pl.col("value").median().alias("median"),
+            pl.col("value").quantile(0.9).alias("q90"),
+        ]
     out = (
-        rows.group_by(by).agg(aggs)
+        rows.group_by(by)
+        .agg(aggs)
         .with_columns(pl.col(c).cast(pl.String) for c in by)
         .with_columns(few=pl.col("n") < idx.min_n)
-    )  # fmt: skip
+    )
     if idx.threshold is None:
         return out.with_columns(weak=pl.lit(False))
     beyond = (
@@ -179,9 +210,15 @@ def cell_dots(idx: WeaknessIndex, *, max_dots: int = 3000, seed: int = 0) -> pl.
         )
         firsts = rows.group_by("topic", "question_type").first().select(kept.columns)
         # A run is in as many cells as tools it called: one dot per cell it is in.
-        rows = pl.concat([kept, firsts]).unique([*_KEYS, "topic", "question_type"],
-                                                maintain_order=True)  # fmt: skip
+        rows = pl.concat([kept, firsts]).unique(
+            [*_KEYS, "topic", "question_type"], maintain_order=True
+        )
     return rows.select(
-        pl.col("topic").cast(pl.String), pl.col("question_type").cast(pl.String), "case_id",
-        "model", pl.col("sample").cast(pl.Int32), "value", passed=_passed(idx),
-    )  # fmt: skip
+        pl.col("topic").cast(pl.String),
+        pl.col("question_type").cast(pl.String),
+        "case_id",
+        "model",
+        pl.col("sample").cast(pl.Int32),
+        "value",
+        passed=_passed(idx),
+    )

@@ -94,8 +94,13 @@ class Curator(EvalWidget):
         """Take back an exclusion: the case is pending again."""
         self._decide("restore", note=note, advance=False)
 
-    def edit(self, *, prompt: str | None = None, expected: str | Sequence[str] | None = None,
-             note: str | None = None) -> None:  # fmt: skip
+    def edit(
+        self,
+        *,
+        prompt: str | None = None,
+        expected: str | Sequence[str] | None = None,
+        note: str | None = None,
+    ) -> None:
         """Change the prompt and/or the expected answer(s) of the case on screen; move on."""
         item = self._item or {}
         # Only what changed is recorded, so a later edit of the other field is not undone.
@@ -160,9 +165,11 @@ class Curator(EvalWidget):
         mine = view.filter(pl.col("case_id").is_in(self._ids))
         counts = dict(mine.group_by("status").len().iter_rows())
         with self.hold_sync():
-            self._progress = {"total": len(self._ids), "position": self.position,
-                              **{s: int(counts.get(s, 0)) for s in
-                                 ("pending", "accepted", "edited", "excluded")}}  # fmt: skip
+            self._progress = {
+                "total": len(self._ids),
+                "position": self.position,
+                **{s: int(counts.get(s, 0)) for s in ("pending", "accepted", "edited", "excluded")},
+            }
             self.set_trait("_item", self._detail(view) if self._ids else None)
 
     def _detail(self, view: pl.DataFrame) -> dict[str, Any]:
@@ -177,13 +184,22 @@ class Curator(EvalWidget):
             extra = {}
         checks = self._lab.table("validation").filter(pl.col("case_id") == case_id)
         evidence = extra.get("evidence") if isinstance(extra, dict) else None
-        return {"case_id": case_id, "status": row["status"], "prompt": row["prompt"],
-                "expected": row["expected"] or [], "question_type": row["question_type"],
-                "topic": row["topic"], "reviewer": row["reviewer"], "note": row["note"],
-                "evidence": [str(e) for e in evidence] if isinstance(evidence, list) else [],
-                "source": source[:_SOURCE_CHARS], "source_cut": len(source) > _SOURCE_CHARS,
-                "validation": {m: finite_or_none(v) for m, v in
-                               checks.select("metric", "value").iter_rows()}}  # fmt: skip
+        return {
+            "case_id": case_id,
+            "status": row["status"],
+            "prompt": row["prompt"],
+            "expected": row["expected"] or [],
+            "question_type": row["question_type"],
+            "topic": row["topic"],
+            "reviewer": row["reviewer"],
+            "note": row["note"],
+            "evidence": [str(e) for e in evidence] if isinstance(evidence, list) else [],
+            "source": source[:_SOURCE_CHARS],
+            "source_cut": len(source) > _SOURCE_CHARS,
+            "validation": {
+                m: finite_or_none(v) for m, v in checks.select("metric", "value").iter_rows()
+            },
+        }
 
 
 def curator(lab: LabCore, *, reviewer: str, cases: Sequence[str] | None = None) -> Curator:

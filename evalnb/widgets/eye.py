@@ -120,8 +120,11 @@ class Eye(EvalWidget):
                 f"missing {sorted(missing)}"
             )
             raise traitlets.TraitError(msg)
-        return {"case_id": str(value["case_id"]), "model": str(value["model"]),
-                "sample": int(value.get("sample") or 0)}  # fmt: skip
+        return {
+            "case_id": str(value["case_id"]),
+            "model": str(value["model"]),
+            "sample": int(value.get("sample") or 0),
+        }
 
     @traitlets.validate("compare")
     def _valid_compare(self, proposal: dict[str, Any]) -> list[str]:
@@ -184,10 +187,13 @@ class Eye(EvalWidget):
                 (pl.col("evaluator") == path[1]) & (pl.col("metric") == path[2])
             ).row(0, named=True)
             level.update(
-                metric_title=row["title"] or path[2], description=row["description"] or "",
-                threshold=finite_or_none(row["threshold"]), higher_is_better=row["higher_is_better"],
-                min=finite_or_none(row["min"]), max=finite_or_none(row["max"]),
-            )  # fmt: skip
+                metric_title=row["title"] or path[2],
+                description=row["description"] or "",
+                threshold=finite_or_none(row["threshold"]),
+                higher_is_better=row["higher_is_better"],
+                min=finite_or_none(row["min"]),
+                max=finite_or_none(row["max"]),
+            )
         with self.hold_sync():
             self._nodes = to_ipc(eye_nodes(self._index, path))
             self._bars = to_ipc(eye_bars(self._index, path))
@@ -202,8 +208,14 @@ class Eye(EvalWidget):
             return
         ev, metric, model = path[1], path[2], path[3]
         if self.compare:
-            dots = compare_dots(self._index, ev, metric, model, (self.compare[0], self.compare[1]),
-                                max_dots=self._max_dots)  # fmt: skip
+            dots = compare_dots(
+                self._index,
+                ev,
+                metric,
+                model,
+                (self.compare[0], self.compare[1]),
+                max_dots=self._max_dots,
+            )
         else:
             dots = eye_dots(self._index, ev, metric, model, max_dots=self._max_dots)
         bins = score_bins(self._index, ev, metric, model)
@@ -217,8 +229,13 @@ class Eye(EvalWidget):
             None,
         )
         self._dots, self._bins = to_ipc(dots), to_ipc(bins)
-        self._level = {**self._level, "compare_options": options, "compare_title": compare_title,
-                       "n_total": int(bins["n"].sum()), "n_shown": dots.height}  # fmt: skip
+        self._level = {
+            **self._level,
+            "compare_options": options,
+            "compare_title": compare_title,
+            "n_total": int(bins["n"].sum()),
+            "n_shown": dots.height,
+        }
 
     def _show_case(self) -> None:
         sel = self.selected_case
@@ -226,8 +243,9 @@ class Eye(EvalWidget):
             self.set_trait("_case", None)
             return
         focus = (self.path[1], self.path[2]) if len(self.path) >= 3 else None
-        self._case = case_detail(self._lab, self._index, sel["case_id"], sel["model"],
-                                 sel["sample"], focus=focus)  # fmt: skip
+        self._case = case_detail(
+            self._lab, self._index, sel["case_id"], sel["model"], sel["sample"], focus=focus
+        )
 
     def selection(self) -> pl.DataFrame:
         """Rows under the current selection, with the case's prompt and the model's answer.
@@ -238,19 +256,30 @@ class Eye(EvalWidget):
         rows = self._index.verdicts  # a query: only the selected rows are collected
         sel = self.selected_case
         if sel:
-            rows = rows.filter((pl.col("case_id") == sel["case_id"]) & (pl.col("model") == sel["model"])
-                               & (pl.col("sample") == sel["sample"]))  # fmt: skip
+            rows = rows.filter(
+                (pl.col("case_id") == sel["case_id"])
+                & (pl.col("model") == sel["model"])
+                & (pl.col("sample") == sel["sample"])
+            )
         else:
             for level, step in zip(LEVELS, self.path, strict=False):
                 rows = rows.filter(pl.col(level) == step)
         picked = rows.collect()
         cases = self._lab.cases.select("case_id", "prompt", "expected")
         # Only the answers on show are read (the outputs may be kept on disk).
-        outputs = self._lab.scan("outputs").select("case_id", "model", "sample", "actual").join(
-            picked.lazy().select("case_id", "model", "sample").unique(),
-            on=["case_id", "model", "sample"], how="semi").collect()  # fmt: skip
+        outputs = (
+            self._lab.scan("outputs")
+            .select("case_id", "model", "sample", "actual")
+            .join(
+                picked.lazy().select("case_id", "model", "sample").unique(),
+                on=["case_id", "model", "sample"],
+                how="semi",
+            )
+            .collect()
+        )
         return picked.join(cases, on="case_id", how="left").join(
-            outputs, on=["case_id", "model", "sample"], how="left", maintain_order="left")  # fmt: skip
+            outputs, on=["case_id", "model", "sample"], how="left", maintain_order="left"
+        )
 
 
 def eye(lab: LabCore, *, max_dots: int = 2000, seed: int = 0, **traits: object) -> Eye:

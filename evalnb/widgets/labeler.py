@@ -78,9 +78,19 @@ class Labeler(EvalWidget):
     _bins = traitlets.Bytes(b"").tag(sync=True)
     _error = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, lab: LabCore, evaluator: str, metric: str, *, reviewer: str, n: int = 20,
-                 strategy: str = "active", seed: int = 0, mode: str = "pass_fail",
-                 batch_id: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        lab: LabCore,
+        evaluator: str,
+        metric: str,
+        *,
+        reviewer: str,
+        n: int = 20,
+        strategy: str = "active",
+        seed: int = 0,
+        mode: str = "pass_fail",
+        batch_id: str | None = None,
+    ) -> None:
         if not reviewer:
             msg = "the labeler needs reviewer='<your name>': every label records who decided"
             raise ValueError(msg)
@@ -110,8 +120,12 @@ class Labeler(EvalWidget):
                 msg = f"no labelling batch {batch_id!r} in this lab; known: {[b['batch_id'] for b in batches]}"
                 raise KeyError(msg)
             return batch_id, _items(found[0])
-        mine = [b for b in batches if (b["reviewer"], b["evaluator"], b["metric"])
-                == (self.reviewer, self._evaluator, self._metric)]  # fmt: skip
+        mine = [
+            b
+            for b in batches
+            if (b["reviewer"], b["evaluator"], b["metric"])
+            == (self.reviewer, self._evaluator, self._metric)
+        ]
         if mine:
             last = max(mine, key=lambda b: b["created_at"])
             items = _items(last)
@@ -120,19 +134,33 @@ class Labeler(EvalWidget):
         return self._new_batch(len(mine))
 
     def _new_batch(self, number: int) -> tuple[str, pl.DataFrame]:
-        rows = calibration_sample(self._lab, self._evaluator, self._metric, n=self._n,
-                                  strategy=self._strategy, seed=self._seed + number)  # fmt: skip
+        rows = calibration_sample(
+            self._lab,
+            self._evaluator,
+            self._metric,
+            n=self._n,
+            strategy=self._strategy,
+            seed=self._seed + number,
+        )
         batch_id = new_batch_id()
-        record = {"batch_id": batch_id, "reviewer": self.reviewer, "evaluator": self._evaluator,
-                  "metric": self._metric, "strategy": self._strategy,
-                  "created_at": dt.datetime.now(dt.UTC).isoformat(),
-                  "items": rows.select("case_id", "model", "sample").rows(),
-                  # how each row came to be asked: corrected estimates weight by it
-                  "design": rows["design"].to_list(), "inclusion": rows["inclusion"].to_list()}  # fmt: skip
-        info = pl.concat([
-            self._lab.table("info"),
-            pl.DataFrame({"key": [_BATCH_KEY + batch_id], "value": [json.dumps(record)]}),
-        ])  # fmt: skip
+        record = {
+            "batch_id": batch_id,
+            "reviewer": self.reviewer,
+            "evaluator": self._evaluator,
+            "metric": self._metric,
+            "strategy": self._strategy,
+            "created_at": dt.datetime.now(dt.UTC).isoformat(),
+            "items": rows.select("case_id", "model", "sample").rows(),
+            # how each row came to be asked: corrected estimates weight by it
+            "design": rows["design"].to_list(),
+            "inclusion": rows["inclusion"].to_list(),
+        }
+        info = pl.concat(
+            [
+                self._lab.table("info"),
+                pl.DataFrame({"key": [_BATCH_KEY + batch_id], "value": [json.dumps(record)]}),
+            ]
+        )
         self._lab.replace_tables({"info": info})  # the batch survives a restart like the labels do
         return batch_id, _items(record)
 
@@ -141,9 +169,16 @@ class Labeler(EvalWidget):
         mine = current_labels(self._lab.labels, self._evaluator, self._metric).filter(
             pl.col("reviewer") == self.reviewer
         )
-        return items.join(mine.select("case_id", "model", "sample", "verdict"),
-                          on=["case_id", "model", "sample"], how="left",
-                          maintain_order="left")["verdict"].is_not_null().to_numpy()  # fmt: skip
+        return (
+            items.join(
+                mine.select("case_id", "model", "sample", "verdict"),
+                on=["case_id", "model", "sample"],
+                how="left",
+                maintain_order="left",
+            )["verdict"]
+            .is_not_null()
+            .to_numpy()
+        )
 
     def _first_open(self) -> int:
         done = self._labelled_mask(self._items)
@@ -160,9 +195,18 @@ class Labeler(EvalWidget):
         if verdict in ("agree", "disagree"):
             metric_pass = item["passed"]
             verdict = "pass" if (metric_pass == (verdict == "agree")) else "fail"
-        add_label(self._lab, item["case_id"], item["model"], self._evaluator, self._metric,
-                  verdict, reviewer=self.reviewer, note=note or None, sample=item["sample"],
-                  batch_id=self._batch_id)  # fmt: skip
+        add_label(
+            self._lab,
+            item["case_id"],
+            item["model"],
+            self._evaluator,
+            self._metric,
+            verdict,
+            reviewer=self.reviewer,
+            note=note or None,
+            sample=item["sample"],
+            batch_id=self._batch_id,
+        )
         done = self._labelled_mask(self._items)
         after = [i for i in range(self._items.height) if not done[i] and i > self.position]
         before = [i for i in range(self._items.height) if not done[i]]
@@ -183,9 +227,18 @@ class Labeler(EvalWidget):
             self._error = "nothing to undo in this batch"
             return
         last = mine.row(-1, named=True)
-        add_label(self._lab, last["case_id"], last["model"], self._evaluator, self._metric, None,
-                  reviewer=self.reviewer, note="undo", sample=last["sample"],
-                  batch_id=self._batch_id)  # fmt: skip
+        add_label(
+            self._lab,
+            last["case_id"],
+            last["model"],
+            self._evaluator,
+            self._metric,
+            None,
+            reviewer=self.reviewer,
+            note="undo",
+            sample=last["sample"],
+            batch_id=self._batch_id,
+        )
         keys = self._items.select("case_id", "model", "sample").rows()
         target = keys.index((last["case_id"], last["model"], last["sample"]))
         if target == self.position:
@@ -228,9 +281,12 @@ class Labeler(EvalWidget):
         mine = current_labels(self._lab.labels, self._evaluator, self._metric).filter(
             pl.col("reviewer") == self.reviewer
         )
-        return self._items.join(mine.select("case_id", "model", "sample", "verdict", "note"),
-                                on=["case_id", "model", "sample"], how="left",
-                                maintain_order="left")  # fmt: skip
+        return self._items.join(
+            mine.select("case_id", "model", "sample", "verdict", "note"),
+            on=["case_id", "model", "sample"],
+            how="left",
+            maintain_order="left",
+        )
 
     def _on_msg(self, _widget: object, content: dict[str, Any], _buffers: object) -> None:
         action = content.get("action")
@@ -254,8 +310,13 @@ class Labeler(EvalWidget):
         with self.hold_sync():
             batch = self.batch
             done = int(batch["verdict"].is_not_null().sum())
-            self._progress = {"done": done, "total": batch.height, "batch_id": self._batch_id,
-                              "evaluator": self._evaluator, "metric": self._metric}  # fmt: skip
+            self._progress = {
+                "done": done,
+                "total": batch.height,
+                "batch_id": self._batch_id,
+                "evaluator": self._evaluator,
+                "metric": self._metric,
+            }
             self.set_trait("_item", self._detail(batch) if batch.height else None)
             self._show_result(complete=done == batch.height)
 
@@ -264,35 +325,56 @@ class Labeler(EvalWidget):
         key = (pl.col("case_id") == row["case_id"]) & (pl.col("model") == row["model"])
         spec = self._lab.metric_spec(self._evaluator, self._metric)
         # One row of each table: read alone from disk when the lab keeps them there.
-        score = self._lab.scan("scores").filter(key & (pl.col("sample") == row["sample"])
-                                                & (pl.col("evaluator") == self._evaluator)
-                                                & (pl.col("metric") == self._metric)).collect()  # fmt: skip
+        score = (
+            self._lab.scan("scores")
+            .filter(
+                key
+                & (pl.col("sample") == row["sample"])
+                & (pl.col("evaluator") == self._evaluator)
+                & (pl.col("metric") == self._metric)
+            )
+            .collect()
+        )
         value = score["value"][0] if score.height else None
         thr = spec["threshold"]
-        passed = None if value is None or not is_finite(thr) else (
-            value >= thr if spec["higher_is_better"] else value <= thr)  # fmt: skip
+        passed = (
+            None
+            if value is None or not is_finite(thr)
+            else (value >= thr if spec["higher_is_better"] else value <= thr)
+        )
         out = (
             self._lab.scan("outputs").filter(key & (pl.col("sample") == row["sample"])).collect()
         ).row(0, named=True)
         case = self._lab.cases.filter(pl.col("case_id") == row["case_id"]).row(0, named=True)
-        return {"case_id": row["case_id"], "model": row["model"], "sample": row["sample"],
-                "prompt": case["prompt"], "expected": case["expected"] or [],
-                "actual": out["actual"], "context": out["context"] or [],
-                # an agent's run: a reviewer judging tool_call_f1 must see the calls
-                "steps": run_steps(self._lab, row["case_id"], row["model"], row["sample"]),
-                "value": finite_or_none(value),
-                "threshold": finite_or_none(thr), "passed": passed,
-                "metric_title": spec["title"] or self._metric,
-                "human": row["verdict"], "note": row["note"]}  # fmt: skip
+        return {
+            "case_id": row["case_id"],
+            "model": row["model"],
+            "sample": row["sample"],
+            "prompt": case["prompt"],
+            "expected": case["expected"] or [],
+            "actual": out["actual"],
+            "context": out["context"] or [],
+            # an agent's run: a reviewer judging tool_call_f1 must see the calls
+            "steps": run_steps(self._lab, row["case_id"], row["model"], row["sample"]),
+            "value": finite_or_none(value),
+            "threshold": finite_or_none(thr),
+            "passed": passed,
+            "metric_title": spec["title"] or self._metric,
+            "human": row["verdict"],
+            "note": row["note"],
+        }
 
     def _show_result(self, *, complete: bool) -> None:
         points = labelled_points(self._lab, self._evaluator, self._metric)
         values = self._lab.metric_scores(self._evaluator, self._metric)["value"].drop_nulls()
         finite = values.filter(values.is_finite()).to_numpy()
         counts, edges = np.histogram(finite, bins=30) if finite.size else (np.zeros(0), np.zeros(1))
-        self._bins = to_ipc(pl.DataFrame({"low": edges[:-1], "high": edges[1:], "n": counts},
-                                         schema={"low": pl.Float64, "high": pl.Float64,
-                                                 "n": pl.Int32}))  # fmt: skip
+        self._bins = to_ipc(
+            pl.DataFrame(
+                {"low": edges[:-1], "high": edges[1:], "n": counts},
+                schema={"low": pl.Float64, "high": pl.Float64, "n": pl.Int32},
+            )
+        )
         self._points = to_ipc(points.select("value", "human_pass"))
         if not complete:
             self.set_trait("_result", None)
@@ -301,22 +383,48 @@ class Labeler(EvalWidget):
             cal = calibrate(self._lab, self._evaluator, self._metric, n_boot=500)
             result = cal.to_dict()
             # Bands of at least five labels: fewer make a line of noise.
-            bands = reliability(self._lab, self._evaluator, self._metric,
-                                bins=max(1, min(6, cal.n_labels // 5)))  # fmt: skip
-            self._result = {**result, "reliability": bands.select("score", "human_pass_rate", "ci_low",
-                                                                  "ci_high", "n").to_dicts()}  # fmt: skip
+            bands = reliability(
+                self._lab, self._evaluator, self._metric, bins=max(1, min(6, cal.n_labels // 5))
+            )
+            self._result = {
+                **result,
+                "reliability": bands.select(
+                    "score", "human_pass_rate", "ci_low", "ci_high", "n"
+                ).to_dicts(),
+            }
         except ValueError as err:  # too few labels or one verdict only: say so in the view
             self._result = {"message": str(err)}
 
 
 def _items(record: dict[str, Any]) -> pl.DataFrame:
-    return pl.DataFrame(record["items"], schema={"case_id": pl.String, "model": pl.String,
-                                                 "sample": pl.Int64}, orient="row")  # fmt: skip
+    return pl.DataFrame(
+        record["items"],
+        schema={"case_id": pl.String, "model": pl.String, "sample": pl.Int64},
+        orient="row",
+    )
 
 
-def labeler(lab: LabCore, evaluator: str, metric: str, *, reviewer: str, n: int = 20,
-            strategy: str = "active", seed: int = 0, mode: str = "pass_fail",
-            batch_id: str | None = None) -> Labeler:  # fmt: skip
+def labeler(
+    lab: LabCore,
+    evaluator: str,
+    metric: str,
+    *,
+    reviewer: str,
+    n: int = 20,
+    strategy: str = "active",
+    seed: int = 0,
+    mode: str = "pass_fail",
+    batch_id: str | None = None,
+) -> Labeler:
     """Open the labeler on one metric of ``lab`` (see :class:`Labeler`)."""
-    return Labeler(lab, evaluator, metric, reviewer=reviewer, n=n, strategy=strategy, seed=seed,
-                   mode=mode, batch_id=batch_id)  # fmt: skip
+    return Labeler(
+        lab,
+        evaluator,
+        metric,
+        reviewer=reviewer,
+        n=n,
+        strategy=strategy,
+        seed=seed,
+        mode=mode,
+        batch_id=batch_id,
+    )

@@ -72,9 +72,17 @@ class Weakness(EvalWidget):
     _weak = traitlets.Bytes(b"").tag(sync=True)
     _meta = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, lab: LabCore, evaluator: str, metric: str, *, min_n: int = 5,
-                 max_dots: int = 3000, models: list[str] | None = None,
-                 axes: tuple[str, str] = ("topic", "question_type")) -> None:  # fmt: skip
+    def __init__(
+        self,
+        lab: LabCore,
+        evaluator: str,
+        metric: str,
+        *,
+        min_n: int = 5,
+        max_dots: int = 3000,
+        models: list[str] | None = None,
+        axes: tuple[str, str] = ("topic", "question_type"),
+    ) -> None:
         self._lab, self._evaluator, self._metric = lab, evaluator, metric
         self._axes = (axes[0], axes[1])
         self._min_n, self._max_dots = min_n, max_dots
@@ -99,12 +107,14 @@ class Weakness(EvalWidget):
             self._lab = lab or self._lab
             # The join of scores to topics is the costly step: done once per lab, then
             # model filters and thresholds are cut from it.
-            self._base = weakness_index(self._lab, self._evaluator, self._metric,
-                                        min_n=self._min_n, axes=self._axes)  # fmt: skip
+            self._base = weakness_index(
+                self._lab, self._evaluator, self._metric, min_n=self._min_n, axes=self._axes
+            )
         spec = self._lab.metric_spec(self._evaluator, self._metric)
         thr = spec["threshold"]
-        self._index = restrict(self._base, models=list(self.models) or None,
-                               threshold=finite_or_none(thr))  # fmt: skip
+        self._index = restrict(
+            self._base, models=list(self.models) or None, threshold=finite_or_none(thr)
+        )
         self._grid = grid_cells(self._index)
         with self.hold_sync():
             self._cells = to_ipc(self._grid)
@@ -112,11 +122,16 @@ class Weakness(EvalWidget):
             self._qtypes = to_ipc(univariate(self._index, "question_type"))
             self._dots = to_ipc(cell_dots(self._index, max_dots=self._max_dots))
             self._weak = to_ipc(weaknesses(self._index))
-            self._meta = {"evaluator": self._evaluator, "metric": self._metric,
-                          "title": spec["title"] or self._metric, "threshold": self._index.threshold,
-                          "higher_is_better": self._index.higher_is_better, "min_n": self._min_n,
-                          "n": self._index.rows.height,
-                          "axes": [_label(a) for a in self._axes]}  # fmt: skip
+            self._meta = {
+                "evaluator": self._evaluator,
+                "metric": self._metric,
+                "title": spec["title"] or self._metric,
+                "threshold": self._index.threshold,
+                "higher_is_better": self._index.higher_is_better,
+                "min_n": self._min_n,
+                "n": self._index.rows.height,
+                "axes": [_label(a) for a in self._axes],
+            }
             if self.selected_cell and tuple(self.selected_cell) not in set(
                 self._grid.select("topic", "question_type").iter_rows()
             ):
@@ -138,12 +153,20 @@ class Weakness(EvalWidget):
         ).join(self._lab.outputs_of(rows, "actual"), on=keys, how="left")
 
 
-def weakness(lab: LabCore, evaluator: str, metric: str, *, min_n: int = 5, max_dots: int = 3000,
-             models: list[str] | None = None,
-             axes: tuple[str, str] = ("topic", "question_type")) -> Weakness:  # fmt: skip
+def weakness(
+    lab: LabCore,
+    evaluator: str,
+    metric: str,
+    *,
+    min_n: int = 5,
+    max_dots: int = 3000,
+    models: list[str] | None = None,
+    axes: tuple[str, str] = ("topic", "question_type"),
+) -> Weakness:
     """Open the weakness grid for one metric of ``lab`` (see :class:`Weakness`)."""
-    return Weakness(lab, evaluator, metric, min_n=min_n, max_dots=max_dots, models=models,
-                    axes=axes)  # fmt: skip
+    return Weakness(
+        lab, evaluator, metric, min_n=min_n, max_dots=max_dots, models=models, axes=axes
+    )
 
 
 def _label(axis: str) -> str:

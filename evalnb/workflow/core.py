@@ -52,10 +52,18 @@ class Workflow:
         The LLM for LLM generators, adversarial rewrites and judges (optional).
     """
 
-    def __init__(self, path: str | Path, *, corpus: str | Path | Iterable[str | Path] | Corpus | None = None,
-                 system: object = None, system_name: str | None = None,
-                 llm: LLMClient | None = None, name: str | None = None,
-                 params: dict[str, dict[str, Any]] | None = None, who: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        corpus: str | Path | Iterable[str | Path] | Corpus | None = None,
+        system: object = None,
+        system_name: str | None = None,
+        llm: LLMClient | None = None,
+        name: str | None = None,
+        params: dict[str, dict[str, Any]] | None = None,
+        who: str | None = None,
+    ) -> None:
         self.path = Path(path)
         if self.path.exists() and not is_store(self.path):
             msg = f"{self.path} exists and is not an evalnb store; pass a new path or a workflow store"
@@ -143,18 +151,37 @@ class Workflow:
             last = last_events(events, spec.name)
             fin, appr = last["finished"], last["approved"]
             approved = appr is not None and fin is not None and appr["run_id"] == fin["run_id"]
-            rows.append({"step": spec.name, "title": spec.title, "status": state, "why": why,
-                         "depends_on": list(spec.depends), "params": json.dumps(params, sort_keys=True),
-                         "finished_at": fin["at"] if fin else None,
-                         "duration_s": fin["duration_s"] if fin else None,
-                         "ran_by": fin["who"] if fin else None,
-                         "approved_by": appr["who"] if approved and appr else None,
-                         "approval_note": appr["note"] if approved and appr else None})  # fmt: skip
-        return pl.DataFrame(rows, schema={
-            "step": pl.String, "title": pl.String, "status": pl.String, "why": pl.String,
-            "depends_on": pl.List(pl.String), "params": pl.String,
-            "finished_at": pl.Datetime("us", "UTC"), "duration_s": pl.Float64,
-            "ran_by": pl.String, "approved_by": pl.String, "approval_note": pl.String})  # fmt: skip
+            rows.append(
+                {
+                    "step": spec.name,
+                    "title": spec.title,
+                    "status": state,
+                    "why": why,
+                    "depends_on": list(spec.depends),
+                    "params": json.dumps(params, sort_keys=True),
+                    "finished_at": fin["at"] if fin else None,
+                    "duration_s": fin["duration_s"] if fin else None,
+                    "ran_by": fin["who"] if fin else None,
+                    "approved_by": appr["who"] if approved and appr else None,
+                    "approval_note": appr["note"] if approved and appr else None,
+                }
+            )
+        return pl.DataFrame(
+            rows,
+            schema={
+                "step": pl.String,
+                "title": pl.String,
+                "status": pl.String,
+                "why": pl.String,
+                "depends_on": pl.List(pl.String),
+                "params": pl.String,
+                "finished_at": pl.Datetime("us", "UTC"),
+                "duration_s": pl.Float64,
+                "ran_by": pl.String,
+                "approved_by": pl.String,
+                "approval_note": pl.String,
+            },
+        )
 
     def next_step(self, skip: Iterable[str] = ()) -> str | None:
         """Return the first step, in order, that can run and is not done (None: none can).
@@ -184,8 +211,11 @@ class Workflow:
             if step is None:
                 return {"message": "every step is done"}
         self._step(step)
-        blocked = [d for d in BY_NAME[step].depends
-                   if status.filter(pl.col("step") == d)["status"].item() != "done"]  # fmt: skip
+        blocked = [
+            d
+            for d in BY_NAME[step].depends
+            if status.filter(pl.col("step") == d)["status"].item() != "done"
+        ]
         if blocked:
             msg = f"{step} depends on {blocked}, which are not done; run them first (wf.run())"
             raise ValueError(msg)
@@ -193,10 +223,18 @@ class Workflow:
         params = self._params(step, events)
         inputs = input_print(step, params, self._lab, events)
         run_id = uuid.uuid4().hex[:12]
-        self._lab.append_rows("workflow_events", event_row(step, "started", run_id=run_id,
-                                                       params=params, inputs=inputs, who=who))  # fmt: skip
-        ctx = Run(self._lab, self.path, list(self.config.get("documents", [])), self.system,
-                  self.llm, self.params)  # fmt: skip
+        self._lab.append_rows(
+            "workflow_events",
+            event_row(step, "started", run_id=run_id, params=params, inputs=inputs, who=who),
+        )
+        ctx = Run(
+            self._lab,
+            self.path,
+            list(self.config.get("documents", [])),
+            self.system,
+            self.llm,
+            self.params,
+        )
         start = time.perf_counter()
         try:
             summary = BY_NAME[step].run(ctx, params)
@@ -212,11 +250,29 @@ class Workflow:
         self._record(step, "finished", run_id, params, inputs, who, None, start, summary)
         return summary
 
-    def _record(self, step: str, event: str, run_id: str, params: dict[str, Any], inputs: str,
-                who: str | None, note: str | None, start: float,
-                summary: dict[str, Any] | None = None) -> None:  # fmt: skip
-        row = event_row(step, event, run_id=run_id, params=params, inputs=inputs, who=who,
-                        note=note, summary=summary, duration_s=time.perf_counter() - start)  # fmt: skip
+    def _record(
+        self,
+        step: str,
+        event: str,
+        run_id: str,
+        params: dict[str, Any],
+        inputs: str,
+        who: str | None,
+        note: str | None,
+        start: float,
+        summary: dict[str, Any] | None = None,
+    ) -> None:
+        row = event_row(
+            step,
+            event,
+            run_id=run_id,
+            params=params,
+            inputs=inputs,
+            who=who,
+            note=note,
+            summary=summary,
+            duration_s=time.perf_counter() - start,
+        )
         append_rows(self.path, "workflow_events", row)
 
     def run_all(self, *, who: str | None = None) -> pl.DataFrame:
@@ -244,8 +300,10 @@ class Workflow:
             raise ValueError(msg)
         finished = last_events(self._events(), step)["finished"]
         assert finished is not None
-        self._lab.append_rows("workflow_events", event_row(step, "approved", run_id=finished["run_id"],
-                                                       who=reviewer, note=note))  # fmt: skip
+        self._lab.append_rows(
+            "workflow_events",
+            event_row(step, "approved", run_id=finished["run_id"], who=reviewer, note=note),
+        )
 
     def summary(self, step: str) -> dict[str, Any]:
         """Return the findings of the step's last finished run ({} when it never finished)."""
@@ -275,8 +333,9 @@ class Workflow:
     def report(self, path: str | Path | None = None) -> Report:
         """Render the workflow report (HTML, self-contained); write it to ``path`` when given."""
         summaries = self._summaries(self._events())
-        html = workflow_html(str(self.config.get("name")), self.config, self.status(), summaries,
-                             step_charts(self))  # fmt: skip
+        html = workflow_html(
+            str(self.config.get("name")), self.config, self.status(), summaries, step_charts(self)
+        )
         return Report.written(html, path)
 
     def artifacts(self, folder: str | Path, *, who: str | None = None) -> dict[str, Path]:
@@ -290,12 +349,17 @@ class Workflow:
         out.mkdir(parents=True, exist_ok=True)
         lab = self.lab
         summaries = self._summaries(lab.table("workflow_events"))
-        paths = {"report": out / "report.html",
-                 "system_prompt_extension": out / "system_prompt_extension.md",
-                 "corpus_patch": out / "corpus_patch.md", "guardrail": out / "guardrail.json"}  # fmt: skip
+        paths = {
+            "report": out / "report.html",
+            "system_prompt_extension": out / "system_prompt_extension.md",
+            "corpus_patch": out / "corpus_patch.md",
+            "guardrail": out / "guardrail.json",
+        }
         self.report(paths["report"])
-        write_atomic(paths["system_prompt_extension"],
-                     prompt_extension(summaries, str(self.config.get("name"))))  # fmt: skip
+        write_atomic(
+            paths["system_prompt_extension"],
+            prompt_extension(summaries, str(self.config.get("name"))),
+        )
         lab.corpus_patch(paths["corpus_patch"])
         lab.guardrail_config(paths["guardrail"])
         written = {k: str(p.resolve()) for k, p in paths.items()}
@@ -323,10 +387,17 @@ class Workflow:
         return f"<evalnb.Workflow {self.config.get('name')!r}: {done}/{len(STEPS)} steps done, {self.path}>"
 
 
-def workflow(path: str | Path, *, corpus: str | Path | Iterable[str | Path] | Corpus | None = None,
-             system: object = None, system_name: str | None = None, llm: LLMClient | None = None,
-             name: str | None = None, params: dict[str, dict[str, Any]] | None = None,
-             who: str | None = None) -> Workflow:  # fmt: skip
+def workflow(
+    path: str | Path,
+    *,
+    corpus: str | Path | Iterable[str | Path] | Corpus | None = None,
+    system: object = None,
+    system_name: str | None = None,
+    llm: LLMClient | None = None,
+    name: str | None = None,
+    params: dict[str, dict[str, Any]] | None = None,
+    who: str | None = None,
+) -> Workflow:
     """Open (or start) the MRM workflow kept in the DuckDB file ``path``.
 
     Parameters
@@ -353,5 +424,13 @@ def workflow(path: str | Path, *, corpus: str | Path | Iterable[str | Path] | Co
     who
         Who sets them (recorded).
     """
-    return Workflow(path, corpus=corpus, system=system, system_name=system_name, llm=llm,
-                    name=name, params=params, who=who)  # fmt: skip
+    return Workflow(
+        path,
+        corpus=corpus,
+        system=system,
+        system_name=system_name,
+        llm=llm,
+        name=name,
+        params=params,
+        who=who,
+    )

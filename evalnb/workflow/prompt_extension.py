@@ -13,8 +13,14 @@ from typing import Any
 
 __all__ = ["prompt_extension"]
 
-_TYPO = ("keyboard_typos", "ocr", "random_character_replacement", "random_character_insertion",
-         "random_character_deletion", "qwerty_yz")  # fmt: skip
+_TYPO = (
+    "keyboard_typos",
+    "ocr",
+    "random_character_replacement",
+    "random_character_insertion",
+    "random_character_deletion",
+    "qwerty_yz",
+)
 _PHRASING = ("synonym", "antonym", "word_swap")
 _RULES_VARIATION = {
     "typos": "When the question has a spelling mistake or a garbled word, read it as the word "
@@ -59,8 +65,13 @@ def _variation_rules(summary: dict[str, Any]) -> list[tuple[str, str]]:
         kind, broke, n = row["perturbation"], row["to_fail"], row["n_pairs"]
         if not broke:
             continue
-        group = "typos" if kind in _TYPO else "phrasing" if kind in _PHRASING else (
-            "punctuation" if kind == "comma" else None)  # fmt: skip
+        group = (
+            "typos"
+            if kind in _TYPO
+            else "phrasing"
+            if kind in _PHRASING
+            else ("punctuation" if kind == "comma" else None)
+        )
         if group:
             found.setdefault(group, []).append(
                 f"{kind}: {broke} of {n} answers went from pass to fail"
@@ -76,10 +87,15 @@ def _adversarial_rules(summary: dict[str, Any]) -> list[tuple[str, str]]:
         bound = row["ci_high"] if higher else row["ci_low"]
         worse = bound is not None and (bound < 0 if higher else bound > 0)
         if (worse or row.get("flips", 0) > 0) and row["kind"] in _RULES_ADVERSARIAL:
-            interval = (f" (95 % CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f})"
-                        if row["ci_low"] is not None and row["ci_high"] is not None else "")  # fmt: skip
-            evidence = (f"{row['kind']} inputs: mean change {row['difference']:+.3f}{interval}, "
-                        f"{row['flips']} of {row['n_pairs']} went from pass to fail")  # fmt: skip
+            interval = (
+                f" (95 % CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f})"
+                if row["ci_low"] is not None and row["ci_high"] is not None
+                else ""
+            )
+            evidence = (
+                f"{row['kind']} inputs: mean change {row['difference']:+.3f}{interval}, "
+                f"{row['flips']} of {row['n_pairs']} went from pass to fail"
+            )
             out.append((_RULES_ADVERSARIAL[row["kind"]], evidence))
     return out
 
@@ -90,9 +106,14 @@ def _type_rules(summary: dict[str, Any], threshold: float | None) -> list[tuple[
         kind = row["question_type"]
         weak = row["pass_rate"] is not None and row["pass_rate"] < 0.5
         if weak and kind in _RULES_TYPES:
-            out.append((_RULES_TYPES[kind], f"{kind} questions: pass rate {row['pass_rate']:.0%} "
-                                            f"over {row['n']} cases, mean {row['mean']:.3f}"
-                                            + (f" (threshold {threshold:.3f})" if threshold else "")))  # fmt: skip
+            out.append(
+                (
+                    _RULES_TYPES[kind],
+                    f"{kind} questions: pass rate {row['pass_rate']:.0%} "
+                    f"over {row['n']} cases, mean {row['mean']:.3f}"
+                    + (f" (threshold {threshold:.3f})" if threshold else ""),
+                )
+            )
     return out
 
 
@@ -100,13 +121,25 @@ def prompt_extension(summaries: dict[str, dict[str, Any]], name: str) -> str:
     """Write the Markdown extension from the steps' findings (``{step: summary}``)."""
     sections = [
         ("Handling input variations", _variation_rules(summaries.get("input_variations", {}))),
-        ("Resisting adversarial inputs", _adversarial_rules(summaries.get("adversarial_inputs", {}))),
-        ("Question types that failed", _type_rules(summaries.get("weakness_detection", {}),
-                                                   summaries.get("weakness_detection", {}).get("threshold"))),
-    ]  # fmt: skip
-    lines = [f"# System prompt extension — {name}", "",
-             "Rules to add to the RAG system's prompt. Each answers a weakness this workflow "
-             "measured (the evidence follows it); test the system again with them applied.", ""]  # fmt: skip
+        (
+            "Resisting adversarial inputs",
+            _adversarial_rules(summaries.get("adversarial_inputs", {})),
+        ),
+        (
+            "Question types that failed",
+            _type_rules(
+                summaries.get("weakness_detection", {}),
+                summaries.get("weakness_detection", {}).get("threshold"),
+            ),
+        ),
+    ]
+    lines = [
+        f"# System prompt extension — {name}",
+        "",
+        "Rules to add to the RAG system's prompt. Each answers a weakness this workflow "
+        "measured (the evidence follows it); test the system again with them applied.",
+        "",
+    ]
     any_rule = False
     for title, rules in sections:
         if not rules:
@@ -116,7 +149,10 @@ def prompt_extension(summaries: dict[str, dict[str, Any]], name: str) -> str:
         for i, (rule, evidence) in enumerate(rules, 1):
             lines += [f"{i}. {rule}", f"   *Evidence: {evidence}.*", ""]
     if not any_rule:
-        lines += ["No rule is suggested: no weakness the prompt can address reached the bar "
-                  "(a flip, an adversarial drop whose interval excludes zero, or a question type "
-                  "failing for most of its cases).", ""]  # fmt: skip
+        lines += [
+            "No rule is suggested: no weakness the prompt can address reached the bar "
+            "(a flip, an adversarial drop whose interval excludes zero, or a question type "
+            "failing for most of its cases).",
+            "",
+        ]
     return "\n".join(lines)

@@ -51,8 +51,13 @@ def _findings(summary: dict[str, Any]) -> str:
     return "".join(parts) or "<p class='muted'>no findings recorded</p>"
 
 
-def workflow_html(name: str, config: dict[str, Any], status: pl.DataFrame,
-                  summaries: dict[str, dict[str, Any]], charts: dict[str, str]) -> str:  # fmt: skip
+def workflow_html(
+    name: str,
+    config: dict[str, Any],
+    status: pl.DataFrame,
+    summaries: dict[str, dict[str, Any]],
+    charts: dict[str, str],
+) -> str:
     """Render the report; ``charts`` maps a step to an inline SVG drawn for it."""
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     system = config.get("system", {})
@@ -63,11 +68,18 @@ def workflow_html(name: str, config: dict[str, Any], status: pl.DataFrame,
     rows = {r["step"]: r for r in status.iter_rows(named=True)}
     for spec in STEPS:
         r = rows[spec.name]
-        approval = (f"approved by <b>{escape(r['approved_by'])}</b>"
-                    + (f": “{escape(r['approval_note'])}”" if r["approval_note"] else "")
-                    if r["approved_by"] else "<span class='stale'>not approved</span>")  # fmt: skip
-        ran = (f"ran by {escape(str(r['ran_by'] or 'unknown'))}, finished {r['finished_at']:%Y-%m-%d %H:%M} UTC, "
-               f"{r['duration_s']:.1f} s" if r["finished_at"] is not None else "never finished")  # fmt: skip
+        approval = (
+            f"approved by <b>{escape(r['approved_by'])}</b>"
+            + (f": “{escape(r['approval_note'])}”" if r["approval_note"] else "")
+            if r["approved_by"]
+            else "<span class='stale'>not approved</span>"
+        )
+        ran = (
+            f"ran by {escape(str(r['ran_by'] or 'unknown'))}, finished {r['finished_at']:%Y-%m-%d %H:%M} UTC, "
+            f"{r['duration_s']:.1f} s"
+            if r["finished_at"] is not None
+            else "never finished"
+        )
         why = f" — {escape(r['why'])}" if r["why"] else ""
         chart = f"<div>{charts[spec.name]}</div>" if spec.name in charts else ""
         sections.append(
@@ -75,11 +87,11 @@ def workflow_html(name: str, config: dict[str, Any], status: pl.DataFrame,
             f"<p><span class='st {escape(r['status'])}'>{escape(r['status'])}</span>{why} · {ran} · {approval}</p>"
             f"<details><summary>parameters</summary><pre>{escape(json.dumps(json.loads(r['params']), indent=2))}</pre></details>"
             f"{_findings(summaries.get(spec.name, {}))}{chart}"
-        )  # fmt: skip
+        )
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(name)} — MRM workflow</title>"
         f"<style>{_STYLE}</style></head><body><h1>MRM workflow: {escape(name)}</h1>"
         f"<p class='muted'>System under test: {escape(str(system.get('name', 'not set')))} "
         f"({escape(str(system.get('kind', '')))}) · documents: {len(config.get('documents', []))} · "
         f"report written {now} by evalnb</p>{overview}{''.join(sections)}</body></html>"
-    )  # fmt: skip
+    )

@@ -83,8 +83,9 @@ def review_surface(wf: Reviewed, step: str, reviewer: str | None) -> Any:  # noq
         return Labeler(lab, evaluator, metric, reviewer=_need(reviewer, step), n=20)
     if step == "failure_clustering":
         p = wf.params(step)
-        return lab.failure_clusters(evaluator, metric, min_failures=p["min_failures"],
-                                    seed=p["seed"]).chart()  # fmt: skip
+        return lab.failure_clusters(
+            evaluator, metric, min_failures=p["min_failures"], seed=p["seed"]
+        ).chart()
     if step == "weakness_detection":
         return lab.weakness(evaluator, metric, models=[_system(wf)], min_n=wf.params(step)["min_n"])
     if step == "input_variations":

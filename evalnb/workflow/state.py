@@ -31,18 +31,39 @@ BY_NAME: dict[str, Step] = {s.name: s for s in STEPS}
 _RUN_EVENTS = ("started", "finished", "failed", "waiting")
 
 
-def event_row(step: str, event: str, *, run_id: str | None = None, params: dict[str, Any] | None = None,
-              inputs: str | None = None, summary: dict[str, Any] | None = None, who: str | None = None,
-              note: str | None = None, duration_s: float | None = None) -> pl.DataFrame:  # fmt: skip
+def event_row(
+    step: str,
+    event: str,
+    *,
+    run_id: str | None = None,
+    params: dict[str, Any] | None = None,
+    inputs: str | None = None,
+    summary: dict[str, Any] | None = None,
+    who: str | None = None,
+    note: str | None = None,
+    duration_s: float | None = None,
+) -> pl.DataFrame:
     """Build one ``workflow_events`` row."""
     return pl.DataFrame(
-        [{"event_id": uuid.uuid4().hex, "step": step, "event": event, "run_id": run_id,
-          "params": None if params is None else json.dumps(params, sort_keys=True, default=str),
-          "inputs": inputs,
-          "summary": None if summary is None else json.dumps(summary, default=str),
-          "who": who, "note": note, "at": dt.datetime.now(dt.UTC), "duration_s": duration_s}],
+        [
+            {
+                "event_id": uuid.uuid4().hex,
+                "step": step,
+                "event": event,
+                "run_id": run_id,
+                "params": None
+                if params is None
+                else json.dumps(params, sort_keys=True, default=str),
+                "inputs": inputs,
+                "summary": None if summary is None else json.dumps(summary, default=str),
+                "who": who,
+                "note": note,
+                "at": dt.datetime.now(dt.UTC),
+                "duration_s": duration_s,
+            }
+        ],
         schema=SCHEMAS["workflow_events"],
-    )  # fmt: skip
+    )
 
 
 def last_events(events: pl.DataFrame, step: str) -> dict[str, dict[str, Any] | None]:
@@ -71,8 +92,9 @@ def output_print(step: str, lab: LabCore, events: pl.DataFrame) -> str | None:
         parts.append(sorted(lab.table("curation")["curation_id"].to_list()))
     elif step == "calibration":  # and recalibrate thresholds (the labeler's apply)
         p = json.loads(finished["params"] or "{}")
-        t = lab.thresholds.filter((pl.col("evaluator") == p.get("evaluator"))
-                                  & (pl.col("metric") == p.get("metric")))  # fmt: skip
+        t = lab.thresholds.filter(
+            (pl.col("evaluator") == p.get("evaluator")) & (pl.col("metric") == p.get("metric"))
+        )
         parts.append(t.sort("created_at").select("threshold", "source").rows())
     return _digest(parts)
 
@@ -83,8 +105,9 @@ def input_print(step: str, params: dict[str, Any], lab: LabCore, events: pl.Data
     return _digest([params, deps])
 
 
-def step_state(step: str, params: dict[str, Any], lab: LabCore, events: pl.DataFrame,
-               done: dict[str, bool]) -> tuple[str, str]:  # fmt: skip
+def step_state(
+    step: str, params: dict[str, Any], lab: LabCore, events: pl.DataFrame, done: dict[str, bool]
+) -> tuple[str, str]:
     """Return the step's status and why.
 
     Statuses: ``done``, ``stale``, ``ready``, ``blocked``, ``waiting``, ``failed`` or

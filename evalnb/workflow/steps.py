@@ -74,8 +74,13 @@ class Run:
         judge = self.llm if ev.get("judge") else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # fallbacks are recorded in each score's detail
-            self.lab = evaluate(self.lab, ev["evaluators"], progress=False, judge=judge,
-                                **ev.get("evaluator_params", {}))  # fmt: skip
+            self.lab = evaluate(
+                self.lab,
+                ev["evaluators"],
+                progress=False,
+                judge=judge,
+                **ev.get("evaluator_params", {}),
+            )
 
     def system_rows(self, frame: pl.DataFrame) -> pl.DataFrame:
         """Keep the rows of the system under test."""
@@ -105,8 +110,11 @@ def _topics(run: Run, p: dict[str, Any]) -> Summary:
     corpus.set_topics(model)
     run.lab = corpus.lab
     topics = model.topics.select("topic", "size", pl.col("keywords").list.head(6))
-    return {"documents": corpus.chunks["doc"].n_unique(), "chunks": corpus.chunks.height,
-            "topics": topics.to_dicts()}  # fmt: skip
+    return {
+        "documents": corpus.chunks["doc"].n_unique(),
+        "chunks": corpus.chunks.height,
+        "topics": topics.to_dicts(),
+    }
 
 
 def _generation(run: Run, p: dict[str, Any]) -> Summary:
@@ -114,12 +122,16 @@ def _generation(run: Run, p: dict[str, Any]) -> Summary:
     empty = {t: run.lab.table(t).clear() for t in ("cases", "outputs", "scores")}
     run.lab = run.lab.with_tables(empty)
     llm = run.llm if p["use_llm"] else None
-    run.lab = generate_tests(run.corpus, p["n"], generators=p["generators"], llm=llm,
-                             seed=p["seed"], dedupe=p["dedupe"])  # fmt: skip
+    run.lab = generate_tests(
+        run.corpus, p["n"], generators=p["generators"], llm=llm, seed=p["seed"], dedupe=p["dedupe"]
+    )
     cases = run.lab.cases
     counts = cases.group_by("question_type").len().sort("question_type")
-    out: Summary = {"cases": cases.height, "topics": cases["topic"].n_unique(),
-                    "by_generator": dict(counts.iter_rows())}  # fmt: skip
+    out: Summary = {
+        "cases": cases.height,
+        "topics": cases["topic"].n_unique(),
+        "by_generator": dict(counts.iter_rows()),
+    }
     if llm is not None:
         out["llm_report"] = generation_report(run.lab).to_dicts()
     return out
@@ -136,10 +148,14 @@ def _validation(run: Run, p: dict[str, Any]) -> Summary:
         for case_id in ids:
             run.lab.curate(case_id, "exclude", reviewer="workflow", note="validation outlier")
     means = v.scores().drop("case_id", "prompt", "question_type", "topic").mean()
-    return {"validated": v.scores().height, "means": means.to_dicts()[0] if means.height else {},
-            "outliers": ids[:50], "n_outliers": len(ids),
-            "excluded": len(ids) if p["exclude_outliers"] else 0,
-            "notes": sorted({str(w.message) for w in caught})}  # fmt: skip
+    return {
+        "validated": v.scores().height,
+        "means": means.to_dicts()[0] if means.height else {},
+        "outliers": ids[:50],
+        "n_outliers": len(ids),
+        "excluded": len(ids) if p["exclude_outliers"] else 0,
+        "notes": sorted({str(w.message) for w in caught}),
+    }
 
 
 def _evaluation(run: Run, p: dict[str, Any]) -> Summary:  # noqa: ARG001 - read via params_of
@@ -154,9 +170,13 @@ def _evaluation(run: Run, p: dict[str, Any]) -> Summary:  # noqa: ARG001 - read 
     run.answer_and_score(base)
     board = run.system_rows(run.lab.leaderboard())
     errors = run.system_rows(run.lab.outputs)["error"].is_not_null().sum()
-    return {"cases": len(base), "errors": int(errors),
-            "leaderboard": board.select("evaluator", "metric", "mean", "ci_low", "ci_high",
-                                        "pass_rate", "threshold").to_dicts()}  # fmt: skip
+    return {
+        "cases": len(base),
+        "errors": int(errors),
+        "leaderboard": board.select(
+            "evaluator", "metric", "mean", "ci_low", "ci_high", "pass_rate", "threshold"
+        ).to_dicts(),
+    }
 
 
 def _calibration(run: Run, p: dict[str, Any]) -> Summary:
@@ -169,35 +189,62 @@ def _calibration(run: Run, p: dict[str, Any]) -> Summary:
         )
         raise StepWaiting(msg)
     cal = run.lab.recalibrate(p["evaluator"], p["metric"], criterion=p["criterion"])
-    return {"evaluator": cal.evaluator, "metric": cal.metric, "n_labels": cal.n_labels,
-            "old_threshold": cal.old_threshold, "threshold": cal.threshold, "ci": list(cal.ci),
-            "agreement": cal.agreement, "kappa_before": cal.kappa_before,
-            "kappa_after": cal.kappa_after, "text": cal.summary()}  # fmt: skip
+    return {
+        "evaluator": cal.evaluator,
+        "metric": cal.metric,
+        "n_labels": cal.n_labels,
+        "old_threshold": cal.old_threshold,
+        "threshold": cal.threshold,
+        "ci": list(cal.ci),
+        "agreement": cal.agreement,
+        "kappa_before": cal.kappa_before,
+        "kappa_after": cal.kappa_after,
+        "text": cal.summary(),
+    }
 
 
 def _failures(run: Run, p: dict[str, Any]) -> Summary:
-    found = run.lab.failure_clusters(p["evaluator"], p["metric"], min_failures=p["min_failures"],
-                                     seed=p["seed"])  # fmt: skip
+    found = run.lab.failure_clusters(
+        p["evaluator"], p["metric"], min_failures=p["min_failures"], seed=p["seed"]
+    )
     if found.message:
         return {"clusters": [], "message": found.message}
-    keep = [c for c in ("cluster", "size", "keywords", "topics", "question_types",
-                        "representative_prompts")
-            if c in found.clusters.columns]  # fmt: skip
-    return {"clusters": found.clusters.select(keep).to_dicts(), "failed": found.rows.height,
-            "silhouette": found.silhouette}  # fmt: skip
+    keep = [
+        c
+        for c in (
+            "cluster",
+            "size",
+            "keywords",
+            "topics",
+            "question_types",
+            "representative_prompts",
+        )
+        if c in found.clusters.columns
+    ]
+    return {
+        "clusters": found.clusters.select(keep).to_dicts(),
+        "failed": found.rows.height,
+        "silhouette": found.silhouette,
+    }
 
 
 def _weakness(run: Run, p: dict[str, Any]) -> Summary:
-    idx = weakness_index(run.lab, p["evaluator"], p["metric"], models=[run.need_system().name],
-                         min_n=p["min_n"])  # fmt: skip
+    idx = weakness_index(
+        run.lab, p["evaluator"], p["metric"], models=[run.need_system().name], min_n=p["min_n"]
+    )
     cols = ["n", "mean", "pass_rate"]
     by_topic = univariate(idx, "topic").head(5)  # worst first
     by_type = univariate(idx, "question_type").head(5)
-    return {"weak_cells": weaknesses(idx, top=p["top"]).select("topic", "question_type", *cols)
-            .to_dicts(),
-            "worst_topics": by_topic.select(pl.col("group").alias("topic"), *cols).to_dicts(),
-            "worst_question_types": by_type.select(pl.col("group").alias("question_type"), *cols)
-            .to_dicts(), "threshold": idx.threshold}  # fmt: skip
+    return {
+        "weak_cells": weaknesses(idx, top=p["top"])
+        .select("topic", "question_type", *cols)
+        .to_dicts(),
+        "worst_topics": by_topic.select(pl.col("group").alias("topic"), *cols).to_dicts(),
+        "worst_question_types": by_type.select(
+            pl.col("group").alias("question_type"), *cols
+        ).to_dicts(),
+        "threshold": idx.threshold,
+    }
 
 
 def _variations(run: Run, p: dict[str, Any]) -> Summary:
@@ -211,9 +258,11 @@ def _variations(run: Run, p: dict[str, Any]) -> Summary:
         run.system_rows(run.lab.verdicts()), run.lab.cases, p["evaluator"], p["metric"]
     )
     per_kind = flips.group_by("perturbation").agg(pl.col("n_pairs", "to_fail", "to_pass").sum())
-    return {"perturbed": len(perturbed),
-            "per_kind": per_kind.sort("perturbation").to_dicts(),
-            "flips": flips.filter((pl.col("to_fail") + pl.col("to_pass")) > 0).head(30).to_dicts()}  # fmt: skip
+    return {
+        "perturbed": len(perturbed),
+        "per_kind": per_kind.sort("perturbation").to_dicts(),
+        "flips": flips.filter((pl.col("to_fail") + pl.col("to_pass")) > 0).head(30).to_dicts(),
+    }
 
 
 def _adversarial(run: Run, p: dict[str, Any]) -> Summary:
@@ -232,38 +281,85 @@ def _adversarial(run: Run, p: dict[str, Any]) -> Summary:
 _METRIC = {"evaluator": "answer_similarity", "metric": "answer_similarity"}
 
 STEPS: tuple[Step, ...] = (
-    Step("topic_modeling", "Topic modeling", "Read the documents, chunk them and find their topics.",
-         (), {"max_tokens": 256, "min_topic_size": 5, "seed": 0}, _topics),
-    Step("test_generation", "Test generation",
-         "Generate question / expected-answer pairs from the chunks, balanced over topics.",
-         ("topic_modeling",), {"n": 50, "generators": None, "use_llm": False, "seed": 0,
-                               "dedupe": 0.92}, _generation),
-    Step("test_validation", "Test validation",
-         "Score each expected answer against its source; list outliers for curation.",
-         ("test_generation",), {"outlier_z": 3.0, "nli_model": None, "exclude_outliers": False},
-         _validation),
-    Step("evaluation", "Automated evaluation",
-         "Ask the system every curated case and score its answers.",
-         ("test_validation",), {"evaluators": ["answer_similarity", "answer_relevancy_similarity",
-                                               "pii_leakage"],
-                                "evaluator_params": {"model": "all-MiniLM-L6-v2"}, "judge": False},
-         _evaluation),
-    Step("calibration", "Human evaluation calibration",
-         "Fit the metric's threshold to reviewers' pass/fail labels.",
-         ("evaluation",), {**_METRIC, "min_labels": 10, "criterion": "balanced_accuracy"},
-         _calibration),
-    Step("failure_clustering", "Failure clustering",
-         "Group the failed cases by what they share, to find root causes.",
-         ("calibration",), {**_METRIC, "min_failures": 5, "seed": 0}, _failures),
-    Step("weakness_detection", "Weakness detection",
-         "Find the topics and question types where the system does worst.",
-         ("calibration",), {**_METRIC, "min_n": 3, "top": 5}, _weakness),
-    Step("input_variations", "Robustness: input variations",
-         "Perturb the questions (typos, punctuation, synonyms…) and count verdict flips.",
-         ("evaluation",), {**_METRIC, "perturbators": ["comma", "keyboard_typos", "synonym"],
-                           "intensity": "medium", "seed": 0}, _variations),
-    Step("adversarial_inputs", "Robustness: adversarial inputs",
-         "Mislead, contradict and inject; compare the scores with the base cases'.",
-         ("evaluation",), {**_METRIC, "kinds": None, "n": 30, "use_llm": False, "seed": 0},
-         _adversarial),
-)  # fmt: skip
+    Step(
+        "topic_modeling",
+        "Topic modeling",
+        "Read the documents, chunk them and find their topics.",
+        (),
+        {"max_tokens": 256, "min_topic_size": 5, "seed": 0},
+        _topics,
+    ),
+    Step(
+        "test_generation",
+        "Test generation",
+        "Generate question / expected-answer pairs from the chunks, balanced over topics.",
+        ("topic_modeling",),
+        {"n": 50, "generators": None, "use_llm": False, "seed": 0, "dedupe": 0.92},
+        _generation,
+    ),
+    Step(
+        "test_validation",
+        "Test validation",
+        "Score each expected answer against its source; list outliers for curation.",
+        ("test_generation",),
+        {"outlier_z": 3.0, "nli_model": None, "exclude_outliers": False},
+        _validation,
+    ),
+    Step(
+        "evaluation",
+        "Automated evaluation",
+        "Ask the system every curated case and score its answers.",
+        ("test_validation",),
+        {
+            "evaluators": ["answer_similarity", "answer_relevancy_similarity", "pii_leakage"],
+            "evaluator_params": {"model": "all-MiniLM-L6-v2"},
+            "judge": False,
+        },
+        _evaluation,
+    ),
+    Step(
+        "calibration",
+        "Human evaluation calibration",
+        "Fit the metric's threshold to reviewers' pass/fail labels.",
+        ("evaluation",),
+        {**_METRIC, "min_labels": 10, "criterion": "balanced_accuracy"},
+        _calibration,
+    ),
+    Step(
+        "failure_clustering",
+        "Failure clustering",
+        "Group the failed cases by what they share, to find root causes.",
+        ("calibration",),
+        {**_METRIC, "min_failures": 5, "seed": 0},
+        _failures,
+    ),
+    Step(
+        "weakness_detection",
+        "Weakness detection",
+        "Find the topics and question types where the system does worst.",
+        ("calibration",),
+        {**_METRIC, "min_n": 3, "top": 5},
+        _weakness,
+    ),
+    Step(
+        "input_variations",
+        "Robustness: input variations",
+        "Perturb the questions (typos, punctuation, synonyms…) and count verdict flips.",
+        ("evaluation",),
+        {
+            **_METRIC,
+            "perturbators": ["comma", "keyboard_typos", "synonym"],
+            "intensity": "medium",
+            "seed": 0,
+        },
+        _variations,
+    ),
+    Step(
+        "adversarial_inputs",
+        "Robustness: adversarial inputs",
+        "Mislead, contradict and inject; compare the scores with the base cases'.",
+        ("evaluation",),
+        {**_METRIC, "kinds": None, "n": 30, "use_llm": False, "seed": 0},
+        _adversarial,
+    ),
+)

@@ -56,13 +56,20 @@ class System:
     def spec(self) -> dict[str, str]:
         """Return what is stored to find the system again (never a key)."""
         if isinstance(self.target, LLMClient):
-            return {"kind": "endpoint", "base_url": public_url(str(self.target.base_url)),
-                    "model": self.target.model, "name": self.name}  # fmt: skip
+            return {
+                "kind": "endpoint",
+                "base_url": public_url(str(self.target.base_url)),
+                "model": self.target.model,
+                "name": self.name,
+            }
         if self.target == BASELINE:
             return {"kind": "baseline", "name": self.name}
         module = getattr(self.target, "__module__", "") or ""
-        return {"kind": "callable", "ref": f"{module}:{getattr(self.target, '__qualname__', '')}",
-                "name": self.name}  # fmt: skip
+        return {
+            "kind": "callable",
+            "ref": f"{module}:{getattr(self.target, '__qualname__', '')}",
+            "name": self.name,
+        }
 
     def answer(self, lab: Lab, corpus: Corpus, cases: Sequence[str], store: Path | None) -> Lab:
         """Ask the system ``cases`` (those it has not answered); return the lab with answers."""

@@ -15,18 +15,37 @@ __all__ = ["EMBEDDING_MODEL", "bool_metrics"]
 def bool_metrics(subject: str) -> tuple[MetricSpec, ...]:
     """H2O's five pass/fail metrics (evaluators.md §1.5) worded for ``subject``."""
     return (
-        MetricSpec("model_passes", "Model passes", f"Share of outputs that satisfy {subject}.",
-                   primary=True),
-        MetricSpec("model_failures", "Model failures",
-                   f"Share of outputs that fail {subject}.", higher_is_better=False),
-        MetricSpec("model_retrieval_failures", "Model retrieval failures",
-                   f"Share of retrieved contexts that fail {subject}.", higher_is_better=False),
-        MetricSpec("model_generation_failures", "Model generation failures",
-                   f"Share of generated answers that fail {subject}.", higher_is_better=False),
-        MetricSpec("model_parse_failures", "Model parse failures",
-                   "Share of outputs the evaluator could not parse or score.",
-                   higher_is_better=False),
-    )  # fmt: skip
+        MetricSpec(
+            "model_passes",
+            "Model passes",
+            f"Share of outputs that satisfy {subject}.",
+            primary=True,
+        ),
+        MetricSpec(
+            "model_failures",
+            "Model failures",
+            f"Share of outputs that fail {subject}.",
+            higher_is_better=False,
+        ),
+        MetricSpec(
+            "model_retrieval_failures",
+            "Model retrieval failures",
+            f"Share of retrieved contexts that fail {subject}.",
+            higher_is_better=False,
+        ),
+        MetricSpec(
+            "model_generation_failures",
+            "Model generation failures",
+            f"Share of generated answers that fail {subject}.",
+            higher_is_better=False,
+        ),
+        MetricSpec(
+            "model_parse_failures",
+            "Model parse failures",
+            "Share of outputs the evaluator could not parse or score.",
+            higher_is_better=False,
+        ),
+    )
 
 
 EMBEDDING_MODEL = Param(

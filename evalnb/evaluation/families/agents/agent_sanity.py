@@ -158,16 +158,31 @@ class AgentSanity(Evaluator):
         "expected folder entries and JSON field values; the share passing."
     )
     requires = ("actual",)
-    metrics = (MetricSpec("agent_sanity", "Agent sanity",
-                          "Share of the agent's artifacts meeting the checks.", threshold=0.75,
-                          primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "agent_sanity",
+            "Agent sanity",
+            "Share of the agent's artifacts meeting the checks.",
+            threshold=0.75,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("artifacts_root", str, default=".",
-              description="the folder artifact paths are relative to (none may leave it)"),
-        Param("max_artifact_bytes", int, default=64 * 2**20, low=1,
-              description="the largest artifact read"),
+        Param(
+            "artifacts_root",
+            str,
+            default=".",
+            description="the folder artifact paths are relative to (none may leave it)",
+        ),
+        Param(
+            "max_artifact_bytes",
+            int,
+            default=64 * 2**20,
+            low=1,
+            description="the largest artifact read",
+        ),
         threshold_param(0.75, "agent_sanity"),
-    )  # fmt: skip
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows listing no artifact are not scored."""
@@ -175,13 +190,17 @@ class AgentSanity(Evaluator):
         limit = int(params["max_artifact_bytes"])  # type: ignore[call-overload]
         values: list[float] = []
         details: list[str | None] = []
-        for output_extra, case_extra in zip(rows["output_extra"].to_list(),
-                                            rows["case_extra"].to_list(), strict=True):  # fmt: skip
+        for output_extra, case_extra in zip(
+            rows["output_extra"].to_list(), rows["case_extra"].to_list(), strict=True
+        ):
             # The output's own list; a lab with one answer per case may list them per case.
             listed = _listed(output_extra, "artifacts") or _listed(case_extra, "artifacts")
             artifacts = [str(a) for a in listed]
-            expected = {str(e.get("path")): e for e in _listed(case_extra, "expected_artifacts")
-                        if isinstance(e, dict) and e.get("path")}  # fmt: skip
+            expected = {
+                str(e.get("path")): e
+                for e in _listed(case_extra, "expected_artifacts")
+                if isinstance(e, dict) and e.get("path")
+            }
             artifacts += [p for p in expected if p not in artifacts]  # expected but not listed
             if not artifacts:
                 values.append(np.nan)
@@ -190,8 +209,12 @@ class AgentSanity(Evaluator):
             checks = {a: check_artifact(root, a, expected.get(a, {}), limit) for a in artifacts}
             passed = sum(not failed for failed in checks.values())
             values.append(passed / len(checks))
-            details.append(json.dumps({"artifacts": [{"path": a, "failed": f} for a, f in checks.items()]},
-                                      ensure_ascii=False))  # fmt: skip
+            details.append(
+                json.dumps(
+                    {"artifacts": [{"path": a, "failed": f} for a, f in checks.items()]},
+                    ensure_ascii=False,
+                )
+            )
         value = np.array(values, dtype=float)
         why = reasons(rows.height, (np.isnan(value), "the output lists no artifacts"), base=details)
         return result_frame(rows, {"agent_sanity": value}, why)

@@ -49,10 +49,11 @@ _INF = float("inf")
 _COUNTS = ("insertions", "deletions", "mismatches")
 _EXTRACT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"enumerations": {"type": "array", "items": {
-        "type": "array", "items": {"type": "string"}}}},
+    "properties": {
+        "enumerations": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}
+    },
     "required": ["enumerations"],
-}  # fmt: skip
+}
 _EXTRACT_PROMPT = (
     "Extract every enumeration of steps (a procedure, a sequence, a numbered, lettered or "
     "bulleted list, or prose such as 'First ... Then ... Finally ...') from the text below. "
@@ -63,10 +64,12 @@ _EXTRACT_PROMPT = (
 )
 
 
-def _spec(key: str, title: str, text: str, *, primary: bool = False,
-          higher: bool = False) -> MetricSpec:  # fmt: skip
-    return MetricSpec(key, title, text, max=_INF, higher_is_better=higher, threshold=0.75,
-                      primary=primary)  # fmt: skip
+def _spec(
+    key: str, title: str, text: str, *, primary: bool = False, higher: bool = False
+) -> MetricSpec:
+    return MetricSpec(
+        key, title, text, max=_INF, higher_is_better=higher, threshold=0.75, primary=primary
+    )
 
 
 @register
@@ -84,30 +87,65 @@ class StepAlignment(Evaluator):
     requires = ("actual", "context")
     uses_judge = True
     metrics = (
-        _spec("edits", "Edits", "Insertions, deletions and substitutions turning the answer's "
-              "steps into the context's.", primary=True),
+        _spec(
+            "edits",
+            "Edits",
+            "Insertions, deletions and substitutions turning the answer's "
+            "steps into the context's.",
+            primary=True,
+        ),
         _spec("insertions", "Insertions", "Context steps missing from the answer."),
         _spec("deletions", "Deletions", "Answer steps not in the context."),
-        _spec("mismatches", "Mismatches", "Answer steps standing where a different context "
-              "step should be (substitutions)."),
-        _spec("context_steps", "Retrieved context steps", "Steps detected in the retrieved "
-              "context's enumeration the answer is aligned with.", higher=True),
-        _spec("answer_steps", "Actual answer steps", "Steps detected in the answer's "
-              "enumeration.", higher=True),
-    )  # fmt: skip
+        _spec(
+            "mismatches",
+            "Mismatches",
+            "Answer steps standing where a different context step should be (substitutions).",
+        ),
+        _spec(
+            "context_steps",
+            "Retrieved context steps",
+            "Steps detected in the retrieved context's enumeration the answer is aligned with.",
+            higher=True,
+        ),
+        _spec(
+            "answer_steps",
+            "Actual answer steps",
+            "Steps detected in the answer's enumeration.",
+            higher=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("model", str, default="sentence-transformers/all-MiniLM-L6-v2",
-              description="sentence-transformers model embedding the steps (H2O: "
-                          "all-MiniLM-L6-v2)", normalize=lambda m: used_model(str(m))),
-        Param("similarity_threshold", float, default=0.7, low=-1.0, high=1.0,
-              description="cosine similarity from which two steps are the same step"),
-        Param("extraction", str, default="regex", choices=("regex", "llm"),
-              description="how steps are found: regular expressions, or the LLM judge "
-                          "(evaluate(..., judge=LLMClient(...)))"),
-        Param("judge_model", str, default="",
-              description="the judge's model name (set from the judge client)"),
+        Param(
+            "model",
+            str,
+            default="sentence-transformers/all-MiniLM-L6-v2",
+            description="sentence-transformers model embedding the steps (H2O: all-MiniLM-L6-v2)",
+            normalize=lambda m: used_model(str(m)),
+        ),
+        Param(
+            "similarity_threshold",
+            float,
+            default=0.7,
+            low=-1.0,
+            high=1.0,
+            description="cosine similarity from which two steps are the same step",
+        ),
+        Param(
+            "extraction",
+            str,
+            default="regex",
+            choices=("regex", "llm"),
+            description="how steps are found: regular expressions, or the LLM judge "
+            "(evaluate(..., judge=LLMClient(...)))",
+        ),
+        Param(
+            "judge_model",
+            str,
+            default="",
+            description="the judge's model name (set from the judge client)",
+        ),
         threshold_param(0.75, "edits", high=None),
-    )  # fmt: skip
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Align every row's answer steps with its context's; see the module docstring."""
@@ -129,8 +167,10 @@ class StepAlignment(Evaluator):
             at += len(row)
         failed = _row_failures(failures, rows.height, [len(r) for r in contexts])
         best = _align(ans_enums, ctx_enums, params, ctx)
-        values = {k: np.full(rows.height, np.nan) for k in ("edits", *_COUNTS,
-                                                             "context_steps", "answer_steps")}  # fmt: skip
+        values = {
+            k: np.full(rows.height, np.nan)
+            for k in ("edits", *_COUNTS, "context_steps", "answer_steps")
+        }
         details: list[str | None] = [None] * rows.height
         for i, got in enumerate(best):
             if got is None:
@@ -143,8 +183,9 @@ class StepAlignment(Evaluator):
         has_failure = np.array([f is not None for f in failed], dtype=bool)
         for column in values.values():
             column[no_steps | has_failure] = np.nan
-        why = reasons(rows.height, (no_steps, "no enumerated steps in the retrieved context"),
-                      base=details)  # fmt: skip
+        why = reasons(
+            rows.height, (no_steps, "no enumerated steps in the retrieved context"), base=details
+        )
         for at in np.flatnonzero(has_failure).tolist():
             why[at] = json.dumps({"reason": f"step extraction by the judge failed: {failed[at]}"})
         return result_frame(rows, values, why)
@@ -162,12 +203,15 @@ def _row_failures(
     return out
 
 
-def _llm_enumerations(texts: Sequence[str | None], ctx: Context
-                      ) -> tuple[list[list[list[str]]], list[str | None]]:  # fmt: skip
+def _llm_enumerations(
+    texts: Sequence[str | None], ctx: Context
+) -> tuple[list[list[list[str]]], list[str | None]]:
     """Ask the judge for each distinct text's enumerations (one batch, cached)."""
     if ctx.judge is None:
-        msg = ("step_alignment with extraction='llm' needs an LLM judge: evalnb.evaluate(lab, "
-               "['step_alignment'], extraction='llm', judge=evalnb.LLMClient(...))")  # fmt: skip
+        msg = (
+            "step_alignment with extraction='llm' needs an LLM judge: evalnb.evaluate(lab, "
+            "['step_alignment'], extraction='llm', judge=evalnb.LLMClient(...))"
+        )
         raise ValueError(msg)
     distinct = sorted({t for t in texts if t})
     asks = [[{"role": "user", "content": _EXTRACT_PROMPT.replace("{TEXT}", t)}] for t in distinct]
@@ -181,8 +225,10 @@ def _llm_enumerations(texts: Sequence[str | None], ctx: Context
         if not parsed.ok:
             by_text[text] = ([], f"judge reply not understood: {parsed.note}")
             continue
-        enums = [[" ".join(str(s).split())[:MAX_STEP_CHARS] for s in e[:MAX_STEPS] if str(s).strip()]
-                 for e in parsed.value["enumerations"]]  # fmt: skip
+        enums = [
+            [" ".join(str(s).split())[:MAX_STEP_CHARS] for s in e[:MAX_STEPS] if str(s).strip()]
+            for e in parsed.value["enumerations"]
+        ]
         by_text[text] = ([e for e in enums if len(e) >= 2], None)
     out = [by_text.get(t, ([], None)) if t else ([], None) for t in texts]
     return [o[0] for o in out], [o[1] for o in out]
@@ -233,10 +279,18 @@ def _align(
         if best[i] is None or key > keys[i]:
             chunk, cenum = contexts[i][k]
             keys[i] = key
-            best[i] = {"edits": ins + dele + sub, "insertions": ins, "deletions": dele,
-                       "mismatches": sub, "context_steps": ms[p],
-                       "answer_steps": ns[p],
-                       "aligned": {"context_chunk": chunk, "context_steps": cenum,
-                                   "answer_steps": answers[i][a] if a >= 0 else [],
-                                   "matched": same}}  # fmt: skip
+            best[i] = {
+                "edits": ins + dele + sub,
+                "insertions": ins,
+                "deletions": dele,
+                "mismatches": sub,
+                "context_steps": ms[p],
+                "answer_steps": ns[p],
+                "aligned": {
+                    "context_chunk": chunk,
+                    "context_steps": cenum,
+                    "answer_steps": answers[i][a] if a >= 0 else [],
+                    "matched": same,
+                },
+            }
     return best

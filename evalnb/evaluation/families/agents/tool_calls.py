@@ -11,8 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-__all__ = ["Call", "deepeval_tool_correctness", "ragas_tool_call_accuracy", "ragas_tool_call_f1",
-           "trajectory_match"]  # fmt: skip
+__all__ = [
+    "Call",
+    "deepeval_tool_correctness",
+    "ragas_tool_call_accuracy",
+    "ragas_tool_call_f1",
+    "trajectory_match",
+]
 
 Call = tuple[str, Any, Any]
 """A tool call: its name, its parsed arguments and its result (None for a reference call)."""
@@ -38,8 +43,7 @@ def _ragas_arg_score(pred: dict[str, Any], ref: dict[str, Any]) -> float:
     return hits / len(ref)
 
 
-def ragas_tool_call_accuracy(made: list[Call], ref: list[Call],
-                             *, strict_order: bool) -> float:  # fmt: skip
+def ragas_tool_call_accuracy(made: list[Call], ref: list[Call], *, strict_order: bool) -> float:
     """Ragas 0.4 ``ToolCallAccuracy`` of one conversation (see the module docstring)."""
     if not made and not ref:
         return 1.0
@@ -102,8 +106,9 @@ def _deepeval_dicts(a: dict[str, Any], b: dict[str, Any], exact: bool) -> float:
     return score
 
 
-def deepeval_tool_correctness(called: list[Call], expected: list[Call],
-                              *, exact: bool, ordering: bool, arguments: bool) -> float:  # fmt: skip
+def deepeval_tool_correctness(
+    called: list[Call], expected: list[Call], *, exact: bool, ordering: bool, arguments: bool
+) -> float:
     """DeepEval ``ToolCorrectnessMetric``'s tool-calling score of one conversation.
 
     A called tool is (name, input parameters, output); an expected one has no output. Two
@@ -140,8 +145,7 @@ def deepeval_tool_correctness(called: list[Call], expected: list[Call],
     return total / len(expected)
 
 
-def _weighted_lcs(expected: list[Call], called: list[Call],
-                  arguments: bool) -> float:  # fmt: skip
+def _weighted_lcs(expected: list[Call], called: list[Call], arguments: bool) -> float:
     m, n = len(expected), len(called)
     dp = [[0.0] * (n + 1) for _ in range(m + 1)]
     for i in range(1, m + 1):
@@ -168,8 +172,7 @@ def _key(call: Call, arguments: bool) -> Any:  # noqa: ANN401
     return (call[0], _hashable(call[1])) if arguments else call[0]
 
 
-def trajectory_match(made: list[Call], ref: list[Call], mode: str,
-                     arguments: bool) -> float:  # fmt: skip
+def trajectory_match(made: list[Call], ref: list[Call], mode: str, arguments: bool) -> float:
     """1.0 when the calls made match the reference in ``mode``, else 0.0.
 
     strict: the same calls in the same order; unordered: the same calls, any order (repeats

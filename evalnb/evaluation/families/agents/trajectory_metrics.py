@@ -85,26 +85,34 @@ def _calls(rows: pl.DataFrame) -> tuple[list[list[tuple[str, Any, Any]]], list[A
     n = rows.height
     index = pl.int_range(pl.len(), dtype=pl.Int64).alias("_row")
     steps = (
-        rows.select(index, "steps").explode("steps").unnest("steps")
+        rows.select(index, "steps")
+        .explode("steps")
+        .unnest("steps")
         .filter(pl.col("tool_name").is_not_null() & (pl.col("role") != "tool"))
-    )  # fmt: skip
+    )
     made: list[list[tuple[str, Any, Any]]] = [[] for _ in range(n)]
-    for row, name, args, result in zip(steps["_row"].to_list(), steps["tool_name"].to_list(),
-                                       steps["tool_args"].to_list(), steps["tool_result"].to_list(),
-                                       strict=True):  # fmt: skip
+    for row, name, args, result in zip(
+        steps["_row"].to_list(),
+        steps["tool_name"].to_list(),
+        steps["tool_args"].to_list(),
+        steps["tool_result"].to_list(),
+        strict=True,
+    ):
         made[row].append((name, args_of(args), result))
     has = rows["reference"].is_not_null().to_list()
     refs: list[Any] = [[] if h else None for h in has]
     ref = rows.select(index, "reference").explode("reference").unnest("reference")
     ref = ref.filter(pl.col("tool_name").is_not_null())
-    for row, name, args in zip(ref["_row"].to_list(), ref["tool_name"].to_list(),
-                               ref["tool_args"].to_list(), strict=True):  # fmt: skip
+    for row, name, args in zip(
+        ref["_row"].to_list(), ref["tool_name"].to_list(), ref["tool_args"].to_list(), strict=True
+    ):
         refs[row].append((name, args_of(args), None))
     return made, refs
 
 
-def _against_reference(rows: pl.DataFrame, metric: str,
-                       compare: Callable[[list[Call], list[Call]], float]) -> pl.DataFrame:  # fmt: skip
+def _against_reference(
+    rows: pl.DataFrame, metric: str, compare: Callable[[list[Call], list[Call]], float]
+) -> pl.DataFrame:
     """Score every row whose case has reference calls by ``compare(made, reference)``."""
     made, refs = _calls(rows)
     values = np.array(
@@ -128,20 +136,31 @@ class ToolCallAccuracy(Evaluator):
     )
     requires = ("actual",)
     trajectory = True
-    metrics = (MetricSpec("tool_call_accuracy", "Tool call accuracy",
-                          "ragas ToolCallAccuracy against the reference tool calls.",
-                          threshold=0.5, primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "tool_call_accuracy",
+            "Tool call accuracy",
+            "ragas ToolCallAccuracy against the reference tool calls.",
+            threshold=0.5,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("strict_order", bool, default=True,
-              description="tool calls must follow the reference's order"),
+        Param(
+            "strict_order",
+            bool,
+            default=True,
+            description="tool calls must follow the reference's order",
+        ),
         threshold_param(0.5, "tool_call_accuracy"),
-    )  # fmt: skip
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows whose case has no reference are not scored."""
         strict = bool(params["strict_order"])
-        return _against_reference(rows, self.id, lambda m, r: ragas_tool_call_accuracy(
-            m, r, strict_order=strict))  # fmt: skip
+        return _against_reference(
+            rows, self.id, lambda m, r: ragas_tool_call_accuracy(m, r, strict_order=strict)
+        )
 
 
 @register
@@ -157,8 +176,11 @@ class ToolCallF1(Evaluator):
     )
     requires = ("actual",)
     trajectory = True
-    metrics = (MetricSpec("tool_call_f1", "Tool call F1", "ragas ToolCallF1.", threshold=0.5,
-                          primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "tool_call_f1", "Tool call F1", "ragas ToolCallF1.", threshold=0.5, primary=True
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, "tool_call_f1"),)
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
@@ -180,24 +202,47 @@ class ToolCorrectness(Evaluator):
     )
     requires = ("actual",)
     trajectory = True
-    metrics = (MetricSpec("tool_correctness", "Tool correctness", "DeepEval ToolCorrectness.",
-                          threshold=0.5, primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "tool_correctness",
+            "Tool correctness",
+            "DeepEval ToolCorrectness.",
+            threshold=0.5,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("exact_match", bool, default=False,
-              description="DeepEval should_exact_match: the same calls in the same order"),
-        Param("consider_ordering", bool, default=False,
-              description="DeepEval should_consider_ordering: a weighted LCS of the calls"),
-        Param("compare_arguments", bool, default=False,
-              description="DeepEval evaluation_params=[INPUT_PARAMETERS]"),
+        Param(
+            "exact_match",
+            bool,
+            default=False,
+            description="DeepEval should_exact_match: the same calls in the same order",
+        ),
+        Param(
+            "consider_ordering",
+            bool,
+            default=False,
+            description="DeepEval should_consider_ordering: a weighted LCS of the calls",
+        ),
+        Param(
+            "compare_arguments",
+            bool,
+            default=False,
+            description="DeepEval evaluation_params=[INPUT_PARAMETERS]",
+        ),
         threshold_param(0.5, "tool_correctness"),
-    )  # fmt: skip
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows whose case has no reference are not scored."""
-        options = {"exact": bool(params["exact_match"]), "ordering": bool(params["consider_ordering"]),
-                   "arguments": bool(params["compare_arguments"])}  # fmt: skip
-        return _against_reference(rows, self.id,
-                                  lambda m, r: deepeval_tool_correctness(m, r, **options))  # fmt: skip
+        options = {
+            "exact": bool(params["exact_match"]),
+            "ordering": bool(params["consider_ordering"]),
+            "arguments": bool(params["compare_arguments"]),
+        }
+        return _against_reference(
+            rows, self.id, lambda m, r: deepeval_tool_correctness(m, r, **options)
+        )
 
 
 # --- Our own -------------------------------------------------------------------------------
@@ -217,22 +262,38 @@ class TrajectoryMatch(Evaluator):
     )
     requires = ("actual",)
     trajectory = True
-    metrics = (MetricSpec("trajectory_match", "Trajectory match",
-                          "The calls match the reference in the chosen mode.", threshold=0.5,
-                          primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "trajectory_match",
+            "Trajectory match",
+            "The calls match the reference in the chosen mode.",
+            threshold=0.5,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("mode", str, default="strict", choices=("strict", "unordered", "subset", "superset"),
-              description="how the calls must match the reference"),
-        Param("compare_arguments", bool, default=True,
-              description="a call matches with the same arguments (else by tool name)"),
+        Param(
+            "mode",
+            str,
+            default="strict",
+            choices=("strict", "unordered", "subset", "superset"),
+            description="how the calls must match the reference",
+        ),
+        Param(
+            "compare_arguments",
+            bool,
+            default=True,
+            description="a call matches with the same arguments (else by tool name)",
+        ),
         threshold_param(0.5, "trajectory_match"),
-    )  # fmt: skip
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Rows whose case has no reference are not scored."""
         mode, arguments = str(params["mode"]), bool(params["compare_arguments"])
-        return _against_reference(rows, self.id,
-                                  lambda m, r: trajectory_match(m, r, mode, arguments))  # fmt: skip
+        return _against_reference(
+            rows, self.id, lambda m, r: trajectory_match(m, r, mode, arguments)
+        )
 
 
 @register
@@ -250,23 +311,64 @@ class AgentSteps(Evaluator):
     requires = ("actual",)
     trajectory = True
     metrics = (
-        MetricSpec("tool_error_rate", "Tool error rate", "Share of tool calls that failed.",
-                   higher_is_better=False, threshold=0.2, primary=True),
-        MetricSpec("repeated_calls", "Repeated calls",
-                   "Calls repeating an earlier call (same tool, same arguments).",
-                   max=float("inf"), higher_is_better=False, threshold=1.0),
-        MetricSpec("extra_tool_calls", "Extra tool calls",
-                   "Tool calls made minus the reference's (negative: fewer).",
-                   min=-float("inf"), max=float("inf"), higher_is_better=False, threshold=1.0),
-        MetricSpec("tool_calls", "Tool calls", "Tool calls made.", max=float("inf"),
-                   higher_is_better=False, threshold=20.0),
-        MetricSpec("steps", "Steps", "Messages and tool calls of the run.", max=float("inf"),
-                   higher_is_better=False, threshold=50.0),
-        MetricSpec("run_latency_s", "Run latency (s)", "Seconds summed over the steps.",
-                   max=float("inf"), higher_is_better=False, threshold=60.0),
-        MetricSpec("run_cost", "Run cost", "Cost summed over the steps.", max=float("inf"),
-                   higher_is_better=False, threshold=1.0),
-    )  # fmt: skip
+        MetricSpec(
+            "tool_error_rate",
+            "Tool error rate",
+            "Share of tool calls that failed.",
+            higher_is_better=False,
+            threshold=0.2,
+            primary=True,
+        ),
+        MetricSpec(
+            "repeated_calls",
+            "Repeated calls",
+            "Calls repeating an earlier call (same tool, same arguments).",
+            max=float("inf"),
+            higher_is_better=False,
+            threshold=1.0,
+        ),
+        MetricSpec(
+            "extra_tool_calls",
+            "Extra tool calls",
+            "Tool calls made minus the reference's (negative: fewer).",
+            min=-float("inf"),
+            max=float("inf"),
+            higher_is_better=False,
+            threshold=1.0,
+        ),
+        MetricSpec(
+            "tool_calls",
+            "Tool calls",
+            "Tool calls made.",
+            max=float("inf"),
+            higher_is_better=False,
+            threshold=20.0,
+        ),
+        MetricSpec(
+            "steps",
+            "Steps",
+            "Messages and tool calls of the run.",
+            max=float("inf"),
+            higher_is_better=False,
+            threshold=50.0,
+        ),
+        MetricSpec(
+            "run_latency_s",
+            "Run latency (s)",
+            "Seconds summed over the steps.",
+            max=float("inf"),
+            higher_is_better=False,
+            threshold=60.0,
+        ),
+        MetricSpec(
+            "run_cost",
+            "Run cost",
+            "Cost summed over the steps.",
+            max=float("inf"),
+            higher_is_better=False,
+            threshold=1.0,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.2, "tool_error_rate"),)
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
@@ -296,9 +398,10 @@ class AgentSteps(Evaluator):
         )
         references = rows.select(
             pl.int_range(pl.len()).alias("_row"),
-            ref=pl.when(pl.col("reference").is_null()).then(None)
+            ref=pl.when(pl.col("reference").is_null())
+            .then(None)
             .otherwise(pl.col("reference").list.len()),
-        )  # fmt: skip
+        )
         table = (
             pl.DataFrame({"_row": np.arange(n)})
             .join(per_row, on="_row", how="left")
@@ -312,16 +415,24 @@ class AgentSteps(Evaluator):
             rows["steps"].is_null().to_numpy() if "steps" in rows.columns else np.ones(n, bool)
         )
         values = {
-            "tool_error_rate": np.where(calls > 0, table["failed"].fill_null(0).to_numpy() / np.maximum(calls, 1), np.nan),
+            "tool_error_rate": np.where(
+                calls > 0, table["failed"].fill_null(0).to_numpy() / np.maximum(calls, 1), np.nan
+            ),
             "repeated_calls": table["repeated"].fill_null(0).cast(pl.Float64).to_numpy(),
             "extra_tool_calls": calls - table["ref"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
             "tool_calls": calls,
             "steps": steps,
-            "run_latency_s": np.where(table["has_latency"].fill_null(False).to_numpy(),
-                                      table["latency"].fill_null(0).to_numpy(), np.nan),
-            "run_cost": np.where(table["has_cost"].fill_null(False).to_numpy(),
-                                 table["cost"].fill_null(0).to_numpy(), np.nan),
-        }  # fmt: skip
+            "run_latency_s": np.where(
+                table["has_latency"].fill_null(False).to_numpy(),
+                table["latency"].fill_null(0).to_numpy(),
+                np.nan,
+            ),
+            "run_cost": np.where(
+                table["has_cost"].fill_null(False).to_numpy(),
+                table["cost"].fill_null(0).to_numpy(),
+                np.nan,
+            ),
+        }
         values = {key: np.where(no_steps, np.nan, value) for key, value in values.items()}
         why = reasons(n, (no_steps, "no steps recorded for this answer (not an agent run)"))
         return result_frame(rows, values, why)

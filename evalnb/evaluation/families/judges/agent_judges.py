@@ -64,9 +64,13 @@ def _ask(text: str) -> Messages:
 _GOAL_SCHEMA = {
     "type": "object",
     "required": ["user_goal", "end_state", "achieved"],
-    "properties": {"user_goal": {"type": "string"}, "end_state": {"type": "string"},
-                   "achieved": {"type": "boolean"}, "reason": {"type": "string"}},
-}  # fmt: skip
+    "properties": {
+        "user_goal": {"type": "string"},
+        "end_state": {"type": "string"},
+        "achieved": {"type": "boolean"},
+        "reason": {"type": "string"},
+    },
+}
 
 _GOAL_WITH_REFERENCE = """Below is a conversation between a user and an AI agent that can call tools.
 
@@ -106,19 +110,32 @@ class AgentGoalAccuracy(JudgeEvaluator):
     )
     requires = ("actual",)
     trajectory = True
-    metrics = (MetricSpec("agent_goal_accuracy", "Agent goal accuracy",
-                          "1 when the run reached the goal.", threshold=0.5, primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "agent_goal_accuracy",
+            "Agent goal accuracy",
+            "1 when the run reached the goal.",
+            threshold=0.5,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
         *judge_params(),
-        Param("with_reference", bool, default=True,
-              description="compare the end state with the case's expected answer"),
+        Param(
+            "with_reference",
+            bool,
+            default=True,
+            description="compare the end state with the case's expected answer",
+        ),
         threshold_param(0.5, "agent_goal_accuracy"),
-    )  # fmt: skip
+    )
 
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
         """One conversation: the rendered run (and the reference outcome)."""
-        run = render_trajectory(row.get("steps")) or f"[user] {_cut(row.get('prompt'))}\n" \
-            f"[assistant] {_cut(row.get('actual'))}"  # fmt: skip
+        run = (
+            render_trajectory(row.get("steps"))
+            or f"[user] {_cut(row.get('prompt'))}\n[assistant] {_cut(row.get('actual'))}"
+        )
         if not params["with_reference"]:
             return [_ask(_GOAL_WITHOUT_REFERENCE.format(run=run))]
         reference = "\n".join(row.get("expected") or [])
@@ -130,8 +147,9 @@ class AgentGoalAccuracy(JudgeEvaluator):
         """Read a JSON object with the goal, the end state and the verdict."""
         return parse_json_schema(text, _GOAL_SCHEMA)
 
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
+    def read(
+        self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> dict[str, float | None] | str:
         """1.0 when achieved."""
         return {"agent_goal_accuracy": float(bool(replies[0].value["achieved"]))}
 
@@ -139,10 +157,17 @@ class AgentGoalAccuracy(JudgeEvaluator):
 _TOPIC_SCHEMA = {
     "type": "object",
     "required": ["answers"],
-    "properties": {"answers": {"type": "array", "items": {
-        "type": "object", "required": ["topic", "on_topic"],
-        "properties": {"topic": {"type": "string"}, "on_topic": {"type": "boolean"}}}}},
-}  # fmt: skip
+    "properties": {
+        "answers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["topic", "on_topic"],
+                "properties": {"topic": {"type": "string"}, "on_topic": {"type": "boolean"}},
+            },
+        }
+    },
+}
 
 _TOPICS = """Below is a conversation between a user and an AI agent that can call tools. The
 agent may only talk about these topics: {topics}.
@@ -169,15 +194,25 @@ class TopicAdherence(JudgeEvaluator):
     )
     requires = ("actual",)
     trajectory = True
-    metrics = (MetricSpec("topic_adherence", "Topic adherence",
-                          "Share of the agent's answers within the allowed topics.",
-                          threshold=0.75, primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "topic_adherence",
+            "Topic adherence",
+            "Share of the agent's answers within the allowed topics.",
+            threshold=0.75,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
         *judge_params(),
-        Param("topics", str, default="",
-              description="allowed topics, comma-separated, for cases without reference_topics"),
+        Param(
+            "topics",
+            str,
+            default="",
+            description="allowed topics, comma-separated, for cases without reference_topics",
+        ),
         threshold_param(0.75, "topic_adherence"),
-    )  # fmt: skip
+    )
 
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
         """One conversation: the run and the allowed topics (none known: not judged)."""
@@ -193,8 +228,9 @@ class TopicAdherence(JudgeEvaluator):
         """Read a JSON object listing the answers' topics and verdicts."""
         return parse_json_schema(text, _TOPIC_SCHEMA)
 
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
+    def read(
+        self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> dict[str, float | None] | str:
         """Return the share on topic; a reply listing no answer is not understood."""
         answers = replies[0].value["answers"]
         if not answers:

@@ -54,11 +54,13 @@ __all__ = ["ContextSearch", "FactCheck"]
 
 _VERDICT: dict[str, Any] = {
     "type": "object",
-    "properties": {"answer": {"type": "string"},
-                   "evaluation_score": {"type": "number", "minimum": 0, "maximum": 1},
-                   "evaluation_summary": {"type": "string"}},
+    "properties": {
+        "answer": {"type": "string"},
+        "evaluation_score": {"type": "number", "minimum": 0, "maximum": 1},
+        "evaluation_summary": {"type": "string"},
+    },
     "required": ["evaluation_score", "evaluation_summary"],
-}  # fmt: skip
+}
 _PROMPT = """You are an agent whose role is to evaluate the text of the ACTUAL ANSWER.
 
 What to evaluate:
@@ -99,8 +101,9 @@ class ContextSearch:
     sparse column sum, not a loop over the passages.
     """
 
-    def __init__(self, passages: Sequence[str], *, k1: float = 1.5, b: float = 0.75,
-                 top: int = 3) -> None:  # fmt: skip
+    def __init__(
+        self, passages: Sequence[str], *, k1: float = 1.5, b: float = 0.75, top: int = 3
+    ) -> None:
         self.passages = list(dict.fromkeys(p for p in passages if p and p.strip()))
         self.top = top
         self.vocabulary: dict[str, int] = {}
@@ -122,8 +125,9 @@ class ContextSearch:
 
     def __call__(self, query: str) -> str:
         """Search the retrieved contexts of this evaluation for passages about the query."""
-        words = {self.vocabulary[w] for w in _WORD.findall(str(query).lower())
-                 if w in self.vocabulary}  # fmt: skip
+        words = {
+            self.vocabulary[w] for w in _WORD.findall(str(query).lower()) if w in self.vocabulary
+        }
         if not words:
             return "no passages found"
         scores = np.asarray(self.weights[:, sorted(words)].sum(axis=1)).ravel()
@@ -169,33 +173,65 @@ class FactCheck(Evaluator):
     )
     requires = ("actual",)
     judge = True
-    metrics = (MetricSpec("fact_check", "Fact-check", "The agent's score: 1 when the answer "
-                          "holds no false information (the mean: the share that passed).",
-                          threshold=0.75, primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "fact_check",
+            "Fact-check",
+            "The agent's score: 1 when the answer "
+            "holds no false information (the mean: the share that passed).",
+            threshold=0.75,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
         *judge_params(),
-        Param("tools", dict, default=None,
-              description="Python tools the agent may call besides search_context, by name "
-                          "(e.g. a web search); recorded by name and code",
-              normalize=_tools_key),
-        Param("search_context", bool, default=True,
-              description="give the agent the search over the rows' retrieved contexts"),
-        Param("max_steps", int, default=6, low=1, high=50,
-              description="model calls at most per answer"),
+        Param(
+            "tools",
+            dict,
+            default=None,
+            description="Python tools the agent may call besides search_context, by name "
+            "(e.g. a web search); recorded by name and code",
+            normalize=_tools_key,
+        ),
+        Param(
+            "search_context",
+            bool,
+            default=True,
+            description="give the agent the search over the rows' retrieved contexts",
+        ),
+        Param(
+            "max_steps",
+            int,
+            default=6,
+            low=1,
+            high=50,
+            description="model calls at most per answer",
+        ),
         threshold_param(0.75, "fact_check"),
-    )  # fmt: skip
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Run the agent on every answer in one batch; read each verdict."""
         if ctx.judge is None:
-            msg = ("fact_check needs an LLM judge that calls tools: evalnb.evaluate(lab, "
-                   "['fact_check'], judge=evalnb.LLMClient(base_url=..., model=...))")  # fmt: skip
+            msg = (
+                "fact_check needs an LLM judge that calls tools: evalnb.evaluate(lab, "
+                "['fact_check'], judge=evalnb.LLMClient(base_url=..., model=...))"
+            )
             raise ValueError(msg)
         tools = self._tools(rows, params)
         records = rows.to_dicts()
         todo = [i for i, r in enumerate(records) if r["error"] is None and r.get("actual")]
-        asks = [[{"role": "user", "content": _PROMPT.replace("{ACTUAL}", records[i]["actual"])
-                  .replace("{QUESTION}", records[i].get("prompt") or "")}] for i in todo]  # fmt: skip
+        asks = [
+            [
+                {
+                    "role": "user",
+                    "content": _PROMPT.replace("{ACTUAL}", records[i]["actual"]).replace(
+                        "{QUESTION}", records[i].get("prompt") or ""
+                    ),
+                }
+            ]
+            for i in todo
+        ]
         runs = run_agents(ctx.judge, asks, tools, max_steps=int(params["max_steps"]))  # type: ignore[call-overload]
         values = np.full(rows.height, np.nan)
         details: list[str | None] = [None] * rows.height
@@ -235,9 +271,13 @@ def _verdict(run: AgentRun) -> tuple[float, dict[str, Any]]:
             steps[-1]["result"] = (t.content or "")[:_SHOWN_RESULT]
             if t.error:
                 steps[-1]["error"] = t.error[:_SHOWN_RESULT]
-    base: dict[str, Any] = {"tool_calls": steps, "model_calls": run.model_calls,
-                            "cost": run.cost, "prompt_tokens": run.prompt_tokens,
-                            "completion_tokens": run.completion_tokens}  # fmt: skip
+    base: dict[str, Any] = {
+        "tool_calls": steps,
+        "model_calls": run.model_calls,
+        "cost": run.cost,
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+    }
     if run.error is not None:
         judge_error = not run.error.startswith("stopped after")
         key = "judge_error" if judge_error else "parse_failed"
@@ -245,10 +285,16 @@ def _verdict(run: AgentRun) -> tuple[float, dict[str, Any]]:
         return math.nan, {"reason": prefix + run.error, key: True, **base}
     parsed = parse_json_schema(run.content, _VERDICT)
     if not parsed.ok:
-        return math.nan, {"reason": f"judge reply not understood: {parsed.note}",
-                          "parse_failed": True, "raw": parsed.raw, **base}  # fmt: skip
+        return math.nan, {
+            "reason": f"judge reply not understood: {parsed.note}",
+            "parse_failed": True,
+            "raw": parsed.raw,
+            **base,
+        }
     verdict = parsed.value
     return float(verdict["evaluation_score"]), {
-        "explanation": str(verdict["evaluation_summary"]), "parse_failed": False,
-        "raw": parsed.raw, **base,
-    }  # fmt: skip
+        "explanation": str(verdict["evaluation_summary"]),
+        "parse_failed": False,
+        "raw": parsed.raw,
+        **base,
+    }

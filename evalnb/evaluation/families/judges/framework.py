@@ -41,12 +41,21 @@ __all__ = [
 ]
 
 _SYSTEM = "You are a careful, impartial evaluator. Follow the output format exactly."
-_JUDGE_MODEL = Param("judge_model", str, default="",
-                     description="the judge's model name (set from the judge client)")  # fmt: skip
-_EXAMPLES = Param("judge_examples", str, default="",
-                  description="human-graded examples shown to the judge, JSON (set by Lab.align_judge)")  # fmt: skip
-_GUIDANCE = Param("judge_guidance", str, default="",
-                  description="extra grading rules for the judge (set by Lab.align_judge)")  # fmt: skip
+_JUDGE_MODEL = Param(
+    "judge_model", str, default="", description="the judge's model name (set from the judge client)"
+)
+_EXAMPLES = Param(
+    "judge_examples",
+    str,
+    default="",
+    description="human-graded examples shown to the judge, JSON (set by Lab.align_judge)",
+)
+_GUIDANCE = Param(
+    "judge_guidance",
+    str,
+    default="",
+    description="extra grading rules for the judge (set by Lab.align_judge)",
+)
 _JUDGE = (_JUDGE_MODEL, _EXAMPLES, _GUIDANCE)
 Messages = list[dict[str, str]]
 
@@ -71,10 +80,17 @@ def template_fields(row: dict[str, Any]) -> dict[str, Any]:
                 )
     expected = "\n".join(row.get("expected") or [])
     context = "\n".join(row.get("context") or [])
-    return {**extra, "INPUT": row.get("prompt") or "", "EXPECTED_OUTPUT": expected,
-            "ACTUAL_OUTPUT": row.get("actual") or "", "CONTEXT": context,
-            "question": row.get("prompt") or "", "expected": expected,
-            "answer": row.get("actual") or "", "context": context}  # fmt: skip
+    return {
+        **extra,
+        "INPUT": row.get("prompt") or "",
+        "EXPECTED_OUTPUT": expected,
+        "ACTUAL_OUTPUT": row.get("actual") or "",
+        "CONTEXT": context,
+        "question": row.get("prompt") or "",
+        "expected": expected,
+        "answer": row.get("actual") or "",
+        "context": context,
+    }
 
 
 def judge_conversation(text: str) -> Messages:
@@ -116,8 +132,9 @@ class JudgeEvaluator(Evaluator):
         """Return the conversations to send for one row (empty: the row cannot be judged)."""
 
     @abstractmethod
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
+    def read(
+        self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> dict[str, float | None] | str:
         """Return the metric values from the parsed replies, or why the row has none."""
 
     def parse(self, text: str | None) -> Parsed:
@@ -134,8 +151,12 @@ class JudgeEvaluator(Evaluator):
             raise ValueError(msg)
         records = rows.to_dicts()
         aligned = aligned_system(params)
-        asks = [[_with_system(c, aligned) for c in self.prompts(r, params)] if r["error"] is None
-                else [] for r in records]  # fmt: skip
+        asks = [
+            [_with_system(c, aligned) for c in self.prompts(r, params)]
+            if r["error"] is None
+            else []
+            for r in records
+        ]
         flat = [c for a in asks for c in a]
         results = ctx.judge.chat_many(flat, progress=False) if flat else []
         values: dict[str, list[float | None]] = {m.key: [] for m in self.metrics}
@@ -150,12 +171,20 @@ class JudgeEvaluator(Evaluator):
             details.append(json.dumps(detail, ensure_ascii=False))
         return result_frame(rows, {k: np.array(v, dtype=float) for k, v in values.items()}, details)
 
-    def _row(self, row: dict[str, Any], ask: list[Messages], got: list[ChatResult],
-             params: Mapping[str, object], ctx: Context) -> tuple[dict[str, float | None], dict[str, Any]]:  # fmt: skip
+    def _row(
+        self,
+        row: dict[str, Any],
+        ask: list[Messages],
+        got: list[ChatResult],
+        params: Mapping[str, object],
+        ctx: Context,
+    ) -> tuple[dict[str, float | None], dict[str, Any]]:
         costs = [r.cost for r in got if r.cost is not None]
-        accounting = {"cost": sum(costs) if costs else None,
-                      "prompt_tokens": sum(r.prompt_tokens or 0 for r in got),
-                      "completion_tokens": sum(r.completion_tokens or 0 for r in got)}  # fmt: skip
+        accounting = {
+            "cost": sum(costs) if costs else None,
+            "prompt_tokens": sum(r.prompt_tokens or 0 for r in got),
+            "completion_tokens": sum(r.completion_tokens or 0 for r in got),
+        }
         if row["error"] is not None:
             return {}, {"reason": f"the model host failed to answer: {row['error']}", **accounting}
         if not ask:
@@ -171,8 +200,12 @@ class JudgeEvaluator(Evaluator):
         raw = [p.raw for p in parsed]
         failed = [p for p in parsed if not p.ok]
         if failed:
-            return self.on_parse_failure(), {"reason": f"judge reply not understood: {failed[0].note}",
-                                             "parse_failed": True, "raw": raw, **accounting}  # fmt: skip
+            return self.on_parse_failure(), {
+                "reason": f"judge reply not understood: {failed[0].note}",
+                "parse_failed": True,
+                "raw": raw,
+                **accounting,
+            }
         out = self.read(parsed, row, params, ctx)
         if isinstance(out, str):
             return self.on_parse_failure(), {

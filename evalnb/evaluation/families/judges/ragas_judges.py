@@ -31,8 +31,15 @@ if TYPE_CHECKING:
     from evalnb.evaluation.base import Context
     from evalnb.llm.judge import Parsed
 
-__all__ = ["AnswerCorrectness", "AnswerRelevancyJudge", "ContextPrecision", "ContextRecall",
-           "ContextRelevancyJudge", "Faithfulness", "Ragas"]  # fmt: skip
+__all__ = [
+    "AnswerCorrectness",
+    "AnswerRelevancyJudge",
+    "ContextPrecision",
+    "ContextRecall",
+    "ContextRelevancyJudge",
+    "Faithfulness",
+    "Ragas",
+]
 
 _FAITHFULNESS = (
     "List every factual claim of the answer and decide for each whether it can be inferred "
@@ -104,8 +111,9 @@ class _Component(JudgeEvaluator):
         """Return the conversation for one row, or None when the row lacks an input."""
 
     @abstractmethod
-    def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
-              ctx: Context) -> float | str:  # fmt: skip
+    def value(
+        self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> float | str:
         """Return the metric from the JSON reply, or why the reply does not give one."""
 
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
@@ -113,8 +121,9 @@ class _Component(JudgeEvaluator):
         conversation = self.ask(row, params)
         return [conversation] if conversation is not None else []
 
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
+    def read(
+        self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> dict[str, float | None] | str:
         """Read the metric from the one reply."""
         v = self.value(replies[0].value, row, params, ctx)
         return v if isinstance(v, str) else {self.key: v}
@@ -149,8 +158,9 @@ class Faithfulness(_Component):
             else None
         )
 
-    def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
-              ctx: Context) -> float | str:  # fmt: skip
+    def value(
+        self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> float | str:
         """Supported claims / claims (0 when the answer makes none)."""
         claims = js.get("claims")
         if not isinstance(claims, list) or not all(
@@ -177,8 +187,12 @@ class AnswerRelevancyJudge(_Component):
         "Answer relevancy",
         "Mean similarity of generated questions to the question.",
     )
-    params: ClassVar[tuple[Param, ...]] = (*judge_params(), EMBEDDING_MODEL, _N_QUESTIONS,
-                                           threshold_param(0.75, "answer_relevancy"))  # fmt: skip
+    params: ClassVar[tuple[Param, ...]] = (
+        *judge_params(),
+        EMBEDDING_MODEL,
+        _N_QUESTIONS,
+        threshold_param(0.75, "answer_relevancy"),
+    )
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """Ask for n questions the answer would answer."""
@@ -189,8 +203,9 @@ class AnswerRelevancyJudge(_Component):
             else None
         )
 
-    def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
-              ctx: Context) -> float | str:  # fmt: skip
+    def value(
+        self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> float | str:
         """Mean cosine similarity (shared encoder) of the question and the generated ones."""
         questions = js.get("questions")
         if (
@@ -231,8 +246,9 @@ class ContextPrecision(_Component):
             fill(_PRECISION, {**template_fields(row), "chunks": _numbered(chunks)})
         )
 
-    def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
-              ctx: Context) -> float | str:  # fmt: skip
+    def value(
+        self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> float | str:
         """Average precision: precision@k summed where a useful chunk sits, over the useful ones."""
         v = _flags(js.get("verdicts"), len(row["context"]))
         if v is None:
@@ -270,8 +286,9 @@ class ContextRecall(_Component):
             fill(_RECALL, {**template_fields(row), "sentences": _numbered(sentences)})
         )
 
-    def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
-              ctx: Context) -> float | str:  # fmt: skip
+    def value(
+        self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> float | str:
         """Attributed sentences / sentences."""
         n = len(_expected_sentences(row))
         v = _flags(js.get("attributed"), n)
@@ -304,8 +321,9 @@ class ContextRelevancyJudge(_Component):
             else None
         )
 
-    def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
-              ctx: Context) -> float | str:  # fmt: skip
+    def value(
+        self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> float | str:
         """Quoted sentences found in the context, over the context's sentence count."""
         quoted = js.get("relevant_sentences")
         if not isinstance(quoted, list) or not all(isinstance(q, str) for q in quoted):
@@ -334,10 +352,18 @@ class AnswerCorrectness(_Component):
         "answer_correctness", "Answer correctness", "Weighted factuality and similarity."
     )
     params: ClassVar[tuple[Param, ...]] = (
-        *judge_params(), EMBEDDING_MODEL,
-        Param("factuality_weight", float, default=0.75, description="weight of the F1", low=0.0, high=1.0),
+        *judge_params(),
+        EMBEDDING_MODEL,
+        Param(
+            "factuality_weight",
+            float,
+            default=0.75,
+            description="weight of the F1",
+            low=0.0,
+            high=1.0,
+        ),
         threshold_param(0.75, "answer_correctness"),
-    )  # fmt: skip
+    )
 
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
         """Ask for the TP / FP / FN statements."""
@@ -347,8 +373,9 @@ class AnswerCorrectness(_Component):
             else None
         )
 
-    def value(self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object],
-              ctx: Context) -> float | str:  # fmt: skip
+    def value(
+        self, js: dict[str, Any], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> float | str:
         """F1 from the classified statements, similarity from the shared encoder."""
         lists = [c for c in (js.get(k) for k in ("TP", "FP", "FN")) if isinstance(c, list)]
         if len(lists) != 3:
@@ -374,19 +401,29 @@ class Ragas(JudgeEvaluator):
     description = "4 / (1/F + 1/AR + 1/CP + 1/CR) of the four RAGAs components."
     requires = ("prompt", "expected", "context", "actual")
     metrics = (
-        MetricSpec("ragas", "RAGAS", "Harmonic mean of the four components.", threshold=0.75, primary=True),
-        *(MetricSpec(p.key, p.metrics[0].title, p.metrics[0].description, threshold=0.75) for p in _PARTS),
-    )  # fmt: skip
-    params: ClassVar[tuple[Param, ...]] = (*judge_params(), EMBEDDING_MODEL, _N_QUESTIONS,
-                                           threshold_param(0.75, "ragas"))  # fmt: skip
+        MetricSpec(
+            "ragas", "RAGAS", "Harmonic mean of the four components.", threshold=0.75, primary=True
+        ),
+        *(
+            MetricSpec(p.key, p.metrics[0].title, p.metrics[0].description, threshold=0.75)
+            for p in _PARTS
+        ),
+    )
+    params: ClassVar[tuple[Param, ...]] = (
+        *judge_params(),
+        EMBEDDING_MODEL,
+        _N_QUESTIONS,
+        threshold_param(0.75, "ragas"),
+    )
 
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
         """Ask the four component questions (none unless the row has every input)."""
         asks = [part.ask(row, params) for part in _PARTS]
         return [a for a in asks if a is not None] if all(asks) else []
 
-    def read(self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object],
-             ctx: Context) -> dict[str, float | None] | str:  # fmt: skip
+    def read(
+        self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> dict[str, float | None] | str:
         """Each component, then their harmonic mean (0 when any component is 0)."""
         parts = {
             p.key: p.value(r.value, row, params, ctx) for p, r in zip(_PARTS, replies, strict=True)

@@ -32,14 +32,25 @@ if TYPE_CHECKING:
     import polars as pl
     import torch
 
-__all__ = ["AnswerRelevancy", "AnswerSimilarity", "ContextMrr", "ContextRelevancy",
-           "Groundedness", "SentenceSimilarity"]  # fmt: skip
+__all__ = [
+    "AnswerRelevancy",
+    "AnswerSimilarity",
+    "ContextMrr",
+    "ContextRelevancy",
+    "Groundedness",
+    "SentenceSimilarity",
+]
 
 
-_PRECISION = Param("precision", str, default="fp32", choices=("fp32", "int8"),
-                   description="fp32, or int8: an int8 ONNX Runtime copy of the model on a "
-                               "CPU, 1.7x as fast, similarities off by 0.012 on average "
-                               "(0.09 at most measured); needs evalnb[onnx]")  # fmt: skip
+_PRECISION = Param(
+    "precision",
+    str,
+    default="fp32",
+    choices=("fp32", "int8"),
+    description="fp32, or int8: an int8 ONNX Runtime copy of the model on a "
+    "CPU, 1.7x as fast, similarities off by 0.012 on average "
+    "(0.09 at most measured); needs evalnb[onnx]",
+)
 
 
 def _threshold(default: float, metric: str) -> Param:
@@ -84,9 +95,16 @@ class AnswerSimilarity(Evaluator):
     domain = "generation"
     description = "Cosine similarity of the embeddings of the answer and the expected answer."
     requires = ("actual", "expected")
-    metrics = (MetricSpec("answer_similarity", "Answer similarity",
-                          "Cosine similarity of answer and expected answer.", min=-1.0,
-                          threshold=0.75, primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "answer_similarity",
+            "Answer similarity",
+            "Cosine similarity of answer and expected answer.",
+            min=-1.0,
+            threshold=0.75,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
         EMBEDDING_MODEL,
         _PRECISION,
@@ -102,15 +120,27 @@ class AnswerSimilarity(Evaluator):
         flat = refs.filter(counts > 0).list.explode().to_list()
         actual = rows["actual"].fill_null("").to_list()
         emb = _embed(ctx, params, actual + flat)
-        best = reduce_rows(cross_max(emb[len(actual):], seg, emb[: len(actual)],
-                                     Segments(np.ones(len(actual), dtype=np.int64))), seg, "max")  # fmt: skip
+        best = reduce_rows(
+            cross_max(
+                emb[len(actual) :],
+                seg,
+                emb[: len(actual)],
+                Segments(np.ones(len(actual), dtype=np.int64)),
+            ),
+            seg,
+            "max",
+        )
         errored = rows["error"].is_not_null().to_numpy()
         empty = blank(rows["actual"])
         no_ref = seg.counts == 0
         value = np.where(errored | empty, 0.0, best)
         value[no_ref] = np.nan
-        why = reasons(rows.height, (empty, "empty answer: worst value"), (errored, _HOST),
-                      (no_ref, "no expected answer to compare with"))  # fmt: skip
+        why = reasons(
+            rows.height,
+            (empty, "empty answer: worst value"),
+            (errored, _HOST),
+            (no_ref, "no expected answer to compare with"),
+        )
         return result_frame(rows, {"answer_similarity": value}, why)
 
 
@@ -127,13 +157,22 @@ class SentenceSimilarity(Evaluator):
     )
     requires = ("actual", "expected")
     metrics = (
-        MetricSpec("mean_answer_similarity", "Mean answer similarity",
-                   "Mean over answer sentences of the best similarity.", min=-1.0,
-                   threshold=0.75, primary=True),
-        MetricSpec("min_answer_similarity", "Min answer similarity",
-                   "Minimum over answer sentences of the best similarity.", min=-1.0,
-                   threshold=0.75),
-    )  # fmt: skip
+        MetricSpec(
+            "mean_answer_similarity",
+            "Mean answer similarity",
+            "Mean over answer sentences of the best similarity.",
+            min=-1.0,
+            threshold=0.75,
+            primary=True,
+        ),
+        MetricSpec(
+            "min_answer_similarity",
+            "Min answer similarity",
+            "Minimum over answer sentences of the best similarity.",
+            min=-1.0,
+            threshold=0.75,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
         EMBEDDING_MODEL,
         _PRECISION,
@@ -181,9 +220,16 @@ class AnswerRelevancy(Evaluator):
     domain = "generation"
     description = "Maximum cosine similarity between the question and any answer sentence."
     requires = ("prompt", "actual")
-    metrics = (MetricSpec("answer_relevancy", "Answer relevancy",
-                          "Best similarity of an answer sentence to the question.", min=-1.0,
-                          threshold=0.75, primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "answer_relevancy",
+            "Answer relevancy",
+            "Best similarity of an answer sentence to the question.",
+            min=-1.0,
+            threshold=0.75,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
         EMBEDDING_MODEL,
         _PRECISION,
@@ -202,8 +248,9 @@ class AnswerRelevancy(Evaluator):
         errored = rows["error"].is_not_null().to_numpy()
         empty = aseg.counts == 0
         value = np.where(errored | empty, 0.0, best)
-        why = reasons(rows.height, (empty, "no answer sentence longer than 10 characters"),
-                      (errored, _HOST))  # fmt: skip
+        why = reasons(
+            rows.height, (empty, "no answer sentence longer than 10 characters"), (errored, _HOST)
+        )
         return result_frame(rows, {"answer_relevancy": value}, why)
 
 
@@ -219,9 +266,16 @@ class Groundedness(Evaluator):
         "the row's score is the lowest of these."
     )
     requires = ("actual", "context")
-    metrics = (MetricSpec("groundedness", "Groundedness",
-                          "Similarity of the least grounded answer sentence to the context.",
-                          min=-1.0, threshold=0.75, primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "groundedness",
+            "Groundedness",
+            "Similarity of the least grounded answer sentence to the context.",
+            min=-1.0,
+            threshold=0.75,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
         EMBEDDING_MODEL,
         _PRECISION,
@@ -294,18 +348,35 @@ class ContextMrr(Evaluator):
         "question reaches the relevance threshold (0 when none within the cut-off)."
     )
     requires = ("prompt", "context")
-    metrics = (MetricSpec("mean_reciprocal_rank", "Mean reciprocal rank",
-                          "Reciprocal rank of the first relevant chunk.", threshold=0.75,
-                          primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "mean_reciprocal_rank",
+            "Mean reciprocal rank",
+            "Reciprocal rank of the first relevant chunk.",
+            threshold=0.75,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
         EMBEDDING_MODEL,
         _PRECISION,
-        Param("mrr_relevant_chunk_threshold", float, default=0.7, low=0.0, high=1.0,
-              description="similarity from which a chunk counts as relevant"),
-        Param("mrr_relevant_chunk_oor_idx", int, default=10, low=1,
-              description="ranks past this one count as not found"),
+        Param(
+            "mrr_relevant_chunk_threshold",
+            float,
+            default=0.7,
+            low=0.0,
+            high=1.0,
+            description="similarity from which a chunk counts as relevant",
+        ),
+        Param(
+            "mrr_relevant_chunk_oor_idx",
+            int,
+            default=10,
+            low=1,
+            description="ranks past this one count as not found",
+        ),
         _threshold(0.75, "mean_reciprocal_rank"),
-    )  # fmt: skip
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Ranks are the retrieval ranks: a chunk without sentences is simply not relevant."""
@@ -319,8 +390,9 @@ class ContextMrr(Evaluator):
         rr = np.where(first <= cutoff, 1.0 / first, 0.0)
         errored = rows["error"].is_not_null().to_numpy()
         rr[errored] = 0.0
-        why = reasons(rows.height, (per_row.counts == 0, "no retrieved context: 0.0"),
-                      (errored, _HOST))  # fmt: skip
+        why = reasons(
+            rows.height, (per_row.counts == 0, "no retrieved context: 0.0"), (errored, _HOST)
+        )
         return result_frame(rows, {"mean_reciprocal_rank": rr}, why)
 
 
@@ -337,11 +409,22 @@ class ContextRelevancy(Evaluator):
     )
     requires = ("prompt", "context")
     metrics = (
-        MetricSpec("recall_relevancy", "Recall relevancy", "Maximum chunk relevancy.",
-                   min=-1.0, threshold=0.75),
-        MetricSpec("precision_relevancy", "Precision relevancy", "Average chunk relevancy.",
-                   min=-1.0, threshold=0.75, primary=True),
-    )  # fmt: skip
+        MetricSpec(
+            "recall_relevancy",
+            "Recall relevancy",
+            "Maximum chunk relevancy.",
+            min=-1.0,
+            threshold=0.75,
+        ),
+        MetricSpec(
+            "precision_relevancy",
+            "Precision relevancy",
+            "Average chunk relevancy.",
+            min=-1.0,
+            threshold=0.75,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
         EMBEDDING_MODEL,
         _PRECISION,

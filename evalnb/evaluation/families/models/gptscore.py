@@ -34,15 +34,22 @@ from evalnb.models.similarity import Segments, reduce_rows
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["QuestionAnsweringGPTScore", "SummaryGPTScore", "SummaryRefGPTScore",
-           "TranslationGPTScore"]  # fmt: skip
+__all__ = [
+    "QuestionAnsweringGPTScore",
+    "SummaryGPTScore",
+    "SummaryRefGPTScore",
+    "TranslationGPTScore",
+]
 
 # The models H2O offers (evaluators.md G14); any other local causal or seq2seq LM works too.
 KNOWN_MODELS = (
-    "gpt2-medium", "gpt2-large", "gpt2-xl", "EleutherAI/gpt-j-6b",
+    "gpt2-medium",
+    "gpt2-large",
+    "gpt2-xl",
+    "EleutherAI/gpt-j-6b",
     *(f"google/flan-t5-{s}" for s in ("small", "base", "large", "xl", "xxl")),
     *(f"facebook/opt-{s}" for s in ("125m", "350m", "1.3b", "2.7b", "6.7b", "13b", "66b")),
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -55,8 +62,16 @@ class _Aspect:
 
 
 def _metric(aspect: _Aspect, primary: bool) -> MetricSpec:
-    return MetricSpec(aspect.key, aspect.title, aspect.question, min=0.0, max=math.inf,
-                      higher_is_better=False, threshold=math.inf, primary=primary)  # fmt: skip
+    return MetricSpec(
+        aspect.key,
+        aspect.title,
+        aspect.question,
+        min=0.0,
+        max=math.inf,
+        higher_is_better=False,
+        threshold=math.inf,
+        primary=primary,
+    )
 
 
 class _GPTScore(Evaluator):
@@ -67,10 +82,14 @@ class _GPTScore(Evaluator):
     fields: ClassVar[tuple[str, str]]
     swap: ClassVar[bool] = False
     params: ClassVar[tuple[Param, ...]] = (
-        Param("model", str, default="gpt2-medium",
-              description=f"causal or seq2seq LM: a local folder or a hub name ({', '.join(KNOWN_MODELS[:3])}, …)"),
+        Param(
+            "model",
+            str,
+            default="gpt2-medium",
+            description=f"causal or seq2seq LM: a local folder or a hub name ({', '.join(KNOWN_MODELS[:3])}, …)",
+        ),
         threshold_param(math.inf, "the primary aspect", high=None),
-    )  # fmt: skip
+    )
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         """Derive the required fields and the metric specs (first aspect primary)."""
@@ -83,8 +102,10 @@ class _GPTScore(Evaluator):
         lm = load_scoring_lm(str(params["model"]), self.id)
         a_lists, b_lists = (_as_lists(rows[f]) for f in self.fields)
         # one (a, b) item per reference combination of a row
-        items = [[(a, b) for a in al for b in bl if a.strip() and b.strip()]
-                 for al, bl in zip(a_lists, b_lists, strict=True)]  # fmt: skip
+        items = [
+            [(a, b) for a in al for b in bl if a.strip() and b.strip()]
+            for al, bl in zip(a_lists, b_lists, strict=True)
+        ]
         seg = Segments(np.array([len(i) for i in items], dtype=np.int64))
         flat = [p for row in items for p in row]
         pairs = list(dict.fromkeys(flat))
@@ -101,8 +122,11 @@ class _GPTScore(Evaluator):
             value[errored | empty] = np.nan
             values[aspect.key] = value
         a_col, b_col = self.fields
-        why = reasons(rows.height, (empty, f"empty {a_col} or {b_col}: not scored"),
-                      (errored, "the model host failed to answer: not scored"))  # fmt: skip
+        why = reasons(
+            rows.height,
+            (empty, f"empty {a_col} or {b_col}: not scored"),
+            (errored, "the model host failed to answer: not scored"),
+        )
         return result_frame(rows, values, why)
 
     @staticmethod
@@ -138,14 +162,25 @@ class TranslationGPTScore(_GPTScore):
     fields = ("expected", "actual")
     swap = True
     aspects = (
-        _rewrite("accuracy", "Accuracy", "Are there inaccuracies, missing, or unfactual content in the generated text?",
-                 "Rewrite the following text with its core information and consistent facts:"),
-        _rewrite("fluency", "Fluency", "Is the generated text well-written and grammatical?",
-                 "Rewrite the following text to make it more grammatical and well-written:"),
-        _rewrite("multidimensional_quality_metrics", "Multidimensional quality metrics",
-                 "How is the overall quality of the generated text?",
-                 "Rewrite the following text into high-quality text with its core information:"),
-    )  # fmt: skip
+        _rewrite(
+            "accuracy",
+            "Accuracy",
+            "Are there inaccuracies, missing, or unfactual content in the generated text?",
+            "Rewrite the following text with its core information and consistent facts:",
+        ),
+        _rewrite(
+            "fluency",
+            "Fluency",
+            "Is the generated text well-written and grammatical?",
+            "Rewrite the following text to make it more grammatical and well-written:",
+        ),
+        _rewrite(
+            "multidimensional_quality_metrics",
+            "Multidimensional quality metrics",
+            "How is the overall quality of the generated text?",
+            "Rewrite the following text into high-quality text with its core information:",
+        ),
+    )
 
 
 def _dialogue(key: str, title: str, question: str) -> _Aspect:
@@ -175,9 +210,11 @@ class QuestionAnsweringGPTScore(_GPTScore):
         _dialogue("relevance", "Relevance", "relevant to the conversation?"),
         _dialogue("specific", "Specific", "generic or specific to the conversation?"),
         _dialogue("correctness", "Correctness", "correct to conversations?"),
-        _dialogue("semantically_appropriate", "Semantically appropriate", "semantically appropriate?"),
+        _dialogue(
+            "semantically_appropriate", "Semantically appropriate", "semantically appropriate?"
+        ),
         _dialogue("fluency", "Fluency", "fluently written?"),
-    )  # fmt: skip
+    )
 
 
 @register
@@ -193,20 +230,43 @@ class SummaryRefGPTScore(_GPTScore):
     fields = ("expected", "actual")
     swap = True
     aspects = (
-        _rewrite("semantic_coverage", "Semantic coverage",
-                 "How many semantic content units from the reference text are covered by the generated text?",
-                 "Rewrite the following text with the same semantics."),
-        _rewrite("factuality", "Factuality", "Does the generated text preserve the factual statements of the source text?",
-                 "Rewrite the following text with consistent facts."),
-        _rewrite("informativeness", "Informativeness", "How well does the generated text capture the key ideas of its source text?",
-                 "Rewrite the following text with its core information."),
-        _rewrite("coherence", "Coherence", "How much does the generated text make sense?",
-                 "Rewrite the following text into a coherent text."),
-        _rewrite("relevance", "Relevance", "How well is the generated text relevant to its source text?",
-                 "Rewrite the following text with consistent details."),
-        _rewrite("fluency", "Fluency", "Is the generated text well-written and grammatical?",
-                 "Rewrite the following text into a fluent and grammatical text."),
-    )  # fmt: skip
+        _rewrite(
+            "semantic_coverage",
+            "Semantic coverage",
+            "How many semantic content units from the reference text are covered by the generated text?",
+            "Rewrite the following text with the same semantics.",
+        ),
+        _rewrite(
+            "factuality",
+            "Factuality",
+            "Does the generated text preserve the factual statements of the source text?",
+            "Rewrite the following text with consistent facts.",
+        ),
+        _rewrite(
+            "informativeness",
+            "Informativeness",
+            "How well does the generated text capture the key ideas of its source text?",
+            "Rewrite the following text with its core information.",
+        ),
+        _rewrite(
+            "coherence",
+            "Coherence",
+            "How much does the generated text make sense?",
+            "Rewrite the following text into a coherent text.",
+        ),
+        _rewrite(
+            "relevance",
+            "Relevance",
+            "How well is the generated text relevant to its source text?",
+            "Rewrite the following text with consistent details.",
+        ),
+        _rewrite(
+            "fluency",
+            "Fluency",
+            "Is the generated text well-written and grammatical?",
+            "Rewrite the following text into a fluent and grammatical text.",
+        ),
+    )
 
 
 def _tldr(key: str, title: str, question: str, instruction: str) -> _Aspect:
@@ -223,18 +283,46 @@ class SummaryGPTScore(_GPTScore):
     description = "ANLL of the summary after 'Tl;dr' following the source text. Lower is better."
     fields = ("prompt", "actual")
     aspects = (
-        _tldr("semantic_coverage", "Semantic coverage", "How many semantic content units of the source are covered?",
-              "Generate a summary with as much semantic coverage as possible for the following text:"),
-        _tldr("factuality", "Factuality", "Does the generated text preserve the factual statements of the source text?",
-              "Generate a summary with consistent facts for the following text:"),
-        _tldr("consistency", "Consistency", "Is the generated text consistent in the information it provides?",
-              "Generate a factually consistent summary for the following text:"),
-        _tldr("informativeness", "Informativeness", "How well does the generated text capture the key ideas of its source text?",
-              "Generate an informative summary that captures the key points of the following text:"),
-        _tldr("coherence", "Coherence", "How much does the generated text make sense?",
-              "Generate a coherent summary for the following text:"),
-        _tldr("relevance", "Relevance", "How well is the generated text relevant to its source text?",
-              "Generate a relevant summary with consistent details for the following text:"),
-        _tldr("fluency", "Fluency", "Is the generated text well-written and grammatical?",
-              "Generate a fluent and grammatical summary for the following text:"),
-    )  # fmt: skip
+        _tldr(
+            "semantic_coverage",
+            "Semantic coverage",
+            "How many semantic content units of the source are covered?",
+            "Generate a summary with as much semantic coverage as possible for the following text:",
+        ),
+        _tldr(
+            "factuality",
+            "Factuality",
+            "Does the generated text preserve the factual statements of the source text?",
+            "Generate a summary with consistent facts for the following text:",
+        ),
+        _tldr(
+            "consistency",
+            "Consistency",
+            "Is the generated text consistent in the information it provides?",
+            "Generate a factually consistent summary for the following text:",
+        ),
+        _tldr(
+            "informativeness",
+            "Informativeness",
+            "How well does the generated text capture the key ideas of its source text?",
+            "Generate an informative summary that captures the key points of the following text:",
+        ),
+        _tldr(
+            "coherence",
+            "Coherence",
+            "How much does the generated text make sense?",
+            "Generate a coherent summary for the following text:",
+        ),
+        _tldr(
+            "relevance",
+            "Relevance",
+            "How well is the generated text relevant to its source text?",
+            "Generate a relevant summary with consistent details for the following text:",
+        ),
+        _tldr(
+            "fluency",
+            "Fluency",
+            "Is the generated text well-written and grammatical?",
+            "Generate a fluent and grammatical summary for the following text:",
+        ),
+    )

@@ -21,9 +21,33 @@ __all__ = ["PERCENTILE_BINS", "ConvWeights", "conv_score", "load_conv_weights", 
 
 # SummaC's "percentile" bin edges (the published Conv weights were trained on these).
 PERCENTILE_BINS = np.array(
-    [0.0, 0.01, 0.02, 0.03, 0.04, 0.07, 0.13, 0.37, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95,
-     0.955, 0.96, 0.965, 0.97, 0.975, 0.98, 0.985, 0.99, 0.995, 1.0]
-)  # fmt: skip
+    [
+        0.0,
+        0.01,
+        0.02,
+        0.03,
+        0.04,
+        0.07,
+        0.13,
+        0.37,
+        0.90,
+        0.91,
+        0.92,
+        0.93,
+        0.94,
+        0.95,
+        0.955,
+        0.96,
+        0.965,
+        0.97,
+        0.975,
+        0.98,
+        0.985,
+        0.99,
+        0.995,
+        1.0,
+    ]
+)
 _ROWS = 10  # summary sentences the Conv model reads
 
 

@@ -52,25 +52,49 @@ class Summarization(Evaluator):
     )
     requires = ("prompt", "actual")
     metrics = (
-        MetricSpec("completeness", "Completeness",
-                   "How much of the document the summary covers.", threshold=0.75, primary=True),
-        MetricSpec("faithfulness_conv", "Faithfulness (SummaC Conv)",
-                   "How well the summary preserves the meaning and facts of the document.",
-                   threshold=0.75),
-        MetricSpec("faithfulness_zs", "Faithfulness (SummaC ZS)",
-                   "Mean over summary sentences of their best entailment.", threshold=0.75),
-    )  # fmt: skip
+        MetricSpec(
+            "completeness",
+            "Completeness",
+            "How much of the document the summary covers.",
+            threshold=0.75,
+            primary=True,
+        ),
+        MetricSpec(
+            "faithfulness_conv",
+            "Faithfulness (SummaC Conv)",
+            "How well the summary preserves the meaning and facts of the document.",
+            threshold=0.75,
+        ),
+        MetricSpec(
+            "faithfulness_zs",
+            "Faithfulness (SummaC ZS)",
+            "Mean over summary sentences of their best entailment.",
+            threshold=0.75,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("nli_model", str, default="tals/albert-xlarge-vitaminc-mnli",
-              description="NLI sequence classifier: hub name or local folder"),
-        Param("model", str, default=DEFAULT_MODEL,
-              description="sentence-transformers model for completeness (the model used is "
-                          "recorded)", normalize=lambda m: used_model(str(m))),
-        Param("conv_weights", str, default="",
-              description="SummaC-Conv weights file (summac_conv_vitc_sent_perc_e.bin); "
-                          "empty: faithfulness_conv is not scored"),
+        Param(
+            "nli_model",
+            str,
+            default="tals/albert-xlarge-vitaminc-mnli",
+            description="NLI sequence classifier: hub name or local folder",
+        ),
+        Param(
+            "model",
+            str,
+            default=DEFAULT_MODEL,
+            description="sentence-transformers model for completeness (the model used is recorded)",
+            normalize=lambda m: used_model(str(m)),
+        ),
+        Param(
+            "conv_weights",
+            str,
+            default="",
+            description="SummaC-Conv weights file (summac_conv_vitc_sent_perc_e.bin); "
+            "empty: faithfulness_conv is not scored",
+        ),
         threshold_param(0.75, "completeness"),
-    )  # fmt: skip
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """One NLI pass over the distinct sentence pairs of all rows, then per-row aggregation."""
@@ -105,12 +129,18 @@ class Summarization(Evaluator):
                 failed[i] = True
         why = reasons(
             n,
-            (ok & (weights is None), "faithfulness_conv not scored: pass conv_weights='<SummaC-Conv weights file>'"),
+            (
+                ok & (weights is None),
+                "faithfulness_conv not scored: pass conv_weights='<SummaC-Conv weights file>'",
+            ),
             (failed, "UMAP could not be fitted on this document: completeness not scored"),
             (short_sum, "summary too short: fewer than 2 sentences longer than 10 characters"),
-            (short_doc, "document (prompt) too short: fewer than 2 sentences longer than 10 characters"),
+            (
+                short_doc,
+                "document (prompt) too short: fewer than 2 sentences longer than 10 characters",
+            ),
             (errored, "the model host failed to answer: not scored"),
-        )  # fmt: skip
+        )
         return result_frame(rows, values, why)
 
     @staticmethod

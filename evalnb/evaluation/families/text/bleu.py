@@ -47,9 +47,12 @@ def _brevity(stats: NgramStats) -> np.ndarray:
 
 
 def sentence_bleu(
-    stats: NgramStats, smooth: str = "exp", smooth_value: float | None = None, *,
+    stats: NgramStats,
+    smooth: str = "exp",
+    smooth_value: float | None = None,
+    *,
     effective_order: bool = True,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """``sacrebleu.sentence_bleu`` (effective order) from the statistics, scaled to [0, 1].
 
     ``effective_order=False`` scores as ``sacrebleu.corpus_bleu`` does each pair's segment:
@@ -114,26 +117,50 @@ class Bleu(Evaluator):
     requires = ("actual", "expected")
     block_rows = BLOCK_ROWS
     metrics = (
-        MetricSpec("bleu_1", "BLEU-1", "Unigram precision × brevity penalty (H2O).",
-                   threshold=0.75, primary=True),
+        MetricSpec(
+            "bleu_1",
+            "BLEU-1",
+            "Unigram precision × brevity penalty (H2O).",
+            threshold=0.75,
+            primary=True,
+        ),
         MetricSpec("bleu_2", "BLEU-2", "Bigram precision × brevity penalty.", threshold=0.75),
         MetricSpec("bleu_3", "BLEU-3", "Trigram precision × brevity penalty.", threshold=0.75),
         MetricSpec("bleu_4", "BLEU-4", "4-gram precision × brevity penalty.", threshold=0.75),
-        MetricSpec("sacrebleu", "sacreBLEU", "sacrebleu's sentence BLEU up to 4-grams (13a "
-                   "tokens, effective order, smoothing), in [0, 1]; not H2O's. Scored with "
-                   "sacrebleu=True.", threshold=0.75),
-    )  # fmt: skip
+        MetricSpec(
+            "sacrebleu",
+            "sacreBLEU",
+            "sacrebleu's sentence BLEU up to 4-grams (13a "
+            "tokens, effective order, smoothing), in [0, 1]; not H2O's. Scored with "
+            "sacrebleu=True.",
+            threshold=0.75,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("tokenizer", str, default="nltk", choices=("nltk", "13a"),
-              description="tokens of bleu_1..bleu_4: NLTK word_tokenize as H2O, or "
-                          "sacrebleu's 13a (the sacrebleu metric always uses 13a)"),
+        Param(
+            "tokenizer",
+            str,
+            default="nltk",
+            choices=("nltk", "13a"),
+            description="tokens of bleu_1..bleu_4: NLTK word_tokenize as H2O, or "
+            "sacrebleu's 13a (the sacrebleu metric always uses 13a)",
+        ),
         Param("lowercase", bool, default=False, description="lower-case before tokenizing"),
-        Param("sacrebleu", bool, default=False,
-              description="also score sacrebleu's sentence BLEU (metric sacrebleu)"),
-        Param("smooth_method", str, default="exp", choices=("exp", "floor", "add-k", "none"),
-              description="smoothing of the sacrebleu metric (sacrebleu's methods)"),
+        Param(
+            "sacrebleu",
+            bool,
+            default=False,
+            description="also score sacrebleu's sentence BLEU (metric sacrebleu)",
+        ),
+        Param(
+            "smooth_method",
+            str,
+            default="exp",
+            choices=("exp", "floor", "add-k", "none"),
+            description="smoothing of the sacrebleu metric (sacrebleu's methods)",
+        ),
         threshold_param(0.75, "bleu_1"),
-    )  # fmt: skip
+    )
 
     def score(
         self,

@@ -253,8 +253,10 @@ class _Parser:
                     operand = False
                 elif kind == "LP":
                     if len(stack) > MAX_NESTING:
-                        msg = (f"condition {self.condition[:80]!r}...: expected parentheses "
-                               f"nested at most {MAX_NESTING} deep, found deeper; flatten it")  # fmt: skip
+                        msg = (
+                            f"condition {self.condition[:80]!r}...: expected parentheses "
+                            f"nested at most {MAX_NESTING} deep, found deeper; flatten it"
+                        )
                         raise ConditionError(msg)
                     stack.append(_Frame([], []))
                 else:

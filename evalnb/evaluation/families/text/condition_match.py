@@ -150,8 +150,12 @@ def _text_leaves(
     for start in range(0, len(wanted), step):
         block = wanted[start : start + step]
         needles = [_needle(row[k]) for k in block for row in leaves]
-        frame = pl.DataFrame({"t": pl.concat([texts] * len(block)) if len(block) > 1 else texts,
-                              "n": pl.Series(needles, dtype=pl.String)})  # fmt: skip
+        frame = pl.DataFrame(
+            {
+                "t": pl.concat([texts] * len(block)) if len(block) > 1 else texts,
+                "n": pl.Series(needles, dtype=pl.String),
+            }
+        )
         found = frame.select(pl.col("t").str.contains(pl.col("n"), literal=True)).to_series()
         flat = found.fill_null(value=False).to_numpy()
         for j, k in enumerate(block):

@@ -48,12 +48,29 @@ class Detector:
 
 
 _EMAIL_USERS = {"john.doe", "jane.doe", "foo", "bar"}
-_EMAIL_DOMAINS = {"example.com", "example.org", "bar.net", "email.com", "company.com",
-                  "business.net", "domain.org"}  # fmt: skip
+_EMAIL_DOMAINS = {
+    "example.com",
+    "example.org",
+    "bar.net",
+    "email.com",
+    "company.com",
+    "business.net",
+    "domain.org",
+}
 _CARD = re.compile(r"[^\d](\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4})[^\d]")
-_TEST_CARDS = {"5123456789123456", "1234567890123456", "0000000000000000", "5610591081018250",
-               "6011111111111117", "6011000990139424", "3530111333300000", "3566002020360505",
-               "5555555555554444", "5105105105105100", "4111111111111111"}  # fmt: skip
+_TEST_CARDS = {
+    "5123456789123456",
+    "1234567890123456",
+    "0000000000000000",
+    "5610591081018250",
+    "6011111111111117",
+    "6011000990139424",
+    "3530111333300000",
+    "3566002020360505",
+    "5555555555554444",
+    "5105105105105100",
+    "4111111111111111",
+}
 _TEST_SSNS = {"001245565", "012548785", "001231000", "078051120", "457555462", "219099999"}
 _WINDOWS = re.compile(
     r"[^A-z0-9]([A-Z1-9]{5})-([A-Z1-9]{5})-([A-Z1-9]{5})-([A-Z1-9]{5})-([A-Z1-9]{5})[^A-z0-9]"
@@ -251,10 +268,14 @@ class PiiLeakage(_Leakage):
     detectors = PII_DETECTORS
     params: ClassVar[tuple[Param, ...]] = (
         *_Leakage.params,
-        Param("use_allow_lists", bool, default=True,
-              description="pass H2O's placeholder e-mails, test card numbers and test SSNs "
-                          "(False: report every match)"),
-    )  # fmt: skip
+        Param(
+            "use_allow_lists",
+            bool,
+            default=True,
+            description="pass H2O's placeholder e-mails, test card numbers and test SSNs "
+            "(False: report every match)",
+        ),
+    )
 
     def detectors_for(self, params: Mapping[str, object]) -> tuple[Detector, ...]:
         """H2O's detectors, or the same without their allow-lists."""

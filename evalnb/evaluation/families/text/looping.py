@@ -70,14 +70,27 @@ class Looping(Evaluator):
     )
     requires = ("actual",)
     metrics = (
-        MetricSpec("unique_sentences", "Unique sentences", "Distinct sentences / sentences.",
-                   threshold=0.75, primary=True),
-        MetricSpec("longest_repeated_substring", "Longest repeated substring",
-                   "Occurrences × length of the longest repeat / answer length.",
-                   higher_is_better=False, threshold=0.75),
-        MetricSpec("compression_ratio", "Compression ratio",
-                   "zlib-compressed / raw size (low: repetitive).", threshold=0.75),
-    )  # fmt: skip
+        MetricSpec(
+            "unique_sentences",
+            "Unique sentences",
+            "Distinct sentences / sentences.",
+            threshold=0.75,
+            primary=True,
+        ),
+        MetricSpec(
+            "longest_repeated_substring",
+            "Longest repeated substring",
+            "Occurrences × length of the longest repeat / answer length.",
+            higher_is_better=False,
+            threshold=0.75,
+        ),
+        MetricSpec(
+            "compression_ratio",
+            "Compression ratio",
+            "zlib-compressed / raw size (low: repetitive).",
+            threshold=0.75,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.75, "unique_sentences"),)
 
     def score(

@@ -58,9 +58,18 @@ if TYPE_CHECKING:
 
     from evalnb.evaluation.base import Context
 
-__all__ = ["RagasBleu", "RagasChrf", "RagasContextPrecision", "RagasContextRecall",
-           "RagasExactMatch", "RagasIdContextPrecision", "RagasIdContextRecall", "RagasRouge",
-           "RagasStringPresence", "RagasStringSimilarity"]  # fmt: skip
+__all__ = [
+    "RagasBleu",
+    "RagasChrf",
+    "RagasContextPrecision",
+    "RagasContextRecall",
+    "RagasExactMatch",
+    "RagasIdContextPrecision",
+    "RagasIdContextRecall",
+    "RagasRouge",
+    "RagasStringPresence",
+    "RagasStringSimilarity",
+]
 
 _HOST = "the model host failed to answer"
 _NO_REFERENCE = "no expected answer (ragas' reference)"
@@ -72,9 +81,16 @@ def _reference(rows: pl.DataFrame) -> pl.Series:
 
 
 def _string_params(default: float, metric: str) -> tuple[Param, ...]:
-    return (Param("distance_measure", str, default="levenshtein", choices=MEASURES,
-                  description="rapidfuzz distance (ragas' DistanceMeasure)"),
-            threshold_param(default, metric))  # fmt: skip
+    return (
+        Param(
+            "distance_measure",
+            str,
+            default="levenshtein",
+            choices=MEASURES,
+            description="rapidfuzz distance (ragas' DistanceMeasure)",
+        ),
+        threshold_param(default, metric),
+    )
 
 
 def _errors(rows: pl.DataFrame) -> np.ndarray:
@@ -91,15 +107,31 @@ class RagasRouge(Evaluator):
     description = "ragas' RougeScore: rouge-score with stemming, rouge1 or rougeL, F, P or R."
     requires = ("actual", "expected")
     block_rows = BLOCK_ROWS
-    metrics = (MetricSpec("ragas_rouge", "ROUGE (ragas)", "ragas' RougeScore of the answer "
-                          "against the first expected answer.", primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            "ragas_rouge",
+            "ROUGE (ragas)",
+            "ragas' RougeScore of the answer against the first expected answer.",
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("rouge_type", str, default="rougeL", choices=("rouge1", "rougeL"),
-              description="ROUGE-1 or ROUGE-L, as ragas' rouge_type"),
-        Param("mode", str, default="fmeasure", choices=("fmeasure", "precision", "recall"),
-              description="which of rouge-score's numbers"),
+        Param(
+            "rouge_type",
+            str,
+            default="rougeL",
+            choices=("rouge1", "rougeL"),
+            description="ROUGE-1 or ROUGE-L, as ragas' rouge_type",
+        ),
+        Param(
+            "mode",
+            str,
+            default="fmeasure",
+            choices=("fmeasure", "precision", "recall"),
+            description="which of rouge-score's numbers",
+        ),
         threshold_param(0.5, "ragas_rouge"),
-    )  # fmt: skip
+    )
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Tokenize once (stemmed), count overlaps compiled, pick ragas' number."""
@@ -124,8 +156,9 @@ class _Pairwise(Evaluator):
     key: ClassVar[str]
 
     @abstractmethod
-    def values(self, actual: pl.Series, reference: pl.Series,
-               params: Mapping[str, object]) -> np.ndarray:  # fmt: skip
+    def values(
+        self, actual: pl.Series, reference: pl.Series, params: Mapping[str, object]
+    ) -> np.ndarray:
         """Return the metric of every pair (both present)."""
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
@@ -151,12 +184,16 @@ class RagasExactMatch(_Pairwise):
     title = "Exact match (ragas)"
     domain = "generation"
     description = "ragas' ExactMatch: 1 when the answer is the reference, character for character."
-    metrics = (MetricSpec(key, "Exact match (ragas)", "1 when the answer equals the "
-                          "reference.", primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            key, "Exact match (ragas)", "1 when the answer equals the reference.", primary=True
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, key),)
 
-    def values(self, actual: pl.Series, reference: pl.Series,
-               params: Mapping[str, object]) -> np.ndarray:  # fmt: skip
+    def values(
+        self, actual: pl.Series, reference: pl.Series, params: Mapping[str, object]
+    ) -> np.ndarray:
         """Compare the strings, vectorised."""
         return (actual == reference).cast(pl.Float64).to_numpy()
 
@@ -169,12 +206,19 @@ class RagasStringPresence(_Pairwise):
     title = "String presence (ragas)"
     domain = "generation"
     description = "ragas' StringPresence: 1 when the reference occurs inside the answer."
-    metrics = (MetricSpec(key, "String presence (ragas)", "1 when the reference is a "
-                          "substring of the answer.", primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            key,
+            "String presence (ragas)",
+            "1 when the reference is a substring of the answer.",
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, key),)
 
-    def values(self, actual: pl.Series, reference: pl.Series,
-               params: Mapping[str, object]) -> np.ndarray:  # fmt: skip
+    def values(
+        self, actual: pl.Series, reference: pl.Series, params: Mapping[str, object]
+    ) -> np.ndarray:
         """Search each reference literally in its answer."""
         return contains_each(actual, reference).astype(np.float64)
 
@@ -186,14 +230,23 @@ class RagasStringSimilarity(_Pairwise):
     id = key = "ragas_string_similarity"
     title = "String similarity (ragas)"
     domain = "generation"
-    description = ("ragas' NonLLMStringSimilarity: 1 − the normalised string distance "
-                   "between the reference and the answer (rapidfuzz).")  # fmt: skip
-    metrics = (MetricSpec(key, "String similarity (ragas)", "1 − normalised distance of the "
-                          "answer to the reference.", primary=True),)  # fmt: skip
+    description = (
+        "ragas' NonLLMStringSimilarity: 1 − the normalised string distance "
+        "between the reference and the answer (rapidfuzz)."
+    )
+    metrics = (
+        MetricSpec(
+            key,
+            "String similarity (ragas)",
+            "1 − normalised distance of the answer to the reference.",
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = _string_params(0.5, key)
 
-    def values(self, actual: pl.Series, reference: pl.Series,
-               params: Mapping[str, object]) -> np.ndarray:  # fmt: skip
+    def values(
+        self, actual: pl.Series, reference: pl.Series, params: Mapping[str, object]
+    ) -> np.ndarray:
         """Distances of all pairs in one parallel call."""
         return similarity(reference.to_list(), actual.to_list(), str(params["distance_measure"]))
 
@@ -205,15 +258,21 @@ class RagasBleu(_Pairwise):
     id = key = "ragas_bleu"
     title = "BLEU (ragas)"
     domain = "generation"
-    description = ("ragas' BleuScore: sacrebleu's corpus BLEU of the answer's first "
-                   "'. '-separated segment against the reference's segments (13a tokens).")  # fmt: skip
+    description = (
+        "ragas' BleuScore: sacrebleu's corpus BLEU of the answer's first "
+        "'. '-separated segment against the reference's segments (13a tokens)."
+    )
     block_rows = BLOCK_ROWS
-    metrics = (MetricSpec(key, "BLEU (ragas)", "ragas' BleuScore against the first expected "
-                          "answer.", primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            key, "BLEU (ragas)", "ragas' BleuScore against the first expected answer.", primary=True
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, key),)
 
-    def values(self, actual: pl.Series, reference: pl.Series,
-               params: Mapping[str, object]) -> np.ndarray:  # fmt: skip
+    def values(
+        self, actual: pl.Series, reference: pl.Series, params: Mapping[str, object]
+    ) -> np.ndarray:
         """Split as ragas does, count n-grams compiled, score as sacrebleu's corpus_bleu."""
         # ragas splits both texts on ". " and calls corpus_bleu(hyps, [[r] for r in refs]):
         # sacrebleu zips the hypotheses with that one-segment stream, so only the answer's
@@ -231,15 +290,21 @@ class RagasChrf(_Pairwise):
     id = key = "ragas_chrf"
     title = "chrF (ragas)"
     domain = "generation"
-    description = ("ragas' CHRFScore: sacrebleu's chrF (character 1- to 6-grams, β = 2, "
-                   "whitespace removed, effective order) of the answer against the reference.")  # fmt: skip
+    description = (
+        "ragas' CHRFScore: sacrebleu's chrF (character 1- to 6-grams, β = 2, "
+        "whitespace removed, effective order) of the answer against the reference."
+    )
     block_rows = BLOCK_ROWS
-    metrics = (MetricSpec(key, "chrF (ragas)", "ragas' CHRFScore against the first expected "
-                          "answer.", primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            key, "chrF (ragas)", "ragas' CHRFScore against the first expected answer.", primary=True
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, key),)
 
-    def values(self, actual: pl.Series, reference: pl.Series,
-               params: Mapping[str, object]) -> np.ndarray:  # fmt: skip
+    def values(
+        self, actual: pl.Series, reference: pl.Series, params: Mapping[str, object]
+    ) -> np.ndarray:
         """Characters as tokens, n-grams counted compiled, sacrebleu's F-score."""
         return chrf(actual, reference)
 
@@ -256,8 +321,9 @@ class _ContextMatch(Evaluator):
     precision: ClassVar[bool]
 
     @abstractmethod
-    def aggregate(self, best: np.ndarray, row_of: np.ndarray, n: np.ndarray, threshold: float,
-                  rows: int) -> np.ndarray:  # fmt: skip
+    def aggregate(
+        self, best: np.ndarray, row_of: np.ndarray, n: np.ndarray, threshold: float, rows: int
+    ) -> np.ndarray:
         """Return each row's value from its items' best similarities."""
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
@@ -265,8 +331,9 @@ class _ContextMatch(Evaluator):
         left, right = ("context", "corpus") if self.precision else ("corpus", "context")
         threshold = float(params["similarity_threshold"])  # type: ignore[arg-type]
         # Only the comparison with the threshold counts: distances out of its reach stop early.
-        best, row_of, n = best_matches(rows[left], rows[right], str(params["distance_measure"]),
-                                       floor=threshold)  # fmt: skip
+        best, row_of, n = best_matches(
+            rows[left], rows[right], str(params["distance_measure"]), floor=threshold
+        )
         value = self.aggregate(best, row_of, n, threshold, rows.height)
         no_ctx = (rows["context"].list.len().fill_null(0) == 0).to_numpy()
         no_refs = (rows["corpus"].list.len().fill_null(0) == 0).to_numpy()
@@ -274,16 +341,27 @@ class _ContextMatch(Evaluator):
         # ragas: a recall without retrieved chunks fails (max of an empty list) and a
         # precision without references too: such rows are unscored here, with the reason.
         value[no_ctx | no_refs | errored] = np.nan
-        why = reasons(rows.height, (no_ctx, "no retrieved contexts"),
-                      (no_refs, "no reference contexts (the case's corpus)"),
-                      (errored, _HOST))  # fmt: skip
+        why = reasons(
+            rows.height,
+            (no_ctx, "no retrieved contexts"),
+            (no_refs, "no reference contexts (the case's corpus)"),
+            (errored, _HOST),
+        )
         return result_frame(rows, {self.key: value}, why)
 
 
 def _context_params(metric: str, comparison: str) -> tuple[Param, ...]:
-    return (Param("similarity_threshold", float, default=0.5, low=0.0, high=1.0,
-                  description=f"similarity from which two texts match ({comparison}, as ragas)"),
-            *_string_params(0.5, metric))  # fmt: skip
+    return (
+        Param(
+            "similarity_threshold",
+            float,
+            default=0.5,
+            low=0.0,
+            high=1.0,
+            description=f"similarity from which two texts match ({comparison}, as ragas)",
+        ),
+        *_string_params(0.5, metric),
+    )
 
 
 @register
@@ -294,15 +372,24 @@ class RagasContextPrecision(_ContextMatch):
     precision = True
     title = "Context precision, string-based (ragas)"
     domain = "retrieval"
-    description = ("ragas' NonLLMContextPrecisionWithReference: a retrieved chunk is relevant "
-                   "when its best string similarity to a reference context reaches the "
-                   "threshold; the average precision of those verdicts in rank order.")  # fmt: skip
-    metrics = (MetricSpec(key, "Context precision (ragas, string)",
-                          "Average precision of the retrieved chunks.", primary=True),)  # fmt: skip
+    description = (
+        "ragas' NonLLMContextPrecisionWithReference: a retrieved chunk is relevant "
+        "when its best string similarity to a reference context reaches the "
+        "threshold; the average precision of those verdicts in rank order."
+    )
+    metrics = (
+        MetricSpec(
+            key,
+            "Context precision (ragas, string)",
+            "Average precision of the retrieved chunks.",
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = _context_params(key, ">=")
 
-    def aggregate(self, best: np.ndarray, row_of: np.ndarray, n: np.ndarray, threshold: float,
-                  rows: int) -> np.ndarray:  # fmt: skip
+    def aggregate(
+        self, best: np.ndarray, row_of: np.ndarray, n: np.ndarray, threshold: float, rows: int
+    ) -> np.ndarray:
         """Sum over i of (hits in the first i + 1) / (i + 1) · v_i, over hits + 1e-10."""
         verdict = (best >= threshold).astype(np.float64)
         # Items come row by row (in rank order): the hits so far within a row are the running
@@ -328,14 +415,23 @@ class RagasContextRecall(_ContextMatch):
     precision = False
     title = "Context recall, string-based (ragas)"
     domain = "retrieval"
-    description = ("ragas' NonLLMContextRecall: the share of reference contexts whose best "
-                   "string similarity to a retrieved chunk exceeds the threshold.")  # fmt: skip
-    metrics = (MetricSpec(key, "Context recall (ragas, string)",
-                          "Share of reference contexts retrieved.", primary=True),)  # fmt: skip
+    description = (
+        "ragas' NonLLMContextRecall: the share of reference contexts whose best "
+        "string similarity to a retrieved chunk exceeds the threshold."
+    )
+    metrics = (
+        MetricSpec(
+            key,
+            "Context recall (ragas, string)",
+            "Share of reference contexts retrieved.",
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = _context_params(key, ">")
 
-    def aggregate(self, best: np.ndarray, row_of: np.ndarray, n: np.ndarray, threshold: float,
-                  rows: int) -> np.ndarray:  # fmt: skip
+    def aggregate(
+        self, best: np.ndarray, row_of: np.ndarray, n: np.ndarray, threshold: float, rows: int
+    ) -> np.ndarray:
         """Return the share of references whose best match exceeds the threshold."""
         sums = np.bincount(row_of, weights=(best > threshold).astype(np.float64), minlength=rows)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -351,8 +447,10 @@ def _ids(rows: pl.DataFrame, column: str, key: str) -> pl.Series:
 
 def _id_sets(rows: pl.DataFrame) -> tuple[pl.Series, pl.Series]:
     """Return the output's retrieved ids and the case's reference ids (``extra`` JSON)."""
-    return (_ids(rows, "output_extra", "retrieved_context_ids"),
-            _ids(rows, "case_extra", "reference_context_ids"))  # fmt: skip
+    return (
+        _ids(rows, "output_extra", "retrieved_context_ids"),
+        _ids(rows, "case_extra", "reference_context_ids"),
+    )
 
 
 class _IdMetric(Evaluator):
@@ -378,10 +476,15 @@ class _IdMetric(Evaluator):
         errored = _errors(rows)
         value[errored] = np.nan
         what = "retrieved" if self.precision else "reference"
-        why = reasons(rows.height,
-                      (missing, f"no {what} context ids (retrieved_context_ids in the output's "
-                                "extra, reference_context_ids in the case's)"),
-                      (errored, _HOST))  # fmt: skip
+        why = reasons(
+            rows.height,
+            (
+                missing,
+                f"no {what} context ids (retrieved_context_ids in the output's "
+                "extra, reference_context_ids in the case's)",
+            ),
+            (errored, _HOST),
+        )
         return result_frame(rows, {self.key: value}, why)
 
 
@@ -396,8 +499,14 @@ class RagasIdContextPrecision(_IdMetric):
     description = (
         "ragas' IDBasedContextPrecision: the share of retrieved ids among the reference ids."
     )
-    metrics = (MetricSpec(key, "Context precision (ragas, ids)", "Retrieved ids that are "
-                          "reference ids.", primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            key,
+            "Context precision (ragas, ids)",
+            "Retrieved ids that are reference ids.",
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, key),)
 
 
@@ -410,6 +519,9 @@ class RagasIdContextRecall(_IdMetric):
     title = "Context recall, id-based (ragas)"
     domain = "retrieval"
     description = "ragas' IDBasedContextRecall: the share of reference ids retrieved."
-    metrics = (MetricSpec(key, "Context recall (ragas, ids)", "Reference ids that were "
-                          "retrieved.", primary=True),)  # fmt: skip
+    metrics = (
+        MetricSpec(
+            key, "Context recall (ragas, ids)", "Reference ids that were retrieved.", primary=True
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, key),)

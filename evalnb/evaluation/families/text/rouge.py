@@ -143,13 +143,18 @@ class Rouge(Evaluator):
     metrics = (
         MetricSpec("rouge_1", "ROUGE-1", "Unigram overlap F-measure.", threshold=0.75),
         MetricSpec("rouge_2", "ROUGE-2", "Bigram overlap F-measure.", threshold=0.75),
-        MetricSpec("rouge_l", "ROUGE-L", "Longest common subsequence F-measure.",
-                   threshold=0.75, primary=True),
-    )  # fmt: skip
+        MetricSpec(
+            "rouge_l",
+            "ROUGE-L",
+            "Longest common subsequence F-measure.",
+            threshold=0.75,
+            primary=True,
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (
         Param("use_stemmer", bool, default=True, description="Porter-stem tokens (as H2O)"),
         threshold_param(0.75, "rouge_l"),
-    )  # fmt: skip
+    )
 
     def score(
         self,

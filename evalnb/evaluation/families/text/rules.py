@@ -98,9 +98,12 @@ def _validator(schema: dict[str, Any], timeout_s: float) -> Any:  # noqa: ANN401
         compile_pattern(patrn)  # too large or invalid: a clear error before any scoring
     extended = validators.extend(  # type: ignore[no-untyped-call]
         base,
-        {"pattern": pattern, "patternProperties": pattern_properties,
-         "additionalProperties": additional_properties},
-    )  # fmt: skip
+        {
+            "pattern": pattern,
+            "patternProperties": pattern_properties,
+            "additionalProperties": additional_properties,
+        },
+    )
     return extended(schema)
 
 
@@ -131,10 +134,16 @@ class JsonSchema(Evaluator):
     metrics = bool_metrics("the JSON Schema")
     params: ClassVar[tuple[Param, ...]] = (
         Param("json_schema", str, default="{}", description="the JSON Schema, as JSON text"),
-        Param("regex_timeout_s", float, default=1.0, low=0.001, high=60.0,
-              description="time limit of one schema `pattern` match"),
+        Param(
+            "regex_timeout_s",
+            float,
+            default=1.0,
+            low=0.001,
+            high=60.0,
+            description="time limit of one schema `pattern` match",
+        ),
         threshold_param(0.5, "model_passes"),
-    )  # fmt: skip
+    )
 
     @classmethod
     def resolve(cls, given: Mapping[str, object]) -> dict[str, object]:
@@ -155,8 +164,8 @@ class JsonSchema(Evaluator):
         ctx: Context,  # noqa: ARG002 - needs no shared service
     ) -> pl.DataFrame:
         """Validate each distinct answer once."""
-        validator = _validator(json.loads(str(params["json_schema"])),
-                               float(params["regex_timeout_s"]))  # type: ignore[arg-type]  # fmt: skip
+        timeout = float(params["regex_timeout_s"])  # type: ignore[arg-type]
+        validator = _validator(json.loads(str(params["json_schema"])), timeout)
         error = rows["error"]
         answers = pl.select(pl.when(error.is_null()).then(rows["actual"].fill_null(""))).to_series()
         found = per_distinct(answers, lambda a: _check(a, validator), _CHECKED)
@@ -167,8 +176,13 @@ class JsonSchema(Evaluator):
         )
         messages = merged["message"].to_list()
         p = merged["ok"].to_numpy().astype(np.float64)  # null (a timed-out check) → NaN
-        values = {"model_passes": p, "model_failures": 1 - p, "model_retrieval_failures": p * 0,
-                  "model_generation_failures": 1 - p, "model_parse_failures": p * 0}  # fmt: skip
+        values = {
+            "model_passes": p,
+            "model_failures": 1 - p,
+            "model_retrieval_failures": p * 0,
+            "model_generation_failures": 1 - p,
+            "model_parse_failures": p * 0,
+        }
         return result_frame(rows, values, _json_messages(messages), detail_on="model_passes")
 
 
@@ -210,12 +224,25 @@ class Classification(Evaluator):
     )
     requires = ("actual", "expected")
     metrics = (
-        MetricSpec("accuracy", "Accuracy", "Exact match of answer and label.", threshold=0.75,
-                   primary=True),
-        MetricSpec("precision", "Precision", "Macro precision of the model (leaderboard); per row: exact match.", threshold=0.75),
-        MetricSpec("recall", "Recall", "Macro recall of the model (leaderboard); per row: exact match.", threshold=0.75),
-        MetricSpec("f1", "F1", "Macro F1 of the model (leaderboard); per row: exact match.", threshold=0.75),
-    )  # fmt: skip
+        MetricSpec(
+            "accuracy", "Accuracy", "Exact match of answer and label.", threshold=0.75, primary=True
+        ),
+        MetricSpec(
+            "precision",
+            "Precision",
+            "Macro precision of the model (leaderboard); per row: exact match.",
+            threshold=0.75,
+        ),
+        MetricSpec(
+            "recall",
+            "Recall",
+            "Macro recall of the model (leaderboard); per row: exact match.",
+            threshold=0.75,
+        ),
+        MetricSpec(
+            "f1", "F1", "Macro F1 of the model (leaderboard); per row: exact match.", threshold=0.75
+        ),
+    )
     params: ClassVar[tuple[Param, ...]] = (threshold_param(0.75, "accuracy"),)
 
     def score(

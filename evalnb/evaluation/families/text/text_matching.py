@@ -74,9 +74,13 @@ def _resolved(
 
 
 REGEX_RUN_BUDGET = Param(
-    "regex_run_budget_s", float, default=120.0, low=0.001, high=86_400.0,
+    "regex_run_budget_s",
+    float,
+    default=120.0,
+    low=0.001,
+    high=86_400.0,
     description="time limit of all regexp searches of one run; rows past it are not scored",
-)  # fmt: skip
+)
 
 
 @register
@@ -94,13 +98,23 @@ class TextMatching(Evaluator):
     block_rows = BLOCK_ROWS
     metrics = bool_metrics("the condition")
     params: ClassVar[tuple[Param, ...]] = (
-        Param("evaluate_retrieved_context", bool, default=False,
-              description="also check the retrieved context (joined with spaces)"),
-        Param("regex_timeout_s", float, default=1.0, low=0.001, high=60.0,
-              description="time limit of one regexp search; past it the row is not scored"),
+        Param(
+            "evaluate_retrieved_context",
+            bool,
+            default=False,
+            description="also check the retrieved context (joined with spaces)",
+        ),
+        Param(
+            "regex_timeout_s",
+            float,
+            default=1.0,
+            low=0.001,
+            high=60.0,
+            description="time limit of one regexp search; past it the row is not scored",
+        ),
         REGEX_RUN_BUDGET,
         threshold_param(0.5, "model_passes"),
-    )  # fmt: skip
+    )
 
     def score(
         self,
