@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
 from bench.common import peak_rss_gb
 from evalnb.evaluation.catalog import get_evaluator
-from evalnb.evaluation.engine import _merge_metrics
+from evalnb.evaluation.engine import merge_metrics
 from evalnb.lab.schema import SCHEMAS
 
 EVALUATORS = ("rouge", "pii_leakage", "groundedness", "context_mrr")
@@ -67,7 +67,7 @@ def build(n_cases: int, n_models: int, seed: int = 0) -> evalnb.Lab:
     parts = []
     for ev in EVALUATORS:
         cls = get_evaluator(ev)
-        metrics = _merge_metrics(metrics, cls)
+        metrics = merge_metrics(metrics, cls)
         for spec in cls.metrics:
             for k, model in enumerate(models):
                 parts.append(

@@ -35,7 +35,7 @@ from bench.common import cold_seconds, evalnb_warm, ratios, warm_median, write_p
 from bench.real_pairs import real_pairs
 from evalnb.evaluation import leakage as lk
 from evalnb.evaluation.families.text.leak_scan import EMAIL, SSN
-from evalnb.evaluation.families.text.rouge import _stem
+from evalnb.evaluation.families.text.rouge import rouge_stem
 from evalnb.text.synthetic import pairs
 
 _ROUGE = ("rouge1", "rouge2", "rougeL")
@@ -84,7 +84,7 @@ def _rouge(cands: list[str], refs: list[str], runs: int) -> Row:
     peer_s, theirs = warm_median(peer, runs)
     # Stems are forgotten before each run: it stems its vocabulary afresh, as the peer does.
     ours_s, load_s, mine = evalnb_warm(
-        _frame(cands, refs), "rouge", runs, before=_stem.cache_clear, use_stemmer=True
+        _frame(cands, refs), "rouge", runs, before=rouge_stem.cache_clear, use_stemmer=True
     )
     diff = max(
         float(np.max(np.abs(mine[k].to_numpy() - np.array([s[t].fmeasure for s in theirs]))))  # type: ignore[attr-defined]

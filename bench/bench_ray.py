@@ -34,7 +34,7 @@ from bench.bench_million import million_frame
 from bench.common import peak_rss_gb
 from evalnb.evaluation.base import BLOCK_ROWS
 from evalnb.evaluation.catalog import get_evaluator
-from evalnb.evaluation.ray_engine import _local_order, _score_batch
+from evalnb.evaluation.ray_engine import local_order, score_batch
 from evalnb.lab.shards import write_shards
 
 EVALUATORS = ["bleu", "rouge", "pii_leakage", "text_matching"]
@@ -100,7 +100,7 @@ def main() -> None:
             .select("_pos", "metric", "value", "detail")
             .reverse()
         )
-        merge_s += timed(lambda m=mine, c=cls: _local_order(m, c, keys))[0]
+        merge_s += timed(lambda m=mine, c=cls: local_order(m, c, keys))[0]
     store = Path(tempfile.mkdtemp(prefix="evalnb-bench-")) / "lab.duckdb"
     store_s, _ = timed(lambda: local.save(store))  # type: ignore[attr-defined]
     shutil.rmtree(store.parent)
@@ -134,7 +134,7 @@ def main() -> None:
 @ray.remote
 def _timed_batch(batch: object, jobs: object) -> float:
     start = time.perf_counter()
-    _score_batch(batch, jobs)
+    score_batch(batch, jobs)
     return time.perf_counter() - start
 
 

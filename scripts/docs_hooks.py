@@ -118,11 +118,11 @@ def _commands(parser: argparse.ArgumentParser, words: list[str]) -> Iterator[tup
 
 
 def _cli() -> str:
-    from evalnb.cli.main import _parser  # noqa: PLC0415
+    from evalnb.cli.main import build_parser  # noqa: PLC0415
 
     os.environ["COLUMNS"] = "96"  # argparse wraps to the terminal: fix it for a stable page
     out = []
-    for words, text in _commands(_parser(), ["evalnb"]):
+    for words, text in _commands(build_parser(), ["evalnb"]):
         level = "##" if words.count(" ") <= 1 else "###"
         out.append(f"{level} `{words}`\n\n```text\n{text.rstrip()}\n```\n")
     return "\n".join(out)

@@ -261,7 +261,7 @@ def test_column_13a_rules_agree_with_sacrebleu(texts: list[str]) -> None:
 
 @pytest.mark.parametrize("rules13a", [True, False])
 def test_interning_in_blocks_gives_the_single_thread_ids(rules13a: bool) -> None:
-    from evalnb.text.intern import _split_intern, joined_buffers, split_intern
+    from evalnb.text.intern import joined_buffers, split_intern, split_intern_serial
     from evalnb.text.rules13a import replaced_13a
 
     # Enough distinct tokens that every block's table and the merge's grow several times;
@@ -274,7 +274,7 @@ def test_interning_in_blocks_gives_the_single_thread_ids(rules13a: bool) -> None
     ]
     texts[500] = ""
     data, lows, highs = replaced_13a(*joined_buffers([pa.array(texts)]))
-    want = _split_intern(data, lows, highs, rules13a)
+    want = split_intern_serial(data, lows, highs, rules13a)
     for blocks in (2, 3, 7):
         got = split_intern(data, lows, highs, rules13a, blocks=blocks)
         for a, b in zip(want, got, strict=True):
@@ -322,12 +322,12 @@ def test_segment_ids_equal_the_split_columns_ids() -> None:
 def test_a_forked_child_interns_with_threads_of_its_own() -> None:
     import multiprocessing
 
-    from evalnb.text.intern import _split_intern, joined_buffers, split_intern
+    from evalnb.text.intern import joined_buffers, split_intern, split_intern_serial
 
     texts = [f"word{i % 977} other{i % 13}, more." for i in range(30_000)]
     data, offsets = joined_buffers([pa.array(texts)])
     lows, highs = offsets[:-1], offsets[1:]
-    want = _split_intern(data, lows, highs, True)[0]
+    want = split_intern_serial(data, lows, highs, True)[0]
     assert np.array_equal(split_intern(data, lows, highs, True, blocks=2)[0], want)  # pool made
     with multiprocessing.get_context("fork").Pool(1) as pool:
         got = pool.apply_async(split_intern, (data, lows, highs, True, 2)).get(timeout=60)

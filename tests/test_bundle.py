@@ -12,7 +12,7 @@ import evalnb
 from tests.test_calibration import synthetic_lab
 
 
-def _calibrated(seed: int = 4) -> evalnb.Lab:
+def calibrated_lab(seed: int = 4) -> evalnb.Lab:
     lab, values = synthetic_lab(1500, seed=seed)
     w = evalnb.labeler(lab, "ev", "score", reviewer="ann", n=40, strategy="random", seed=1)
     while w.remaining:
@@ -22,7 +22,7 @@ def _calibrated(seed: int = 4) -> evalnb.Lab:
 
 
 def test_a_bundle_round_trips_and_sets_the_thresholds_of_another_lab(tmp_path: Path) -> None:
-    lab = _calibrated()
+    lab = calibrated_lab()
     path = lab.export_calibration(tmp_path / "cal.json", approved_by="risk-owner", note="<ok>")
     bundle = json.loads(path.read_text())
     assert bundle["format"] == "evalnb.calibration" and bundle["evalnb_version"]
@@ -48,7 +48,7 @@ def test_a_bundle_round_trips_and_sets_the_thresholds_of_another_lab(tmp_path: P
 
 
 def test_a_mismatched_lab_or_a_broken_file_is_refused_with_what_is_wrong(tmp_path: Path) -> None:
-    lab = _calibrated()
+    lab = calibrated_lab()
     path = lab.export_calibration(tmp_path / "cal.json")
     other, _ = synthetic_lab(100, seed=2)
     other = evalnb.Lab(
@@ -79,7 +79,7 @@ def test_a_mismatched_lab_or_a_broken_file_is_refused_with_what_is_wrong(tmp_pat
 
 
 def test_agreement_reads_as_a_reliability_table_and_a_kappa_interval() -> None:
-    lab = _calibrated()
+    lab = calibrated_lab()
     table = lab.reliability("ev", "score", bins=5)
     assert table["n"].sum() == 40 and table.height == 5
     assert (table["ci_low"] <= table["human_pass_rate"]).all()
@@ -94,7 +94,7 @@ def test_agreement_reads_as_a_reliability_table_and_a_kappa_interval() -> None:
 
 
 def test_the_report_shows_how_the_metric_agrees_with_the_reviewers() -> None:
-    lab = _calibrated()
+    lab = calibrated_lab()
     html = lab.report().html
     section = html.split("<h2>Human calibration</h2>", 1)[1].split("<h2>", 1)[0]
     assert "<h3>ev / score</h3>" in section and "Cohen&#x27;s κ" in section

@@ -166,7 +166,7 @@ def test_cli_info_on_a_source_file_says_what_to_do(
 def test_every_cli_option_has_help() -> None:
     import argparse
 
-    from evalnb.cli.main import _parser
+    from evalnb.cli.main import build_parser
 
     def walk(parser: argparse.ArgumentParser) -> list[str]:
         missing = []
@@ -178,7 +178,7 @@ def test_every_cli_option_has_help() -> None:
                 missing.append(f"{parser.prog}: {action.dest}")
         return missing
 
-    assert walk(_parser()) == []
+    assert walk(build_parser()) == []
 
 
 @pytest.mark.slow

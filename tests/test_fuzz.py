@@ -213,7 +213,7 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
-def _mutate_tree(data: st.DataObject, doc: Any) -> Any:
+def mutate_tree(data: st.DataObject, doc: Any) -> Any:
     for _ in range(data.draw(st.integers(1, 3))):
         paths = _paths(doc)
         path = data.draw(st.sampled_from(paths))
@@ -252,7 +252,7 @@ def _mutate(data: st.DataObject, name: str, text: str) -> bytes:
     if name.endswith(".parquet"):
         # Mutate the records, then let Polars write what it can type (mixed types it
         # cannot are skipped: they cannot exist in a Parquet file anyway).
-        records = _mutate_tree(data, json.loads(text)) if mode == "tree" else json.loads(text)
+        records = mutate_tree(data, json.loads(text)) if mode == "tree" else json.loads(text)
         try:
             raw = _parquet(records)
         except Exception:  # any frame Polars refuses to build
@@ -275,11 +275,11 @@ def _mutate(data: st.DataObject, name: str, text: str) -> bytes:
         )
         return "\n".join(lines).encode()
     if name.endswith(".jsonl"):
-        records = _mutate_tree(data, [json.loads(line) for line in text.splitlines()])
+        records = mutate_tree(data, [json.loads(line) for line in text.splitlines()])
         if not isinstance(records, list):  # the root itself was replaced: one odd line
             return (json.dumps(records) + "\n").encode()
         return "".join(json.dumps(r) + "\n" for r in records).encode()
-    return json.dumps(_mutate_tree(data, json.loads(text))).encode()
+    return json.dumps(mutate_tree(data, json.loads(text))).encode()
 
 
 def _digest(path: Path) -> str:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import evalnb
 import evalnb.io.archive
 from tests.hostile import adversarial_texts
-from tests.test_fuzz import _mutate_tree
+from tests.test_fuzz import mutate_tree
 
 _DEEP = "[" * 1000 + "]" * 1000
 _NESTED = '{"a": ' * 500 + "1" + "}" * 500
@@ -255,7 +255,7 @@ def test_mutated_archives_fail_cleanly(tmp_path: Path) -> None:
     )
     def check(data: st.DataObject, which: str) -> None:
         doc = interp if which == "interpretation.json" else results
-        mutated = _mutate_tree(data, json.loads(json.dumps(doc)))
+        mutated = mutate_tree(data, json.loads(json.dumps(doc)))
         path = _rewrite(src, tmp_path / "m.zip", {which: mutated}, {})
         try:
             evalnb.load(path)

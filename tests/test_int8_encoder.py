@@ -11,7 +11,7 @@ import pytest
 
 import evalnb
 from evalnb.models.encoder import TextEncoder
-from tests.test_embedding import MODEL, _reference_model
+from tests.test_embedding import MODEL, reference_model
 
 pytest.importorskip("onnxruntime")
 
@@ -27,7 +27,7 @@ _TEXTS = [
 def test_int8_vectors_stay_close_to_fp32_and_the_copy_is_built_once(tmp_path: Path) -> None:
     encoder = TextEncoder(MODEL, device="cpu", cache_dir=tmp_path, precision="int8")
     ours = encoder.encode(_TEXTS)
-    fp32 = _reference_model().encode(_TEXTS, normalize_embeddings=True)
+    fp32 = reference_model().encode(_TEXTS, normalize_embeddings=True)
     ours_n = ours / np.linalg.norm(ours, axis=1, keepdims=True)
     assert np.all(np.sum(ours_n * fp32, axis=1) > 0.98)  # each vector near its fp32 one
     # Similarities between texts move by little (the stated accuracy loss).

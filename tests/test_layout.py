@@ -115,3 +115,38 @@ def test_no_test_or_bench_reads_the_shared_folder_but_the_h2o_reference_labs() -
     conftest = (root / "tests" / "conftest.py").read_text(encoding="utf-8")
     assert '"shared" / "data" / "h2o"' in conftest  # the reference labs, and nothing else there
     assert conftest.count('"shared"') == 1
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    """What another module calls has a public name (style.md): ``from x import _y`` is refused."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for folder in ("evalnb", "tests", "bench", "scripts"):
+        for path in sorted((root / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                names: list[str] = []
+                if isinstance(node, ast.ImportFrom):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.Import):
+                    names = [part for a in node.names for part in a.name.split(".")]
+                found += [
+                    f"{path.relative_to(root)}:{node.lineno}: {name}"
+                    for name in names
+                    if name.startswith("_") and not name.startswith("__")
+                ]
+    assert found == []
+
+
+def test_evaluation_keeps_at_most_eight_modules_beside_its_drawers() -> None:
+    """The contract and the runners only; an evaluator family goes into a drawer of
+    ``evaluation/families`` (whose imports the ``family-drawers`` contract checks)."""
+    folder = Path(evalnb.__file__).parent / "evaluation"
+    modules = sorted(p.name for p in folder.glob("*.py"))
+    assert len(modules) <= 8, modules
+    drawers = sorted(
+        p.name for p in (folder / "families").iterdir() if (p / "__init__.py").exists()
+    )
+    assert drawers == ["agents", "judges", "models", "text"]

@@ -384,9 +384,9 @@ def test_a_key_echoed_in_any_encoding_is_masked(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def bundle_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
-    from tests.test_bundle import _calibrated
+    from tests.test_bundle import calibrated_lab
 
-    path = _calibrated().export_calibration(tmp_path_factory.mktemp("cal") / "cal.json")
+    path = calibrated_lab().export_calibration(tmp_path_factory.mktemp("cal") / "cal.json")
     return path, json.loads(path.read_text())
 
 

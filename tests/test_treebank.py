@@ -153,9 +153,9 @@ def test_plain_break_contexts_are_decided_as_punkt_decides() -> None:
 
     from punkt.data import english
 
-    from evalnb.text.sentences import _punkt
+    from evalnb.text.sentences import punkt_tokenizer
 
-    decide = _punkt().text_contains_sentbreak
+    decide = punkt_tokenizer().text_contains_sentbreak
     contexts = [
         f"{x}. {y}"
         for a, b in english.COLLOCATIONS

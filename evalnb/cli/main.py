@@ -47,7 +47,7 @@ DEMO_EVALUATORS = (
 _DEMO_FILE = Path(__file__).resolve().parents[2] / "data" / "demo_lab.json"
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalnb", description="Evaluate LLM and RAG test labs (see README.md)."
     )
@@ -199,7 +199,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         if args.command == "import":
             return _import(args)

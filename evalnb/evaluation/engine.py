@@ -156,7 +156,7 @@ def evaluate(
     keys = {c.id: c.scoring_key(resolved[c.id]) for c in classes}
     metrics, thresholds = lab.metrics, lab.thresholds
     for cls in classes:
-        metrics = _merge_metrics(metrics, cls)
+        metrics = merge_metrics(metrics, cls)
         thresholds = _user_threshold(thresholds, cls, routed[cls.id])
     bar = tqdm(total=lab.height("outputs") * len(classes), disable=not progress, desc="evaluate")
 
@@ -258,7 +258,7 @@ def _merge_scores(
     return pl.concat([kept, new])  # score_rows gives the scores table's columns in order
 
 
-def _merge_metrics(metrics: pl.DataFrame, cls: type[Evaluator]) -> pl.DataFrame:
+def merge_metrics(metrics: pl.DataFrame, cls: type[Evaluator]) -> pl.DataFrame:
     spec = pl.DataFrame(
         [
             {

@@ -153,7 +153,7 @@ def score_with_ray(
         schema={_POS: pl.UInt32, "metric": pl.String, "value": pl.Float64, "detail": pl.String}
     )
     return {
-        cls.id: _local_order(pl.concat(parts[cls.id]) if parts[cls.id] else empty, cls, keys)
+        cls.id: local_order(pl.concat(parts[cls.id]) if parts[cls.id] else empty, cls, keys)
         for cls, _ in jobs
     }
 
@@ -222,7 +222,7 @@ def _batch_rows(engine: RayEngine, classes: Sequence[type[Evaluator]]) -> int:
     return engine.batch_rows or min(blocks, default=fallback)
 
 
-def _local_order(result: pl.DataFrame, cls: type[Evaluator], keys: pl.DataFrame) -> pl.DataFrame:
+def local_order(result: pl.DataFrame, cls: type[Evaluator], keys: pl.DataFrame) -> pl.DataFrame:
     """Return ``result`` as the local engine gives it: keys from ``_pos``, in its order.
 
     The workers send each result row's position among the scored rows instead of its keys
@@ -304,7 +304,7 @@ def _dataset(
             )
         else:
             ds = ds.map_batches(
-                _score_batch,
+                score_batch,
                 fn_args=(jobs,),
                 fn_kwargs={"keys": keys},
                 batch_size=size,
@@ -320,7 +320,7 @@ def _dataset(
         log.setLevel(level)
 
 
-def _score_batch(
+def score_batch(
     batch: Any,  # noqa: ANN401 - a pyarrow table
     jobs: list[tuple[type[Evaluator], dict[str, object]]],
     ctx: Context | None = None,
@@ -377,7 +377,7 @@ class _ModelScorer:
         self._jobs, self._ctx, self._keys = jobs, Context(), keys
 
     def __call__(self, batch: Any) -> Any:  # noqa: ANN401 - pyarrow tables
-        return _score_batch(batch, self._jobs, self._ctx, self._keys)
+        return score_batch(batch, self._jobs, self._ctx, self._keys)
 
 
 def _shard_folder(engine: RayEngine, ray: Any, evaluator: str, lab_path: Path | None) -> Path:  # noqa: ANN401

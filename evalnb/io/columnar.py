@@ -16,7 +16,13 @@ import polars as pl
 
 from evalnb.io.builder import content_ids
 from evalnb.io.fields import MAX_SAMPLE
-from evalnb.io.tabular import _KEEP_EMPTY, _LISTS, _NUMBERS, _OUTPUT, resolve_mapping
+from evalnb.io.tabular import (
+    KEEP_EMPTY_FIELDS,
+    LIST_FIELDS,
+    NUMBER_FIELDS,
+    OUTPUT_FIELDS,
+    resolve_mapping,
+)
 from evalnb.lab.schema import SCHEMAS, empty
 
 if TYPE_CHECKING:
@@ -48,7 +54,7 @@ def _field(frame: pl.DataFrame, name: str, col: str) -> pl.Expr | None:
     """Convert the column of field ``name``; ``None`` when a value needs the record path."""
     dtype = frame.schema[col]
     c = pl.col(col)
-    if name in _LISTS:
+    if name in LIST_FIELDS:
         if dtype == pl.Null:
             return pl.lit([], pl.List(pl.String)).alias(name)
         if dtype == pl.List(pl.String):
@@ -58,7 +64,7 @@ def _field(frame: pl.DataFrame, name: str, col: str) -> pl.Expr | None:
         if dtype == pl.String:
             return _string_lists(frame, col, name)
         return None
-    if name in _NUMBERS:
+    if name in NUMBER_FIELDS:
         if dtype == pl.Null:
             return pl.lit(None, pl.Float64).alias(name)
         if not (dtype.is_integer() or dtype.is_float()):
@@ -78,7 +84,7 @@ def _field(frame: pl.DataFrame, name: str, col: str) -> pl.Expr | None:
         return c.cast(pl.String).alias(name)
     if dtype != pl.String:
         return None
-    return (c if name in _KEEP_EMPTY else pl.when(c != "").then(c)).alias(name)
+    return (c if name in KEEP_EMPTY_FIELDS else pl.when(c != "").then(c)).alias(name)
 
 
 def _string_lists(frame: pl.DataFrame, col: str, name: str) -> pl.Expr | None:
@@ -132,7 +138,7 @@ def frame_tables(
         *[e.alias(f"\x00{m}") for m, e in answers.items() if e is not None],
         extra.alias("extra"),
     ).with_row_index("\x00row")
-    built = _cases(conv, fields)
+    built = cases_of(conv, fields)
     if built is None:
         return None
     cases, case_id = built
@@ -151,9 +157,11 @@ def frame_tables(
     return tables
 
 
-def _cases(conv: pl.DataFrame, fields: Mapping[str, str]) -> tuple[pl.DataFrame, pl.Series] | None:
+def cases_of(
+    conv: pl.DataFrame, fields: Mapping[str, str]
+) -> tuple[pl.DataFrame, pl.Series] | None:
     """Build the unique cases and each row's case id (content ids where none is given)."""
-    given = [n for n in fields if n not in _OUTPUT and n != "case_id"]
+    given = [n for n in fields if n not in OUTPUT_FIELDS and n != "case_id"]
     defaults = {"prompt": pl.col("prompt").fill_null("") if "prompt" in given else pl.lit("")}
     for name in ("expected", "categories", "corpus"):
         if name not in given:
@@ -180,7 +188,7 @@ def _cases(conv: pl.DataFrame, fields: Mapping[str, str]) -> tuple[pl.DataFrame,
 
 def _outputs(conv: pl.DataFrame, fields: Mapping[str, str], wide: list[str]) -> pl.DataFrame | None:
     """One row per answer (per model column of a wide table), in record order."""
-    out_fields = [n for n in fields if n in _OUTPUT and n not in {"model", "actual"}]
+    out_fields = [n for n in fields if n in OUTPUT_FIELDS and n not in {"model", "actual"}]
     base = [pl.col("case_id"), pl.col("\x00row"), *[pl.col(n) for n in out_fields]]
     if wide:
         parts = [

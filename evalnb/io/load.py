@@ -212,7 +212,7 @@ def load(
         if tables is not None:
             return LabCore(tables)
         builder = LabBuilder()
-        read_records(_frame_records(frame, "<frame>"), frame.columns, mapping, "<frame>", builder)
+        read_records(frame_records(frame, "<frame>"), frame.columns, mapping, "<frame>", builder)
         return LabCore(builder.frames())
     path = Path(source)
     if format is None:
@@ -283,7 +283,7 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
         if tables is not None:
             b.prebuilt = tables
             return
-        read_records(_frame_records(frame, name), frame.columns, mapping, name, b)
+        read_records(frame_records(frame, name), frame.columns, mapping, name, b)
         return
     text = read_text(path) if sniffed.text is None else sniffed.text
     if fmt == "ragas":
@@ -382,7 +382,7 @@ def _columns(records: list[Record]) -> list[str]:
     return list(seen)
 
 
-def _frame_records(frame: pl.DataFrame, source: str) -> list[Record]:
+def frame_records(frame: pl.DataFrame, source: str) -> list[Record]:
     return [
         (Where(source, f"record {i}"), row) for i, row in enumerate(frame.iter_rows(named=True))
     ]

@@ -30,8 +30,8 @@ import pyarrow.json as pa_json
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-from evalnb.io.columnar import _cases, has_null_items
-from evalnb.io.source import _SURROGATE_ESCAPE
+from evalnb.io.columnar import cases_of, has_null_items
+from evalnb.io.source import SURROGATE_ESCAPE
 from evalnb.lab.schema import SCHEMAS, empty
 
 __all__ = ["ragas_jsonl_tables", "ragas_object_tables"]
@@ -61,7 +61,7 @@ _CASE_FIELDS = {name: name for name in ("case_id", "prompt", "expected", "corpus
 
 def ragas_jsonl_tables(text: str, model: str) -> dict[str, pl.DataFrame] | None:
     """Build the lab tables of a ragas JSONL text, or ``None`` to leave it to the record path."""
-    if _SURROGATE_ESCAPE.search(text):
+    if SURROGATE_ESCAPE.search(text):
         return None
     data = text.encode("utf-8")
     most, values = _plain_lines(data)
@@ -120,7 +120,7 @@ def _tables(frame: pl.DataFrame, model: str) -> dict[str, pl.DataFrame] | None:
         return None
     # The generic columnar importer's case building: content ids where none is given,
     # and None when one id has two contents.
-    cases = _cases(conv, _CASE_FIELDS)
+    cases = cases_of(conv, _CASE_FIELDS)
     if cases is None:
         return None
     cases_table, case_id = cases

@@ -35,7 +35,7 @@ Line = tuple[int, object]
 # JSON may spell a lone UTF-16 surrogate as an escape; Python accepts it but it is not text
 # (it cannot be encoded, stored or shown). Only when an escape like this occurs do we walk
 # the parsed document to find it.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
@@ -117,7 +117,7 @@ def parse_json(text: str, source: str) -> object:
 
 def check_json_text(doc: object, text: str, source: str) -> object:
     """Return ``doc`` (parsed from ``text``) after rejecting lone surrogates in it."""
-    if _SURROGATE_ESCAPE.search(text):
+    if SURROGATE_ESCAPE.search(text):
         check_text(doc, Where(source, "$"))
     return doc
 
@@ -169,7 +169,7 @@ def read_jsonl(text: str, source: str) -> list[Line]:
             raise InputError(source, f"line {number}", None, "JSON", "too deep") from None
         except ValueError as exc:  # e.g. an integer of more than 4,300 digits
             raise InputError(source, f"line {number}", None, "JSON", str(exc)[:200]) from None
-        if _SURROGATE_ESCAPE.search(raw):
+        if SURROGATE_ESCAPE.search(raw):
             check_text(value, Where(source, f"line {number}"))
         out.append((number, value))
     return out

@@ -48,10 +48,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "cost": ("cost",),
     "error": ("error",),
 }
-_LISTS = {"expected", "categories", "corpus", "context"}
-_NUMBERS = {"duration_s", "cost"}
-_OUTPUT = {"model", "sample", "actual", "reasoning", "context", "duration_s", "cost", "error"}
-_KEEP_EMPTY = {"prompt", "actual"}  # "" stays a value here; elsewhere it means missing
+LIST_FIELDS = {"expected", "categories", "corpus", "context"}
+NUMBER_FIELDS = {"duration_s", "cost"}
+OUTPUT_FIELDS = {"model", "sample", "actual", "reasoning", "context", "duration_s", "cost", "error"}
+KEEP_EMPTY_FIELDS = {"prompt", "actual"}  # "" stays a value here; elsewhere it means missing
 
 
 def resolve_mapping(
@@ -120,9 +120,9 @@ def _list(value: object, where: Where, col: str) -> list[str]:
 
 
 def _convert(name: str, value: object, where: Where, col: str) -> object:
-    if name in _LISTS:
+    if name in LIST_FIELDS:
         return _list(value, where, col)
-    if name in _NUMBERS:
+    if name in NUMBER_FIELDS:
         if value is None or value == "":
             return None
         if isinstance(value, str):
@@ -147,7 +147,7 @@ def _convert(name: str, value: object, where: Where, col: str) -> object:
         return str(value)
     if not isinstance(value, str):
         raise where.error(col, "a string", value)
-    return value if value != "" or name in _KEEP_EMPTY else None
+    return value if value != "" or name in KEEP_EMPTY_FIELDS else None
 
 
 def read_records(
@@ -184,14 +184,14 @@ def _read_record(
     builder: LabBuilder,
 ) -> None:
     values = {n: _convert(n, rec.get(c), where, c) for n, c in fields.items()}
-    case = {k: v for k, v in values.items() if k not in _OUTPUT}
+    case = {k: v for k, v in values.items() if k not in OUTPUT_FIELDS}
     case["prompt"] = case.get("prompt") or ""
     case.setdefault("expected", [])
     case.setdefault("categories", [])
     case.setdefault("corpus", [])
     case["extra"] = to_json({k: _jsonable(v) for k, v in rec.items() if k not in used})
     case_id = builder.add_case(case, where, id_field=fields.get("case_id", "prompt"))
-    output = {k: v for k, v in values.items() if k in _OUTPUT}
+    output = {k: v for k, v in values.items() if k in OUTPUT_FIELDS}
     answers = (
         [(m, _convert("actual", rec.get(c), where, c)) for m, c in wide.items()]
         if wide

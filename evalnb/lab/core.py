@@ -129,7 +129,7 @@ class LabCore(SyncedTables):
 
     def rows(self) -> pl.DataFrame:
         """Join outputs with their cases: one row per (case, model, sample)."""
-        return _with_cases(self.outputs, self.cases)
+        return with_cases(self.outputs, self.cases)
 
     def row_batches(self, rows: int = BATCH_ROWS) -> Iterator[pl.DataFrame]:
         """Yield :meth:`rows` a batch of about ``rows`` rows at a time.
@@ -145,7 +145,7 @@ class LabCore(SyncedTables):
             whole = self.outputs
             batches = (whole.slice(i, rows) for i in range(0, whole.height, rows))
         for batch in batches:
-            yield _with_cases(batch, cases)
+            yield with_cases(batch, cases)
 
     def metric_scores(self, evaluator: str, metric: str) -> pl.DataFrame:
         """Return one metric's scores, read alone from disk when the table is kept there."""
@@ -283,7 +283,7 @@ class LabCore(SyncedTables):
         )
 
 
-def _with_cases(outputs: pl.DataFrame, cases: pl.DataFrame) -> pl.DataFrame:
+def with_cases(outputs: pl.DataFrame, cases: pl.DataFrame) -> pl.DataFrame:
     aligned = _aligned(outputs, cases)
     if aligned is None:
         joined = outputs.join(cases, on="case_id", how="left", suffix="_case")

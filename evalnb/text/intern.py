@@ -130,7 +130,7 @@ def _grown(values: np.ndarray, size: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _split_intern(
+def split_intern_serial(
     data: np.ndarray, lows: np.ndarray, highs: np.ndarray, rules13a: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Token ids, token offsets per text, and the vocabulary's bytes and offsets."""
@@ -193,7 +193,7 @@ def split_intern(
     rules13a: bool,
     blocks: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_split_intern` over all cores: the same ids, in order of first appearance.
+    """:func:`split_intern_serial` over all cores: the same ids, in order of first appearance.
 
     The texts are cut into blocks of about equal bytes, one per core, each split and interned
     by a thread of its own (the compiled loop releases the GIL). The blocks' vocabularies are
@@ -208,14 +208,16 @@ def split_intern(
     if blocks is None:
         blocks = get_num_threads() if data.size >= _PARALLEL_BYTES else 1
     if blocks < 2 or lows.size < 2 * blocks:
-        return _split_intern(data, lows, highs, rules13a)
+        return split_intern_serial(data, lows, highs, rules13a)
     ends = np.cumsum(highs - lows)
     cuts = np.searchsorted(ends, ends[-1] * np.arange(1, blocks) / blocks)
     bounds = np.unique(np.concatenate([[0], cuts, [lows.size]]))
     spans = list(itertools.pairwise(bounds.tolist()))
     parts = list(
         _pool().map(
-            lambda ab: _split_intern(data, lows[ab[0] : ab[1]], highs[ab[0] : ab[1]], rules13a),
+            lambda ab: split_intern_serial(
+                data, lows[ab[0] : ab[1]], highs[ab[0] : ab[1]], rules13a
+            ),
             spans,
         )
     )
@@ -224,7 +226,7 @@ def split_intern(
     firsts = np.concatenate([part[3][:-1] + shift[k] for k, part in enumerate(parts)])
     lasts = np.concatenate([part[3][1:] + shift[k] for k, part in enumerate(parts)])
     # Tokens hold no white space (they end at it), so each vocabulary entry is one token.
-    remap, _, chars, vocab_off = _split_intern(store, firsts, lasts, False)
+    remap, _, chars, vocab_off = split_intern_serial(store, firsts, lasts, False)
     sizes = np.cumsum([0] + [part[3].size - 1 for part in parts])
     counts = np.cumsum([0] + [part[0].size for part in parts])
     ids = np.empty(int(counts[-1]), dtype=np.int64)

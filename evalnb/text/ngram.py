@@ -166,12 +166,12 @@ class NgramStats:
     total: np.ndarray  # shape (pairs, N)
 
 
-def _ids(flat: pl.Series) -> np.ndarray:
+def column_ids(flat: pl.Series) -> np.ndarray:
     """Integer ids of a flat token column (equal strings, equal ids)."""
     return flat.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
 
 
-def _offsets(lengths: pl.Series) -> np.ndarray:
+def row_offsets(lengths: pl.Series) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(lengths.fill_null(0).to_numpy(), dtype=np.int64)])
 
 
@@ -197,9 +197,9 @@ def flat_ngram_stats(
     """
     hyps = hyps.fill_null([])
     ref_lists = ref_lists.fill_null([])
-    ids = _ids(pl.concat([hyps.explode().drop_nulls(), ref_lists.explode().drop_nulls()]))
-    hyp_off = _offsets(hyps.list.len())
-    ref_off = _offsets(ref_lists.list.len()) + hyp_off[-1]
+    ids = column_ids(pl.concat([hyps.explode().drop_nulls(), ref_lists.explode().drop_nulls()]))
+    hyp_off = row_offsets(hyps.list.len())
+    ref_off = row_offsets(ref_lists.list.len()) + hyp_off[-1]
     return id_ngram_stats(
         TokenIds(ids, (hyp_off, ref_off)),
         refs_per_pair,

@@ -24,7 +24,7 @@ __all__ = ["split_sentences"]
 
 
 @lru_cache(maxsize=1)
-def _punkt() -> PunktSentenceTokenizer:
+def punkt_tokenizer() -> PunktSentenceTokenizer:
     """NLTK's English Punkt tokenizer, deciding each distinct break context once.
 
     Punkt asks ``text_contains_sentbreak`` of the few words around every ``.``, ``?`` or
@@ -142,7 +142,7 @@ def split_sentences(texts: Sequence[str | None], *, min_chars: int = 0) -> list[
     >>> split_sentences(["Hello Mr. Smith. How are you today?"])
     [['Hello Mr. Smith.', 'How are you today?']]
     """
-    tokenizer = _punkt()
+    tokenizer = punkt_tokenizer()
     # Decisions are remembered within one call only: what a call costs does not depend on
     # what came before (and benchmarks time the work, not a warm cache).
     tokenizer.text_contains_sentbreak.cache_clear()

@@ -28,7 +28,7 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.text.ngram import TokenIds, _ids, _offsets
+from evalnb.text.ngram import TokenIds, column_ids, row_offsets
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -42,7 +42,7 @@ def tokenize_rouge(texts: pl.Series, *, stem: bool) -> pl.Series:
 
 
 @lru_cache(maxsize=1 << 20)
-def _stem(token: str) -> str:
+def rouge_stem(token: str) -> str:
     """Porter-stem a token longer than three characters, as rouge-score does (memoised)."""
     if len(token) <= 3:
         return token
@@ -68,7 +68,7 @@ def ids_rouge(*columns: pl.Series, stem: bool) -> TokenIds:
     tokens = TokenIds.split([f.to_series() for f in pl.collect_all(frames)])
     if not stem or tokens.vocab is None:
         return tokens
-    stems = pl.Series([_stem(t) for t in tokens.vocab.to_pylist()], dtype=pl.String)
+    stems = pl.Series([rouge_stem(t) for t in tokens.vocab.to_pylist()], dtype=pl.String)
     # Equal stems, equal ids; rouge-score drops tokens the stemmer left outside [a-z0-9].
     code = (stems.rank("dense").cast(pl.Int64) - 1).to_numpy()
     valid = stems.str.contains("^[a-z0-9]+$").to_numpy()
@@ -88,9 +88,9 @@ def _f(p: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 def rouge_scores(pred: pl.Series, targets: pl.Series) -> dict[str, np.ndarray]:
     """F-measures of ROUGE-1, -2 and -L for token lists ``pred[i]`` vs ``targets[i]``."""
-    ids = _ids(pl.concat([pred.explode().drop_nulls(), targets.explode().drop_nulls()]))
-    p_off = _offsets(pred.list.len())
-    t_off = _offsets(targets.list.len()) + p_off[-1]
+    ids = column_ids(pl.concat([pred.explode().drop_nulls(), targets.explode().drop_nulls()]))
+    p_off = row_offsets(pred.list.len())
+    t_off = row_offsets(targets.list.len()) + p_off[-1]
     tokens = TokenIds(ids, (p_off, t_off))
     return id_rouge_scores(tokens, p_off[:-1], p_off[1:], t_off[:-1], t_off[1:])
 
