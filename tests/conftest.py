@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 # Code that the tests copy beside a model's weights (imported by transformers as that
@@ -66,3 +68,8 @@ def h2o_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"H2O reference data not found at {SHARED} (../shared absent)")
     return SHARED
+
+
+def from_ipc(data: bytes) -> pl.DataFrame:
+    """Read the Arrow IPC stream bytes a widget sends to the browser back into a frame."""
+    return pl.read_ipc_stream(io.BytesIO(data))

@@ -22,7 +22,8 @@ from evalnb.transforms import (
     eye_nodes,
     score_bins,
 )
-from evalnb.widgets.arrow import from_ipc, to_ipc
+from evalnb.widgets.arrow import to_ipc
+from tests.conftest import from_ipc
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUGE_L = {"A": [0.9, 0.8, 0.7, 0.6], "B": [0.1, 0.2, 0.3, 0.4]}

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.llm.judge import parse_binary, parse_comparative, parse_json, parse_score, parse_words
+from evalnb.llm.judge import parse_comparative, parse_json, parse_words
 from tests.llm_server import LoopbackLLM
 from tests.precision import EMBEDDING_TOL
 
@@ -116,13 +116,7 @@ def test_an_interrupted_run_resumes_without_repeating_completed_calls(tmp_path: 
 
 
 def test_parsers_keep_failures_as_failures() -> None:
-    assert parse_binary("[1]").value == 1 and parse_binary("score: 0").value == 0
-    assert not parse_binary("maybe").ok and not parse_binary("1 or 0").ok
-    assert parse_binary("Yes, correct", "yes/no").value is True
-    assert parse_score("Score: 8.5", (1, 10)).value == 8.5
-    clamped = parse_score("12", (1, 10))
-    assert clamped.value == 10 and clamped.ok and "clamped" in clamped.note
-    failed = parse_score("no valid score", (1, 10))
+    failed = parse_comparative("no valid score")
     assert not failed.ok and failed.value is None and failed.raw == "no valid score"
     assert parse_comparative("8 7\nbecause").value == (8.0, 7.0)
     assert parse_comparative("Score: 9; Score: 6").value == (9.0, 6.0)

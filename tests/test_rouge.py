@@ -9,7 +9,7 @@ from rouge_score import rouge_scorer
 from rouge_score.tokenizers import DefaultTokenizer
 
 import evalnb
-from evalnb.evaluation.families.text.rouge import rouge_scores, tokenize_rouge
+from evalnb.evaluation.families.text.rouge import ids_rouge
 from evalnb.text.synthetic import ADVERSARIAL, pairs
 
 _EXTRA = (
@@ -33,15 +33,28 @@ def test_tokenizer_is_rouge_score(stem: bool) -> None:
     cands, refs = _texts()
     tok = DefaultTokenizer(use_stemmer=stem)
     texts = cands + refs
-    assert tokenize_rouge(pl.Series(texts), stem=stem).to_list() == [tok.tokenize(t) for t in texts]
+    ours = ids_rouge(pl.Series(texts), stem=stem).lists(0)
+    assert [list(tokens) for tokens in ours] == [tok.tokenize(t) for t in texts]
 
 
 @pytest.mark.parametrize("stem", [True, False])
 def test_scores_identical_to_rouge_score(stem: bool) -> None:
     cands, refs = _texts()
-    ours = rouge_scores(
-        tokenize_rouge(pl.Series(cands), stem=stem), tokenize_rouge(pl.Series(refs), stem=stem)
+    # The evaluator itself, one reference per answer: its scores are rouge-score's.
+    frame = pl.DataFrame(
+        {
+            "prompt": [str(i) for i in range(len(cands))],
+            "actual": cands,
+            "expected": [[r] for r in refs],
+        }
     )
+    lab = evalnb.evaluate(evalnb.load(frame), "rouge", use_stemmer=stem, progress=False)
+    ours = {
+        key: lab.scores.filter(pl.col("metric") == key).sort("case_id")["value"].to_numpy()
+        for key in ("rouge_1", "rouge_2", "rouge_l")
+    }
+    order = lab.cases.sort("case_id")["prompt"].cast(pl.Int64).to_list()
+    cands, refs = [cands[i] for i in order], [refs[i] for i in order]
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=stem)
     theirs = [scorer.score(r, c) for c, r in zip(cands, refs, strict=True)]
     for ours_key, their_key in (

@@ -11,7 +11,7 @@ import traitlets
 import evalnb
 from evalnb.diagnosis.question_types import classify_questions
 from evalnb.transforms import grid_cells, univariate, weakness_index, weaknesses
-from evalnb.widgets.arrow import from_ipc
+from tests.conftest import from_ipc
 from tests.weak_lab import PLANTED, weak_lab
 
 

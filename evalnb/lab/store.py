@@ -41,7 +41,6 @@ __all__ = [
     "is_store",
     "read_store",
     "seal",
-    "write_tables",
 ]
 
 # Bumped whenever a table's columns change; a store of another version is refused with a
@@ -342,21 +341,6 @@ def seal(path: str | Path, tables: Mapping[str, pl.DataFrame], *, shown_as: str 
             f"{shown_as}: the new lab store does not read back ({reason(exc)}); nothing was written"
         )
         raise StoreError(msg) from exc
-
-
-def write_tables(path: str | Path, tables: Mapping[str, pl.DataFrame]) -> None:
-    """Replace the content of the named tables of the store at ``path``, atomically.
-
-    Tables not named in ``tables`` are left as they are. Either every table lands or, on any
-    error, none does: the store keeps its previous content.
-
-    Raises
-    ------
-    StoreError
-        If the file is not a DuckDB database, is locked, or is an evalnb store of another
-        schema version.
-    """
-    commit(path, tables, base=None)
 
 
 def append_rows(path: str | Path, table: str, rows: pl.DataFrame) -> pl.DataFrame:

@@ -1,6 +1,6 @@
 """Judge prompt builders and reply parsers (seed 004), with parse failures kept as such.
 
-Builders fill binary, comparative, correctness and custom templates; custom templates may
+Builders fill the comparative and custom templates; custom templates may
 name any field of the row, including a source's user-defined fields (Tencent rows keep
 them in ``extra``). Parsers return a :class:`Parsed` carrying the raw reply and whether it
 could be read: an unreadable reply is a parse failure with no value — never a silent
@@ -17,38 +17,21 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "BINARY_PROMPT",
     "COMPARATIVE_PROMPT",
-    "CORRECTNESS_PROMPT",
     "Parsed",
-    "build_binary",
     "build_comparative",
-    "build_correctness",
     "fill",
-    "parse_binary",
     "parse_comparative",
     "parse_json",
     "parse_json_schema",
-    "parse_score",
     "parse_words",
 ]
 
-BINARY_PROMPT = (
-    "You are grading an answer to a question against the reference answer.\n\n"
-    "[Question]\n{question}\n\n[Reference answer]\n{answer}\n\n[Answer to grade]\n{prediction}\n\n"
-    "Is the answer to grade correct and consistent with the reference? Reply with a single "
-    "token: {positive} if it is, {negative} if it is not."
-)
 COMPARATIVE_PROMPT = (
     "You compare two assistants' answers to the same question.\n\n{context_section}"
     "[Question]\n{question}\n\n[Answer 1]\n{response1}\n\n[Answer 2]\n{response2}\n\n"
     "{instruction}\nOn the first line write only the two scores separated by a space (answer 1 "
     "first); then explain briefly."
-)
-CORRECTNESS_PROMPT = (
-    "Decide whether the solution reaches the same final result as the correct answer, "
-    "ignoring formatting and wording.\n\n[Question]\n{question}\n\n[Correct answer]\n{answer}\n\n"
-    "[Solution]\n{prediction}\n\nReply with {positive} or {negative} only."
 )
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -61,10 +44,6 @@ class Parsed:
     ok: bool
     raw: str
     note: str = ""
-
-
-def _symbols(output_format: str) -> tuple[str, str]:
-    return ("1", "0") if output_format in ("0/1", "1/0") else ("Yes", "No")
 
 
 def fill(template: str, fields: dict[str, Any]) -> str:
@@ -81,29 +60,6 @@ def fill(template: str, fields: dict[str, Any]) -> str:
         )
         raise KeyError(msg)
     return template.format_map({k: "" if v is None else v for k, v in fields.items()})
-
-
-def build_binary(
-    question: str,
-    answer: str,
-    prediction: str,
-    *,
-    output_format: str = "0/1",
-    custom_prompt: str | None = None,
-    **fields: Any,  # noqa: ANN401
-) -> str:
-    """Build a correct/incorrect grading prompt (default template, or ``custom_prompt``)."""
-    pos, neg = _symbols(output_format)
-    values = {
-        "question": question,
-        "answer": answer,
-        "prediction": prediction,
-        "pred": prediction,
-        "positive": pos,
-        "negative": neg,
-        **fields,
-    }
-    return fill(custom_prompt or BINARY_PROMPT, values)
 
 
 def build_comparative(
@@ -131,23 +87,6 @@ def build_comparative(
     return fill(custom_prompt or COMPARATIVE_PROMPT, values)
 
 
-def build_correctness(
-    question: str, answer: str, prediction: str, *, output_format: str = "yes/no"
-) -> str:
-    """Build a same-final-result prompt (mathematical or semantic), formatting ignored."""
-    pos, neg = ("Yes", "No") if output_format == "yes/no" else ("1", "0")
-    return fill(
-        CORRECTNESS_PROMPT,
-        {
-            "question": question,
-            "answer": answer,
-            "prediction": prediction,
-            "positive": pos,
-            "negative": neg,
-        },
-    )
-
-
 def parse_words(text: str | None, classes: dict[str, Any]) -> Parsed:
     """Exactly one distinct class word must occur (whole words, any case), else a failure."""
     raw = text or ""
@@ -157,31 +96,6 @@ def parse_words(text: str | None, classes: dict[str, Any]) -> Parsed:
         return Parsed(None, False, raw, note)
     word = found.pop()
     return Parsed(classes[word], True, raw)
-
-
-def parse_binary(text: str | None, output_format: str = "0/1") -> Parsed:
-    """Read 0/1 (also "[1]", "score: 1") or yes/no; anything else is a parse failure."""
-    raw = (text or "").strip()
-    low = raw.lower()
-    if output_format in ("0/1", "1/0"):
-        digits = set(re.findall(r"(?<![\d.])[01](?![\d.])", low))
-        if len(digits) == 1:
-            return Parsed(int(digits.pop()), True, raw)
-        return Parsed(None, False, raw, "no single 0/1")
-    return parse_words(raw, {"yes": True, "no": False})
-
-
-def parse_score(text: str | None, score_range: tuple[float, float] | None = None) -> Parsed:
-    """Read the first number, clamped into ``score_range`` (noted). No number: a parse failure."""
-    raw = text or ""
-    numbers = _NUMBER.findall(raw)
-    if not numbers:
-        return Parsed(None, False, raw, "no number")
-    value = float(numbers[0])
-    if score_range is not None and not score_range[0] <= value <= score_range[1]:
-        clamped = min(max(value, score_range[0]), score_range[1])
-        return Parsed(clamped, True, raw, f"clamped {value} into {score_range}")
-    return Parsed(value, True, raw)
 
 
 def parse_comparative(text: str | None) -> Parsed:

@@ -6,7 +6,7 @@ import io
 
 import polars as pl
 
-__all__ = ["from_ipc", "to_ipc"]
+__all__ = ["to_ipc"]
 
 
 def to_ipc(frame: pl.DataFrame) -> bytes:
@@ -18,8 +18,3 @@ def to_ipc(frame: pl.DataFrame) -> bytes:
     buf = io.BytesIO()
     frame.write_ipc_stream(buf, compat_level=pl.CompatLevel.oldest())
     return buf.getvalue()
-
-
-def from_ipc(data: bytes) -> pl.DataFrame:
-    """Read IPC stream bytes back (tests, and traits a widget sends)."""
-    return pl.read_ipc_stream(io.BytesIO(data))

@@ -28,17 +28,12 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.text.ngram import TokenIds, column_ids, row_offsets
+from evalnb.text.ngram import TokenIds
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["Rouge", "id_rouge_scores", "ids_rouge", "rouge_scores", "tokenize_rouge"]
-
-
-def tokenize_rouge(texts: pl.Series, *, stem: bool) -> pl.Series:
-    """Tokenize like rouge-score's ``DefaultTokenizer``."""
-    return pl.Series(ids_rouge(texts, stem=stem).lists(0), dtype=pl.List(pl.String))
+__all__ = ["Rouge", "id_rouge_parts", "id_rouge_scores", "ids_rouge", "rouge_stem"]
 
 
 @lru_cache(maxsize=1 << 20)
@@ -84,15 +79,6 @@ def ids_rouge(*columns: pl.Series, stem: bool) -> TokenIds:
 def _f(p: np.ndarray, r: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1.0), 0.0)
-
-
-def rouge_scores(pred: pl.Series, targets: pl.Series) -> dict[str, np.ndarray]:
-    """F-measures of ROUGE-1, -2 and -L for token lists ``pred[i]`` vs ``targets[i]``."""
-    ids = column_ids(pl.concat([pred.explode().drop_nulls(), targets.explode().drop_nulls()]))
-    p_off = row_offsets(pred.list.len())
-    t_off = row_offsets(targets.list.len()) + p_off[-1]
-    tokens = TokenIds(ids, (p_off, t_off))
-    return id_rouge_scores(tokens, p_off[:-1], p_off[1:], t_off[:-1], t_off[1:])
 
 
 def id_rouge_scores(
