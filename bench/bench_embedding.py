@@ -29,7 +29,8 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
 from bench.common import ragas_similarity
-from evalnb.models.encoder import get_encoder, resolve_model
+from evalnb.models.encoder import get_encoder
+from evalnb.models.resolve import resolve_model
 from evalnb.text.synthetic import pairs
 
 

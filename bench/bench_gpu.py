@@ -52,7 +52,7 @@ def sentences(n: int, seed: int) -> tuple[list[str], list[str]]:
     import polars as pl  # noqa: PLC0415 - after the CUDA setting of a CPU child
 
     from bench.many_pairs import many_pairs  # noqa: PLC0415
-    from evalnb.models.encoder import model_tokenizer  # noqa: PLC0415
+    from evalnb.models.resolve import model_tokenizer  # noqa: PLC0415
 
     frame = many_pairs(int(n * 1.3) + 10, seed=seed).select(
         pl.format("{} {}: {}", pl.lit(seed), pl.int_range(pl.len()), c).alias(c)
@@ -89,7 +89,8 @@ def answer_similarity(sizes: list[int], ragas_pairs: int, out: dict[str, object]
     import torch  # noqa: PLC0415
 
     import evalnb  # noqa: PLC0415
-    from evalnb.models.encoder import get_encoder, resolve_model  # noqa: PLC0415
+    from evalnb.models.encoder import get_encoder  # noqa: PLC0415
+    from evalnb.models.resolve import resolve_model  # noqa: PLC0415
 
     encoder = get_encoder("all-MiniLM-L6-v2")
     dtype = next(encoder._model.parameters()).dtype
@@ -438,7 +439,7 @@ def _bert_base_shaped(folder: Path) -> str:
     """A 6-label toxicity classifier of BERT-base's shape, random weights, MiniLM's tokenizer."""
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast  # noqa: PLC0415
 
-    from evalnb.models.encoder import resolve_model  # noqa: PLC0415
+    from evalnb.models.resolve import resolve_model  # noqa: PLC0415
 
     BertTokenizerFast.from_pretrained(resolve_model("all-MiniLM-L6-v2")[0]).save_pretrained(folder)
     labels = ["toxicity", "severe_toxicity", "obscene", "threat", "insult", "identity_attack"]
@@ -456,7 +457,7 @@ def _gpt2_shaped(folder: Path) -> str:
     """A causal LM of GPT-2 small's shape, random weights, MiniLM's tokenizer (no download)."""
     from transformers import BertTokenizerFast, GPT2Config, GPT2LMHeadModel  # noqa: PLC0415
 
-    from evalnb.models.encoder import resolve_model  # noqa: PLC0415
+    from evalnb.models.resolve import resolve_model  # noqa: PLC0415
 
     tokenizer = BertTokenizerFast.from_pretrained(resolve_model("all-MiniLM-L6-v2")[0])
     tokenizer.save_pretrained(folder)
@@ -475,7 +476,7 @@ def _vitaminc_shaped(folder: Path) -> str:
     """An NLI classifier of VitaminC's architecture (ALBERT-xlarge) with random weights."""
     from transformers import AlbertConfig, AlbertForSequenceClassification, BertTokenizerFast  # noqa: PLC0415
 
-    from evalnb.models.encoder import resolve_model  # noqa: PLC0415
+    from evalnb.models.resolve import resolve_model  # noqa: PLC0415
 
     tokenizer = BertTokenizerFast.from_pretrained(resolve_model("all-MiniLM-L6-v2")[0])
     tokenizer.save_pretrained(folder)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
 from bench.common import cold_seconds, evalnb_warm, ratios, warm_median, write_pairs
 from bench.real_pairs import real_pairs
-from evalnb.evaluation import leakage as lk
+from evalnb.evaluation.families.text import leakage as lk
 from evalnb.evaluation.families.text.leak_scan import EMAIL, SSN
 from evalnb.evaluation.families.text.rouge import rouge_stem
 from evalnb.text.synthetic import pairs

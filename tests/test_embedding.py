@@ -177,13 +177,13 @@ def test_encoder_caches_by_text(tmp_path: object) -> None:
 
 
 def test_fallback_model_is_recorded_warned_once_and_a_change_is_stale(tmp_path: object) -> None:
-    from evalnb.models import encoder, resolve
+    from evalnb.models import resolve
 
     frame = pl.DataFrame({"prompt": ["q"], "expected": ["Paris."], "actual": ["Paris it is."]})
     lab = evalnb.load(frame)
     resolve._WARNED.clear()
     with pytest.warns(
-        encoder.ModelFallbackWarning, match="BAAI/bge-small-en-v1.5 is not available"
+        resolve.ModelFallbackWarning, match="BAAI/bge-small-en-v1.5 is not available"
     ):
         scored = evalnb.evaluate(lab, ["answer_similarity"], progress=False)  # H2O's default
     params = json.loads(scored.scores["params"][0])
@@ -226,7 +226,7 @@ def test_the_device_path_scores_as_the_host_path(
 ) -> None:
     # On a GPU the embedding evaluators keep the vectors on the device and compare them there
     # (encode_on_device + cross_max on tensors). The same path runs here on CPU tensors.
-    from evalnb.evaluation import embedding
+    from evalnb.evaluation.families.models import embedding
 
     def on_device(ctx: object, params: dict[str, object], texts: list[str]) -> torch.Tensor:
         return get_encoder(str(params["model"])).encode_on_device(list(texts))

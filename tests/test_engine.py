@@ -16,7 +16,7 @@ from sentence_transformers import SentenceTransformer
 from transformers import AutoTokenizer
 
 from evalnb.models import vector_cache
-from evalnb.models.encoder import TextEncoder, resolve_model
+from evalnb.models.encoder import TextEncoder
 from evalnb.models.engine import (
     Engine,
     cpu_token_budget,
@@ -24,6 +24,7 @@ from evalnb.models.engine import (
     prefetch,
     prefetch_all,
 )
+from evalnb.models.resolve import resolve_model
 from evalnb.models.staging import Staging
 from evalnb.models.vector_cache import CacheWarning, VectorCache, text_keys
 from tests.precision import EMBEDDING_TOL

@@ -123,7 +123,7 @@ def test_excluded_cases_leave_the_suite_and_the_reason_stays(
 def _tiny_nli(folder: Path) -> Path:
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 
-    from evalnb.models.encoder import resolve_model
+    from evalnb.models.resolve import resolve_model
 
     vocab = Path(resolve_model("all-MiniLM-L6-v2")[0]) / "vocab.txt"
     tokenizer = BertTokenizerFast(vocab_file=str(vocab))

@@ -24,7 +24,7 @@ from evalnb.generation.llm_kinds import LLM_KINDS
 from evalnb.generation.retrieval_baseline import retrieval_answers
 from evalnb.generation.suite import generate_cases
 from evalnb.io.documents import DocumentLimits, document_paths, read_document
-from evalnb.models.encoder import model_tokenizer
+from evalnb.models.resolve import model_tokenizer
 from evalnb.text.chunking import chunk_texts
 
 if TYPE_CHECKING:

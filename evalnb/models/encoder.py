@@ -13,19 +13,13 @@ import tempfile
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 from evalnb.models.engine import Batch, Engine, cpu_token_budget, device_name, length_order
 from evalnb.models.hub import quiet_loading
-from evalnb.models.resolve import (
-    DEFAULT_MODEL,
-    ModelFallbackWarning,
-    model_tokenizer,
-    resolve_model,
-    used_model,
-)
+from evalnb.models.resolve import DEFAULT_MODEL, resolve_model
 from evalnb.models.similarity import greedy_token_match
 from evalnb.models.vector_cache import VectorCache, VectorMemo, gather_into, text_keys
 
@@ -37,17 +31,7 @@ if TYPE_CHECKING:
 
     from evalnb.models.int8 import Int8Encoder
 
-# The resolution names stay importable from here, where callers have always found them.
-__all__ = [
-    "DEFAULT_MODEL",
-    "ModelFallbackWarning",
-    "TextEncoder",
-    "cosine",
-    "get_encoder",
-    "model_tokenizer",
-    "resolve_model",
-    "used_model",
-]
+__all__ = ["TextEncoder", "cosine", "get_encoder"]
 
 
 class TextEncoder:
@@ -175,22 +159,7 @@ class TextEncoder:
         persistent cache (one join for all), and what is left goes through the model engine;
         the new vectors are written to the cache by a background thread.
         """
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        keys, firsts, distinct = _distinct_keys(texts)
-        out = np.empty((distinct.height, self.dim), dtype=np.float32)
-
-        def place(where: np.ndarray, vectors: np.ndarray, rows: np.ndarray) -> None:
-            gather_into(out, where, vectors, rows)
-
-        todo = self._look_up(distinct, place)
-        if todo.size:
-            fresh = self._embed(_chosen(texts, firsts, todo))
-            out[todo] = fresh
-            self._remember(distinct[todo], fresh)
-        inverse = _inverse(keys, distinct)
-        return out if inverse is None else out[inverse]
+        return self._encode(list(texts), _OnHost(self))
 
     def encode_on_device(self, texts: Sequence[str]) -> torch.Tensor:
         """:meth:`encode`'s vectors as one float32 tensor on the model's device.
@@ -201,38 +170,22 @@ class TextEncoder:
         the cache. At 1M pairs the vectors are 3 GB, which NumPy would otherwise gather,
         normalise and multiply in one host thread after copying them back.
         """
-        import torch  # noqa: PLC0415
+        return self._encode(list(texts), _OnDevice(self))
 
-        texts = list(texts)
-        device = torch.device(self.device)
+    def _encode(self, texts: list[str], target: _Target[V]) -> V:
+        """Run the sequence both share: distinct texts, memo and cache, the model, the order back."""
         if not texts:
-            return torch.zeros((0, self.dim), dtype=torch.float32, device=device)
+            return target.allocate(0)
         keys, firsts, distinct = _distinct_keys(texts)
-        out = torch.empty((distinct.height, self.dim), dtype=torch.float32, device=device)
-
-        def place(where: np.ndarray, vectors: np.ndarray, rows: np.ndarray) -> None:
-            found = torch.from_numpy(np.take(vectors, rows, axis=0))
-            out[_index(where, device)] = found.to(device)
-
-        todo = self._look_up(distinct, place)
+        out = target.allocate(distinct.height)
+        todo = self._look_up(
+            distinct, lambda at, vectors, rows: target.place(out, at, vectors, rows)
+        )
         if todo.size:
             chosen = _chosen(texts, firsts, todo)
-            every = todo.size == distinct.height  # then row k of out is fresh text k
-            rows = None if every else _index(todo, device)
-            if self._int8 is not None or self._replicas:
-                fresh = torch.from_numpy(self._embed(chosen)).to(device)
-                out[rows if rows is not None else slice(None)] = fresh
-            else:  # the engine writes straight into out: no second copy on the device
-                _embed_with(self._model, self.engine, self._prepare(chosen), out, rows)
-            # The copy for the memo and the cache comes back in slices, so the device holds
-            # no second full copy of the fresh vectors.
-            host = np.empty((todo.size, self.dim), dtype=np.float32)
-            for s in range(0, todo.size, _BACK):
-                part = out[s : s + _BACK] if rows is None else out[rows[s : s + _BACK]]
-                host[s : s + _BACK] = part.cpu().numpy()
-            self._remember(distinct[todo], host)
+            self._remember(distinct[todo], target.fill(out, todo, chosen, distinct.height))
         inverse = _inverse(keys, distinct)
-        return out if inverse is None else out[_index(inverse, device)]
+        return out if inverse is None else target.take(out, inverse)
 
     def _look_up(
         self,
@@ -474,3 +427,91 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     nb = np.linalg.norm(b, axis=1, keepdims=True)
     result: np.ndarray = (a / np.where(na == 0, 1, na)) @ (b / np.where(nb == 0, 1, nb)).T
     return result
+
+
+V = TypeVar("V")
+
+
+class _Target(Protocol[V]):
+    """Where :meth:`TextEncoder._encode` gathers the vectors: host memory or the device."""
+
+    def allocate(self, rows: int) -> V: ...
+
+    def place(self, out: V, at: np.ndarray, vectors: np.ndarray, rows: np.ndarray) -> None: ...
+
+    def fill(self, out: V, todo: np.ndarray, texts: list[str], distinct: int) -> np.ndarray:
+        """Embed ``texts`` into rows ``todo`` of ``out``; return them on the host."""
+        ...
+
+    def take(self, out: V, inverse: np.ndarray) -> V: ...
+
+
+class _OnHost:
+    def __init__(self, encoder: TextEncoder) -> None:
+        self._encoder = encoder
+
+    def allocate(self, rows: int) -> np.ndarray:
+        return np.empty((rows, self._encoder.dim), dtype=np.float32)
+
+    def place(self, out: np.ndarray, at: np.ndarray, vectors: np.ndarray, rows: np.ndarray) -> None:
+        gather_into(out, at, vectors, rows)
+
+    def fill(
+        self,
+        out: np.ndarray,
+        todo: np.ndarray,
+        texts: list[str],
+        distinct: int,  # noqa: ARG002 - the device needs it
+    ) -> np.ndarray:
+        fresh: np.ndarray = self._encoder._embed(texts)
+        out[todo] = fresh
+        return fresh
+
+    def take(self, out: np.ndarray, inverse: np.ndarray) -> np.ndarray:
+        taken: np.ndarray = out[inverse]
+        return taken
+
+
+class _OnDevice:
+    def __init__(self, encoder: TextEncoder) -> None:
+        import torch  # noqa: PLC0415
+
+        self._encoder = encoder
+        self._device = torch.device(encoder.device)
+
+    def allocate(self, rows: int) -> torch.Tensor:
+        import torch  # noqa: PLC0415
+
+        return torch.empty((rows, self._encoder.dim), dtype=torch.float32, device=self._device)
+
+    def place(
+        self, out: torch.Tensor, at: np.ndarray, vectors: np.ndarray, rows: np.ndarray
+    ) -> None:
+        import torch  # noqa: PLC0415
+
+        found = torch.from_numpy(np.take(vectors, rows, axis=0))
+        out[_index(at, self._device)] = found.to(self._device)
+
+    def fill(
+        self, out: torch.Tensor, todo: np.ndarray, texts: list[str], distinct: int
+    ) -> np.ndarray:
+        import torch  # noqa: PLC0415
+
+        enc = self._encoder
+        every = todo.size == distinct  # then row k of out is fresh text k
+        rows = None if every else _index(todo, self._device)
+        if enc._int8 is not None or enc._replicas:
+            fresh = torch.from_numpy(enc._embed(texts)).to(self._device)
+            out[rows if rows is not None else slice(None)] = fresh
+        else:  # the engine writes straight into out: no second copy on the device
+            _embed_with(enc._model, enc.engine, enc._prepare(texts), out, rows)
+        # The copy for the memo and the cache comes back in slices, so the device holds no
+        # second full copy of the fresh vectors.
+        host = np.empty((todo.size, enc.dim), dtype=np.float32)
+        for s in range(0, todo.size, _BACK):
+            part = out[s : s + _BACK] if rows is None else out[rows[s : s + _BACK]]
+            host[s : s + _BACK] = part.cpu().numpy()
+        return host
+
+    def take(self, out: torch.Tensor, inverse: np.ndarray) -> torch.Tensor:
+        return out[_index(inverse, self._device)]

@@ -7,7 +7,7 @@ stays in that drawer.
 from __future__ import annotations
 
 from evalnb.evaluation.base import MetricSpec, Param
-from evalnb.models.encoder import DEFAULT_MODEL, used_model
+from evalnb.models.resolve import DEFAULT_MODEL, used_model
 
 __all__ = ["EMBEDDING_MODEL", "bool_metrics"]
 

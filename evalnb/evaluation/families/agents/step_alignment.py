@@ -34,7 +34,7 @@ from evalnb.evaluation.base import (
     threshold_param,
 )
 from evalnb.llm.judge import parse_json_schema
-from evalnb.models.encoder import used_model
+from evalnb.models.resolve import used_model
 from evalnb.text.enumerations import MAX_STEP_CHARS, MAX_STEPS, enumerations
 from evalnb.text.step_edits import edit_counts
 

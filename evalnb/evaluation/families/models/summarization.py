@@ -24,8 +24,8 @@ from evalnb.evaluation.base import (
 )
 from evalnb.evaluation.families.models.coverage import completeness
 from evalnb.evaluation.families.models.summac import conv_score, load_conv_weights, zs_score
-from evalnb.models.encoder import DEFAULT_MODEL, used_model
 from evalnb.models.hf import Classifier, load_classifier
+from evalnb.models.resolve import DEFAULT_MODEL, used_model
 from evalnb.text.sentences import split_sentences
 
 if TYPE_CHECKING:
