@@ -38,15 +38,12 @@ from evalnb.lab.version import __version__
 from evalnb.llm.client import ChatResult, EndpointUnreachable, LLMClient
 from evalnb.llm.hosts import run_suite
 from evalnb.llm.pairwise import pairwise
-from evalnb.widgets.charts import prefer_offline_charts
 from evalnb.widgets.curator import Curator, curator
 from evalnb.widgets.eye import Eye, eye
 from evalnb.widgets.labeler import Labeler, labeler
 from evalnb.widgets.weakness import Weakness, weakness
 from evalnb.workflow import StepWaiting, Workflow, workflow
 
-# In a Jupyter kernel, Altair charts (evalnb's and the user's) draw with no network access.
-prefer_offline_charts()
 
 __all__ = [
     "FORMATS",

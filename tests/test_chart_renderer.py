@@ -1,6 +1,6 @@
-"""Inside a Jupyter kernel, importing evalnb makes Altair draw offline; elsewhere it does not.
+"""evalnb's charts draw offline in a notebook; importing evalnb leaves Altair's renderer alone.
 
-Each case runs in a fresh interpreter: the switch happens at import and touches global state.
+Each case runs in a fresh interpreter, so no case sees another's renderer state.
 """
 
 from __future__ import annotations
@@ -10,47 +10,55 @@ import sys
 
 import pytest
 
-REPORT = "import altair as alt; print(alt.renderers.active, alt.renderers.options)"
-
-
-@pytest.mark.parametrize(
-    ("before", "after", "expected"),
-    [
-        # a kernel, Altair imported only after evalnb: the switch waits for Altair's import
-        ("import ipykernel, evalnb", REPORT, "jupyter {'offline': True}"),
-        # a kernel, Altair imported before evalnb
-        ("import ipykernel, altair, evalnb", REPORT, "jupyter {'offline': True}"),
-        # the user's own choice, made before evalnb, stands
-        (
-            "import ipykernel, altair as alt; alt.renderers.enable('svg'); import evalnb",
-            REPORT,
-            "svg {}",
-        ),
-        # a script or the command line: Altair is left alone
-        ("import evalnb", REPORT, "default {}"),
-    ],
+LAB = (
+    "import evalnb\n"
+    "from evalnb.api.demo import build_demo_lab\n"
+    "lab = evalnb.evaluate(build_demo_lab(), ['bleu'], progress=False)\n"
 )
-def test_renderer_after_import(before: str, after: str, expected: str) -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", f"{before}\n{after}"], capture_output=True, text=True, check=True
-    )
-    assert out.stdout.strip() == expected
 
 
-def test_offline_chart_carries_its_javascript() -> None:
-    """The chart's widget holds Vega itself (from vl-convert), with no URL to fetch it from."""
+def _run(code: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()
+
+
+def _kinds(expr: str) -> str:
+    """Print the mime types a chart's display offers (a bundle, or a (bundle, metadata) pair)."""
+    return f"b = {expr}._repr_mimebundle_(); print(sorted(b[0] if isinstance(b, tuple) else b))\n"
+
+
+@pytest.mark.parametrize("first", ["import ipykernel, evalnb", "import ipykernel, altair, evalnb"])
+def test_importing_evalnb_changes_no_renderer(first: str) -> None:
+    out = _run(f"{first}\nimport altair as alt\nprint(alt.renderers.active, alt.renderers.options)")
+    assert out == ["default {}"]
+
+
+def test_our_chart_draws_offline_and_the_users_chart_as_altair_draws_it() -> None:
     code = (
-        "import ipykernel, evalnb\n"
-        "from evalnb.api.demo import build_demo_lab\n"
-        "lab = evalnb.evaluate(build_demo_lab(), ['bleu'], progress=False)\n"
-        "bundle = lab.leaderboard_chart()._repr_mimebundle_()\n"
-        "from altair import JupyterChart\n"
-        "esm = JupyterChart._esm\n"
-        "print(sorted(bundle[0] if isinstance(bundle, tuple) else bundle))\n"
-        "print(len(esm) > 100_000, 'cdn.jsdelivr' in esm)\n"
+        "import ipykernel\n"
+        + LAB
+        + "import altair as alt, polars as pl\n"
+        + "mine = alt.Chart(alt.Data(values=[{'a': 1}])).mark_point().encode(x='a:Q')\n"
+        + _kinds("lab.leaderboard_chart()")
+        + _kinds("mine")
+        + "print(alt.renderers.active)\n"
+        + "from altair import JupyterChart\n"
+        + "print(len(JupyterChart._esm) > 100_000, 'cdn.jsdelivr' in JupyterChart._esm)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    assert out[0] == "['application/vnd.jupyter.widget-view+json', 'text/plain']"
-    assert out[1] == "True False"
+    ours, theirs, active, esm = _run(code)
+    # Ours: an anywidget carrying Vega itself (from vl-convert), no URL to fetch it from.
+    assert ours == "['application/vnd.jupyter.widget-view+json', 'text/plain']"
+    assert esm == "True False"
+    # The user's: what Altair's default renderer gives, and the renderer is still theirs.
+    assert "application/vnd.jupyter.widget-view+json" not in theirs
+    assert active == "default"
+
+
+def test_a_renderer_the_user_chose_draws_our_charts_too() -> None:
+    code = (
+        "import ipykernel\n"
+        + LAB
+        + "import altair as alt\nalt.renderers.enable('svg')\n"
+        + _kinds("lab.leaderboard_chart()")
+    )
+    assert _run(code) == ["['image/svg+xml']"]

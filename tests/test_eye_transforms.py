@@ -236,3 +236,15 @@ def test_front_end_has_no_network_urls() -> None:
     for f in files:
         urls = set(re.findall(r"https?://[^\s\"'`)]+", f.read_text(encoding="utf-8")))
         assert urls <= {"http://www.w3.org/2000/svg"}, (f, urls)
+
+
+def test_widgets_hand_anywidget_their_bundle_as_a_file() -> None:
+    """anywidget reads ``_esm``/``_css`` paths itself, and watches them under ANYWIDGET_HMR=1
+    (``npm run dev`` rebuilds them): the hot reload needs a path, not the text."""
+    from evalnb.widgets.base import static_file
+
+    for cls, bundle in ((evalnb.Eye, "eye"), (evalnb.Weakness, "weakness")):
+        esm, css = cls.__dict__["_esm"], cls.__dict__["_css"]
+        assert type(esm).__name__ == type(css).__name__ == "FileContents"
+        assert str(esm) == static_file(f"{bundle}.js").read_text(encoding="utf-8")
+        assert str(css) == static_file(f"{bundle}.css").read_text(encoding="utf-8")

@@ -13,6 +13,8 @@ from typing import cast
 import altair as alt
 import polars as pl
 
+from evalnb.lab.offline_charts import offline
+
 __all__ = [
     "adversarial_chart",
     "bar_chart",
@@ -53,7 +55,7 @@ def bar_chart(board: pl.DataFrame, evaluator: str) -> alt.FacetChart:
     err = base.mark_rule(color="black").encode(x="model:N", y="ci_low:Q", y2="ci_high:Q")
     rule = base.mark_rule(color="red", strokeDash=[4, 3]).encode(y="mean(threshold):Q")
     layered = (bars + err + rule).properties(width=160, height=160)
-    return cast("alt.FacetChart", layered.facet(column=alt.Column("metric:N", title=None)))
+    return offline(cast("alt.FacetChart", layered.facet(column=alt.Column("metric:N", title=None))))
 
 
 def radar_chart(board: pl.DataFrame, evaluator: str) -> alt.LayerChart:
@@ -99,7 +101,7 @@ def radar_chart(board: pl.DataFrame, evaluator: str) -> alt.LayerChart:
         )
     )
     labels = alt.Chart(chart_data(axes)).mark_text().encode(x="x:Q", y="y:Q", text="metric:N")
-    return cast("alt.LayerChart", (lines + labels).properties(width=260, height=260))
+    return offline(cast("alt.LayerChart", (lines + labels).properties(width=260, height=260)))
 
 
 def heatmap(board: pl.DataFrame) -> alt.LayerChart:
@@ -122,7 +124,7 @@ def heatmap(board: pl.DataFrame) -> alt.LayerChart:
         "width": 34 * max(1, part["key"].n_unique()),
         "height": 22 * max(1, part["model"].n_unique()),
     }
-    return cast("alt.LayerChart", (cells + text).properties(**size))
+    return offline(cast("alt.LayerChart", (cells + text).properties(**size)))
 
 
 def leaderboard_chart(board: pl.DataFrame, evaluator: str) -> alt.TopLevelMixin:
@@ -171,7 +173,9 @@ def adversarial_chart(effect: pl.DataFrame, evaluator: str, metric: str) -> alt.
     )
     zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(color="gray", strokeDash=[4, 3])  # type: ignore[no-untyped-call]
     layered = zero.encode(x="x:Q") + bars + points
-    return cast("alt.LayerChart", layered.properties(width=360, title=f"{evaluator} / {metric}"))
+    return offline(
+        cast("alt.LayerChart", layered.properties(width=360, title=f"{evaluator} / {metric}"))
+    )
 
 
 def flip_chart(flips: pl.DataFrame) -> alt.Chart:
@@ -197,7 +201,7 @@ def flip_chart(flips: pl.DataFrame) -> alt.Chart:
         )
         .properties(width=360, title="Input variations: verdict flips per perturbation")
     )
-    return chart
+    return offline(chart)
 
 
 def reliability_chart(table: pl.DataFrame, threshold: float | None, title: str) -> alt.LayerChart:
@@ -224,4 +228,4 @@ def reliability_chart(table: pl.DataFrame, threshold: float | None, title: str) 
     if threshold is not None and math.isfinite(threshold):
         at = alt.Data(values=[{"t": threshold}])  # type: ignore[no-untyped-call]
         layers = layers + alt.Chart(at).mark_rule(color="red", strokeDash=[4, 3]).encode(x="t:Q")
-    return cast("alt.LayerChart", layers.properties(width=360, title=title))
+    return offline(cast("alt.LayerChart", layers.properties(width=360, title=title)))

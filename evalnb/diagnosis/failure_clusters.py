@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from evalnb.diagnosis.topics import class_tfidf
+from evalnb.lab.offline_charts import offline
 from evalnb.lab.verdicts import verdicts
 from evalnb.models.encoder import get_encoder
 from evalnb.models.reduce import fit_transform, umap_model
@@ -67,7 +68,7 @@ class FailureClusters:
             )
             .properties(width=420, height=320, title="Failed test cases by cluster")
         )
-        return chart
+        return offline(chart)
 
 
 def rf_proximity(x: np.ndarray, *, n_trees: int = 300, seed: int = 0) -> np.ndarray:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import anywidget
-import traitlets
 
 __all__ = ["EvalWidget", "static_file"]
 
@@ -31,11 +30,22 @@ class EvalWidget(anywidget.AnyWidget):
     """Base widget: loads its bundle, refuses unknown keyword arguments instead of ignoring them.
 
     A subclass names its bundle in ``_bundle`` (``evalnb/static/<_bundle>.js`` and ``.css``).
+    The bundle is given to anywidget as a path: in a source checkout with ``ANYWIDGET_HMR=1``,
+    anywidget watches it and reloads open widgets when ``npm run dev`` (in ``widgets/``)
+    rebuilds it.
     """
 
     _bundle: ClassVar[str]
-    _esm = traitlets.Any().tag(sync=True)
-    _css = traitlets.Any().tag(sync=True)
+
+    def __init_subclass__(cls, **kwargs: dict[str, object]) -> None:
+        bundle = cls.__dict__.get("_bundle")
+        # anywidget turns `_esm` and `_css` paths set on the class into watched file contents
+        # (its own __init_subclass__, below). A bundle not built yet is reported when a widget
+        # is made (see __init__), not when evalnb is imported.
+        if bundle and all((_STATIC / f"{bundle}.{ext}").is_file() for ext in ("js", "css")):
+            cls._esm = _STATIC / f"{bundle}.js"
+            cls._css = _STATIC / f"{bundle}.css"
+        super().__init_subclass__(**kwargs)
 
     def __init__(self, **kwargs: object) -> None:
         public = sorted(n for n in self.trait_names(sync=True) if not n.startswith("_"))
@@ -43,11 +53,10 @@ class EvalWidget(anywidget.AnyWidget):
         if unknown:
             msg = f"{type(self).__name__} got unknown argument(s) {unknown}; valid: {public}"
             raise TypeError(msg)
-        super().__init__(
-            _esm=static_file(f"{self._bundle}.js").read_text(encoding="utf-8"),
-            _css=static_file(f"{self._bundle}.css").read_text(encoding="utf-8"),
-            **kwargs,
-        )
+        if "_esm" not in type(self).__dict__:
+            static_file(f"{self._bundle}.js")  # the bundle was not built: say how to build it
+            static_file(f"{self._bundle}.css")
+        super().__init__(**kwargs)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
