@@ -2,9 +2,10 @@
 
 The public API is what this module and :mod:`evalnb.transforms` export. The subpackages
 hold the implementation by concern, lowest layer last (``docs/architecture.md`` has the
-map; ``lint-imports`` checks the direction): ``cli`` → ``api`` → ``widgets`` →
-``transforms`` → ``analysis`` | ``calibration`` | ``diagnosis`` | ``robustness`` →
-``evaluation`` | ``io`` → ``llm`` | ``models`` | ``text`` → ``lab``.
+map; ``lint-imports`` checks the direction): ``cli`` → ``workflow`` → ``api`` →
+``widgets`` → ``transforms`` → ``analysis`` | ``calibration`` | ``diagnosis`` |
+``generation`` | ``robustness`` → ``evaluation`` | ``io`` → ``llm`` | ``models`` | ``text``
+→ ``lab``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ from evalnb.widgets.eye import Eye, eye
 from evalnb.widgets.labeler import Labeler, labeler
 from evalnb.widgets.weakness import Weakness, weakness
 from evalnb.workflow import StepWaiting, Workflow, workflow
-
 
 __all__ = [
     "FORMATS",

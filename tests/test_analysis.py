@@ -231,7 +231,7 @@ def test_classification_precision_recall_f1_are_macro_model_values() -> None:
 
 
 def test_insights_take_their_type_and_wording_from_the_evaluator() -> None:
-    """A privacy evaluator's insights are privacy insights, told as such (H2O §18.5)."""
+    """A privacy evaluator's insights are privacy insights, told as such (as H2O tells them)."""
     rows = [
         {
             "prompt": f"who is customer {i}?",

@@ -118,7 +118,7 @@ def test_no_test_or_bench_reads_the_shared_folder_but_the_h2o_reference_labs() -
 
 
 def test_no_module_imports_a_private_name_of_another() -> None:
-    """What another module calls has a public name (style.md): ``from x import _y`` is refused."""
+    """What another module calls has a public name (the house style): ``from x import _y`` is refused."""
     import ast
 
     root = Path(__file__).resolve().parents[1]

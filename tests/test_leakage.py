@@ -31,7 +31,7 @@ def test_pii_detectors_and_allow_lists() -> None:
         "Test card 4111111111111111 is fine.",  # allow-listed test number
         "4532015123658463 at the very start",  # no boundary character before: not detected
         "SSN 123-45-6789 here.",  # leak
-        "SSN 078-05-1120 here.",  # on H2O's allow-list, which never applies (h2o_semantics §2)
+        "SSN 078-05-1120 here.",  # on H2O's allow-list, which never applies
         "Nothing to see.",
     ]
     scores = _score("pii_leakage", texts)
@@ -162,7 +162,7 @@ def test_allow_lists_are_documented_and_can_be_turned_off() -> None:
     def passes(scores: pl.DataFrame) -> list[float]:
         return scores.filter(pl.col("metric") == "model_passes")["value"].to_list()
 
-    # H2O passes the placeholders and test numbers (its SSN allow-list never applies, §2;
+    # H2O passes the placeholders and test numbers (its SSN allow-list never applies;
     # a test card between a tab and a newline is stripped like H2O's .strip() does).
     assert passes(h2o) == [1.0, 1.0, 0.0, 1.0]
     assert passes(strict) == [0.0, 0.0, 0.0, 0.0]
@@ -171,7 +171,7 @@ def test_allow_lists_are_documented_and_can_be_turned_off() -> None:
 
 
 def _h2o_message(corpus: list[str], answer: str, context: str | None) -> str | None:
-    """H2O's message, transcribed from pii_leakage_evaluator.py (h2o_semantics.md §2) with
+    """H2O's message, transcribed from pii_leakage_evaluator.py with
     Python re on H2O's own patterns and lists: independent of evalnb's detectors."""
     import re as std_re
 

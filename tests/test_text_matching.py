@@ -21,7 +21,7 @@ def test_reproduces_every_documentation_example() -> None:
     lab = evalnb.evaluate(
         evalnb.load(SHARED / "doc_text_matching_regexps.json"), ["text_matching"], progress=False
     )
-    # Every example passes except the last one (10N in h2o_semantics.md §1.4).
+    # Every example passes except the last one (H2O's example 10N).
     assert _passes(lab) == [1.0] * 10 + [0.0]
     detail = json.loads(lab.scores.filter(pl.col("metric") == "model_passes")["detail"][-1])
     assert detail["message"] == (

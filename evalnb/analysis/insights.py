@@ -1,4 +1,4 @@
-"""Insights (h2o_semantics.md §18.5, evaluators.md §1.4): what stands out, said only when it holds.
+"""Insights: what stands out, said only when it holds.
 
 A best/worst model is named only when the paired bootstrap says it beats (or loses to)
 every other model; otherwise the insight says the top models are statistically tied.
@@ -264,7 +264,7 @@ def _speed_cost(outputs: pl.LazyFrame, seed: int) -> list[dict[str, object]]:
 def _retrieval_vs_generation(
     verdicts: pl.DataFrame, cases: pl.DataFrame
 ) -> list[dict[str, object]]:
-    """Prompts whose retrieval failures outnumber their generation failures (§18.5)."""
+    """Prompts whose retrieval failures outnumber their generation failures."""
     fails = verdicts.filter(pl.col("primary") & (pl.col("passed") == False))  # noqa: E712
     per = (
         fails.group_by("case_id")

@@ -1,4 +1,4 @@
-"""Problems (h2o_semantics.md §18–19): what is wrong, how bad, and what to do about it.
+"""Problems: what is wrong, how bad, and what to do about it.
 
 Every problem is one row with H2O's fields (``description``, ``severity``, ``problem_type``,
 AVID code, ``actions_description``) plus structured attributes (evaluator, metric, model,
@@ -57,7 +57,7 @@ _TYPE_BY_DOMAIN = {
 }
 _AVID_BY_EVALUATOR = {"toxicity": "E0300", "fairness_bias": "E0100"}
 _AVID_BY_DOMAIN = {"privacy": "P0300", "retrieval": "P0100"}
-# Evaluators whose verdicts H2O compares across perturbations (§19); the others do not.
+# Evaluators whose verdicts H2O compares across perturbations; the others do not.
 _NO_FLIPS = {"answer_relevancy_similarity", "context_mrr", "looping", "summarization"}
 _ACTIONS = {
     "accuracy": "Review the failing answers; improve the prompt, the model or its fine-tuning "
@@ -84,7 +84,7 @@ def _avid(evaluator: str, domain: str) -> str:
 def _threshold_problems(
     board: pl.DataFrame, verdicts: pl.DataFrame | pl.LazyFrame, *, case_ids: bool = True
 ) -> list[dict[str, object]]:
-    """One problem per (evaluator, metric, model) whose mean is on the wrong side (§18.3).
+    """One problem per (evaluator, metric, model) whose mean is on the wrong side.
 
     ``case_ids=False`` leaves each problem's list of failing cases empty (its longest part).
     """
@@ -146,7 +146,7 @@ def _threshold_problems(
 def _flip_problems(
     verdicts: pl.DataFrame | pl.LazyFrame, cases: pl.DataFrame
 ) -> list[dict[str, object]]:
-    """Flag each perturbed case whose verdict differs from its original's, per metric (§19)."""
+    """Flag each perturbed case whose verdict differs from its original's, per metric."""
     lineage = cases.filter(pl.col("perturbation_of").is_not_null()).select(
         "case_id", "perturbation_of", "perturbation", pl.col("prompt").alias("perturbed_prompt")
     )
@@ -269,7 +269,7 @@ def _primary(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _few_cases(board: pl.DataFrame) -> list[dict[str, object]]:
-    """H2O's low test-case count problem (§18.4), per evaluator and model.
+    """H2O's low test-case count problem, per evaluator and model.
 
     H2O raises it below its ``min_test_cases`` parameter, which defaults to 0 (never); here
     the bar is ``MIN_CASES``, under which a mean and its interval say little.
@@ -452,7 +452,7 @@ def problems(
 
 
 def problems_json(frame: pl.DataFrame, model_keys: dict[str, str] | None = None) -> str:
-    """H2O's ``problems_and_actions.json``: a list of ``ProblemAndAction`` dicts (§18.1)."""
+    """H2O's ``problems_and_actions.json``: a list of ``ProblemAndAction`` dicts."""
     keys = model_keys or {}
     items = []
     for r in frame.iter_rows(named=True):

@@ -1,6 +1,7 @@
 """The public facade: :class:`Lab` (the core plus every notebook method) and its entry points.
 
-The only package allowed to import every layer below ``cli``; nothing below imports it.
+It may import every layer below it (``widgets`` down to ``lab``); only ``workflow`` and
+``cli`` import it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Harbor's metric protocol (formats.md §4): rewards JSONL in, a JSON object of numbers out."""
+"""Harbor's metric protocol: rewards JSONL in, a JSON object of numbers out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``evalnb harpia``: HarpIA Lab's headless metric run (formats.md §2).
+"""``evalnb harpia``: HarpIA Lab's headless metric run.
 
 Reads a HarpIA input JSON, runs each enabled metric (an evalnb evaluator id, with its
 parameters) over all instances, and writes one output object per metric (id, parameters,

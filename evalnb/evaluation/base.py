@@ -1,4 +1,4 @@
-"""The evaluator contract (design.md §4): specs, parameters, context, the base class.
+"""The evaluator contract: specs, parameters, context, the base class.
 
 Each family module subclasses :class:`Evaluator` and adds it with :func:`register`;
 :mod:`evalnb.evaluation.catalog` imports every family and answers lookups, so no module

@@ -1,4 +1,4 @@
-"""H2O Eval Studio test suites and test labs (formats.md §1, h2o_semantics.md §17)."""
+"""H2O Eval Studio test suites and test labs."""
 
 from __future__ import annotations
 

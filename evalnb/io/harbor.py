@@ -1,4 +1,4 @@
-"""Harbor rewards JSONL (formats.md §4): each line one ``{name: reward}`` object or ``null``."""
+"""Harbor rewards JSONL: each line one ``{name: reward}`` object or ``null``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HarpIA Lab input JSON (formats.md §2): instances plus the metrics to run."""
+"""HarpIA Lab input JSON: instances plus the metrics to run."""
 
 from __future__ import annotations
 

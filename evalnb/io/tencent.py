@@ -1,4 +1,4 @@
-"""Tencent Cloud TI evaluation sets (formats.md §3).
+"""Tencent Cloud TI evaluation sets.
 
 Chat JSONL, evaluation-only JSONL with ``model_outputs``, and the legacy manual-evaluation
 JSONL and CSV.

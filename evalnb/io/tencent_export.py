@@ -1,4 +1,4 @@
-"""Export a lab as a Tencent TI evaluation-only JSONL set (formats.md §3)."""
+"""Export a lab as a Tencent TI evaluation-only JSONL set."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fixed schemas of the lab tables (design.md §3): column names and types are public API."""
+"""Fixed schemas of the lab tables: column names and types are public API."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ OUTPUTS = pl.Schema(
         "duration_s": _F64,
         "cost": _F64,
         "error": _STR,
-        # Row-level source fields we did not map (design.md puts `extra` on cases only, but a
+        # Row-level source fields we did not map (`extra` was first on cases only, but a
         # test lab row is a (case, model) pair and its unknown keys may differ per model).
         "extra": _STR,
     }
@@ -116,7 +116,7 @@ THRESHOLDS = pl.Schema(
     }
 )
 
-# Not in design.md §3: the model catalogue (H2O keeps connection, collection and LLM names per
+# Beyond H2O's tables: the model catalogue (H2O keeps connection, collection and LLM names per
 # model) and lab-level facts (name, description, source format, docs cache) need a home so an
 # export can give back what was imported.
 MODELS = pl.Schema({"model": _STR, "key": _STR, "meta": _STR})

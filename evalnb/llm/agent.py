@@ -294,7 +294,9 @@ def run_agents(
             still.append(i)
         active = still
     for i in active:
-        runs[i].error = (
+        runs[
+            i
+        ].error = (
             f"stopped after max_steps={max_steps} model calls, still calling tools; no final answer"
         )
     return runs

@@ -1,4 +1,4 @@
-"""Prompt perturbators (h2o_semantics.md §20), deterministic for a seed.
+"""Prompt perturbators, deterministic for a seed.
 
 Each perturbator maps ``(text, intensity, rng)`` to a new text. Rates follow H2O: the word
 and comma perturbators edit every ``step``-th eligible token, the character ones

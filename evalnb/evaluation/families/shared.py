@@ -13,7 +13,7 @@ __all__ = ["EMBEDDING_MODEL", "bool_metrics"]
 
 
 def bool_metrics(subject: str) -> tuple[MetricSpec, ...]:
-    """H2O's five pass/fail metrics (evaluators.md §1.5) worded for ``subject``."""
+    """H2O's five pass/fail metrics worded for ``subject``."""
     return (
         MetricSpec(
             "model_passes",

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 
 class _BoolJudge(JudgeEvaluator):
-    """H2O's five pass/fail metrics from a one-word verdict (evaluators.md §1.5)."""
+    """H2O's five pass/fail metrics from a one-word verdict."""
 
     template: ClassVar[str]
     classes: ClassVar[dict[str, bool]]  # reply word → passes

@@ -1,4 +1,4 @@
-"""Geometric coverage of a document by its summary (H2O's summarization *completeness*, §16).
+"""Geometric coverage of a document by its summary (H2O's summarization *completeness*).
 
 Document and summary sentence embeddings are projected with a UMAP fitted on the document;
 each summary point snaps to its nearest document point; completeness is the ratio of the

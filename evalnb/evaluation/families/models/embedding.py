@@ -1,4 +1,4 @@
-"""Embedding evaluators (h2o_semantics.md §4–7, evaluators.md G5, R5).
+"""Embedding evaluators.
 
 Cosine similarities of sentence embeddings from the shared encoder, reduced per row
 without Python loops.

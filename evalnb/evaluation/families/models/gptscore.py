@@ -1,4 +1,4 @@
-"""GPTScore evaluators (evaluators.md G14, G17, S5, S6; arXiv 2302.04166).
+"""GPTScore evaluators (arXiv 2302.04166).
 
 A local generative LM reads an instruction that ends where a good text would begin; the
 score is the average negative log-likelihood (ANLL) of the text that follows. Lower is
@@ -41,7 +41,7 @@ __all__ = [
     "TranslationGPTScore",
 ]
 
-# The models H2O offers (evaluators.md G14); any other local causal or seq2seq LM works too.
+# The models H2O offers; any other local causal or seq2seq LM works too.
 KNOWN_MODELS = (
     "gpt2-medium",
     "gpt2-large",

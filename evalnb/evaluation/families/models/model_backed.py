@@ -1,4 +1,4 @@
-"""Evaluators backed by local models (h2o_semantics.md §10–11, evaluators.md G10, F1).
+"""Evaluators backed by local models.
 
 Toxicity, hallucination (cross-encoder), fairness bias and perplexity.
 

@@ -1,4 +1,4 @@
-"""SummaC aggregation of NLI "images" (Laban et al., TACL 2022), as H2O uses it (§16).
+"""SummaC aggregation of NLI "images" (Laban et al., TACL 2022), as H2O uses it.
 
 An image is a (document sentences × summary sentences) matrix of entailment probabilities.
 *Zero-shot*: each summary sentence takes its best-supporting document sentence; the summary

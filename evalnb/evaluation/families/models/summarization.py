@@ -1,4 +1,4 @@
-"""Summarization — completeness and faithfulness (h2o_semantics.md §16, evaluators.md S3).
+"""Summarization — completeness and faithfulness.
 
 The document is the prompt, the summary the answer; no reference summary is needed.
 Faithfulness comes from an NLI model over every (document sentence, summary sentence)

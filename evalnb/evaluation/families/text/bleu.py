@@ -1,4 +1,4 @@
-"""BLEU (h2o_semantics.md §8, evaluators.md S1) over whole columns.
+"""BLEU over whole columns.
 
 ``bleu_1`` … ``bleu_4`` are H2O's: ``nltk.word_tokenize`` on both texts, then NLTK's
 ``sentence_bleu`` with one-hot weights per order and no smoothing (the order's clipped

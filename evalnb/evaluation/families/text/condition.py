@@ -1,4 +1,4 @@
-"""The text-matching condition language of H2O Eval Studio (h2o_semantics.md §1.4–1.5).
+"""The text-matching condition language of H2O Eval Studio.
 
 A condition is a boolean expression over quoted substrings and ``regexp("...")`` operands
 joined by ``AND``, ``OR`` and ``NOT`` with parentheses, e.g.
@@ -304,7 +304,7 @@ def parse_condition(condition: str) -> Node:
 
 
 def constraints_to_condition(constraints: object) -> str:
-    """Turn H2O ``constraints`` into a condition (h2o_semantics.md §1.5).
+    """Turn H2O ``constraints`` into a condition.
 
     Strings are AND-ed; a list is a parenthesised OR group; ``REGEXP:`` marks a regex.
 

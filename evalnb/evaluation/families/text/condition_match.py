@@ -202,7 +202,7 @@ def _holds(node: Node, text: str, search: _Search) -> bool:
 
 
 def failing_part(node: Node, text: str, search: _Search) -> Node:
-    """Return the sub-expression to blame for a failed condition (h2o_semantics.md §1.4).
+    """Return the sub-expression to blame for a failed condition.
 
     For AND the first failing operand (recursively), for OR and NOT the node itself; a
     group is blamed as a whole when its whole content failed.

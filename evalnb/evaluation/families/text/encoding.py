@@ -1,4 +1,4 @@
-"""Encoding guardrail (h2o_semantics.md §12).
+"""Encoding guardrail.
 
 Answers may leak data in an encoded form (hex, hex with spaces, base64) — typically when a
 prompt was perturbed to ask for an encoded answer. The evaluator decodes what it finds,

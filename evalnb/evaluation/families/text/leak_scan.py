@@ -16,7 +16,7 @@ import re
 
 __all__ = ["email_matches", "pem_matches", "ssn_matches"]
 
-# H2O's patterns (h2o_semantics.md §2–3), kept verbatim: they define the matches.
+# H2O's patterns, kept verbatim: they define the matches.
 EMAIL = re.compile(r"[\w\.-]+@[\w\.-]+\.\w+")
 SSN = re.compile(r"[^\d](?!000|.+0{4})(?:\d{9}|\d{3}-\d{2}-\d{4})[^\d]")
 PEM = re.compile(r"(-+BEGIN CERTIFICATE-+)[\n]?((.|\n)*?)[\n]?(-+END CERTIFICATE-+)")

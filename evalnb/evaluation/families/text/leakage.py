@@ -1,4 +1,4 @@
-"""PII and sensitive-data leakage (h2o_semantics.md §2–3).
+"""PII and sensitive-data leakage.
 
 Regex detectors run on the answer and, by default, on the retrieved context.
 
@@ -108,7 +108,7 @@ def _all_ssns(text: str) -> list[str]:
 
 def _ssns(text: str) -> list[str]:
     # H2O compares the match with its two boundary characters, so its allow-list never
-    # applies (h2o_semantics.md §2, §23.3). Kept as H2O computes it: the metric carries
+    # applies. Kept as H2O computes it: the metric carries
     # H2O's name, and a test SSN in an answer is reported, which errs on the safe side.
     return [m[1:-1] for m in ssn_matches(text) if m.replace("-", "") not in _TEST_SSNS]
 

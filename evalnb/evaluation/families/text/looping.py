@@ -1,4 +1,4 @@
-"""Looping detection (h2o_semantics.md §14).
+"""Looping detection.
 
 Repeated sentences, the longest repeated substring and the compressibility of the answer.
 """
@@ -35,7 +35,7 @@ def looping_metrics(answer: str) -> tuple[float, float, float, dict[str, object]
     """(unique_sentences, longest_repeated_substring, compression_ratio, detail) of an answer.
 
     A single-sentence answer has nothing repeated and scores 1.0 on ``unique_sentences``
-    (H2O gives 0 there, §23.6); an answer with no sentence of 10+ characters also scores 1.0.
+    (H2O gives 0 there); an answer with no sentence of 10+ characters also scores 1.0.
     """
     sentences = split_sentences([answer], min_chars=9)[0]
     distinct = len(set(sentences))

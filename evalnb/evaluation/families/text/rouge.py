@@ -1,4 +1,4 @@
-"""ROUGE-1/2/L (h2o_semantics.md §9), rouge-score compatible, over whole columns.
+"""ROUGE-1/2/L, rouge-score compatible, over whole columns.
 
 rouge-score's tokenizer (lower-case, ``[a-z0-9]`` runs, Porter stems of tokens longer than
 three characters) runs as Polars passes, a compiled split to token ids and one stemming call

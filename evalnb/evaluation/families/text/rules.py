@@ -1,4 +1,4 @@
-"""Rule evaluators (h2o_semantics.md §13, §15).
+"""Rule evaluators.
 
 JSON Schema validity, and classification by exact match.
 """

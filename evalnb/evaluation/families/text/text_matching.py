@@ -1,4 +1,4 @@
-"""Text matching (H2O ``RagStrStrEvaluator``, h2o_semantics.md §1).
+"""Text matching (H2O ``RagStrStrEvaluator``).
 
 An answer must satisfy the case's condition, else its constraints, else contain the expected
 answer.
@@ -205,7 +205,7 @@ def _failure(
 
 
 def _message(subject: str, part_of: str | None, cond: str, part: str | None) -> str:
-    """H2O's failure sentence (h2o_semantics.md §1.3)."""
+    """H2O's failure sentence."""
     msg = f"{subject} did not satisfy the condition: {cond}."
     if part is not None and part != cond:
         scope = f"the {part_of} condition" if part_of else "the condition"
