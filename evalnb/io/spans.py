@@ -33,6 +33,7 @@ attributes (``gen_ai.input.messages``, ``gen_ai.output.messages`` with typed ``p
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -261,7 +262,9 @@ class _Conversation:
         users_seen = 0
         called: dict[str, str] = {}  # call id -> tool name
         answered: set[str] = set()
-        unanswered: list[tuple[str, str]] = []  # (tool name, call id), oldest first
+        # Unanswered call ids per tool name, oldest first; answered ones are skipped when
+        # reached, so matching stays linear however the results are ordered.
+        open_calls: dict[str, deque[str]] = {}
         agent = prompt = answer = None
         model = None
         wall: float | None = None
@@ -292,7 +295,6 @@ class _Conversation:
                             {"role": "tool", "tool_call_id": cid, "content": m["content"]}
                         )
                         answered.add(cid)
-                        unanswered = [u for u in unanswered if u[1] != cid]
                 for m in llm_messages(span.attrs, "output"):
                     if m["role"] not in (None, "assistant"):
                         continue
@@ -300,7 +302,7 @@ class _Conversation:
                     for c in m["tool_calls"]:
                         cid = str(c.get("id") or f"{span.span_id}:{len(called)}")
                         called[cid] = str(c["function"]["name"])
-                        unanswered.append((called[cid], cid))
+                        open_calls.setdefault(called[cid], deque()).append(cid)
                         calls.append({**c, "id": cid})
                     messages.append(
                         {
@@ -318,7 +320,7 @@ class _Conversation:
                 name = _first(attrs, ("tool.name", "gen_ai.tool.name")) or span.name
                 cid = _first(attrs, ("tool_call.id", "gen_ai.tool.call.id", "message.tool_call_id"))
                 if cid is None or cid not in called:
-                    cid = next((c for n, c in unanswered if n == name), None)
+                    cid = _oldest_open(open_calls.get(name), answered)
                 if cid is None:  # a tool no model call asked for: record it as its own call
                     cid = f"{span.span_id}"
                     called[cid] = name
@@ -344,7 +346,6 @@ class _Conversation:
                     }
                 )
                 answered.add(cid)
-                unanswered = [u for u in unanswered if u[1] != cid]
         if not any(m["role"] == "user" for m in messages) and prompt:
             messages.insert(0, {"role": "user", "content": prompt})
         last = next((m for m in reversed(messages) if m["role"] == "assistant"), None)
@@ -358,6 +359,15 @@ class _Conversation:
             "model": agent or model or "agent",
             "messages": [{k: v for k, v in m.items() if v is not None} for m in messages],
         }
+
+
+def _oldest_open(calls: deque[str] | None, answered: set[str]) -> str | None:
+    """Drop answered ids off the front of ``calls``; return the oldest unanswered one."""
+    while calls:
+        if calls[0] not in answered:
+            return calls[0]
+        calls.popleft()
+    return None
 
 
 def _usage(span: _Span) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import json
 import typing
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -68,13 +69,18 @@ def steps_of(
     """Return the ``steps`` rows of one run, and its answer (the last assistant text).
 
     A message is a row; an assistant message calling several tools is a row per call (its
-    text, latency and cost on the first). A tool message answers the call named by its
-    ``tool_call_id``, else the earliest call not answered yet (ragas' messages carry no id);
-    the call's row gets the result and any error.
+    text, latency and cost on the first). A tool message answers the earliest call not
+    answered yet that carries its ``tool_call_id`` (ids may repeat: calls sharing one are
+    answered in order), else, with no id (ragas' messages carry none), the earliest call not
+    answered yet; the call's row gets the result and any error. A result for a call already
+    answered keeps its own row and leaves the call's first result as it was. Linear in the
+    number of messages, whatever order the results come in.
     """
     steps: list[dict[str, Any]] = []
-    by_id: dict[str, dict[str, Any]] = {}
-    unanswered: list[dict[str, Any]] = []
+    by_id: dict[str, deque[dict[str, Any]]] = {}  # unanswered calls per id, in order
+    last_of: dict[str, dict[str, Any]] = {}  # the latest call per id (for late results)
+    unanswered: deque[dict[str, Any]] = deque()  # every call, in order; answered ones skipped
+    answered: set[int] = set()  # ids (id()) of the call rows answered
     answer = ""
     for index, turn in enumerate(turns):
         base = {
@@ -95,14 +101,17 @@ def steps_of(
             "cost": turn.cost,
         }
         if turn.role == "tool":
-            call = by_id.get(turn.tool_call_id) if turn.tool_call_id is not None else None
-            if call is None and turn.tool_call_id is None and unanswered:
-                call = unanswered[0]
+            call = _next_call(
+                by_id.get(turn.tool_call_id) if turn.tool_call_id is not None else unanswered,
+                answered,
+            )
             if call is not None:
-                if call in unanswered:
-                    unanswered.remove(call)
+                answered.add(id(call))
                 call["tool_result"] = turn.content
                 call["error"] = call["error"] or turn.error
+            elif turn.tool_call_id is not None:
+                call = last_of.get(turn.tool_call_id)  # a second result for an answered call
+            if call is not None:
                 base["tool_call_id"], base["tool_name"] = call["tool_call_id"], call["tool_name"]
             steps.append(base)
             continue
@@ -119,12 +128,22 @@ def steps_of(
             row["tool_call_id"] = key
             row["tool_name"] = name
             row["tool_args"], row["args_valid"] = canonical_args(args)
-            by_id[key] = row
+            by_id.setdefault(key, deque()).append(row)
+            last_of[key] = row
             unanswered.append(row)
             steps.append(row)
         if turn.content:
             answer = turn.content
     return steps, answer
+
+
+def _next_call(queue: deque[dict[str, Any]] | None, answered: set[int]) -> dict[str, Any] | None:
+    """Pop answered calls off the front of ``queue``; return its first unanswered one."""
+    while queue:
+        if id(queue[0]) not in answered:
+            return queue.popleft()
+        queue.popleft()
+    return None
 
 
 _JSON_TYPES = {
