@@ -7,11 +7,16 @@ Times are measured in ``bench/bench_hostile_agents.py``; here each case checks t
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 import evalnb
+from evalnb.models.vector_cache import VectorCache, text_keys
 
 
 def _conversation(calls: list[str], results: list[tuple[str | None, str]]) -> dict[str, object]:
@@ -71,3 +76,85 @@ def test_results_without_ids_answer_the_earliest_open_call(tmp_path: Path) -> No
     record = _conversation(["a", "b", "c"], [("b", "rb"), (None, "first open"), (None, "next")])
     calls = _call_results(tmp_path, record)
     assert calls["tool_result"].to_list() == ["first open", "rb", "next"]
+
+
+# --- the embedding cache ---------------------------------------------------------------------
+
+
+def _cache_with_part(tmp_path: Path, dim: int | None = None) -> tuple[VectorCache, Path]:
+    cache = VectorCache(tmp_path, "model-x", dim)
+    cache.put(text_keys(pl.Series(["a", "b", "c"])), np.eye(3, 4, dtype=np.float32))
+    cache.flush()
+    (part,) = cache.parts()
+    return cache, part
+
+
+def _fresh_process_lookup(folder: Path, dim: int) -> list[str]:
+    """Look the three keys up in a new process (no part checked there yet); its warnings."""
+    code = (
+        "import sys, warnings, polars as pl\n"
+        "from pathlib import Path\n"
+        "from evalnb.models.vector_cache import VectorCache, text_keys\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    c = VectorCache(Path(sys.argv[1]), 'model-x', {dim})\n"
+        "    found, got = c.get(text_keys(pl.Series(['a', 'b', 'c'])))\n"
+        "print(found.size)\n"
+        "for w in seen: print(w.message)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(folder)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return out.stdout.splitlines()
+
+
+def test_a_part_with_flipped_bytes_is_set_aside_never_read(tmp_path: Path) -> None:
+    _, part = _cache_with_part(tmp_path)
+    data = bytearray(part.read_bytes())
+    data[-3] ^= 0x40  # one vector byte flipped: the size is unchanged
+    part.write_bytes(bytes(data))
+    found, *warned = _fresh_process_lookup(tmp_path, 4)
+    assert found == "0" and any("checksum" in w for w in warned)
+    assert part.with_name(part.name + ".broken").is_file()
+
+
+def test_a_part_of_another_width_is_set_aside(tmp_path: Path) -> None:
+    _cache_with_part(tmp_path)
+    found, *warned = _fresh_process_lookup(tmp_path, 8)
+    assert found == "0" and any("4 wide, the model's are 8" in w for w in warned)
+
+
+def test_a_fifo_in_a_parts_place_is_refused_without_waiting(tmp_path: Path) -> None:
+    _, part = _cache_with_part(tmp_path)
+    part.unlink()
+    os.mkfifo(part)  # nobody ever writes to it: opening it for reading would wait forever
+    found, *warned = _fresh_process_lookup(tmp_path, 4)
+    assert found == "0" and any("not a regular file" in w for w in warned)
+
+
+def test_nan_vectors_are_not_cached(tmp_path: Path) -> None:
+    cache = VectorCache(tmp_path, "model-x", 2)
+    vectors = np.array([[1.0, 0.0], [np.nan, 1.0]], dtype=np.float32)
+    cache.put(text_keys(pl.Series(["ok", "nan"])), vectors)
+    cache.flush()
+    found, got = cache.get(text_keys(pl.Series(["ok", "nan"])))
+    assert found.tolist() == [0] and got.tolist() == [[1.0, 0.0]]
+
+
+def test_a_killed_writers_temporary_file_is_swept(tmp_path: Path) -> None:
+    cache, part = _cache_with_part(tmp_path)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    debris = part.parent / f".{part.stem}x.vec.{dead}.0123abcd.tmp"
+    debris.write_bytes(b"half a part")
+    cache.put(text_keys(pl.Series(["d"])), np.ones((1, 4), dtype=np.float32))
+    cache.flush()
+    assert not debris.exists()

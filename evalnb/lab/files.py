@@ -23,7 +23,7 @@ from evalnb.lab.errors import InputError
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["atomic_path", "read_json", "write_atomic"]
+__all__ = ["atomic_path", "read_json", "sweep_temporaries", "write_atomic"]
 
 # The permissions an ordinary open() would give; read once, because os.umask can only be
 # read by setting it.
@@ -60,13 +60,20 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
 
 
 def _sweep(final: Path) -> None:
-    """Remove temporary files that writers of ``final`` killed mid-write left behind.
+    """Remove temporary files that writers of ``final`` killed mid-write left behind."""
+    sweep_temporaries(final.parent, final.name)
 
-    A temporary file names its writer's process id; one whose process is gone can only be
-    debris. A live process's file (another writer at work) is never touched.
+
+def sweep_temporaries(folder: Path, names: str) -> None:
+    """Remove the temporary files :func:`atomic_path` left in ``folder`` for targets ``names``.
+
+    ``names`` is a glob of the targets' names (``"*.vec"`` for all of a folder's parts). A
+    temporary file names its writer's process id; one whose process is gone can only be
+    debris of a writer killed mid-write. A live process's file (another writer at work) is
+    never touched.
     """
-    for leftover in final.parent.glob(f".{final.name}.*.tmp*"):
-        pid = leftover.name[len(final.name) + 2 :].split(".", 1)[0]
+    for leftover in folder.glob(f".{names}.*.tmp*"):
+        pid = leftover.name.rsplit(".tmp", 1)[0].rsplit(".", 2)[-2]
         if pid.isdigit() and not _alive(int(pid)):
             leftover.unlink(missing_ok=True)
 

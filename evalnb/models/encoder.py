@@ -110,7 +110,9 @@ class TextEncoder:
                     self._int8 = Int8Encoder(self._model, self.model_id, Path(scratch))
             self.model_id += "#int8"  # never mixed with fp32 vectors in the cache
         self._memo = VectorMemo()
-        self._cache = VectorCache(cache_dir, self.model_id) if cache_dir is not None else None
+        self._cache = (
+            VectorCache(cache_dir, self.model_id, self.dim) if cache_dir is not None else None
+        )
         if token_budget is None and not self.device.startswith("cuda"):
             config = getattr(self._model[0].auto_model, "config", None)
             token_budget = cpu_token_budget(

@@ -8,9 +8,13 @@ number of processes read and write at once without a lock; a read joins the want
 with each part's (Polars) and gathers the rows found from a memory map of its vectors.
 Writes run in a background thread, off the critical path.
 
-A broken or vanished part never fails a run: it is skipped with a warning (and a broken one
-is moved aside). When a model's folder holds more than ``_MERGE_AT`` parts, a write merges
-them into one.
+A part is trusted only once checked: it must be a regular file (a FIFO or a device is never
+opened for reading), of the size its header declares, its width the model's, its bytes
+matching the CRC-32 its writer stored, and every vector finite. A part failing a check is
+set aside (``.broken``) with a warning and its vectors are computed again, so the cache
+never hands back a wrong vector and never fails a run. Each part is checked once per
+process (parts are immutable). Temporary files of writers killed mid-write are swept.
+When a model's folder holds more than ``_MERGE_AT`` parts, a write merges them into one.
 """
 
 from __future__ import annotations
@@ -19,16 +23,19 @@ import atexit
 import contextlib
 import hashlib
 import logging
+import os
 import queue
+import stat
 import threading
 import uuid
 import warnings
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalnb.lab.files import atomic_path
+from evalnb.lab.files import atomic_path, sweep_temporaries
 
 if TYPE_CHECKING:
     import polars as pl
@@ -76,12 +83,15 @@ class VectorCache:
         The cache folder (shared by every model and lab).
     model_id
         The model's identity; each model has a subfolder of its own.
+    dim
+        The model's embedding width, when known: a part of another width is set aside.
     """
 
-    def __init__(self, folder: Path, model_id: str) -> None:
+    def __init__(self, folder: Path, model_id: str, dim: int | None = None) -> None:
         key = hashlib.sha1(f"{model_id}\x1f{key_scheme()}".encode()).hexdigest()[:16]
         self.path = Path(folder) / "vectors" / key
         self.model_id = model_id
+        self.dim = dim
         self._pending: queue.Queue[tuple[bytes, np.ndarray] | None] = queue.Queue()
         self._writer: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -138,23 +148,9 @@ class VectorCache:
         return index[order], out[order] if len(found) > 1 else out
 
     def _open(self, path: Path) -> tuple[pl.DataFrame, np.ndarray] | None:
-        """Map a part; a broken one is set aside (and said so), a vanished one skipped."""
+        """Map a checked part; a broken one is set aside (and said so), a vanished one skipped."""
         try:
-            with path.open("rb") as fh:
-                head = fh.read(_HEAD.itemsize)
-            magic, dim, count = _parse_head(head)
-            expected = _HEAD.itemsize + count * (16 + 4 * dim)
-            if magic != _MAGIC or path.stat().st_size != expected:
-                msg = f"expected {expected} bytes with header {_MAGIC!r}"
-                raise ValueError(msg)
-            keys = np.fromfile(path, dtype=np.uint8, count=16 * count, offset=_HEAD.itemsize)
-            vectors = np.memmap(
-                path,
-                dtype=np.float32,
-                mode="r",
-                offset=_HEAD.itemsize + 16 * count,
-                shape=(count, dim),
-            )
+            keys, vectors = _read_part(path, self.dim)
         except FileNotFoundError:
             return None  # merged away by another process meanwhile
         except (OSError, ValueError) as exc:
@@ -162,7 +158,7 @@ class VectorCache:
             with contextlib.suppress(OSError):
                 path.replace(path.with_name(path.name + ".broken"))
             return None
-        return _key_frame(keys.tobytes(), count), vectors
+        return _key_frame(keys, vectors.shape[0]), vectors
 
     def put(self, keys: pl.DataFrame, vectors: np.ndarray) -> None:
         """Queue ``vectors`` (rows of ``keys``) for writing by the background writer."""
@@ -175,8 +171,12 @@ class VectorCache:
                 )
                 self._writer.start()
                 atexit.register(self.flush)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        finite = np.isfinite(vectors).all(axis=1)
+        if not finite.all():  # a model's NaN is not worth keeping: computed again next time
+            keys, vectors = keys.filter(finite), vectors[finite]
         raw = np.ascontiguousarray(keys.select("k0", "k1").to_numpy(), dtype="<u8").tobytes()
-        self._pending.put((raw, np.ascontiguousarray(vectors, dtype=np.float32)))
+        self._pending.put((raw, vectors))
 
     def flush(self) -> None:
         """Wait until every queued write is on disk."""
@@ -195,6 +195,7 @@ class VectorCache:
 
     def _write(self, keys: bytes, vectors: np.ndarray) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
+        sweep_temporaries(self.path, "*" + _SUFFIX)
         _atomic_part(self.path / f"{uuid.uuid4().hex}{_SUFFIX}", keys, vectors)
         files = self.parts()
         if len(files) > _MERGE_AT:
@@ -227,23 +228,70 @@ class VectorCache:
         _log.warning(message)
 
 
-# A part: a 32-byte header (magic, dim, count), the keys (16 bytes each), the vectors
-# (float32, count × dim). Raw bytes rather than Parquet: a read is a memory map, and a
-# gather of the rows found is the only copy (Parquet's fixed-size lists decoded at ~250k
-# vectors/s here; this reads over 1M/s).
-_MAGIC = b"EVNBVEC1"
+# A part: a 32-byte header (magic, dim, CRC-32 of the rest, count, zero), the keys (16 bytes
+# each), the vectors (float32, count × dim). Raw bytes rather than Parquet: a read is a memory
+# map, and a gather of the rows found is the only copy (Parquet's fixed-size lists decoded at
+# ~250k vectors/s here; this reads over 1M/s). Parts of the first format (EVNBVEC1) carry no
+# checksum: they are set aside like broken ones, and their vectors computed again.
+_MAGIC = b"EVNBVEC2"
 _SUFFIX = ".vec"
 _HEAD = np.dtype(
-    [("magic", "S8"), ("dim", "<u4"), ("pad", "<u4"), ("count", "<u8"), ("pad2", "<u8")]
+    [("magic", "S8"), ("dim", "<u4"), ("crc", "<u4"), ("count", "<u8"), ("pad", "<u8")]
 )
+# Parts checked in this process: (name, size, modification time). A part is never rewritten
+# in place, so one check a process is enough.
+_CHECKED: set[tuple[str, int, int]] = set()
+_CHECKED_LOCK = threading.Lock()
 
 
-def _parse_head(head: bytes) -> tuple[bytes, int, int]:
+def _parse_head(head: bytes) -> tuple[bytes, int, int, int]:
     if len(head) != _HEAD.itemsize:
         msg = f"a header of {_HEAD.itemsize} bytes, found {len(head)}"
         raise ValueError(msg)
     rec = np.frombuffer(head, dtype=_HEAD)[0]
-    return bytes(rec["magic"]), int(rec["dim"]), int(rec["count"])
+    return bytes(rec["magic"]), int(rec["dim"]), int(rec["crc"]), int(rec["count"])
+
+
+def _read_part(path: Path, dim: int | None) -> tuple[bytes, np.ndarray]:
+    """Return a part's keys and a memory map of its vectors, once every check holds.
+
+    Raises ValueError (or OSError) naming the check that failed.
+    """
+    # Non-blocking, then checked by kind on the open file: a FIFO put in a part's place can
+    # neither hang the open nor be read.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            msg = "not a regular file"
+            raise ValueError(msg)
+        magic, width, crc, count = _parse_head(fh.read(_HEAD.itemsize))
+        expected = _HEAD.itemsize + count * (16 + 4 * width)
+        if magic != _MAGIC or info.st_size != expected:
+            msg = f"expected {expected} bytes with header {_MAGIC!r}"
+            raise ValueError(msg)
+        if dim is not None and width != dim:
+            msg = f"vectors {width} wide, the model's are {dim}"
+            raise ValueError(msg)
+        keys = fh.read(16 * count)
+        vectors = np.memmap(
+            fh, dtype=np.float32, mode="r", offset=_HEAD.itemsize + 16 * count, shape=(count, width)
+        )
+        seen = (path.name, info.st_size, info.st_mtime_ns)
+        with _CHECKED_LOCK:
+            checked = seen in _CHECKED
+        if not checked:
+            body = zlib.crc32(keys)
+            body = zlib.crc32(vectors.data.cast("B"), body)
+            if body != crc:
+                msg = "its bytes do not match their checksum"
+                raise ValueError(msg)
+            if not np.isfinite(vectors).all():
+                msg = "it holds a vector that is not finite"
+                raise ValueError(msg)
+            with _CHECKED_LOCK:
+                _CHECKED.add(seen)
+    return keys, vectors
 
 
 def _key_frame(raw: bytes, count: int) -> pl.DataFrame:
@@ -257,13 +305,19 @@ def _key_frame(raw: bytes, count: int) -> pl.DataFrame:
 def _atomic_part(path: Path, keys: bytes, vectors: np.ndarray) -> None:
     """Write a part so that a reader sees all of it or nothing (lab/files.py's temp + rename)."""
     count, dim = vectors.shape
+    body = np.ascontiguousarray(vectors, dtype="<f4")
+    # The array's own buffer: tobytes() would copy it first (3 GB at 2M vectors of 384).
+    data = body.data.cast("B")
     head = np.zeros(1, dtype=_HEAD)
     head["magic"], head["dim"], head["count"] = _MAGIC, dim, count
+    head["crc"] = zlib.crc32(data, zlib.crc32(keys))
     with atomic_path(path) as tmp, tmp.open("xb") as fh:
         fh.write(head.tobytes())
         fh.write(keys)
-        # The array's own buffer: tobytes() would copy it first (3 GB at 2M vectors of 384).
-        fh.write(np.ascontiguousarray(vectors, dtype="<f4").data.cast("B"))
+        fh.write(data)
+        info = os.fstat(fh.fileno())
+    with _CHECKED_LOCK:  # written here: its bytes are known good
+        _CHECKED.add((path.name, info.st_size, info.st_mtime_ns))
 
 
 def gather_into(out: np.ndarray, where: np.ndarray, source: np.ndarray, rows: np.ndarray) -> None:
