@@ -158,3 +158,43 @@ def test_a_killed_writers_temporary_file_is_swept(tmp_path: Path) -> None:
     cache.put(text_keys(pl.Series(["d"])), np.ones((1, 4), dtype=np.float32))
     cache.flush()
     assert not debris.exists()
+
+
+# --- texts longer than a model reads -----------------------------------------------------------
+
+
+def test_a_huge_answer_is_cut_before_it_is_tokenized_and_embeds_as_the_whole() -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from evalnb.models.encoder import TextEncoder
+    from evalnb.models.engine import CLIP_CHARS_PER_TOKEN
+    from evalnb.models.resolve import resolve_model
+    from tests.precision import EMBEDDING_TOL
+
+    words = [f"word{k % 997} alpha,beta" for k in range(60_000)]  # 1.2 MB
+    huge = " ".join(words)
+    encoder = TextEncoder("all-MiniLM-L6-v2", cache_dir=None)
+    engine = encoder.engine
+    (cut,) = engine.clip([huge])
+    assert len(cut) <= engine.max_length * CLIP_CHARS_PER_TOKEN < len(huge) // 50
+    # The first max_length tokens are the whole text's, so the vector is the same.
+    first = engine.max_length
+    assert engine.token_ids([cut])[0][:first] == engine.token_ids([huge])[0][:first]
+    assert (
+        engine.token_ids([huge], max_tokens=first, from_end=True)[0][-first:]
+        == (engine.token_ids([huge])[0][-first:])
+    )
+    reference = SentenceTransformer(resolve_model("all-MiniLM-L6-v2")[0], device="cpu")
+    want = reference.encode([huge])
+    assert np.abs(encoder.encode([huge]) - want).max() <= EMBEDDING_TOL
+
+
+def test_text_a_normaliser_deletes_is_not_cut_short() -> None:
+    """Characters the tokenizer drops give no token: the bound grows until enough remain."""
+    from evalnb.models.encoder import TextEncoder
+
+    engine = TextEncoder("all-MiniLM-L6-v2", cache_dir=None).engine
+    text = "\u200b" * 20_000 + " " + " ".join(["real words"] * 2_000)
+    (cut,) = engine.clip([text])
+    first = engine.max_length
+    assert engine.token_ids([cut])[0][:first] == engine.token_ids([text])[0][:first]

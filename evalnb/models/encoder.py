@@ -220,6 +220,7 @@ class TextEncoder:
     def _embed(self, texts: list[str]) -> np.ndarray:
         """Run the model on ``texts`` (no cache): the int8 copy, or the engine."""
         if self._int8 is not None:
+            texts = list(self.engine.clip(texts))  # its tokenizer would read them whole
             order = length_order(texts)
             vectors = self._int8.encode([texts[i] for i in order], self.batch_size)
             out = np.empty_like(vectors)

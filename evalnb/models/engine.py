@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
 __all__ = [
+    "CLIP_CHARS_PER_TOKEN",
     "Batch",
     "Engine",
     "cpu_token_budget",
@@ -290,6 +291,23 @@ def plan_batches(
             at = end
 
 
+# Characters a token may span at the most, for clipping (Engine.clip): a bound, not an
+# average (about 4 for English); a text cut there holds its first tokens with room to spare.
+CLIP_CHARS_PER_TOKEN = 12
+_CLIP_MARGIN = 16  # tokens beyond the limit a cut text must still give: the cut word's share
+
+
+def _cut(text: str, bound: int, *, from_end: bool) -> str:
+    """Cut ``text`` to about ``bound`` characters at a space (keeping its end with ``from_end``)."""
+    if from_end:
+        tail = text[-bound:]
+        space = tail.find(" ", 0, 256)
+        return tail[space:] if space >= 0 else tail
+    head = text[:bound]
+    space = head.rfind(" ", bound - 256)
+    return head[:space] if space > 0 else head
+
+
 def length_order(texts: Sequence[str], pairs: Sequence[str] | None = None) -> np.ndarray:
     """Positions of the texts (with their pairs) by character length, stable."""
     n = len(texts)
@@ -378,9 +396,21 @@ class Engine:
         self.wants_type_ids = "token_type_ids" in getattr(tokenizer, "model_input_names", ())
 
     def token_ids(
-        self, texts: Sequence[str], *, add_special_tokens: bool = True
+        self,
+        texts: Sequence[str],
+        *,
+        add_special_tokens: bool = True,
+        max_tokens: int | None = None,
+        from_end: bool = False,
     ) -> list[list[int]]:
-        """Token ids of each text, not truncated (the caller cuts them), on all cores."""
+        """Token ids of each text, not truncated (the caller cuts them), on all cores.
+
+        With ``max_tokens``, a long text is first clipped (:meth:`clip`) to the characters
+        that can give its first ``max_tokens`` tokens (its last, ``from_end``): the caller
+        still cuts the ids, and gets the same ones as from the whole text.
+        """
+        if max_tokens is not None:
+            texts = self.clip(texts, max_tokens, from_end=from_end)
         if self.rust is None:
             enc = self.hf_tokenizer
             return [enc(t, add_special_tokens=add_special_tokens)["input_ids"] for t in texts]
@@ -389,6 +419,48 @@ class Engine:
         assert self._whole is not None  # the tokenizer is fast: it has a Rust copy
         encs = encode_many(self._whole, list(texts), add_special_tokens=add_special_tokens)
         return [e.ids for e in encs]
+
+    def clip(
+        self, texts: Sequence[str], max_tokens: int | None = None, *, from_end: bool = False
+    ) -> Sequence[str]:
+        """Cut each long text to the characters that can give its first ``max_tokens`` tokens.
+
+        A model reads at most ``max_length`` tokens (the default ``max_tokens``), but a
+        tokenizer handed a whole text tokenizes all of it: a 50 MB answer took 5.8 GB and,
+        under a memory limit, aborted the process in the Rust tokenizer. A text longer than
+        :data:`CLIP_CHARS_PER_TOKEN` characters a token is cut at a space near that bound,
+        and kept cut only if the cut text still gives ``max_tokens`` tokens and a margin
+        (so the first ``max_tokens`` are the whole text's: pre-tokenizers split at spaces);
+        else the bound grows fourfold, up to the whole text. ``from_end`` keeps the end.
+        """
+        limit = self.max_length if max_tokens is None else max_tokens
+        bound = max(limit * CLIP_CHARS_PER_TOKEN, 1024)
+        todo = [i for i, t in enumerate(texts) if len(t) > bound]
+        if not todo:
+            return texts
+        out = list(texts)
+        while todo:
+            cut = [_cut(texts[i], bound, from_end=from_end) for i in todo]
+            counts = self._token_counts(cut)
+            again = []
+            for i, text, n in zip(todo, cut, counts, strict=True):
+                if n >= limit + _CLIP_MARGIN:
+                    out[i] = text
+                elif len(texts[i]) > 4 * bound:
+                    again.append(i)
+                # else: the whole text is barely longer than the bound; it stays whole
+            todo, bound = again, 4 * bound
+        return out
+
+    def _token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text, untruncated, special tokens left out."""
+        if self.rust is None:
+            enc = self.hf_tokenizer
+            return [len(enc(t, add_special_tokens=False)["input_ids"]) for t in texts]
+        if self._whole is None:  # a copy without the engine's truncation, made once
+            self._whole = rust_tokenizer(self.hf_tokenizer)
+        assert self._whole is not None
+        return [len(e) for e in encode_many(self._whole, list(texts), add_special_tokens=False)]
 
     def batches(
         self,
@@ -401,6 +473,9 @@ class Engine:
         """Yield the padded batches of ``texts`` (and ``pairs``), built in a producer thread."""
         if type_ids is None:
             type_ids = self.wants_type_ids
+        texts = self.clip(texts)
+        if pairs is not None:
+            pairs = self.clip(pairs)
         if self.rust is None:
             source = self._slow_batches(texts, pairs, add_special_tokens=add_special_tokens)
             yield from prefetch(source, depth=self.queue_depth)

@@ -359,8 +359,9 @@ class ScoringLM(_Engined):
         limit = min(_max_len(self.tokenizer), positions or 1_000_000)
         device = next(self.model.parameters()).device
         special = {"add_special_tokens": seq2seq}  # T5 wants its </s>; GPT-2 adds nothing anyway
-        heads = self.engine.token_ids(prefixes, **special)
-        tails = self.engine.token_ids(continuations, **special)
+        # Only the last `limit` tokens of a prefix and the first of a continuation are read.
+        heads = self.engine.token_ids(prefixes, max_tokens=limit, from_end=True, **special)
+        tails = self.engine.token_ids(continuations, max_tokens=limit, **special)
         out = np.full(len(prefixes), np.nan)
         pad = self.tokenizer.pad_token_id
         pad = pad if pad is not None else (self.tokenizer.eos_token_id or 0)
