@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 
 import evalnb
 from evalnb.models.vector_cache import VectorCache, text_keys
@@ -198,3 +199,46 @@ def test_text_a_normaliser_deletes_is_not_cut_short() -> None:
     (cut,) = engine.clip([text])
     first = engine.max_length
     assert engine.token_ids([cut])[0][:first] == engine.token_ids([text])[0][:first]
+
+
+# --- Inspect logs -------------------------------------------------------------------------------
+
+
+def _inspect_log(references: int, text: str) -> dict[str, object]:
+    return {
+        "version": 2,
+        "status": "success",
+        "eval": {"model": "m", "task": "t"},
+        "samples": [
+            {
+                "id": 1,
+                "epoch": 1,
+                "messages": [
+                    {"role": "user", "content": "attachment://big"},
+                    *(
+                        {"role": "assistant", "content": "attachment://big"}
+                        for _ in range(references)
+                    ),
+                ],
+                "attachments": {"big": text},
+            }
+        ],
+    }
+
+
+def test_an_attachment_referred_to_many_times_is_bounded_in_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalnb.io import inspect_log
+
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(_inspect_log(300, "x" * 10_000)), encoding="utf-8")
+    # The file is 10 kB; resolved, it would be 3 MB: over a bound of 1 MB it is refused,
+    # naming the reference that crossed it and the way to raise the bound.
+    monkeypatch.setattr(inspect_log, "MAX_RESOLVED_CHARS", 1_000_000)
+    with pytest.raises(evalnb.InputError, match=r"EVALNB_MAX_RESOLVED_CHARS") as caught:
+        evalnb.load(path, format="inspect_log")
+    assert "samples[0].messages[100]" in str(caught.value).replace("/", ".")
+    monkeypatch.setattr(inspect_log, "MAX_RESOLVED_CHARS", 4_000_000)
+    lab = evalnb.load(path, format="inspect_log")
+    assert lab.steps.height == 301

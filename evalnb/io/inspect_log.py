@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.io.agents import AgentReader
 from evalnb.io.fields import Where, to_json
+from evalnb.lab.bounds import MAX_RESOLVED_CHARS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -57,15 +58,21 @@ def read_inspect_log(doc: object, where: Where, builder: LabBuilder) -> None:
             "Inspect wrote only the header; rerun the eval logging samples",
         )
     reader = AgentReader(builder)
+    resolved = [0]  # characters the attachments expanded to, over the whole log
     for i, raw in enumerate(where.records(log, "samples")):
         sw = where.at("samples").at(i)
-        rec = _resolved(raw, sw)
+        rec = _resolved(raw, sw, resolved)
         key = reader.add(_conversation(rec, sw, model, task), sw)
         _scores(rec, sw, key, builder)
 
 
-def _resolved(sample: Mapping[str, object], where: Where) -> dict[str, Any]:
-    """Return the sample with ``attachment://`` references replaced by their texts."""
+def _resolved(sample: Mapping[str, object], where: Where, spent: list[int]) -> dict[str, Any]:
+    """Return the sample with ``attachment://`` references replaced by their texts.
+
+    ``spent`` counts the characters substituted over the whole log: past
+    ``MAX_RESOLVED_CHARS`` the log is refused (a text referred to many times would take its
+    size as many times once the tables are built).
+    """
     attachments = sample.get("attachments") or {}
     if not isinstance(attachments, dict):
         msg = "attachments"
@@ -77,7 +84,16 @@ def _resolved(sample: Mapping[str, object], where: Where) -> dict[str, Any]:
             if key not in attachments:
                 msg = None
                 raise path.error(msg, "an attachment the sample carries", value)
-            return attachments[key]
+            text = attachments[key]
+            spent[0] += len(text) if isinstance(text, str) else 0
+            if spent[0] > MAX_RESOLVED_CHARS:
+                raise path.error(
+                    None,
+                    f"attachments that expand to at most {MAX_RESOLVED_CHARS:,} characters in "
+                    "all (EVALNB_MAX_RESOLVED_CHARS raises the bound)",
+                    f"{spent[0]:,} characters by this reference to {key!r}",
+                )
+            return text
         if isinstance(value, dict):
             return {k: walk(v, path.at(k)) for k, v in value.items()}
         if isinstance(value, list):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_ARCHIVE_MEMBERS",
     "MAX_INPUT_BYTES",
+    "MAX_RESOLVED_CHARS",
     "ZIP_FAULTS",
     "kind_of",
     "read_limited",
@@ -35,6 +36,10 @@ __all__ = [
 # A lab file (JSON, JSONL, CSV, Parquet, archive) read whole: above this, keep the lab on
 # disk (``evalnb import --on-disk``) or raise EVALNB_MAX_INPUT_BYTES.
 MAX_INPUT_BYTES = int(os.environ.get("EVALNB_MAX_INPUT_BYTES", 8 << 30))
+# Texts a file refers to by reference (Inspect's ``attachment://``), resolved: what a log
+# may expand to in all, in characters, so that a large text referred to many times cannot
+# multiply the memory a small file takes. Raise it with EVALNB_MAX_RESOLVED_CHARS.
+MAX_RESOLVED_CHARS = int(os.environ.get("EVALNB_MAX_RESOLVED_CHARS", 1 << 30))
 # Members of a zip (an evalnb archive or a DOCX): H2O's archive layout has a few dozen.
 MAX_ARCHIVE_MEMBERS = int(os.environ.get("EVALNB_MAX_ARCHIVE_MEMBERS", 10_000))
 
