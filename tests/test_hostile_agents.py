@@ -242,3 +242,18 @@ def test_an_attachment_referred_to_many_times_is_bounded_in_all(
     monkeypatch.setattr(inspect_log, "MAX_RESOLVED_CHARS", 4_000_000)
     lab = evalnb.load(path, format="inspect_log")
     assert lab.steps.height == 301
+
+
+def test_step_alignment_aligns_the_first_lists_of_a_text_with_thousands() -> None:
+    from evalnb.evaluation.families.agents.step_alignment import MAX_LISTS
+
+    lists = "\n\n".join(
+        f"Procedure {k}:\n1. open item {k}\n2. close item {k}" for k in range(2_000)
+    )  # 2,000 lists each side: 4M pairs of lists before the bound
+    lab = evalnb.load(pl.DataFrame({"prompt": ["q"], "actual": [lists], "context": [[lists]]}))
+    scored = evalnb.evaluate(lab, ["step_alignment"], progress=False)
+    values = dict(zip(scored.scores["metric"], scored.scores["value"], strict=True))
+    assert values["edits"] == 0 and values["context_steps"] == 2
+    aligned = json.loads(scored.scores["detail"][0])["aligned"]
+    assert aligned["matched"] == 2
+    assert int(aligned["context_steps"][0].split()[-1]) < MAX_LISTS

@@ -14,6 +14,10 @@ procedure the answer follows. Its counts are the metrics: ``edits`` (primary) =
 the context) + ``mismatches`` (substitutions), with ``context_steps`` and ``answer_steps``.
 A row whose context has no enumeration is not scored, with the reason; an answer without one
 has every context step to insert.
+
+Bounded: the first ``MAX_LISTS`` enumerations of an answer and of a row's context are
+aligned (so at most ``MAX_LISTS``² pairs a row, each of at most ``MAX_STEPS``² step pairs),
+and a row's step similarities come from one matrix product.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ if TYPE_CHECKING:
     import polars as pl
 
 __all__ = ["StepAlignment"]
+
+# Enumerations aligned per answer and per row's context (the first ones; see the docstring).
+MAX_LISTS = 32
 
 _INF = float("inf")
 _COUNTS = ("insertions", "deletions", "mismatches")
@@ -159,11 +166,13 @@ class StepAlignment(Evaluator):
             found, failures = _llm_enumerations(texts, ctx)
         else:
             found, failures = [enumerations(t) for t in texts], [None] * len(texts)
+        found = [f[:MAX_LISTS] for f in found]
         ans_enums = found[: rows.height]
         ctx_enums: list[list[tuple[int, list[str]]]] = []  # per row: (chunk, enumeration)
         at = rows.height
         for row in contexts:
-            ctx_enums.append([(k, e) for k, chunk in enumerate(row) for e in found[at + k]])
+            mine = [(k, e) for k, chunk in enumerate(row) for e in found[at + k]]
+            ctx_enums.append(mine[:MAX_LISTS])
             at += len(row)
         failed = _row_failures(failures, rows.height, [len(r) for r in contexts])
         best = _align(ans_enums, ctx_enums, params, ctx)
@@ -260,14 +269,20 @@ def _align(
     pairs: list[tuple[int, int, int]] = []  # (row, answer enumeration or -1, context candidate)
     blocks, ns, ms = [], [], []
     for i, (arow, crow) in enumerate(zip(answers, contexts, strict=True)):
+        # One product per row: every answer step against every context step, then the
+        # block of each (answer, context) enumeration pair cut out of it.
+        a_ids = [steps[s] for e in arow for s in e]
+        c_ids = [steps[s] for _, e in crow for s in e]
+        hit = (emb[a_ids] @ emb[c_ids].T >= tau) if a_ids and c_ids else None
+        a_at = np.cumsum([0, *(len(e) for e in arow)])
+        c_at = np.cumsum([0, *(len(e) for _, e in crow)])
         for k, (_, cenum) in enumerate(crow):
-            cidx = [steps[s] for s in cenum]
             for a, aenum in enumerate(arow or [[]]):
-                aidx = [steps[s] for s in aenum]
-                sims = emb[aidx] @ emb[cidx].T if aidx else np.zeros((0, len(cidx)), np.float32)
-                blocks.append((sims >= tau).ravel())
-                ns.append(len(aidx))
-                ms.append(len(cidx))
+                if hit is not None and aenum:
+                    block = hit[a_at[a] : a_at[a + 1], c_at[k] : c_at[k + 1]]
+                    blocks.append(block.ravel())
+                ns.append(len(aenum))
+                ms.append(len(cenum))
                 pairs.append((i, a if arow else -1, k))
     match = np.concatenate(blocks) if blocks else np.zeros(0, dtype=bool)
     counts = edit_counts(match, np.array(ns, dtype=np.int64), np.array(ms, dtype=np.int64))
