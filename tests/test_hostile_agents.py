@@ -257,3 +257,72 @@ def test_step_alignment_aligns_the_first_lists_of_a_text_with_thousands() -> Non
     aligned = json.loads(scored.scores["detail"][0])["aligned"]
     assert aligned["matched"] == 2
     assert int(aligned["context_steps"][0].split()[-1]) < MAX_LISTS
+
+
+# --- live agents: what tools and models send back ------------------------------------------------
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+    __repr__ = __str__
+
+
+def _hostile_agent(messages: list[dict[str, object]]) -> str | list[dict[str, object]]:
+    """Ask each hostile tool once, with arguments holding an escaped surrogate and the key."""
+    if any(m["role"] == "tool" for m in messages):
+        return "done"
+    args = '{"q": "\\ud800 sk-test-0000"}'
+    return [
+        {"name": n, "arguments": args}
+        for n in ("tuple_keys", "circular", "unprintable", "surrogate", "sleeps")
+    ]
+
+
+def test_hostile_tools_and_replies_end_as_errors_of_their_steps(tmp_path: Path) -> None:
+    import threading
+
+    from tests.llm_server import LoopbackLLM
+
+    circular: list[object] = []
+    circular.append(circular)
+    never = threading.Event()
+    tools = {
+        "tuple_keys": lambda q: {(1, 2): 3},
+        "circular": lambda q: circular,
+        "unprintable": lambda q: _Unprintable(),
+        "surrogate": lambda q: "a\ud800",
+        "sleeps": lambda q: never.wait(),
+    }
+    lab = evalnb.load(pl.DataFrame({"prompt": ["go"]}))
+    with LoopbackLLM(agent=_hostile_agent) as server:
+        client = evalnb.LLMClient(server.base_url, "m", api_key="sk-test-0000", max_retries=0)
+        ran = evalnb.run_suite(
+            lab, client, ["agent"], tools=tools, tool_timeout_s=0.5, progress=False
+        )
+    never.set()
+    assert ran.outputs["actual"].to_list() == ["done"]
+    calls = ran.steps.filter(pl.col("role") == "assistant", pl.col("tool_name").is_not_null())
+    by_tool = {r["tool_name"]: r for r in calls.to_dicts()}
+    assert by_tool["tuple_keys"]["tool_result"] == "{(1, 2): 3}"
+    assert by_tool["circular"]["tool_result"] == "[[...]]"
+    assert "cannot be written as text" in by_tool["unprintable"]["tool_result"]
+    assert by_tool["surrogate"]["tool_result"] == "a\\ud800"
+    assert "did not return within tool_timeout_s=0.5" in by_tool["sleeps"]["error"]
+    # The key the model echoed in its arguments is masked before anything is stored.
+    assert not any("sk-test-0000" in (a or "") for a in calls["tool_args"].to_list())
+    saved = ran.save(tmp_path / "lab.duckdb")
+    assert b"sk-test-0000" not in saved.read_bytes()
+    # The escaped surrogate in the arguments stays valid JSON.
+    assert all(json.loads(a)["q"].startswith("\ud800") for a in calls["tool_args"].to_list())
+
+
+def test_a_reply_of_a_hundred_thousand_brackets_is_an_error_not_a_crash() -> None:
+    from tests.llm_server import LoopbackLLM
+
+    lab = evalnb.load(pl.DataFrame({"prompt": ["go"]}))
+    with LoopbackLLM(raw=lambda _: (200, b"[" * 100_000)) as server:
+        client = evalnb.LLMClient(server.base_url, "m", max_retries=0)
+        ran = evalnb.run_suite(lab, client, ["m"], progress=False)
+    assert "malformed reply body" in str(ran.outputs["error"][0])

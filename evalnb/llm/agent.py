@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import threading
 import typing
 from collections import deque
 from dataclasses import dataclass, field
@@ -56,11 +57,27 @@ def canonical_args(args: Any) -> tuple[str, bool]:  # noqa: ANN401
         try:
             args = json.loads(args) if args.strip() else {}
         except (ValueError, RecursionError):
-            return args, False
+            return storable(args), False
     try:
-        return json.dumps(args, sort_keys=True, ensure_ascii=False), True
-    except (TypeError, ValueError):
-        return str(args), False
+        text = json.dumps(args, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return storable(str(args)), False
+    if not _encodes(text):  # a lone surrogate ("\\ud800"): the same JSON, escaped
+        text = json.dumps(args, sort_keys=True)
+    return text, True
+
+
+def storable(text: str) -> str:
+    """Return ``text`` as UTF-8 can hold it: a lone surrogate becomes its escape, as text."""
+    return text if _encodes(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def steps_of(
@@ -213,9 +230,15 @@ def _api_message(turn: Turn) -> dict[str, Any]:
 
 
 def _run_tool(
-    tools: Mapping[str, Callable[..., Any]], name: str, arguments: str
+    tools: Mapping[str, Callable[..., Any]], name: str, arguments: str, timeout_s: float
 ) -> tuple[str, str | None]:
-    """Run one requested tool: (its result as text, an error or None). Never raises."""
+    """Run one requested tool: (its result as text, an error or None). Never raises.
+
+    The tool runs in a thread of its own, waited on for ``timeout_s``: a tool that never
+    returns costs its run that long, and an error, never the whole suite. Whatever it
+    returns becomes text that UTF-8 can hold; a result that cannot be written as text is an
+    error of that call.
+    """
     if name not in tools:
         error = f"no tool named {name!r}; the tools are {sorted(tools)}"
         return f"error: {error}", error
@@ -227,15 +250,40 @@ def _run_tool(
     if not isinstance(args, dict):
         error = f"the arguments are {type(args).__name__}, expected a JSON object"
         return f"error: {error}", error
-    try:
-        result = tools[name](**args)
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"[:2000]
+    outcome: list[tuple[str, str | None]] = []
+
+    def call() -> None:
+        try:
+            outcome.append((_as_text(tools[name](**args)), None))
+        except Exception as exc:
+            try:
+                error = f"{type(exc).__name__}: {exc}"[:2000]
+            except Exception:
+                error = type(exc).__name__
+            outcome.append((f"error: {storable(error)}", storable(error)))
+
+    worker = threading.Thread(target=call, name=f"evalnb-tool-{name}"[:60], daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if not outcome:
+        error = f"the tool {name!r} did not return within tool_timeout_s={timeout_s:g} s"
         return f"error: {error}", error
-    text = (
-        result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-    )
-    return text[:MAX_RESULT_CHARS], None
+    text, failed = outcome[0]
+    return text[:MAX_RESULT_CHARS], failed
+
+
+def _as_text(result: object) -> str:
+    """Write a tool's result as storable text: a string as it is, else JSON, else its repr."""
+    if isinstance(result, str):
+        return storable(result)
+    try:
+        text = json.dumps(result, ensure_ascii=False, default=str)
+    except Exception:  # noqa: BLE001 - {(1, 2): 3}, a circular list, a __str__ that raises
+        try:
+            text = repr(result)
+        except Exception:
+            text = f"<a {type(result).__name__} that cannot be written as text>"
+    return storable(text)
 
 
 def run_agents(
@@ -245,6 +293,7 @@ def run_agents(
     *,
     max_steps: int = 8,
     progress: bool = False,
+    tool_timeout_s: float = 60.0,
     **params: Any,  # noqa: ANN401
 ) -> list[AgentRun]:
     """Run every conversation through the tool-calling loop (see the module docstring).
@@ -260,6 +309,10 @@ def run_agents(
     max_steps
         Model calls at most per conversation; a run still calling tools then ends with an
         error saying so (its transcript is kept).
+    progress
+        Show the client's progress bar.
+    tool_timeout_s
+        Seconds one tool call may take; past them the call is an error of its step.
     params
         Request parameters for every model call (``temperature``, ...).
     """
@@ -308,7 +361,7 @@ def run_agents(
                 run.content = reply.content
                 continue
             for call_id, name, arguments in calls:
-                result, error = _run_tool(tools, name, arguments)
+                result, error = _run_tool(tools, name, arguments, tool_timeout_s)
                 run.turns.append(Turn("tool", result, tool_call_id=call_id, error=error))
             still.append(i)
         active = still

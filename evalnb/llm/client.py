@@ -382,12 +382,18 @@ class LLMClient:
                 content = content_text({**message, "content": message.get("content") or ""})
             else:
                 content = content_text(message)
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
             # Long enough to redact a key that straddles where the error is cut later.
             msg = f"malformed reply body ({type(exc).__name__}: {exc}): {text[:2000]!r}"
             raise _BadReply(msg) from None
-        # A key the host echoes in an answer must not reach the cache, a report or a log.
+        # A key the host echoes in an answer, or in the tools it calls, must not reach the
+        # cache, the lab's steps, a report or a log.
         content = redactor.redact(content)
+        if calls is not None:
+            calls = tuple(
+                {k: redactor.redact(v) if isinstance(v, str) else v for k, v in c.items()}
+                for c in calls
+            )
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
         pt = token_count(usage, "prompt_tokens")
         ct = token_count(usage, "completion_tokens")

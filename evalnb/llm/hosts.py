@@ -64,6 +64,7 @@ def run_suite(
     cases: Sequence[str] | None = None,
     tools: Mapping[str, Callable[..., Any]] | None = None,
     max_steps: int = 8,
+    tool_timeout_s: float = 60.0,
     **params: Any,  # noqa: ANN401
 ) -> L:
     """Ask every model every case ``n`` times; return the lab with the answers in ``outputs``.
@@ -76,7 +77,8 @@ def run_suite(
     With ``tools`` (name → Python callable) each model runs as an agent: it may call the
     tools, up to ``max_steps`` model calls a case (:func:`evalnb.llm.agent.run_agents`); every
     message and tool call goes to the lab's ``steps`` table and the final answer to
-    ``outputs``, ready for the agent evaluators.
+    ``outputs``, ready for the agent evaluators. A tool call taking longer than
+    ``tool_timeout_s`` seconds is an error of its step; the run goes on.
     """
     if tools is not None:
         return _run_agents(
@@ -85,6 +87,7 @@ def run_suite(
             models,
             tools,
             max_steps=max_steps,
+            tool_timeout_s=tool_timeout_s,
             n=n,
             progress=progress,
             cases=cases,
@@ -118,6 +121,7 @@ def _run_agents(
     tools: Mapping[str, Callable[..., Any]],
     *,
     max_steps: int,
+    tool_timeout_s: float,
     n: int,
     progress: bool,
     cases: Sequence[str] | None,
@@ -138,6 +142,7 @@ def _run_agents(
                 tools,
                 max_steps=max_steps,
                 progress=progress,
+                tool_timeout_s=tool_timeout_s,
                 **extra,
             )
             for case, run in zip(todo, runs, strict=True):

@@ -115,12 +115,21 @@ def parse_json(text: str | None) -> Parsed:
     if start < 0 or end <= start:
         return Parsed(None, False, raw, "no JSON object")
     try:
-        value = json.loads(raw[start : end + 1])
+        value = json.loads(raw[start : end + 1], parse_constant=_not_a_number)
     except json.JSONDecodeError as exc:
         return Parsed(None, False, raw, f"invalid JSON: {exc.msg}")
+    except (ValueError, RecursionError) as exc:
+        return Parsed(None, False, raw, f"invalid JSON: {exc}")
     if not isinstance(value, dict):
         return Parsed(None, False, raw, "JSON is not an object")
     return Parsed(value, True, raw)
+
+
+def _not_a_number(name: str) -> float:
+    # JSON has no NaN or Infinity; Python's reader takes them, and a verdict of NaN would be
+    # stored as a missing value that parsed. A reply holding one is not understood.
+    msg = f"{name} is not a number JSON allows"
+    raise ValueError(msg)
 
 
 @functools.lru_cache(maxsize=64)
