@@ -326,3 +326,69 @@ def test_a_reply_of_a_hundred_thousand_brackets_is_an_error_not_a_crash() -> Non
         client = evalnb.LLMClient(server.base_url, "m", max_retries=0)
         ran = evalnb.run_suite(lab, client, ["m"], progress=False)
     assert "malformed reply body" in str(ran.outputs["error"][0])
+
+
+# --- comparisons over long runs ------------------------------------------------------------------
+
+
+def _python_weighted_lcs(scores: np.ndarray) -> float:
+    """DeepEval's loop as it is written, on a score table (0 where names differ)."""
+    m, n = scores.shape
+    dp = [[0.0] * (n + 1) for _ in range(m + 1)]
+    for i in range(1, m + 1):
+        for j in range(1, n + 1):
+            s = float(scores[i - 1, j - 1])
+            dp[i][j] = max(dp[i - 1][j], dp[i][j - 1], dp[i - 1][j - 1] + s if s > 0 else 0)
+    i, j, total = m, n, 0.0
+    while i > 0 and j > 0:
+        if dp[i][j] == dp[i - 1][j]:
+            i -= 1
+        elif dp[i][j] == dp[i][j - 1]:
+            j -= 1
+        else:
+            total += dp[i][j] - dp[i - 1][j - 1]
+            i, j = i - 1, j - 1
+    return total
+
+
+def test_the_compiled_weighted_lcs_is_deepevals_loop() -> None:
+    from evalnb.evaluation.families.agents.lcs_kernel import weighted_lcs
+
+    rng = np.random.default_rng(3)
+    for shape in ((1, 1), (7, 3), (60, 80), (150, 120)):
+        names = rng.integers(0, 4, size=shape)
+        table = np.where(names == 0, rng.choice([0.0, 0.25, 0.5, 1.0], size=shape), 0.0)
+        assert weighted_lcs(table) == _python_weighted_lcs(table)
+
+
+def test_ordered_tool_correctness_is_bounded_and_says_so_past_the_bound() -> None:
+    from evalnb.evaluation.families.agents.tool_calls import (
+        MAX_CALL_PAIRS,
+        CallsOverBound,
+        deepeval_tool_correctness,
+    )
+
+    calls = [(f"t{k % 7}", {"x": k % 3}, None) for k in range(1_500)]
+    options = {"exact": False, "ordering": True, "arguments": True}
+    assert deepeval_tool_correctness(calls, calls, **options) == 1.0  # 2.25M pairs, compiled
+    many = [("t", {}, None)] * 12_000
+    assert len(many) ** 2 > MAX_CALL_PAIRS
+    with pytest.raises(CallsOverBound, match="MAX_CALL_PAIRS"):
+        deepeval_tool_correctness(many, many, **options)
+
+
+def test_a_list_item_with_a_hundred_thousand_continuation_lines_is_read_in_linear_time() -> None:
+    from evalnb.text.enumerations import MAX_STEP_CHARS, enumerations
+
+    text = "1. a\n" + "  cont\n" * 100_000 + "2. b"
+    (steps,) = enumerations(text)
+    assert len(steps) == 2 and len(steps[0]) == MAX_STEP_CHARS and steps[1] == "b"
+    assert steps[0].startswith("a cont cont")
+
+
+def test_a_judge_verdict_of_nan_is_not_understood() -> None:
+    from evalnb.llm.judge import parse_json
+
+    for reply in ('{"score": NaN}', '{"score": Infinity}', '{"verdict": -Infinity}'):
+        parsed = parse_json(reply)
+        assert not parsed.ok and "not a number JSON allows" in parsed.note

@@ -278,7 +278,7 @@ def _as_text(result: object) -> str:
         return storable(result)
     try:
         text = json.dumps(result, ensure_ascii=False, default=str)
-    except Exception:  # noqa: BLE001 - {(1, 2): 3}, a circular list, a __str__ that raises
+    except Exception:
         try:
             text = repr(result)
         except Exception:

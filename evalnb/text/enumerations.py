@@ -42,7 +42,9 @@ _EMPHASIS = re.compile(r"[*_`]{1,3}")
 class _List:
     kind: str  # "number", "letter" or "bullet"
     last: int  # the last number or letter index
-    steps: list[str] = field(default_factory=list)
+    # Each step as its pieces (its line, then its continuation lines), joined once at the
+    # end: growing one string line by line would copy it every line (quadratic).
+    steps: list[list[str]] = field(default_factory=list)
 
 
 def _clean(text: str) -> str:
@@ -76,7 +78,7 @@ def _list_enumerations(text: str) -> list[list[str]]:
     def close() -> None:
         nonlocal current
         if current is not None and len(current.steps) >= 2:
-            found.append([_clean(s) for s in current.steps])
+            found.append([_clean(" ".join(s)) for s in current.steps])
         current = None
 
     for line in text.splitlines():
@@ -93,15 +95,15 @@ def _list_enumerations(text: str) -> list[list[str]]:
             )
             if follows and not (blank and kind == "bullet"):
                 assert current is not None
-                current.steps.append(body)
+                current.steps.append([body])
                 current.last = index
             elif kind == "bullet" or index == 1:
                 close()
-                current = _List(kind, index, [body])
+                current = _List(kind, index, [[body]])
             else:  # "7." out of sequence: not a list item
                 close()
         elif current is not None and line[:1].isspace() and not blank:
-            current.steps[-1] += " " + line.strip()  # an indented continuation
+            current.steps[-1].append(line.strip())  # an indented continuation
         else:
             close()
         blank = False

@@ -8,11 +8,20 @@ checked against the tools themselves by ``tests/test_agents.py``.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
+    "MAX_ARGUMENT_PAIRS",
+    "MAX_CALL_PAIRS",
     "Call",
+    "CallsOverBound",
     "deepeval_tool_correctness",
     "ragas_tool_call_accuracy",
     "ragas_tool_call_f1",
@@ -106,6 +115,17 @@ def _deepeval_dicts(a: dict[str, Any], b: dict[str, Any], exact: bool) -> float:
     return score
 
 
+class CallsOverBound(ValueError):
+    """A conversation with more (called × expected) call pairs than ``MAX_CALL_PAIRS``."""
+
+
+# Pairs of calls compared for one conversation by DeepEval's rules (2,000 × 2,000): the
+# ordering's table and the best-match search grow with their product.
+MAX_CALL_PAIRS = 4_000_000
+# Distinct pairs of arguments scored by DeepEval's recursive rule (Python, a few µs each).
+MAX_ARGUMENT_PAIRS = 250_000
+
+
 def deepeval_tool_correctness(
     called: list[Call], expected: list[Call], *, exact: bool, ordering: bool, arguments: bool
 ) -> float:
@@ -113,7 +133,8 @@ def deepeval_tool_correctness(
 
     A called tool is (name, input parameters, output); an expected one has no output. Two
     tools are the same call when name, parameters and output are equal (DeepEval's
-    ``ToolCall.__eq__``).
+    ``ToolCall.__eq__``). Raises :class:`CallsOverBound` past ``MAX_CALL_PAIRS`` pairs
+    (exact matching, linear, has no bound).
     """
     if exact:
         if len(called) != len(expected):
@@ -122,50 +143,88 @@ def deepeval_tool_correctness(
             if cn != en or (arguments and ca != ea):
                 return 0.0
         return 1.0
-    if ordering:
-        if not expected:
-            return 1.0 if not called else 0.0
-        return _weighted_lcs(expected, called, arguments) / len(expected)
-    total = 0.0
-    matched: list[Call] = []
-    for en, ea, _ in expected:
-        best, best_call = 0.0, None
-        for call in called:
-            if call in matched:  # by value, as DeepEval's set of ToolCalls
-                continue
-            if call[0] == en:
-                score = _deepeval_dicts(ea, call[1], exact=False) if arguments else 1.0
-                if score > best:
-                    best, best_call = score, call
-        if best > 0:
-            total += best
-            matched.append(best_call)  # type: ignore[arg-type]
     if not expected:
         return 1.0 if not called else 0.0
+    if len(called) * len(expected) > MAX_CALL_PAIRS:
+        msg = (
+            f"{len(called):,} calls against {len(expected):,} reference calls: more than "
+            f"MAX_CALL_PAIRS={MAX_CALL_PAIRS:,} pairs to compare"
+        )
+        raise CallsOverBound(msg)
+    score = _pair_scorer(arguments)
+    if ordering:
+        from evalnb.evaluation.families.agents.lcs_kernel import weighted_lcs  # noqa: PLC0415
+
+        return float(weighted_lcs(_score_table(expected, called, score))) / len(expected)
+    # Each expected call takes the first best-scoring called one not taken yet; a called
+    # call equal by value to one taken is taken too (DeepEval keeps a set of ToolCalls).
+    table = _score_table(expected, called, score)
+    kinds: dict[object, int] = {}
+    kind = np.array([kinds.setdefault(_hashable(c), len(kinds)) for c in called], dtype=np.int64)
+    free = np.ones(len(kinds), dtype=bool)
+    total = 0.0
+    for row in table if called else ():
+        open_row = np.where(free[kind], row, 0.0)
+        j = int(np.argmax(open_row))
+        if open_row[j] > 0:
+            total += float(open_row[j])
+            free[kind[j]] = False
     return total / len(expected)
 
 
-def _weighted_lcs(expected: list[Call], called: list[Call], arguments: bool) -> float:
-    m, n = len(expected), len(called)
-    dp = [[0.0] * (n + 1) for _ in range(m + 1)]
-    for i in range(1, m + 1):
-        for j in range(1, n + 1):
-            (en, ea, _), (cn, ca, _) = expected[i - 1], called[j - 1]
-            if en != cn:
-                dp[i][j] = max(dp[i - 1][j], dp[i][j - 1])
-                continue
-            score = _deepeval_dicts(ea, ca, exact=False) if arguments else 1.0
-            dp[i][j] = max(dp[i - 1][j], dp[i][j - 1], dp[i - 1][j - 1] + score if score > 0 else 0)
-    i, j, total = m, n, 0.0
-    while i > 0 and j > 0:  # DeepEval sums the matched cells along its traceback
-        if dp[i][j] == dp[i - 1][j]:
-            i -= 1
-        elif dp[i][j] == dp[i][j - 1]:
-            j -= 1
-        else:
-            total += dp[i][j] - dp[i - 1][j - 1]
-            i, j = i - 1, j - 1
-    return total
+def _score_table(
+    expected: list[Call], called: list[Call], score: Callable[[Any, Any], float]
+) -> np.ndarray:
+    """Scores of every (expected, called) pair with one name: each distinct pair scored once."""
+    names: dict[str, int] = {}
+    texts: dict[str, int] = {}
+    values: list[Any] = []
+
+    def intern(args: Any) -> int:  # noqa: ANN401 - parsed JSON arguments
+        key = json.dumps(args, sort_keys=True, default=repr)
+        if key not in texts:
+            texts[key] = len(values)
+            values.append(args)
+        return texts[key]
+
+    e_name = np.array([names.setdefault(c[0], len(names)) for c in expected], dtype=np.int64)
+    c_name = np.array([names.setdefault(c[0], len(names)) for c in called], dtype=np.int64)
+    e_args = np.array([intern(c[1]) for c in expected], dtype=np.int64)
+    c_args = np.array([intern(c[1]) for c in called], dtype=np.int64)
+    same = e_name[:, None] == c_name[None, :]
+    codes = (e_args[:, None] * len(values) + c_args[None, :])[same]
+    distinct, inverse = np.unique(codes, return_inverse=True)
+    if distinct.size > MAX_ARGUMENT_PAIRS:
+        msg = (
+            f"{distinct.size:,} distinct pairs of arguments to compare: more than "
+            f"MAX_ARGUMENT_PAIRS={MAX_ARGUMENT_PAIRS:,} (compare_arguments=False has no "
+            "such bound)"
+        )
+        raise CallsOverBound(msg)
+    scored = np.array(
+        [score(values[int(k) // len(values)], values[int(k) % len(values)]) for k in distinct]
+    )
+    table = np.zeros(same.shape)
+    table[same] = scored[inverse] if distinct.size else 0.0
+    return table
+
+
+def _pair_scorer(arguments: bool) -> Callable[[Any, Any], float]:
+    """DeepEval's argument score of two calls with one name, remembered per pair of texts."""
+    if not arguments:
+        return lambda _a, _b: 1.0
+    seen: dict[tuple[str, str], float] = {}
+
+    def score(a: Any, b: Any) -> float:  # noqa: ANN401 - parsed JSON arguments
+        key = (
+            json.dumps(a, sort_keys=True, default=repr),
+            json.dumps(b, sort_keys=True, default=repr),
+        )
+        if key not in seen:
+            seen[key] = _deepeval_dicts(a, b, exact=False)
+        return seen[key]
+
+    return score
 
 
 def _key(call: Call, arguments: bool) -> Any:  # noqa: ANN401

@@ -41,6 +41,7 @@ from evalnb.evaluation.base import (
 )
 from evalnb.evaluation.families.agents.tool_calls import (
     Call,
+    CallsOverBound,
     deepeval_tool_correctness,
     ragas_tool_call_accuracy,
     ragas_tool_call_f1,
@@ -115,11 +116,19 @@ def _against_reference(
 ) -> pl.DataFrame:
     """Score every row whose case has reference calls by ``compare(made, reference)``."""
     made, refs = _calls(rows)
-    values = np.array(
-        [np.nan if r is None else compare(m, r) for m, r in zip(made, refs, strict=True)]
-    )
+    values = np.full(rows.height, np.nan)
+    over: dict[int, str] = {}  # rows past a comparison's bound: why they have no value
+    for i, (m, r) in enumerate(zip(made, refs, strict=True)):
+        if r is not None:
+            try:
+                values[i] = compare(m, r)
+            except CallsOverBound as exc:
+                over[i] = str(exc)
     missing = np.array([r is None for r in refs], dtype=bool)
-    return result_frame(rows, {metric: values}, reasons(rows.height, (missing, _NO_REFERENCE)))
+    why = reasons(rows.height, (missing, _NO_REFERENCE))
+    for i, text in over.items():
+        why[i] = json.dumps({"reason": f"not scored: {text}"})
+    return result_frame(rows, {metric: values}, why)
 
 
 @register
