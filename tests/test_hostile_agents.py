@@ -392,3 +392,68 @@ def test_a_judge_verdict_of_nan_is_not_understood() -> None:
     for reply in ('{"score": NaN}', '{"score": Infinity}', '{"verdict": -Infinity}'):
         parsed = parse_json(reply)
         assert not parsed.ok and "not a number JSON allows" in parsed.note
+
+
+# --- numbers in agent records ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("sample", 1e300),
+        ("sample", 2**70),
+        ("sample", -1),
+        ("tokens", 1e300),
+        ("tokens", -5),
+        ("tokens", 2.5),
+    ],
+)
+def test_an_out_of_range_count_is_a_located_error(tmp_path: Path, field: str, value: float) -> None:
+    record: dict[str, object] = {
+        "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+    }
+    if field == "sample":
+        record["sample"] = value
+    else:
+        record["messages"][1]["tokens"] = value  # type: ignore[index]
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(evalnb.InputError, match=rf"{field}.*whole number from 0 to 2\*\*53"):
+        evalnb.load(path, format="agent_chat")
+
+
+def test_span_attributes_of_odd_shapes_are_read_or_refused_with_their_place(tmp_path: Path) -> None:
+    from evalnb.io.span_messages import llm_messages
+
+    # "²" passes str.isdigit but not int(): not a message index, so not a message.
+    attrs = {
+        "llm.input_messages.².message.role": "user",
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.content": "hi",
+        "llm.input_messages." + "9" * 5000 + ".message.role": "user",
+    }
+    assert [m["content"] for m in llm_messages(attrs, "input")] == ["hi"]
+    span = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {
+                                "traceId": "t",
+                                "spanId": "s",
+                                "name": "agent",
+                                "startTimeUnixNano": "9" * 4000,
+                                "endTimeUnixNano": "1",
+                                "attributes": [],
+                            }
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(span), encoding="utf-8")
+    with pytest.raises(evalnb.InputError, match="startTimeUnixNano"):
+        evalnb.load(path, format="agent_spans")

@@ -198,7 +198,7 @@ def _conversation(
     }
     case_id = builder.add_case(case, where, id_field="id")
     model = str(rec.get("model") or "agent")
-    sample = int(where.number(rec, "sample") or 0) if "sample" in rec else 0
+    sample = where.count(rec, "sample") or 0
     _reference(rec, case_id, where, builder, references)
     steps, answer = steps_of(_turns(messages), case_id, model, sample)
     # The agent's own failures (a message flagged with an error), not its tools' errors:
@@ -236,7 +236,7 @@ def _turns(messages: list[dict[str, Any]]) -> list[Turn]:
     turns = []
     for msg in messages:
         mw: Where = msg["_where"]
-        tokens = mw.number(msg, "tokens") if "tokens" in msg else None
+        tokens = mw.count(msg, "tokens")
         call_id = msg.get("tool_call_id")
         turns.append(
             Turn(
@@ -246,7 +246,7 @@ def _turns(messages: list[dict[str, Any]]) -> list[Turn]:
                 tool_call_id=str(call_id) if call_id is not None else None,
                 error=_error(msg),
                 latency_s=_number(msg, "latency_s", mw),
-                tokens=int(tokens) if tokens is not None else None,
+                tokens=tokens,
                 cost=_number(msg, "cost", mw),
             )
         )

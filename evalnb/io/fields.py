@@ -17,9 +17,11 @@ from evalnb.lab.errors import InputError, describe
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["MAX_SAMPLE", "Where"]
+__all__ = ["MAX_COUNT", "MAX_SAMPLE", "Where"]
 
 MAX_SAMPLE = 2**63 - 1  # samples are stored as Int64
+# A count or an index read from an agent record (tokens, sample, epoch): exact as a float.
+MAX_COUNT = 2**53
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,19 @@ class Where:
         if not math.isfinite(result):
             raise self.error(key, "a finite number", value)
         return result
+
+    def count(self, obj: Mapping[str, object], key: str, *, minimum: int = 0) -> int | None:
+        """Return a whole-number field of at least ``minimum`` (a count, an index), or ``None``.
+
+        Bounded by ``MAX_COUNT`` (2**53, exact as a float and far inside Int64), so a number
+        from a file never overflows the column it goes to.
+        """
+        value = self.number(obj, key)
+        if value is None:
+            return None
+        if not value.is_integer() or not minimum <= value <= MAX_COUNT:
+            raise self.error(key, f"a whole number from {minimum} to 2**53", obj.get(key))
+        return int(value)
 
     def records(self, obj: Mapping[str, object], key: str) -> list[Mapping[str, object]]:
         """Return a required list-of-objects field (checked item by item)."""

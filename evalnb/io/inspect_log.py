@@ -106,7 +106,7 @@ def _resolved(sample: Mapping[str, object], where: Where, spent: list[int]) -> d
 def _conversation(rec: Mapping[str, Any], where: Where, model: str, task: object) -> dict[str, Any]:
     """Translate one sample into a conversation record in OpenAI's shape."""
     sample_id = where.require(rec, "id", "the sample's id")
-    epoch = where.number(rec, "epoch")
+    epoch = where.count(rec, "epoch")
     messages = rec.get("messages") or []
     if not messages:  # a sample that never ran: its input is the conversation so far
         raw_input = where.require(rec, "input", "the sample's input")

@@ -24,6 +24,15 @@ if TYPE_CHECKING:
 __all__ = ["as_text", "llm_messages"]
 
 
+def _is_index(text: str) -> bool:
+    """Whether ``text`` is a list index as OpenInference writes one: ASCII digits, a few.
+
+    ``str.isdigit`` also takes "²" and other digits ``int`` refuses; an index of thousands
+    of digits names no real message. Any other key is not a message attribute.
+    """
+    return 0 < len(text) <= 9 and text.isascii() and text.isdigit()
+
+
 def _openinference(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     """Rebuild OpenInference's flattened messages (``llm.input_messages.<i>.message.*``)."""
     found: dict[int, dict[str, Any]] = {}
@@ -32,17 +41,17 @@ def _openinference(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]
         if not key.startswith(head):
             continue
         index, _, rest = key[len(head) :].partition(".")
-        if not index.isdigit() or not rest.startswith("message."):
+        if not _is_index(index) or not rest.startswith("message."):
             continue
         msg = found.setdefault(int(index), {"tool_calls": {}, "parts": {}})
         rest = rest[len("message.") :]
         if rest.startswith("tool_calls."):
             k, _, what = rest[len("tool_calls.") :].partition(".")
-            if k.isdigit():
+            if _is_index(k):
                 msg["tool_calls"].setdefault(int(k), {})[what.removeprefix("tool_call.")] = value
         elif rest.startswith("contents."):
             k, _, what = rest[len("contents.") :].partition(".")
-            if k.isdigit() and what == "message_content.text":
+            if _is_index(k) and what == "message_content.text":
                 msg["parts"][int(k)] = value
         else:
             msg[rest] = value

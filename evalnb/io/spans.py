@@ -205,7 +205,7 @@ def _nanos(value: object, where: Where, key: str, *, optional: bool = False) -> 
         return None
     try:
         return int(str(value)) / 1e9
-    except ValueError:
+    except (ValueError, OverflowError):  # not an integer; or beyond any float (4,000 digits)
         raise where.error(key, "nanoseconds since the epoch", value) from None
 
 
