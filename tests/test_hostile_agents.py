@@ -457,3 +457,24 @@ def test_span_attributes_of_odd_shapes_are_read_or_refused_with_their_place(tmp_
     path.write_text(json.dumps(span), encoding="utf-8")
     with pytest.raises(evalnb.InputError, match="startTimeUnixNano"):
         evalnb.load(path, format="agent_spans")
+
+
+# --- round trips --------------------------------------------------------------------------------
+
+
+def test_a_jsonl_whose_first_run_made_no_tool_call_reads_as_agents_and_round_trips(
+    tmp_path: Path,
+) -> None:
+    plain = {
+        "id": "a",
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None}],
+    }
+    tooled = _conversation(["c1"], [("c1", "42")])
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (plain, tooled)) + "\n", encoding="utf-8")
+    assert evalnb.detect_format(path) == "agent_chat"
+    lab = evalnb.load(path)
+    assert lab.outputs.height == 2 and lab.steps.filter(pl.col("role") == "tool").height == 1
+    back = evalnb.load(lab.export(tmp_path / "back.jsonl", format="agent_chat"))
+    for table in ("cases", "outputs", "steps", "reference_calls"):
+        assert back.table(table).equals(lab.table(table)), table

@@ -115,7 +115,10 @@ def _sniff_document(doc: object) -> str | None:
 
 def detect_format(path: str | Path) -> str:
     """Name the format of the file at ``path`` from its content (see ``evalnb.FORMATS``)."""
-    return _detect(Path(path)).fmt
+    sniffed = _detect(Path(path))
+    if sniffed.first_line_only and sniffed.fmt in {"tencent", "jsonl"} and sniffed.text:
+        return _sniff_lines(read_jsonl(sniffed.text, str(path)))  # as `load` decides
+    return sniffed.fmt
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,10 @@ class _Sniffed:
     fmt: str
     text: str | None = None
     doc: object = None
+    # Detected from the first line of JSON Lines only: the reader, which parses every line,
+    # decides again from all of them (a first conversation with no tool call looks like
+    # Tencent's; a later one shows an agent's).
+    first_line_only: bool = False
 
 
 def _detect(path: Path) -> _Sniffed:
@@ -156,8 +163,8 @@ def _detect(path: Path) -> _Sniffed:
             raise InputError(name, None, None, "JSON or JSON Lines", "neither") from None
         except ValueError as exc:  # e.g. an integer of more than 4,300 digits
             raise InputError(name, "line 1", None, "JSON", str(exc)[:200]) from None
-        # The first record decides; `_read` parses (and checks) every line later.
-        return _Sniffed(_sniff_lines(read_jsonl(first, name)), text)
+        # The first record tells the kind; `_read` parses every line and looks again.
+        return _Sniffed(_sniff_lines(read_jsonl(first, name)), text, first_line_only=True)
     if head.startswith("null"):
         return _Sniffed("harbor", text)
     if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
@@ -318,6 +325,8 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
             read_records(records, _columns(records), mapping, name, b)
     elif fmt in {"tencent", "harbor", "jsonl", "agent_chat", "agent_spans"}:
         lines = read_jsonl(text, name)
+        if sniffed.first_line_only and fmt in {"tencent", "jsonl"}:
+            fmt = _sniff_lines(lines)  # every record read: an agent's conversation shows now
         if fmt == "agent_chat":
             read_agent_records([(Where(name, f"line {n}"), v) for n, v in lines], b)
         elif fmt == "agent_spans":
