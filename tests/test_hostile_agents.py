@@ -478,3 +478,24 @@ def test_a_jsonl_whose_first_run_made_no_tool_call_reads_as_agents_and_round_tri
     back = evalnb.load(lab.export(tmp_path / "back.jsonl", format="agent_chat"))
     for table in ("cases", "outputs", "steps", "reference_calls"):
         assert back.table(table).equals(lab.table(table)), table
+
+
+def test_the_case_panel_cuts_a_huge_tool_name_like_every_field(tmp_path: Path) -> None:
+    from evalnb.transforms.cases import MAX_STEP_CHARS, run_steps
+
+    huge = "t" * 10_000_000
+    record = _conversation(["c1"], [("c1", "ok")])
+    record["messages"][1]["tool_calls"][0]["function"]["name"] = huge  # type: ignore[index]
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    lab = evalnb.load(path, format="agent_chat")
+    row = lab.outputs.row(0, named=True)
+    steps = run_steps(lab, row["case_id"], row["model"], row["sample"])
+    named = [s["tool_name"] for s in steps if s["tool_name"]]
+    assert named and all(len(n) < MAX_STEP_CHARS + 100 for n in named)
+
+
+def test_fact_check_search_over_passages_without_a_word_finds_nothing() -> None:
+    from evalnb.evaluation.families.judges.fact_check import ContextSearch
+
+    assert ContextSearch(["!!!", "..."])("anything") == "no passages found"

@@ -245,7 +245,7 @@ def run_steps(lab: LabCore, case_id: str, model: str, sample: int) -> list[dict[
             "step": r["step"],
             "role": r["role"],
             "content": cut(r["content"]),
-            "tool_name": r["tool_name"],
+            "tool_name": cut(r["tool_name"]),
             "tool_args": cut(r["tool_args"]),
             "args_valid": r["args_valid"],
             "tool_result": cut(r["tool_result"]),

@@ -112,7 +112,11 @@ class ContextSearch:
         from sklearn.feature_extraction.text import CountVectorizer  # noqa: PLC0415
 
         counter = CountVectorizer(token_pattern=r"(?u)\w+", lowercase=True)
-        tf = counter.fit_transform(self.passages).tocsr().astype(np.float64)
+        try:
+            tf = counter.fit_transform(self.passages).tocsr().astype(np.float64)
+        except ValueError:  # not one word in any passage ("!!!"): nothing can be found
+            self.passages = []
+            return
         self.vocabulary = {str(w): int(i) for w, i in counter.vocabulary_.items()}
         n = tf.shape[0]
         df = np.bincount(tf.indices, minlength=tf.shape[1])
