@@ -499,3 +499,32 @@ def test_fact_check_search_over_passages_without_a_word_finds_nothing() -> None:
     from evalnb.evaluation.families.judges.fact_check import ContextSearch
 
     assert ContextSearch(["!!!", "..."])("anything") == "no passages found"
+
+
+def test_inspect_scores_that_are_not_finite_or_collide_are_said_so(tmp_path: Path) -> None:
+    def log(scores: dict[str, object]) -> Path:
+        doc = _inspect_log(0, "x")
+        doc["samples"][0]["scores"] = scores  # type: ignore[index]
+        path = tmp_path / "log.json"
+        # Python writes NaN and Infinity, as Inspect's own JSON can hold them.
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        return path
+
+    lab = evalnb.load(
+        log(
+            {
+                "big": {"value": 10**400},
+                "nan": {"value": float("nan")},
+                "inf": {"value": float("inf")},
+                "ok": {"value": 0.5},
+            }
+        )
+    )
+    values = dict(zip(lab.scores["metric"], lab.scores["value"], strict=True))
+    assert values["ok"] == 0.5 and values["big"] is None and values["nan"] is None
+    assert values["inf"] is None
+    assert "not a finite number" in lab.scores.filter(pl.col("metric") == "inf")["detail"][0]
+    board = lab.leaderboard()
+    assert board.filter(pl.col("metric") == "ok")["mean"].to_list() == [0.5]
+    with pytest.raises(evalnb.InputError, match="'a/b' also comes from"):
+        evalnb.load(log({"a/b": {"value": 1}, "a": {"value": {"b": 0}}}))

@@ -187,6 +187,7 @@ def _scores(
     if not isinstance(scores, dict):
         msg = "scores"
         raise where.error(msg, "an object of scores by scorer", scores)
+    named: dict[str, str] = {}  # metric name -> the place it came from
     for scorer, score in scores.items():
         sw = where.at("scores").at(scorer)
         s = sw.record(score, "a score object with 'value'")
@@ -194,13 +195,24 @@ def _scores(
         values = value if isinstance(value, dict) else {None: value}
         for sub, v in values.items():
             metric = scorer if sub is None else f"{scorer}/{sub}"
-            detail = {"value": v}
+            place = f"scorer {scorer!r}" + ("" if sub is None else f", key {sub!r}")
+            if metric in named:  # "a/b" beside {"a": {"b": ...}}: two values, one name
+                raise sw.error(
+                    None,
+                    f"one value per metric name; {metric!r} also comes from {named[metric]}",
+                    v,
+                    "rename one of the scorers",
+                )
+            named[metric] = place
+            # JSON has no NaN or infinity: such a value is kept as its text.
+            shown = v if not isinstance(v, float) or math.isfinite(v) else repr(v)
+            detail = {"value": shown}
             for field in ("answer", "explanation"):
                 if s.get(field):
                     detail[field] = s[field]
             number = _number(v)
             if number is None and v is not None:
-                detail["reason"] = "not a number Inspect's value_to_float knows"
+                detail["reason"] = "not a finite number Inspect's value_to_float knows"
             builder.add_imported_score(
                 key,
                 EVALUATOR,
@@ -216,7 +228,11 @@ def _number(value: object) -> float | None:
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, int | float):
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond any float (10**400)
+            return None
+        return number if math.isfinite(number) else None  # NaN or ±inf: not a score
     if isinstance(value, str):
         if value in _LETTERS:
             return _LETTERS[value]
