@@ -528,3 +528,23 @@ def test_inspect_scores_that_are_not_finite_or_collide_are_said_so(tmp_path: Pat
     assert board.filter(pl.col("metric") == "ok")["mean"].to_list() == [0.5]
     with pytest.raises(evalnb.InputError, match="'a/b' also comes from"):
         evalnb.load(log({"a/b": {"value": 1}, "a": {"value": {"b": 0}}}))
+
+
+def test_a_zip_member_inflating_past_its_declared_size_stops_there(tmp_path: Path) -> None:
+    import struct
+    import zipfile
+
+    path = tmp_path / "archive.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("interpretation.json", b" " * 50_000_000 + b"{}")
+    data = bytearray(path.read_bytes())
+    # Declare 100 bytes unzipped, in the local header and in the central directory.
+    local = data.index(b"PK\x03\x04")
+    struct.pack_into("<I", data, local + 22, 100)
+    central = data.index(b"PK\x01\x02")
+    struct.pack_into("<I", data, central + 24, 100)
+    path.write_bytes(bytes(data))
+    # Inflation stops at the declared 100 bytes: the member fails its CRC there, in
+    # milliseconds, never holding the 50 MB it would give.
+    with pytest.raises(evalnb.InputError, match=r"interpretation\.json"):
+        evalnb.load(path)

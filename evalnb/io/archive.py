@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalnb.io.zipbound import check_members
+from evalnb.io.zipbound import check_members, read_member
 from evalnb.lab.bounds import MAX_ARCHIVE_MEMBERS, ZIP_FAULTS, require_regular
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError, describe
@@ -116,7 +116,7 @@ def _members(zf: zipfile.ZipFile, name: str) -> list[str]:
 def _json_member(zf: zipfile.ZipFile, member: str, name: str) -> object:
     where = f"{name}:{member}"
     try:
-        return json.loads(zf.read(member))
+        return json.loads(read_member(zf, member, name))
     except json.JSONDecodeError as exc:
         raise InputError(
             where, f"line {exc.lineno}, column {exc.colno}", None, "valid JSON", exc.msg

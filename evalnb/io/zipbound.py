@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import zipfile
     from collections.abc import Iterable
 
-__all__ = ["MAX_RATIO", "check_members"]
+__all__ = ["MAX_RATIO", "check_members", "read_member"]
 
 MAX_RATIO = 200
 _RATIO_FROM = 1 << 20  # tiny members may compress absurdly well; they cannot hurt
@@ -47,3 +47,28 @@ def check_members(
             f"{total:,} bytes",
             total_hint,
         )
+
+
+def read_member(zf: zipfile.ZipFile, member: str, source: str) -> bytes:
+    """Inflate ``member`` whole, stopping as soon as it passes its declared size.
+
+    :func:`check_members` bounds the sizes the zip declares; a member can declare 100 bytes
+    and inflate to gigabytes (its CRC fails only at the end). Read a chunk at a time, no
+    byte past the declared size is kept.
+    """
+    info = zf.getinfo(member)
+    chunks, total = [], 0
+    with zf.open(info) as stream:
+        while chunk := stream.read(1 << 20):
+            total += len(chunk)
+            if total > info.file_size:
+                raise InputError(
+                    source,
+                    None,
+                    member,
+                    f"a member that inflates to the {info.file_size:,} bytes it declares",
+                    f"more than {info.file_size:,} bytes",
+                    "The zip is damaged or hostile; it was not inflated further",
+                )
+            chunks.append(chunk)
+    return b"".join(chunks)
