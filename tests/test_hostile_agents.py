@@ -548,3 +548,33 @@ def test_a_zip_member_inflating_past_its_declared_size_stops_there(tmp_path: Pat
     # milliseconds, never holding the 50 MB it would give.
     with pytest.raises(evalnb.InputError, match=r"interpretation\.json"):
         evalnb.load(path)
+
+
+def test_files_of_no_format_say_what_was_recognised(tmp_path: Path) -> None:
+    import zipfile
+
+    number = tmp_path / "five.json"
+    number.write_text("5", encoding="utf-8")
+    with pytest.raises(evalnb.InputError, match="one JSON int"):
+        evalnb.load(number)
+    log = tmp_path / "log.json"
+    log.write_text(json.dumps({"status": "success", "eval": "not an object"}), encoding="utf-8")
+    with pytest.raises(evalnb.InputError, match=r"eval"):
+        evalnb.load(log)
+    eval_zip = tmp_path / "run.eval"
+    with zipfile.ZipFile(eval_zip, "w") as zf:
+        zf.writestr("header.json", "{}")
+        zf.writestr("_journal/start.json", "{}")
+    with pytest.raises(evalnb.InputError, match="inspect log convert --to json"):
+        evalnb.load(eval_zip)
+    spans = tmp_path / "spans.jsonl"
+    flat = {
+        "name": "db query",
+        "context": {"trace_id": "t", "span_id": "s"},
+        "start_time": "2024-01-01T00:00:00Z",
+        "end_time": "2024-01-01T00:00:01Z",
+        "attributes": {"db.system": "postgres"},
+    }
+    spans.write_text(json.dumps(flat) + "\n", encoding="utf-8")
+    with pytest.raises(evalnb.InputError, match="no conversation in them"):
+        evalnb.load(spans, format="agent_spans")

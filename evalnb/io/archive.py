@@ -87,6 +87,15 @@ def _members(zf: zipfile.ZipFile, name: str) -> list[str]:
         )
     names = [i.filename for i in infos]
     if "interpretation.json" not in names:
+        if "header.json" in names or any(n.startswith("_journal/") for n in names):
+            raise InputError(
+                name,
+                None,
+                None,
+                _WHAT,
+                "an Inspect AI .eval log (a zip of its JSON documents)",
+                "convert it with `inspect log convert --to json` and load the .json it writes",
+            )
         raise InputError(name, None, "interpretation.json", _WHAT, f"members {sorted(names)[:8]}")
     results = sorted(n for n in names if n.count("/") == 1 and n.endswith("/results.json"))
     wanted = {"interpretation.json", *results}

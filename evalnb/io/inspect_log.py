@@ -36,14 +36,17 @@ _ATTACHMENT = "attachment://"
 
 def is_inspect_log(doc: object) -> bool:
     """Whether a parsed JSON document is an Inspect AI eval log."""
-    return isinstance(doc, dict) and isinstance(doc.get("eval"), dict) and "status" in doc
+    # Both keys name the format; the reader then says what is wrong with either.
+    return isinstance(doc, dict) and "eval" in doc and "status" in doc
 
 
 def read_inspect_log(doc: object, where: Where, builder: LabBuilder) -> None:
     """Add an Inspect log's samples (conversations and their scores) to the lab being built."""
     log = where.record(doc, "an Inspect eval log object")
     builder.info["format"] = "inspect_log"
-    spec = where.record(where.require(log, "eval", "the log's eval spec"))
+    spec = where.at("eval").record(
+        where.require(log, "eval", "the log's eval spec"), "the log's eval spec: an object"
+    )
     model = where.at("eval").string(spec, "model", required=True)
     task = spec.get("task")
     if log.get("status") not in ("success", None):

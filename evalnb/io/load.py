@@ -134,6 +134,23 @@ class _Sniffed:
     first_line_only: bool = False
 
 
+def _refuse_scalar(text: str, name: str) -> None:
+    """Raise when the whole file is one JSON number, string or boolean: no format is that."""
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return
+    if not isinstance(doc, dict | list) and doc is not None:
+        raise InputError(
+            name,
+            "line 1",
+            None,
+            "a JSON object or a list of records (a lab, a suite, conversations), JSON Lines, "
+            "CSV or Parquet",
+            f"one JSON {type(doc).__name__}: {text.strip()[:40]!r}",
+        )
+
+
 def _detect(path: Path) -> _Sniffed:
     data = read_bytes(path)
     if data[:4] == b"PAR1":
@@ -167,6 +184,7 @@ def _detect(path: Path) -> _Sniffed:
         return _Sniffed(_sniff_lines(read_jsonl(first, name)), text, first_line_only=True)
     if head.startswith("null"):
         return _Sniffed("harbor", text)
+    _refuse_scalar(text, name)
     if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
         # Named as JSON but not JSON: say so, rather than read it as a CSV with odd columns.
         shown = head[:40].splitlines()[0] if head else "an empty file"

@@ -108,7 +108,16 @@ def read_spans(records: Iterable[tuple[Where, object]], builder: LabBuilder) -> 
         raise Where(records_source(records)).error(msg, "at least one span", "none")
     reader = AgentReader(builder)
     runs: dict[tuple[str, str], int] = {}
-    for conversation in _conversations(spans):
+    conversations = _conversations(spans)
+    if not conversations:
+        kinds = sorted({s.kind or "(no kind)" for s in spans})[:8]
+        raise Where(records_source(records)).error(
+            None,
+            "spans of an agent's run (OpenInference AGENT, LLM or TOOL spans, or GenAI "
+            "spans with messages)",
+            f"{len(spans):,} spans of kinds {kinds} and no conversation in them",
+        )
+    for conversation in conversations:
         rec = conversation.record()
         # Runs of one script (same system and user texts) by one agent are samples of one
         # case, so two agents' runs of a test set line up; the trace names the run.
