@@ -578,3 +578,38 @@ def test_files_of_no_format_say_what_was_recognised(tmp_path: Path) -> None:
     spans.write_text(json.dumps(flat) + "\n", encoding="utf-8")
     with pytest.raises(evalnb.InputError, match="no conversation in them"):
         evalnb.load(spans, format="agent_spans")
+
+
+def test_odd_span_values_are_read_or_refused_with_their_place(tmp_path: Path) -> None:
+    def otlp(attributes: list[dict[str, object]]) -> Path:
+        span = {
+            "traceId": "t",
+            "spanId": "s",
+            "name": "llm",
+            "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2",
+            "attributes": attributes,
+        }
+        path = tmp_path / "spans.json"
+        path.write_text(
+            json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}), encoding="utf-8"
+        )
+        return path
+
+    kind = {"key": "openinference.span.kind", "value": {"stringValue": "LLM"}}
+    role = {"key": "llm.input_messages.0.message.role", "value": {"stringValue": "user"}}
+    text = {"key": "llm.input_messages.0.message.content", "value": {"stringValue": "hi"}}
+    reply = [
+        {"key": "llm.output_messages.0.message.role", "value": {"stringValue": "assistant"}},
+        {"key": "llm.output_messages.0.message.content", "value": {"stringValue": "ok"}},
+    ]
+    nan_tokens = {"key": "llm.token_count.total", "value": {"doubleValue": float("nan")}}
+    with pytest.raises(evalnb.InputError, match="tokens"):
+        evalnb.load(otlp([kind, role, text, *reply, nan_tokens]), format="agent_spans")
+    listed = {"key": "x", "value": {"kvlistValue": {"values": [{"key": [1], "value": {}}]}}}
+    with pytest.raises(evalnb.InputError, match="string key of a kvlistValue"):
+        evalnb.load(otlp([kind, role, text, listed]), format="agent_spans")
+    from evalnb.io.span_messages import llm_messages
+
+    odd = {"gen_ai.input.messages": json.dumps([{"role": "user", "parts": 5}])}
+    assert [m["role"] for m in llm_messages(odd, "input")] in ([], ["user"])

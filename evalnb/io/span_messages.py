@@ -87,7 +87,7 @@ def _genai(value: object) -> list[dict[str, Any]]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
     if not isinstance(value, list):
         return []
@@ -98,7 +98,8 @@ def _genai(value: object) -> list[dict[str, Any]]:
         texts: list[str] = []
         calls: list[dict[str, Any]] = []
         results: list[tuple[object, object]] = []
-        for part in msg.get("parts") or []:
+        parts = msg.get("parts")
+        for part in parts if isinstance(parts, list) else []:  # malformed parts: no text
             if not isinstance(part, dict):
                 continue
             kind = part.get("type")

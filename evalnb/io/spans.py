@@ -201,11 +201,16 @@ def _any_value(value: object, where: Where) -> object:
     if kind == "arrayValue" and isinstance(inner, dict):
         return [_any_value(v, where) for v in inner.get("values") or []]
     if kind == "kvlistValue" and isinstance(inner, dict):
-        return {
-            kv.get("key"): _any_value(kv.get("value"), where)
-            for kv in inner.get("values") or []
-            if isinstance(kv, dict)
-        }
+        out: dict[str, object] = {}
+        for kv in inner.get("values") or []:
+            if not isinstance(kv, dict):
+                continue
+            key = kv.get("key")
+            if not isinstance(key, str):
+                field = "key"
+                raise where.error(field, "a string key of a kvlistValue", key)
+            out[key] = _any_value(kv.get("value"), where)
+        return out
     return inner
 
 
@@ -299,6 +304,7 @@ class _Conversation:
                     users_seen = n_users
                 for m in inputs:  # tool results only the next model call saw
                     cid = m.get("tool_call_id")
+                    cid = None if cid is None else str(cid)  # an id of any JSON type
                     if m["role"] == "tool" and cid in called and cid not in answered:
                         messages.append(
                             {"role": "tool", "tool_call_id": cid, "content": m["content"]}
@@ -390,10 +396,12 @@ def _usage(span: _Span) -> dict[str, Any]:
             numbers = [v for k in pair if isinstance(v := attrs.get(k), int | float)]
             tokens = sum(numbers) if numbers else None
     cost = attrs.get("llm.cost.total")
+    # Passed on as they are: the conversation reader checks them where it reads them
+    # (a whole number of tokens, a finite cost), naming the message.
     return {
         "latency_s": span.duration,
-        "tokens": int(tokens) if isinstance(tokens, int | float) else None,
-        "cost": float(cost) if isinstance(cost, int | float) else None,
+        "tokens": tokens if isinstance(tokens, int | float) else None,
+        "cost": cost if isinstance(cost, int | float) else None,
     }
 
 
