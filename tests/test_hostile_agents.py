@@ -613,3 +613,57 @@ def test_odd_span_values_are_read_or_refused_with_their_place(tmp_path: Path) ->
 
     odd = {"gen_ai.input.messages": json.dumps([{"role": "user", "parts": 5}])}
     assert [m["role"] for m in llm_messages(odd, "input")] in ([], ["user"])
+
+
+# --- metric objects in ragas' shape ---------------------------------------------------------------
+
+
+class _Result:
+    def __init__(self, value: object, *, raising: bool = False) -> None:
+        self._value, self._raising = value, raising
+
+    @property
+    def value(self) -> object:
+        if self._raising:
+            raise RuntimeError("the value property fails")
+        return self._value
+
+    reason = None
+
+
+class _Metric:
+    """A metric object in ragas' shape (a name and ``ascore``), answering per prompt."""
+
+    name = "hostile"
+    allowed_values = (0.0, 1.0)
+
+    async def ascore(self, user_input: str, response: str) -> object:
+        import asyncio
+
+        answers: dict[str, object] = {
+            "huge": _Result(10**400),
+            "raises": _Result(0.5, raising=True),
+            "high": _Result(5.0),
+            "low": _Result(-3.0),
+            "f32": _Result(np.float32(0.25)),
+            "i64": _Result(np.int64(1)),
+            "object": _Result(object()),
+        }
+        if user_input == "hangs":
+            await asyncio.Event().wait()
+        return answers[user_input]
+
+
+def test_a_ragas_shaped_metric_scores_what_it_can_and_says_why_for_the_rest() -> None:
+    prompts = ["huge", "raises", "high", "low", "f32", "i64", "object", "hangs"]
+    lab = evalnb.load(pl.DataFrame({"prompt": prompts, "actual": ["a"] * len(prompts)}))
+    scored = evalnb.evaluate(lab, [_Metric()], timeout_s=0.5, progress=False)
+    rows = scored.scores.join(scored.cases.select("case_id", "prompt"), on="case_id")
+    got = {r["prompt"]: (r["value"], r["detail"] or "") for r in rows.iter_rows(named=True)}
+    assert got["f32"][0] == 0.25 and got["i64"][0] == 1.0
+    assert got["huge"][0] is None and "no number" in got["huge"][1]
+    assert "the value property fails" in got["raises"][1]
+    assert "outside the metric's range [0, 1]" in got["high"][1]
+    assert got["low"][0] is None
+    assert "no number" in got["object"][1]
+    assert "did not return within timeout_s=0.5" in got["hangs"][1]

@@ -27,6 +27,7 @@ import asyncio
 import inspect
 import json
 import math
+import numbers
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -106,8 +107,6 @@ def _model_of(component: object) -> str | None:
 
 def _identity(metric: Any) -> str:  # noqa: ANN401 - any ragas metric
     """Return the metric's scoring identity: class, ragas version, settings, models."""
-    import ragas  # noqa: PLC0415 - present: the metric is ragas'
-
     settings = {}
     for key, value in sorted(vars(metric).items()):
         if key.startswith("_") or key in ("llm", "embeddings", "name"):
@@ -116,7 +115,7 @@ def _identity(metric: Any) -> str:  # noqa: ANN401 - any ragas metric
     return json.dumps(
         {
             "class": f"{type(metric).__module__}.{type(metric).__qualname__}",
-            "ragas": getattr(ragas, "__version__", "?"),
+            "ragas": _ragas_version(),
             "settings": settings,
             "llm": _model_of(getattr(metric, "llm", None)),
             "embeddings": _model_of(getattr(metric, "embeddings", None)),
@@ -124,6 +123,16 @@ def _identity(metric: Any) -> str:  # noqa: ANN401 - any ragas metric
         sort_keys=True,
         default=repr,
     )
+
+
+def _ragas_version() -> str:
+    """Return the installed ragas' version (a metric of ragas' shape may come without it)."""
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("ragas")
+    except PackageNotFoundError:
+        return "not installed"
 
 
 _PLAIN = str | int | float | bool | None
@@ -192,6 +201,14 @@ def ragas_evaluator(metric: Any) -> type[Evaluator]:  # noqa: ANN401 - any ragas
                 scoring=False,
                 description="rows scored at once",
             ),
+            Param(
+                "timeout_s",
+                float,
+                default=600.0,
+                low=0.001,
+                scoring=False,
+                description="seconds one row's score may take; past them the row has none",
+            ),
         )
 
         def score(
@@ -200,7 +217,17 @@ def ragas_evaluator(metric: Any) -> type[Evaluator]:  # noqa: ANN401 - any ragas
             """Score every row with the ragas metric, concurrently."""
             records = rows.to_dicts()
             gate = int(params["max_concurrency"])  # type: ignore[call-overload]
-            got = run_blocking(_score_all(metric, records, inputs, legacy, gate))
+            got = run_blocking(
+                _score_all(
+                    metric,
+                    records,
+                    inputs,
+                    legacy,
+                    gate,
+                    bounds=(low, high),
+                    timeout_s=float(params["timeout_s"]),  # type: ignore[arg-type]
+                )
+            )
             values = np.array([v for v, _ in got], dtype=float)
             return result_frame(rows, {name: values}, [d for _, d in got])
 
@@ -235,7 +262,11 @@ async def _score_all(
     inputs: list[str],
     legacy: bool,
     concurrency: int,
+    *,
+    bounds: tuple[float, float] = (0.0, 1.0),
+    timeout_s: float = 600.0,
 ) -> list[tuple[float, str | None]]:
+    low, high = bounds
     gate = asyncio.Semaphore(concurrency)
     sample_cls = None
     if legacy:
@@ -254,20 +285,54 @@ async def _score_all(
         async with gate:
             try:
                 if sample_cls is not None:
-                    result: Any = await metric.single_turn_ascore(sample_cls(**kwargs))
+                    call = metric.single_turn_ascore(sample_cls(**kwargs))
                 else:
-                    result = await metric.ascore(**kwargs)
-            except Exception as exc:  # the metric's own failure, for this row only
-                return math.nan, json.dumps(
-                    {"reason": f"ragas raised {type(exc).__name__}: {str(exc)[:500]}"}
-                )
-        value = getattr(result, "value", result)
-        reason = getattr(result, "reason", None)
-        if isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, int | float) or not math.isfinite(float(value)):
-            return math.nan, json.dumps({"reason": f"ragas gave no number: {value!r}"[:300]})
-        detail = {"explanation": str(reason)[:4000]} if reason else None
-        return float(value), json.dumps(detail) if detail else None
+                    call = metric.ascore(**kwargs)
+                result: Any = await asyncio.wait_for(call, timeout_s)
+                # Read here: a property of the result may raise as well as the metric.
+                value = getattr(result, "value", result)
+                reason = getattr(result, "reason", None)
+                reason = str(reason)[:4000] if reason else None
+            except TimeoutError:
+                why = f"ragas' metric did not return within timeout_s={timeout_s:g} s"
+                return math.nan, json.dumps({"reason": why})
+            except Exception as exc:
+                return math.nan, json.dumps({"reason": f"ragas raised {_said(exc)}"})
+        number = _as_number(value)
+        if number is None:
+            return math.nan, json.dumps({"reason": f"ragas gave no number: {_shown(value)}"})
+        slack = 1e-9 * max(1.0, high - low)  # rounding: BLEU gives 1.0000000000000002
+        if not low - slack <= number <= high + slack:
+            why = f"ragas gave {number:g}, outside the metric's range [{low:g}, {high:g}]"
+            return math.nan, json.dumps({"reason": why})
+        detail = {"explanation": reason} if reason else None
+        return number, json.dumps(detail) if detail else None
 
     return list(await asyncio.gather(*(one(r) for r in records)))
+
+
+def _as_number(value: object) -> float | None:
+    """Return a metric's value as a finite float (NumPy's too, as ragas casts), or None."""
+    if isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, numbers.Real):
+        return None
+    try:
+        number = float(value)
+    except (OverflowError, ValueError, TypeError):  # 10**400, or a Real that will not convert
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _shown(value: object) -> str:
+    try:
+        return repr(value)[:300]
+    except Exception:
+        return f"a {type(value).__name__}"
+
+
+def _said(exc: BaseException) -> str:
+    try:
+        return f"{type(exc).__name__}: {str(exc)[:500]}"
+    except Exception:
+        return type(exc).__name__
