@@ -454,13 +454,7 @@ class Engine:
 
     def _token_counts(self, texts: Sequence[str]) -> list[int]:
         """Tokens of each text, untruncated, special tokens left out."""
-        if self.rust is None:
-            enc = self.hf_tokenizer
-            return [len(enc(t, add_special_tokens=False)["input_ids"]) for t in texts]
-        if self._whole is None:  # a copy without the engine's truncation, made once
-            self._whole = rust_tokenizer(self.hf_tokenizer)
-        assert self._whole is not None
-        return [len(e) for e in encode_many(self._whole, list(texts), add_special_tokens=False)]
+        return [len(ids) for ids in self.token_ids(texts, add_special_tokens=False)]
 
     def batches(
         self,

@@ -210,21 +210,10 @@ def _score_table(
 
 
 def _pair_scorer(arguments: bool) -> Callable[[Any, Any], float]:
-    """DeepEval's argument score of two calls with one name, remembered per pair of texts."""
+    """DeepEval's argument score of two calls with one name (``_score_table`` asks once a pair)."""
     if not arguments:
         return lambda _a, _b: 1.0
-    seen: dict[tuple[str, str], float] = {}
-
-    def score(a: Any, b: Any) -> float:  # noqa: ANN401 - parsed JSON arguments
-        key = (
-            json.dumps(a, sort_keys=True, default=repr),
-            json.dumps(b, sort_keys=True, default=repr),
-        )
-        if key not in seen:
-            seen[key] = _deepeval_dicts(a, b, exact=False)
-        return seen[key]
-
-    return score
+    return lambda a, b: _deepeval_dicts(a, b, exact=False)
 
 
 def _key(call: Call, arguments: bool) -> Any:  # noqa: ANN401
