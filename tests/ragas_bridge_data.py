@@ -112,5 +112,30 @@ assert agents.outputs["actual"].to_list() == ["Rain in Oslo."]
 assert agents.outputs["model"].to_list() == ["bot"]
 checked["multi_turn_steps"] = agents.steps.height
 
+# 5. ragas' to_csv writes str() of every value: text that looks like a literal stays text,
+# and a multi-turn dataset's CSV reads as its JSONL does.
+tricky = EvaluationDataset(
+    samples=[
+        SingleTurnSample(
+            user_input="[URGENT] reset my password",
+            response='{"answer": 42}',
+            reference="[2, 3, 5]",
+            retrieved_contexts=["[x]", "{y}"],
+        ),
+        SingleTurnSample(user_input="{not a dict", response="[2, 3, 5]", reference="(1, 2)"),
+    ]
+)
+tricky.to_csv(str(work / "tricky.csv"))
+read = evalnb.load(work / "tricky.csv", model="rag")
+assert read.to_ragas().to_list() == tricky.to_list(), read.to_ragas().to_list()
+conversations = EvaluationDataset(samples=[turns, turns.model_copy(update={"reference": "Wet."})])
+conversations.to_csv(str(work / "turns.csv"))
+conversations.to_jsonl(str(work / "turns.jsonl"))
+from_csv = evalnb.load(work / "turns.csv", model="bot")
+from_jsonl = evalnb.load(work / "turns.jsonl", model="bot")
+for table in ("cases", "outputs", "steps"):
+    assert_frame_equal(from_csv.table(table), from_jsonl.table(table))
+checked["csv_text_and_turns"] = [read.cases.height, from_csv.steps.height]
+
 print(json.dumps(checked))
 sys.exit(0)

@@ -6,6 +6,7 @@ Times are measured in ``bench/bench_hostile_agents.py``; here each case checks t
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ import polars as pl
 import pytest
 
 import evalnb
+from evalnb.io import ragas_data
 from evalnb.models.vector_cache import VectorCache, text_keys
 
 
@@ -667,3 +669,142 @@ def test_a_ragas_shaped_metric_scores_what_it_can_and_says_why_for_the_rest() ->
     assert got["low"][0] is None
     assert "no number" in got["object"][1]
     assert "did not return within timeout_s=0.5" in got["hangs"][1]
+
+
+# --- ragas datasets: CSV cells and duck-typed objects (cases 12, 13) ------------------------------
+
+
+def _csv(tmp_path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    path = tmp_path / "ragas.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def test_ragas_csv_text_that_looks_like_a_literal_stays_text(tmp_path: Path) -> None:
+    # What ragas' to_csv writes for these samples (its DictWriter: str() of every value).
+    path = _csv(
+        tmp_path,
+        ["user_input", "retrieved_contexts", "response", "reference", "persona_name"],
+        [
+            ["[URGENT] reset my password", "['[x]', '{y}']", '{"answer": 42}', "[2, 3, 5]", "{1}"],
+            ["{not a dict", "", "[2, 3, 5]", "", ""],
+        ],
+    )
+    lab = evalnb.load(path, model="rag")
+    assert lab.cases["prompt"].to_list() == ["[URGENT] reset my password", "{not a dict"]
+    assert lab.cases["expected"].to_list() == [["[2, 3, 5]"], []]
+    assert lab.outputs["actual"].to_list() == ['{"answer": 42}', "[2, 3, 5]"]
+    assert lab.outputs["context"].to_list() == [["[x]", "{y}"], []]
+    assert json.loads(lab.cases["extra"][0]) == {"persona_name": "{1}"}  # a field of the user's
+
+
+def test_ragas_csv_multi_turn_samples_are_conversations(tmp_path: Path) -> None:
+    turns = (
+        "[{'content': 'Weather in Oslo?', 'type': 'human'}, {'content': '', 'type': 'ai', "
+        "'tool_calls': [{'name': 'weather', 'args': {'city': 'Oslo'}}]}, "
+        "{'content': 'rain', 'type': 'tool'}, {'content': 'Rain in Oslo.', 'type': 'ai'}]"
+    )
+    path = _csv(
+        tmp_path,
+        ["user_input", "reference", "reference_tool_calls"],
+        [[turns, "Rain.", "[{'name': 'weather', 'args': {'city': 'Oslo'}}]"]],
+    )
+    lab = evalnb.load(path, model="bot")
+    assert lab.outputs["actual"].to_list() == ["Rain in Oslo."]
+    call = lab.steps.filter(pl.col("tool_name") == "weather", pl.col("role") == "assistant")
+    assert call["tool_result"].to_list() == ["rain"]
+
+
+@pytest.mark.parametrize(
+    ("cell", "found"),
+    [
+        ("{1, 2}", "a set"),
+        ("[1j]", "a complex"),
+        ("{'k': b'x'}", "a bytes"),
+        ("{(1, 2): 3}", "a tuple key"),
+        ("[1e999]", "the number inf"),
+        ("[__import__('os')]", "literal"),
+    ],
+)
+def test_ragas_csv_cells_json_cannot_hold_are_located_errors(
+    tmp_path: Path, cell: str, found: str
+) -> None:
+    path = _csv(tmp_path, ["user_input", "response", "rubrics"], [["q", "a", cell]])
+    with pytest.raises(evalnb.InputError) as caught:
+        evalnb.load(path)
+    assert "line 2" in str(caught.value)
+    assert "rubrics" in str(caught.value)
+    assert found in str(caught.value)
+
+
+class _EvaluationDataset:
+    def __init__(self, records: object) -> None:
+        self.records = records
+
+    def to_list(self) -> object:
+        return self.records
+
+
+class _EvaluationResult:
+    def __init__(self, records: list[dict[str, object]], scores: object) -> None:
+        self.dataset = _EvaluationDataset(records)
+        self.scores = scores
+
+
+def _endless() -> object:
+    while True:
+        yield {"user_input": "q", "response": "a"}
+
+
+def test_a_duck_typed_dataset_is_bounded_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ragas_data, "MAX_OBJECT_SAMPLES", 1_000)
+    with pytest.raises(evalnb.InputError, match="at most 1,000 samples"):
+        evalnb.load(_EvaluationDataset(_endless()))
+    with pytest.raises(evalnb.InputError, match="at most 1,000 samples"):
+        evalnb.load(_EvaluationResult([{"user_input": "q", "response": "a"}], _endless()))
+    loop: list[object] = ["c"]
+    loop.append(loop)
+    for value, found in [
+        (object(), "a object"),
+        ({"a", "b"}, "a set"),
+        (loop, "a list that contains itself"),
+        ("a\ud800", "lone surrogate"),
+        (_nested(600), "nested more than 500"),
+        (float("nan"), "the number nan"),
+    ]:
+        record = {"user_input": "q", "response": "a", "retrieved_contexts": value}
+        with pytest.raises(evalnb.InputError) as caught:
+            evalnb.load(_EvaluationDataset([{"user_input": "ok", "response": "a"}, record]))
+        assert "[1]" in str(caught.value) and "retrieved_contexts" in str(caught.value)
+        assert found in str(caught.value)
+    with pytest.raises(evalnb.InputError, match="a dict of sample fields"):
+        evalnb.load(_EvaluationDataset(["not a sample"]))
+    big = evalnb.load(_EvaluationDataset([{"user_input": "q", "response": "a", "n": 10**400}]))
+    assert json.loads(big.cases["extra"][0])["n"] == 10**400  # JSON holds it, so the lab does
+
+
+def _nested(depth: int) -> list[object]:
+    value: list[object] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_result_scores_that_are_no_finite_number_are_kept_with_the_reason() -> None:
+    records = [{"user_input": f"q{k}", "response": "a"} for k in range(5)]
+    scores = [
+        {"m": 10**400},
+        {"m": np.float32(0.25)},
+        {"m": {"a"}},
+        {"m": True},
+        {"m": float("inf")},
+    ]
+    lab = evalnb.load(_EvaluationResult(records, scores), model="rag")
+    got = lab.scores.join(lab.cases.select("case_id", "prompt"), on="case_id").sort("prompt")
+    assert got["value"].to_list() == [None, 0.25, None, 1.0, None]
+    assert "10000" in json.loads(got["detail"][0])["reason"]
+    with pytest.raises(evalnb.InputError, match="a dict of metric values"):
+        evalnb.load(_EvaluationResult(records[:1], [5]))

@@ -21,6 +21,7 @@ def test_ragas_datasets_and_results_load_and_export_back() -> None:
         "round_trip": 3,
         "result_metrics": ["bleu_score", "exact_match", "rouge_score(mode=fmeasure)"],
         "multi_turn_steps": 4,  # user, the call, its result, the answer
+        "csv_text_and_turns": [2, 8],
     }
 
 

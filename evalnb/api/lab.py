@@ -370,7 +370,8 @@ def load(
         For generic tables: which column holds each field, e.g. ``prompt="question",
         actual="answer", model="llm"``; ``actual={"model A": "col_a", ...}`` reads a wide
         table with one answer column per model. For HarpIA, Harbor and ragas sources,
-        ``model=`` names the model the answers belong to.
+        ``model=`` names the model the answers belong to; for agent conversations, the
+        model of those that name none.
 
     Returns
     -------

@@ -25,7 +25,6 @@ from evalnb.io.ragas_data import is_ragas_record, ragas_object_records, read_rag
 from evalnb.io.source import (
     Line,
     check_json_text,
-    check_text,
     decode_text,
     jsonl_lines,
     parse_json,
@@ -69,7 +68,7 @@ FORMATS: dict[str, str] = {
     "evalnb_archive": "evalnb evaluation archive ZIP (Lab.archive)",
 }
 _MAPPED = {"csv", "jsonl", "json", "parquet", "frame"}
-_MODEL_ONLY = {"harpia", "harbor", "ragas"}
+_MODEL_ONLY = {"harpia", "harbor", "ragas", "agent_chat"}
 
 
 def _sniff_lines(lines: list[Line]) -> str:
@@ -220,15 +219,13 @@ def load(
     if not isinstance(source, str | Path | pl.DataFrame) and not _is_pandas(source):
         # A ragas EvaluationDataset or EvaluationResult (duck-typed: no ragas needed here).
         _check_mapping("ragas", mapping)
-        records, scores = ragas_object_records(source)
+        where = Where(f"<{type(source).__name__}>")
+        records, scores = ragas_object_records(source, where)
         tables = None if scores is not None else ragas_object_tables(records, _model(mapping))
         if tables is not None:  # by columns; anything unusual takes the record path
             return LabCore(tables)
-        where = Where(f"<{type(source).__name__}>")
         builder = LabBuilder()
-        placed = [(where.at(i), where.at(i).record(r)) for i, r in enumerate(records)]
-        for at, record in placed:  # Python objects may hold lone surrogates; files cannot
-            check_text(record, at)
+        placed = [(where.at(i), r) for i, r in enumerate(records)]  # checked when taken
         read_ragas_records(placed, builder, model=_model(mapping), scores=scores)
         return LabCore(builder.frames())
     if not isinstance(source, str | Path):  # a Polars or pandas frame
@@ -284,6 +281,19 @@ def _check_mapping(fmt: str, mapping: Mapping[str, object]) -> None:
     raise TypeError(msg)
 
 
+def _with_model(
+    records: list[tuple[Where, object]], mapping: Mapping[str, object]
+) -> list[tuple[Where, object]]:
+    """Name the model of conversations that do not (``model=``; a record's own name wins)."""
+    if "model" not in mapping:
+        return records
+    model = _model(mapping)
+    return [
+        (w, {**v, "model": v.get("model") or model} if isinstance(v, dict) else v)
+        for w, v in records
+    ]
+
+
 def _model(mapping: Mapping[str, object]) -> str:
     model = mapping.get("model", "model")
     if not isinstance(model, str) or not model:
@@ -327,7 +337,10 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
             (where.at(i) if len(items) > 1 or not isinstance(doc, dict) else where, item)
             for i, item in enumerate(items)
         ]
-        (read_spans if fmt == "agent_spans" else read_agent_records)(placed, b)
+        if fmt == "agent_spans":
+            read_spans(placed, b)
+        else:
+            read_agent_records(_with_model(placed, mapping), b)
     elif fmt in {"h2o_suite", "h2o_lab", "harpia", "json"}:
         doc = parse_json(text, name) if sniffed.doc is None else sniffed.doc
         where = Where(name, "$")
@@ -346,7 +359,8 @@ def _read(path: Path, sniffed: _Sniffed, mapping: Mapping[str, object], b: LabBu
         if sniffed.first_line_only and fmt in {"tencent", "jsonl"}:
             fmt = _sniff_lines(lines)  # every record read: an agent's conversation shows now
         if fmt == "agent_chat":
-            read_agent_records([(Where(name, f"line {n}"), v) for n, v in lines], b)
+            placed = [(Where(name, f"line {n}"), v) for n, v in lines]
+            read_agent_records(_with_model(placed, mapping), b)
         elif fmt == "agent_spans":
             read_spans([(Where(name, f"line {n}"), v) for n, v in lines], b)
         elif fmt == "tencent":

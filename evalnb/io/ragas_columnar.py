@@ -92,9 +92,15 @@ def ragas_object_tables(
         return None
     try:
         table = pa.Table.from_pylist([dict(r) for r in records])
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, UnicodeError):
-        # A field whose type changes, or text that is not valid Unicode: the record path
-        # reads it or names the sample and field at fault.
+    except (
+        pa.ArrowInvalid,
+        pa.ArrowTypeError,
+        pa.ArrowNotImplementedError,
+        UnicodeError,
+        OverflowError,
+    ):
+        # A field whose type changes, text that is not valid Unicode or an integer past
+        # 64 bits: the record path reads it or names the sample and field at fault.
         return None
     frame = pl.from_arrow(table)
     return _tables(frame, model) if isinstance(frame, pl.DataFrame) else None

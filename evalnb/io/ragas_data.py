@@ -18,7 +18,8 @@ Everything else — ``rubrics``, ``reference_context_ids``, ``persona_name``,
 writes them back. Multi-turn samples (``user_input`` a list of messages) are agent
 conversations (:mod:`evalnb.io.agents`). ragas' CSV holds lists and objects as Python
 literals (``"['c1', 'c2']"``), read back with :func:`ast.literal_eval` (literals only, no
-code). A dataset carries no model: ``evalnb.load(dataset, model="my-rag")`` names it.
+code) in the fields ragas defines as lists or objects; a text field stays the text it was,
+brackets and all. A dataset carries no model: ``evalnb.load(dataset, model="my-rag")`` names it.
 """
 
 from __future__ import annotations
@@ -26,13 +27,17 @@ from __future__ import annotations
 import ast
 import json
 import math
+import numbers
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalnb.io.agents import is_agent_record, read_agent_records
 from evalnb.io.fields import Where, to_json
+from evalnb.lab.bounds import MAX_OBJECT_SAMPLES, MAX_RESOLVED_CHARS
+from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Sequence
 
     from evalnb.io.builder import LabBuilder
     from evalnb.lab.core import LabCore
@@ -61,8 +66,12 @@ _LISTS = {
     "retrieved_context_ids",
     "reference_context_ids",
 }
+# Fields ragas defines as lists or objects: the only CSV cells read as literals.
+_STRUCTURED = _LISTS | {"rubrics", "reference_tool_calls", "reference_topics"}
 _SIGNS = ("response", "reference", "retrieved_contexts", "reference_contexts")
 _MAX_LITERAL = 1_000_000  # characters of one CSV cell parsed as a Python literal
+_MAX_VALUES = 1_000_000  # values (texts, numbers, entries) in one field of one sample
+_MAX_NESTING = 500  # levels of lists and dicts in one field (what reads them recurses)
 
 
 def is_ragas_record(value: object) -> bool:
@@ -74,15 +83,25 @@ def is_ragas_record(value: object) -> bool:
     )
 
 
-def ragas_object_records(obj: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+def ragas_object_records(
+    obj: object, where: Where
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
     """Return a ragas ``EvaluationDataset``'s records, or an ``EvaluationResult``'s with scores.
 
     Duck-typed, so evalnb needs no ragas to read what ragas made: a result has ``scores``
     (one dict of metric values per sample) and ``dataset``; a dataset has ``to_list()``.
+    These are the user's objects, so what they yield is bounded and checked before anything
+    else reads it: at most :data:`~evalnb.lab.bounds.MAX_OBJECT_SAMPLES` samples (an
+    endless iterator is refused, not followed), records of JSON's types only (no sets,
+    bytes or arbitrary objects; nothing that contains itself), their text within
+    :data:`~evalnb.lab.bounds.MAX_RESOLVED_CHARS` characters in all.
     """
     scores = None
     if hasattr(obj, "scores") and hasattr(obj, "dataset"):
-        scores = [dict(s) for s in obj.scores]
+        scores = [
+            _mapping(s, where.at(i), "a dict of metric values")
+            for i, s in enumerate(_bounded(obj.scores, where, "scores"))
+        ]
         obj = obj.dataset
     to_list = getattr(obj, "to_list", None)
     if not callable(to_list):
@@ -91,21 +110,166 @@ def ragas_object_records(obj: object) -> tuple[list[dict[str, Any]], list[dict[s
             f"got {type(obj).__name__}"
         )
         raise TypeError(msg)
-    return [dict(r) for r in to_list()], scores
+    records = []
+    chars = 0
+    for i, item in enumerate(_bounded(to_list(), where, "to_list()")):
+        record = _mapping(item, where.at(i), "a dict of sample fields")
+        for key, value in record.items():
+            if not isinstance(key, str):
+                raise where.at(i).error(None, "text field names", key)
+            problem, size = _not_json(value)
+            if problem is not None:
+                raise _refused(where.at(i), key, "text, numbers, booleans, None, lists, dicts", problem)
+            chars += size
+        if chars > MAX_RESOLVED_CHARS:
+            raise _refused(
+                where.at(i),
+                None,
+                f"at most {MAX_RESOLVED_CHARS:,} characters of text in all",
+                f"more by sample {i}",
+                "load it from a file (evalnb import --on-disk) or raise EVALNB_MAX_RESOLVED_CHARS",
+            )
+        records.append(record)
+    return records, scores
 
 
-def _literal(value: object, where: Where, key: str) -> object:
-    """Read back a CSV cell ragas wrote with ``str()`` (a list or dict literal)."""
-    if not isinstance(value, str) or value[:1] not in "[{":
-        return value
-    if len(value) > _MAX_LITERAL:
-        raise where.error(key, f"a literal under {_MAX_LITERAL:,} characters", f"{len(value):,}")
+def _bounded(values: object, where: Where, what: str) -> Iterator[object]:
+    """Iterate over what user code returned, refusing more than MAX_OBJECT_SAMPLES items."""
     try:
-        return ast.literal_eval(value)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        items = iter(values)  # type: ignore[call-overload]
+    except TypeError:
+        raise where.error(what, "a list", values) from None
+    for n, item in enumerate(items):
+        if n >= MAX_OBJECT_SAMPLES:
+            raise _refused(
+                where,
+                what,
+                f"at most {MAX_OBJECT_SAMPLES:,} samples in one object",
+                "more (an endless iterator?)",
+                "load a larger dataset from a file, or raise EVALNB_MAX_OBJECT_SAMPLES",
+            )
+        yield item
+
+
+def _refused(
+    where: Where, field: str | None, expected: str, found: str, hint: str = ""
+) -> InputError:
+    """Build the error for a value already described in words (Where.error describes one)."""
+    return InputError(where.source, where.location, field, expected, found, hint)
+
+
+def _mapping(value: object, where: Where, what: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise where.error(None, what, value)
+    return dict(value)
+
+
+def _from_csv(raw: Mapping[str, object], where: Where) -> dict[str, object]:
+    """Read back a row of ragas' ``to_csv``: empty cells dropped, structured fields parsed.
+
+    ragas writes every value with ``str()``, so a list or dict field holds a Python literal
+    and a text field holds the text as it was. Only the fields ragas defines as lists or
+    objects are parsed (a ``response`` of ``'[2, 3, 5]'`` is text); ``user_input`` is a
+    conversation only when its literal is a list of messages (``"[URGENT] ..."`` is a prompt).
+    """
+    rec: dict[str, object] = {}
+    for key, value in raw.items():
+        if value == "":
+            continue
+        if isinstance(value, str) and value[:1] in "[{":
+            if key in _STRUCTURED:
+                value = _literal(value, where, key)
+            elif key == "user_input" and value.startswith("[{"):
+                turns = _literal(value, where, key, strict=False)
+                if isinstance(turns, list) and turns and all(_message(t) for t in turns):
+                    value = turns
+        rec[key] = value
+    return rec
+
+
+def _message(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("type"), str) and "content" in value
+
+
+def _literal(value: str, where: Where, key: str, *, strict: bool = True) -> object:
+    """Parse a cell ragas wrote with ``str()``: literals only (no code), JSON's types only.
+
+    With ``strict=False`` a cell that is no literal comes back as its text.
+    """
+    if len(value) > _MAX_LITERAL:
+        raise _refused(where, key, f"a literal under {_MAX_LITERAL:,} characters", f"{len(value):,}")
+    try:
+        parsed = ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        if not strict:
+            return value
         raise where.error(
             key, "a Python list or dict literal, as ragas' to_csv writes", value[:80]
         ) from None
+    bad, _ = _not_json(parsed)
+    if bad is not None:
+        raise _refused(
+            where,
+            key, "lists and dicts of text, numbers, booleans and None (what ragas writes)", bad
+        )
+    return parsed
+
+
+def _not_json(value: object) -> tuple[str | None, int]:
+    """Describe the first part of a value JSON cannot hold, and count its characters.
+
+    Returns ``(None, chars)`` when all of it can. Iterative, with bounds that keep what
+    reads the value later safe: at most :data:`_MAX_VALUES` values (shared sub-lists
+    expand) and :data:`_MAX_NESTING` levels; a list or dict that contains itself is named,
+    not followed; text must be valid Unicode (a Python string may hold a lone surrogate).
+    """
+    stack: list[tuple[object, int]] = [(value, 0)]  # depth -1 marks leaving a container
+    path: set[int] = set()  # the containers being walked: one met again is a cycle
+    seen = chars = 0
+    while stack:
+        item, depth = stack.pop()
+        if depth < 0:
+            path.discard(id(item))
+            continue
+        seen += 1
+        if seen > _MAX_VALUES:
+            return f"more than {_MAX_VALUES:,} values", chars
+        if isinstance(item, str):
+            chars += len(item)
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return f"text with a lone surrogate at character {exc.start}", chars
+        elif item is None or isinstance(item, bool | int):
+            continue
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return f"the number {item!r}", chars
+        elif isinstance(item, list | dict):
+            if id(item) in path:
+                return f"a {type(item).__name__} that contains itself", chars
+            if depth >= _MAX_NESTING:
+                return f"values nested more than {_MAX_NESTING} levels deep", chars
+            path.add(id(item))
+            stack.append((item, -1))
+            children = item.values() if isinstance(item, dict) else item
+            if isinstance(item, dict):
+                for k in item:
+                    if not isinstance(k, str):
+                        return f"a {type(k).__name__} key {_shown(k)}", chars
+                    stack.append((k, depth + 1))  # keys are text too
+            stack.extend((v, depth + 1) for v in children)
+        else:
+            return f"a {type(item).__name__} ({_shown(item)})", chars
+    return None, chars
+
+
+def _shown(value: object) -> str:
+    """``repr`` cut to 60 characters, or the type when the object's repr fails."""
+    try:
+        return repr(value)[:60]
+    except Exception:  # user objects' repr may raise anything
+        return f"<{type(value).__name__}>"
 
 
 def read_ragas_records(
@@ -118,6 +282,8 @@ def read_ragas_records(
 ) -> None:
     """Add ragas samples (single- or multi-turn) and, for a result, their scores."""
     builder.info["format"] = "ragas"
+    if csv:
+        records = [(w, _from_csv(r, w)) for w, r in records]
     if scores is not None and len(scores) != len(records):
         msg = "scores"
         raise Where(records[0][0].source if records else "<ragas>").error(
@@ -136,12 +302,7 @@ def read_ragas_records(
     for i, (where, raw) in enumerate(records):
         if isinstance(raw.get("user_input"), list):
             continue
-        rec = {
-            k: (_literal(v, where, k) if csv else v)
-            for k, v in raw.items()
-            if not (csv and v == "")
-        }
-        key = _sample(rec, where, builder, model)
+        key = _sample(raw, where, builder, model)
         if scores is not None:
             _scores(scores[i], key, builder)
 
@@ -194,15 +355,10 @@ def _sample(
 def _scores(row: Mapping[str, object], key: tuple[str, str, int], builder: LabBuilder) -> None:
     """One imported score per metric of an EvaluationResult row (ragas' NaN: no value)."""
     for metric, value in row.items():
-        number = (
-            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-        )
-        if isinstance(value, bool):
-            number = float(value)
+        number = _number(value)
         detail = None
-        if number is None or not math.isfinite(number):
-            detail = to_json({"reason": f"ragas gave no number: {value!r}"[:300]})
-            number = None
+        if number is None:
+            detail = to_json({"reason": f"ragas gave no number: {_shown(value)}"})
         builder.add_imported_score(
             key,
             EVALUATOR,
@@ -212,6 +368,17 @@ def _scores(row: Mapping[str, object], key: tuple[str, str, int], builder: LabBu
             description=f"ragas' {metric}, as its EvaluationResult holds it.",
             spec={"min": 0.0, "max": 1.0, "default_threshold": 0.5},
         )
+
+
+def _number(value: object) -> float | None:
+    """Return a score as a finite float (NumPy's numbers too), or None."""
+    if not isinstance(value, numbers.Real):
+        return None
+    try:
+        number = float(value)
+    except (OverflowError, ValueError, TypeError):  # 10**400, or a number type that refuses
+        return None
+    return number if math.isfinite(number) else None
 
 
 def ragas_records(lab: LabCore, model: str | None = None) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_ARCHIVE_MEMBERS",
     "MAX_INPUT_BYTES",
+    "MAX_OBJECT_SAMPLES",
     "MAX_RESOLVED_CHARS",
     "ZIP_FAULTS",
     "kind_of",
@@ -41,6 +42,9 @@ MAX_INPUT_BYTES = int(os.environ.get("EVALNB_MAX_INPUT_BYTES", 8 << 30))
 # multiply the memory a small file takes. Raise it with EVALNB_MAX_RESOLVED_CHARS.
 MAX_RESOLVED_CHARS = int(os.environ.get("EVALNB_MAX_RESOLVED_CHARS", 1 << 30))
 # Members of a zip (an evalnb archive or a DOCX): H2O's archive layout has a few dozen.
+# Samples read from one in-memory dataset object (a ragas EvaluationDataset or anything of
+# its shape): user code may yield without end. Raise it with EVALNB_MAX_OBJECT_SAMPLES.
+MAX_OBJECT_SAMPLES = int(os.environ.get("EVALNB_MAX_OBJECT_SAMPLES", 2_000_000))
 MAX_ARCHIVE_MEMBERS = int(os.environ.get("EVALNB_MAX_ARCHIVE_MEMBERS", 10_000))
 
 # What zipfile raises on a damaged or unsupported member, past the central directory: a bad
