@@ -1,7 +1,7 @@
 """Mutation fuzzing of every importer on real (and spec-example) files.
 
-Each example mutates a seed document (structure or bytes) and imports it into an existing
-DuckDB store the way `evalnb import` does. Any failure must be an `EvalnbError` (never a raw
+Each example mutates a seed document (structure or bytes; the agent and ragas seeds are in
+tests/fuzz_agent_seeds.py) and imports it into an existing DuckDB store the way `evalnb import` does. Any failure must be an `EvalnbError` (never a raw
 KeyError/TypeError/...), and a failed import must leave the store byte-for-byte unchanged.
 In CI (`CI` set) each importer gets 1,000 examples; locally 100.
 """
@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import evalnb
 from tests.conftest import SHARED
+from tests.fuzz_agent_seeds import AGENT_SEEDS, AGENT_TEXT_SEEDS, FORMAT_OF
 
 settings.register_profile(
     "ci", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck)
@@ -158,6 +159,8 @@ _TEXT_SEEDS = {
     ),
     "csv": ("generic.csv", 'question,answer,model,cost\n"What, exactly?",yes,m1,0.5\nq2,no,m2,\n'),
 }
+_SPEC_SEEDS.update(AGENT_SEEDS)
+_TEXT_SEEDS.update(AGENT_TEXT_SEEDS)
 _H2O_SEEDS = {
     "h2o_suite": "sr1107_test_suite_small.json",
     "h2o_suite_keys": "ci_rag_test_suite-no-OR-constraints.json",
@@ -289,7 +292,12 @@ def _digest(path: Path) -> str:
 
 
 KINDS = sorted([*_SPEC_SEEDS, *_TEXT_SEEDS, *_H2O_SEEDS])
-_FORMAT = {"tencent_manual": "tencent", "h2o_suite_keys": "h2o_suite", "h2o_lab_multi": "h2o_lab"}
+_FORMAT = {
+    "tencent_manual": "tencent",
+    "h2o_suite_keys": "h2o_suite",
+    "h2o_lab_multi": "h2o_lab",
+    **FORMAT_OF,
+}
 
 
 @pytest.mark.slow

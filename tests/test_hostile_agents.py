@@ -808,3 +808,28 @@ def test_result_scores_that_are_no_finite_number_are_kept_with_the_reason() -> N
     assert "10000" in json.loads(got["detail"][0])["reason"]
     with pytest.raises(evalnb.InputError, match="a dict of metric values"):
         evalnb.load(_EvaluationResult(records[:1], [5]))
+
+
+def test_what_the_agent_fuzz_found_reads_or_is_refused(tmp_path: Path) -> None:
+    # A ragas list whose first item is null: Arrow's JSON reader builds it wrong (offsets
+    # past its values), so the record path reads it and names the field.
+    path = tmp_path / "ragas.jsonl"
+    path.write_text(
+        json.dumps({"user_input": "q", "response": "a", "retrieved_contexts": [None, "x"]}) + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(evalnb.InputError, match="retrieved_contexts"):
+        evalnb.load(path)
+    # An operation name that is a list (attributes hold any JSON value): a span of no kind.
+    span = {
+        "traceId": "t",
+        "spanId": "s",
+        "startTimeUnixNano": "1",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"arrayValue": {"values": []}}},
+        ],
+    }
+    spans = tmp_path / "spans.json"
+    spans.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    with pytest.raises(evalnb.InputError, match=r"kinds \[.OTHER.\] and no conversation"):
+        evalnb.load(spans, format="agent_spans")

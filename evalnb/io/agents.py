@@ -56,7 +56,12 @@ _KNOWN = {
 
 
 def is_agent_record(value: object) -> bool:
-    """Whether a parsed record is an agent conversation (tool calls, or ragas' turns)."""
+    """Whether a parsed record is an agent conversation (tool calls, or ragas' turns).
+
+    A conversation with no tool call is one too when it names its ``model`` (as our
+    ``agent_chat`` export writes every run): Tencent's records carry their models in
+    ``model_outputs`` and never a ``model`` of their own.
+    """
     if not isinstance(value, dict):
         return False
     if "reference_tool_calls" in value:
@@ -65,6 +70,12 @@ def is_agent_record(value: object) -> bool:
     if isinstance(turns, list) and any(isinstance(t, dict) and "type" in t for t in turns):
         return True
     messages = value.get("messages")
+    if (
+        isinstance(messages, list)
+        and isinstance(value.get("model"), str)
+        and "model_outputs" not in value
+    ):
+        return True
     return isinstance(messages, list) and any(
         isinstance(m, dict) and (m.get("tool_calls") or m.get("role") == "tool") for m in messages
     )

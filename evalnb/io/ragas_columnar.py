@@ -69,9 +69,14 @@ def ragas_jsonl_tables(text: str, model: str) -> dict[str, pl.DataFrame] | None:
         return None
     try:
         table = pa_json.read_json(io.BytesIO(data))
+        # Arrow's JSON reader builds a list whose first item is null with too short a
+        # values array (pyarrow 26: offsets [0, 2] over one value); a full validation
+        # catches what it got wrong before Polars reads past the end.
+        table.validate(full=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        # Not plain typed columns (a type that changes, a value that is not an object):
-        # the record path reads it or names the line and field at fault.
+        # Not plain typed columns (a type that changes, a value that is not an object),
+        # or a table Arrow built wrong: the record path reads it or names the line and
+        # field at fault.
         return None
     frame = pl.from_arrow(table)
     if not isinstance(frame, pl.DataFrame) or frame.height != values:

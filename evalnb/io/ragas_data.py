@@ -119,7 +119,9 @@ def ragas_object_records(
                 raise where.at(i).error(None, "text field names", key)
             problem, size = _not_json(value)
             if problem is not None:
-                raise _refused(where.at(i), key, "text, numbers, booleans, None, lists, dicts", problem)
+                raise _refused(
+                    where.at(i), key, "text, numbers, booleans, None, lists, dicts", problem
+                )
             chars += size
         if chars > MAX_RESOLVED_CHARS:
             raise _refused(
@@ -197,7 +199,9 @@ def _literal(value: str, where: Where, key: str, *, strict: bool = True) -> obje
     With ``strict=False`` a cell that is no literal comes back as its text.
     """
     if len(value) > _MAX_LITERAL:
-        raise _refused(where, key, f"a literal under {_MAX_LITERAL:,} characters", f"{len(value):,}")
+        raise _refused(
+            where, key, f"a literal under {_MAX_LITERAL:,} characters", f"{len(value):,}"
+        )
     try:
         parsed = ast.literal_eval(value)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -210,7 +214,9 @@ def _literal(value: str, where: Where, key: str, *, strict: bool = True) -> obje
     if bad is not None:
         raise _refused(
             where,
-            key, "lists and dicts of text, numbers, booleans and None (what ragas writes)", bad
+            key,
+            "lists and dicts of text, numbers, booleans and None (what ragas writes)",
+            bad,
         )
     return parsed
 
@@ -386,6 +392,8 @@ def ragas_records(lab: LabCore, model: str | None = None) -> list[dict[str, Any]
 
     Fields as ragas names them; the case's and output's ``extra`` come back as fields. With
     several models and no ``model``, each record also carries ``model`` (ragas ignores it).
+    A case no model answered is a sample without a ``response`` (ragas' test sets are such
+    samples), so an export loses no case.
     """
     outputs = lab.outputs if model is None else lab.outputs.filter(lab.outputs["model"] == model)
     if model is not None and outputs.is_empty():
@@ -397,21 +405,28 @@ def ragas_records(lab: LabCore, model: str | None = None) -> list[dict[str, Any]
     cases = {c["case_id"]: c for c in lab.cases.iter_rows(named=True)}
     out = []
     for o in outputs.iter_rows(named=True):
-        c = cases[o["case_id"]]
-        rec: dict[str, Any] = {"user_input": c["prompt"]}
+        rec = _case_record(cases[o["case_id"]])
         if o["context"] is not None and len(o["context"]):
             rec["retrieved_contexts"] = list(o["context"])
-        if c["corpus"] is not None and len(c["corpus"]):
-            rec["reference_contexts"] = list(c["corpus"])
         if o["actual"] is not None:
             rec["response"] = o["actual"]
-        if c["expected"] is not None and len(c["expected"]):
-            rec["reference"] = c["expected"][0]
-        if c["question_type"] is not None:
-            rec["synthesizer_name"] = c["question_type"]
-        rec.update(json.loads(c["extra"] or "{}"))
         rec.update(json.loads(o["extra"] or "{}"))
         if several:
             rec["model"] = o["model"]
         out.append(rec)
+    answered = set(lab.outputs["case_id"])
+    out += [_case_record(c) for k, c in cases.items() if k not in answered]
     return out
+
+
+def _case_record(case: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the fields of a ragas sample that a case holds (its prompt, reference, ...)."""
+    rec: dict[str, Any] = {"user_input": case["prompt"]}
+    if case["corpus"] is not None and len(case["corpus"]):
+        rec["reference_contexts"] = list(case["corpus"])
+    if case["expected"] is not None and len(case["expected"]):
+        rec["reference"] = case["expected"][0]
+    if case["question_type"] is not None:
+        rec["synthesizer_name"] = case["question_type"]
+    rec.update(json.loads(case["extra"] or "{}"))
+    return rec

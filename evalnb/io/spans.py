@@ -84,9 +84,9 @@ class _Span:
         if isinstance(kind, str) and kind:
             return kind.upper()
         op = self.attrs.get("gen_ai.operation.name")
-        if op in _LLM_OPS:
-            return "LLM"
-        return _KINDS.get(str(op), "OTHER")
+        if not isinstance(op, str):  # attributes hold any JSON value
+            return "OTHER"
+        return "LLM" if op in _LLM_OPS else _KINDS.get(op, "OTHER")
 
     @property
     def duration(self) -> float | None:
