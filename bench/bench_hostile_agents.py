@@ -77,6 +77,24 @@ print(json.dumps({"s": time.perf_counter() - t, "outcome": outcome,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
+_ENDLESS = """
+import json, time, resource, evalnb
+
+class Endless:  # a dataset in ragas' shape whose to_list never ends
+    def to_list(self):
+        while True:
+            yield {"user_input": "q", "response": "a"}
+
+t = time.perf_counter()
+try:
+    evalnb.load(Endless())
+    outcome = "loaded"
+except evalnb.InputError as exc:
+    outcome = "refused: " + str(exc).splitlines()[0][:90]
+print(json.dumps({"s": time.perf_counter() - t, "outcome": outcome,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
 
 def _run(code: str, *args: str) -> dict[str, object]:
     out = subprocess.run(
@@ -107,6 +125,7 @@ def main() -> None:
             "Inspect log, a 10 MB attachment x 300": _run(
                 _ATTACHMENTS, str(Path(tmp) / "log.json")
             ),
+            "a ragas-shaped dataset with an endless to_list": _run(_ENDLESS),
         }
     for name, got in cases.items():
         extra = f"  {got['outcome']}" if "outcome" in got else ""

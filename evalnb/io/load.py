@@ -50,8 +50,9 @@ FORMATS: dict[str, str] = {
     "h2o_suite": "H2O Eval Studio test suite JSON ({tests: [{documents, test_cases}]})",
     "h2o_lab": "H2O Eval Studio test lab JSON ({dataset, raw_dataset, models})",
     "harpia": "HarpIA Lab input JSON ({instances, metrics})",
-    "agent_chat": "agent conversations, JSON or JSONL: OpenAI messages with tool_calls, or ragas "
-    "multi-turn samples (user_input turns), with reference_tool_calls",
+    "agent_chat": "agent conversations, JSON or JSONL: OpenAI messages with tool_calls (or "
+    "naming their model), or ragas multi-turn samples (user_input turns), with "
+    "reference_tool_calls",
     "inspect_log": "Inspect AI eval log JSON ({version, status, eval, samples}): samples' "
     "conversations with tool calls, scores kept as imported scores",
     "ragas": "ragas single-turn samples (EvaluationDataset.to_jsonl / to_csv / to_list: "
