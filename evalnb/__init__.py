@@ -25,6 +25,7 @@ from evalnb.api.corpus import (
 )
 from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
+from evalnb.api.review import review
 from evalnb.api.validation import Validation, validate_tests
 from evalnb.diagnosis.failure_clusters import FailureClusters
 from evalnb.diagnosis.topics import TopicModel, topics
@@ -39,6 +40,7 @@ from evalnb.lab.version import __version__
 from evalnb.llm.client import ChatResult, EndpointUnreachable, LLMClient
 from evalnb.llm.hosts import run_suite
 from evalnb.llm.pairwise import pairwise
+from evalnb.review.queue import ReviewError, ReviewItem, ReviewQueue, ReviewUnavailable
 from evalnb.widgets.curator import Curator, curator
 from evalnb.widgets.eye import Eye, eye
 from evalnb.widgets.labeler import Labeler, labeler
@@ -66,6 +68,10 @@ __all__ = [
     "NothingScoredWarning",
     "RayEngine",
     "Report",
+    "ReviewError",
+    "ReviewItem",
+    "ReviewQueue",
+    "ReviewUnavailable",
     "RichTable",
     "StepWaiting",
     "StoreConflict",
@@ -91,6 +97,7 @@ __all__ = [
     "open",
     "pairwise",
     "retrieval_baseline",
+    "review",
     "run_suite",
     "table",
     "topics",

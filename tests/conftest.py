@@ -9,6 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.pg_server import pg_server  # noqa: F401 - the PostgreSQL fixture, for every module
+
 # Code that the tests copy beside a model's weights (imported by transformers as that
 # model's package, never as a test module), and the Ray tests' helpers: they register an
 # evaluator, and a second import (by --doctest-modules, under another module name) would

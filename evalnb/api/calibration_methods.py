@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+import polars as pl
+
 from evalnb.calibration.alignment import (
     JudgeAlignment,
     align_judge,
@@ -24,15 +26,16 @@ from evalnb.calibration.recalibrate import recalibrate
 from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.lab.core import LabCore
+from evalnb.review.publish import pulled_labels
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import altair as alt
-    import polars as pl
 
     from evalnb.calibration.recalibrate import Calibration
     from evalnb.llm.client import LLMClient
+    from evalnb.review.queue import ReviewQueue
 
 __all__ = ["HumanCalibration", "load_calibration"]
 
@@ -74,6 +77,28 @@ class HumanCalibration(LabCore):
             sample=sample,
             batch_id=batch_id,
         )
+
+    def pull_labels(self, queue: ReviewQueue, rule: str = "majority") -> pl.DataFrame:
+        """Write a review queue's labels into the ``labels`` table (and the store, committed).
+
+        ``rule``: ``"majority"`` (one label per item, the reviewers' majority; ties give
+        none), ``"adjudicated"`` (the lead's label where there is one, else the majority) or
+        ``"all"`` (every reviewer's label; the lab's own majority rule then decides). The
+        rule and the queue are recorded with the batch, and how each item was drawn, so
+        ``recalibrate``, the PPI-corrected pass rates, judge alignment and the calibration
+        bundle use the labels unchanged. Pulling again adds only what is new. Returns the
+        rows added.
+        """
+        rows, (key, record) = pulled_labels(self, queue, rule)
+        info = self.table("info")
+        info = pl.concat(
+            [info.filter(pl.col("key") != key), pl.DataFrame({"key": [key], "value": [record]})]
+        )
+        # The batch record first: labels without it would count as drawn outside a batch.
+        self.replace_tables({"info": info})
+        if rows.height:
+            self.append_rows("labels", rows)
+        return rows
 
     def calibration_sample(
         self, evaluator: str, metric: str, *, n: int = 20, strategy: str = "active", seed: int = 0

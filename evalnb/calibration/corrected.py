@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from evalnb.calibration.labels import human_verdicts
+from evalnb.calibration.labels import BATCH_KEY, human_verdicts
 from evalnb.calibration.ppi import ppi_mean
 from evalnb.lab.verdicts import verdicts
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CORRECTED_SCHEMA", "corrected_leaderboard"]
 
-_BATCH = "labeler_batch/"
 _KEYS = ["case_id", "model", "sample"]
 CORRECTED_SCHEMA = pl.Schema(
     {
@@ -47,7 +46,7 @@ CORRECTED_SCHEMA = pl.Schema(
 def _designs(lab: LabCore) -> pl.DataFrame:
     """Each batch-sampled row's design and inclusion probability (the latest batch wins)."""
     rows = []
-    info = lab.table("info").filter(pl.col("key").str.starts_with(_BATCH))
+    info = lab.table("info").filter(pl.col("key").str.starts_with(BATCH_KEY))
     for value in info["value"].to_list():
         record = json.loads(value)
         designs = record.get("design") or [record.get("strategy")] * len(record["items"])

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
 __all__ = [
+    "BATCH_KEY",
     "ITEM",
     "VERDICTS",
     "add_label",
@@ -33,6 +34,8 @@ __all__ = [
     "reviewer_agreement",
 ]
 
+BATCH_KEY = "labeler_batch/"
+"""The ``info`` key prefix of a labelling batch's record (its items, design, inclusion)."""
 ITEM = ["case_id", "model", "sample", "evaluator", "metric"]
 """The columns that name one labelled item."""
 VERDICTS = ("pass", "fail")

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import traitlets
 
-from evalnb.calibration.labels import add_label, current_labels, new_batch_id
+from evalnb.calibration.labels import BATCH_KEY, add_label, current_labels, new_batch_id
 from evalnb.calibration.recalibrate import calibrate, labelled_points, recalibrate
 from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import STRATEGIES, calibration_sample
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
 __all__ = ["Labeler", "labeler"]
-
-_BATCH_KEY = "labeler_batch/"
 
 
 class Labeler(EvalWidget):
@@ -109,7 +107,7 @@ class Labeler(EvalWidget):
 
     # -- batches ---------------------------------------------------------------------------
     def _batches(self) -> list[dict[str, Any]]:
-        info = self._lab.table("info").filter(pl.col("key").str.starts_with(_BATCH_KEY))
+        info = self._lab.table("info").filter(pl.col("key").str.starts_with(BATCH_KEY))
         return [json.loads(v) for v in info["value"]]
 
     def _resume(self, batch_id: str | None) -> tuple[str, pl.DataFrame]:
@@ -158,7 +156,7 @@ class Labeler(EvalWidget):
         info = pl.concat(
             [
                 self._lab.table("info"),
-                pl.DataFrame({"key": [_BATCH_KEY + batch_id], "value": [json.dumps(record)]}),
+                pl.DataFrame({"key": [BATCH_KEY + batch_id], "value": [json.dumps(record)]}),
             ]
         )
         self._lab.replace_tables({"info": info})  # the batch survives a restart like the labels do

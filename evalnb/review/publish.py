@@ -1,0 +1,252 @@
+"""Publish a lab's rows of one metric as a review queue, and pull its labels back.
+
+:func:`publish` draws the rows with the labeler's sampling (``random``, ``stratified`` or
+``uncertainty`` — nearest the pass/fail boundary), gives each item everything a reviewer
+needs (prompt, expected answer, the model's answer, its contexts, the agent's steps, the
+metric's value and threshold) and records how each was drawn, so PPI-corrected pass rates
+can weight the labels later. :func:`pulled_labels` turns the queue's labels into rows of
+the lab's ``labels`` table under a stated rule.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalnb.calibration.labels import BATCH_KEY, new_batch_id
+from evalnb.calibration.sampling import calibration_sample
+from evalnb.lab.schema import SCHEMAS
+from evalnb.review.queue import ReviewError, ReviewQueue, check_name, payload_json, safe_dsn
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import LabCore
+
+__all__ = ["RULES", "STRATEGIES", "publish", "pulled_labels"]
+
+# The queue's names for the labeler's strategies ("uncertainty" is its "active").
+STRATEGIES = {
+    "uncertainty": "active",
+    "active": "active",
+    "random": "random",
+    "stratified": "stratified",
+}
+RULES = ("majority", "adjudicated", "all")
+_STEP_FIELDS = ("role", "content", "tool_name", "tool_args", "tool_result", "error")
+
+
+def publish(
+    lab: LabCore,
+    dsn: str,
+    name: str,
+    *,
+    evaluator: str,
+    metric: str,
+    per_item: int = 3,
+    n: int | None = None,
+    strategy: str = "uncertainty",
+    lease_s: float = 600.0,
+    seed: int = 0,
+) -> ReviewQueue:
+    """Publish up to ``n`` rows (all when None) of one metric as the queue ``name``."""
+    name = check_name(name, "queue name")
+    if strategy not in STRATEGIES:
+        msg = f"strategy must be one of {sorted(STRATEGIES)}; got {strategy!r}"
+        raise ValueError(msg)
+    if not isinstance(per_item, int) or per_item < 1:
+        msg = f"per_item is how many reviewers label each item (1 or more); got {per_item!r}"
+        raise ValueError(msg)
+    if not lease_s > 0:
+        msg = f"lease_s is a lease's length in seconds (more than 0); got {lease_s!r}"
+        raise ValueError(msg)
+    scored = lab.scores.filter(
+        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+    ).height
+    if not scored:
+        msg = f"the lab has no scores of {evaluator}.{metric}: evaluate it before a review"
+        raise ReviewError(msg)
+    rows = calibration_sample(
+        lab, evaluator, metric, n=n or scored, strategy=STRATEGIES[strategy], seed=seed
+    )
+    items = [_item(lab, row, priority) for priority, row in enumerate(rows.iter_rows(named=True))]
+    pool = ReviewQueue.connect(dsn)
+    where = safe_dsn(dsn)
+    batch_id = new_batch_id()
+    spec = {"evaluator": evaluator, "metric": metric, "strategy": strategy, "seed": seed}
+    try:
+        with pool.connection() as conn:
+            exists = conn.execute("SELECT 1 FROM evalnb.queues WHERE name = %s", (name,)).fetchone()
+            if exists:
+                msg = (
+                    f"a review queue named {name!r} exists at {where}; open it with "
+                    "evalnb.ReviewQueue.open(dsn, name) or choose another name"
+                )
+                raise ReviewError(msg)
+            conn.execute(
+                "INSERT INTO evalnb.queues (name, evaluator, metric, per_item, lease_s, "
+                "strategy, batch_id, spec) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    name,
+                    evaluator,
+                    metric,
+                    per_item,
+                    float(lease_s),
+                    strategy,
+                    batch_id,
+                    json.dumps(spec),
+                ),
+            )
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO evalnb.items (queue, item_id, case_id, model, sample, "
+                    "priority, design, inclusion, payload) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)",
+                    [(name, *item) for item in items],
+                )
+    except Exception:
+        pool.close()
+        raise
+    return ReviewQueue(pool, name, where)
+
+
+def _item(lab: LabCore, row: dict[str, Any], priority: int) -> tuple[object, ...]:
+    key = (row["case_id"], row["model"], row["sample"])
+    steps = lab.steps.filter(
+        (pl.col("case_id") == key[0]) & (pl.col("model") == key[1]) & (pl.col("sample") == key[2])
+    ).sort("step")
+    content = {
+        "prompt": row["prompt"],
+        "expected": list(row["expected"] or []),
+        "answer": row["actual"],
+        "contexts": list(row["context"] or []),
+        "steps": steps.select(_STEP_FIELDS).to_dicts(),
+        "value": row["value"],
+        "threshold": row["threshold"],
+        "passed": row["passed"],
+    }
+    return (
+        priority,
+        *key,
+        priority,
+        row["design"],
+        row["inclusion"],
+        payload_json(content),
+    )
+
+
+def pulled_labels(
+    lab: LabCore, queue: ReviewQueue, rule: str
+) -> tuple[pl.DataFrame, tuple[str, str]]:
+    """Return the queue's labels as new ``labels`` rows under ``rule``, and the batch's info.
+
+    ``all``: every reviewer's label in force. ``majority``: one label per item, the
+    reviewers' majority (a tie gives none). ``adjudicated``: the lead's where there is one,
+    else the majority. Rows already pulled (same queue, label and rule) are not repeated:
+    a label's id is derived from them. Only pass/fail labels go to a lab.
+    """
+    if rule not in RULES:
+        msg = f"rule must be one of {RULES}; got {rule!r}"
+        raise ValueError(msg)
+    votes = queue.labels()
+    numeric = votes.filter(~pl.col("label").is_in(["pass", "fail"]))
+    if numeric.height:
+        msg = (
+            f"queue {queue.name!r} holds labels that are numbers ({numeric.height}); a lab's "
+            "labels are pass or fail"
+        )
+        raise ReviewError(msg)
+    review = votes.filter(pl.col("kind") == "review")
+    if rule == "all":
+        chosen = review.select(
+            "item_id",
+            "case_id",
+            "model",
+            "sample",
+            "reviewer",
+            "label",
+            "note",
+            "label_no",
+            "created_at",
+        )
+    else:
+        majority = (
+            review.group_by("item_id", "case_id", "model", "sample")
+            .agg(
+                n_pass=(pl.col("label") == "pass").sum(),
+                n=pl.len(),
+                label_no=pl.col("label_no").max(),
+                created_at=pl.col("created_at").max(),
+            )
+            .filter(pl.col("n_pass") * 2 != pl.col("n"))
+            .with_columns(
+                label=pl.when(pl.col("n_pass") * 2 > pl.col("n"))
+                .then(pl.lit("pass"))
+                .otherwise(pl.lit("fail")),
+                reviewer=pl.lit(f"{queue.name} (majority)"),
+                note=pl.format("majority of {} reviewers", pl.col("n")),
+            )
+        )
+        chosen = majority.select(
+            "item_id",
+            "case_id",
+            "model",
+            "sample",
+            "reviewer",
+            "label",
+            "note",
+            "label_no",
+            "created_at",
+        )
+        if rule == "adjudicated":
+            lead = votes.filter(pl.col("kind") == "adjudication").select(
+                "item_id",
+                "case_id",
+                "model",
+                "sample",
+                "reviewer",
+                "label",
+                "note",
+                "label_no",
+                "created_at",
+            )
+            chosen = pl.concat(
+                [chosen.filter(~pl.col("item_id").is_in(lead["item_id"].implode())), lead]
+            )
+    rows = pl.DataFrame(
+        {
+            "label_id": [
+                hashlib.sha256(f"{queue.name}\x00{rule}\x00{no}\x00{iid}".encode()).hexdigest()[:32]
+                for no, iid in zip(chosen["label_no"], chosen["item_id"], strict=True)
+            ],
+            "case_id": chosen["case_id"],
+            "model": chosen["model"],
+            "sample": chosen["sample"],
+            "evaluator": [queue.evaluator] * chosen.height,
+            "metric": [queue.metric] * chosen.height,
+            "verdict": chosen["label"],
+            "reviewer": chosen["reviewer"],
+            "note": chosen["note"],
+            "created_at": chosen["created_at"],
+            "batch_id": [queue.batch_id] * chosen.height,
+        },
+        schema=SCHEMAS["labels"],
+    )
+    rows = rows.filter(~pl.col("label_id").is_in(lab.labels["label_id"].implode()))
+    items = queue.items()
+    record = {
+        "batch_id": queue.batch_id,
+        "queue": queue.name,
+        "rule": rule,
+        "evaluator": queue.evaluator,
+        "metric": queue.metric,
+        "strategy": queue.strategy,
+        "reviewer": f"queue {queue.name}",
+        "created_at": dt.datetime.now(dt.UTC).isoformat(),
+        "items": items.select("case_id", "model", "sample").rows(),
+        "design": items["design"].to_list(),
+        "inclusion": items["inclusion"].to_list(),
+    }
+    return rows, (BATCH_KEY + queue.batch_id, json.dumps(record))

@@ -1,0 +1,572 @@
+"""A review queue on a PostgreSQL server: items reserved for a lease, exactly N reviewers each.
+
+The queue's state lives in the server, so reviewers work from their own machines and
+kernels. The guarantees are the database's, not the client's:
+
+- **At most ``per_item`` reviewers hold or labelled an item, under any concurrency.** An
+  assignment of item *i* is written only by a transaction holding *i*'s row lock
+  (``SELECT ... FOR UPDATE SKIP LOCKED``: reviewers asking at once take different items;
+  only when every open item is locked that instant does a reviewer wait, for one lock,
+  so "nothing left" is never said of an item that was merely busy). After the lock is taken the holders are counted again in a new statement,
+  whose snapshot (READ COMMITTED) sees every assignment committed by an earlier lock holder;
+  the count of the first, lock-free scan only narrows the candidates.
+- **A reviewer never gets an item twice**: an assignment is keyed by (queue, item, reviewer).
+- **An expired lease returns the item**: leases past ``lease_until`` are not counted; the
+  late reviewer may still submit while the item has room, and is told plainly when not.
+- **Nothing acknowledged is lost or doubled**: a label is committed before ``submit``
+  returns; each carries a key (the client's idempotency key, e.g. from an outbox), unique
+  in the table, so a resend after a lost reply is a no-op. Labels are never updated:
+  an edit is a new row, and :meth:`ReviewQueue.history` shows who changed what when.
+- **Blind review**: :meth:`ReviewQueue.next` gives the item's content only, never the others'
+  labels.
+
+No password or other secret of the connection string is kept anywhere but the connection
+pool: not in the queue's tables, the lab, a repr or an error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalnb.lab.errors import EvalnbError
+from evalnb.review.agreement import agreement_table
+from evalnb.review.schema import CREATE, SCHEMA_LOCK
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg_pool import ConnectionPool
+
+__all__ = [
+    "ReviewError",
+    "ReviewItem",
+    "ReviewQueue",
+    "ReviewUnavailable",
+    "check_name",
+    "payload_json",
+    "safe_dsn",
+]
+
+MAX_NAME = 200  # characters of a reviewer or queue name
+MAX_NOTE = 20_000  # characters of a note
+_CANDIDATES = 16  # items locked per scan: enough that a crowd of reviewers rarely rescans
+
+_HELD = """
+SELECT count(*) FROM evalnb.assignments
+WHERE queue = %(q)s AND item_id = %(i)s AND reviewer <> %(r)s
+  AND (state = 'submitted' OR (state = 'leased' AND lease_until > clock_timestamp()))
+"""
+_SCAN = """
+SELECT i.item_id FROM evalnb.items i
+WHERE i.queue = %(q)s AND NOT i.done
+  AND NOT EXISTS (SELECT 1 FROM evalnb.assignments a
+                  WHERE a.queue = i.queue AND a.item_id = i.item_id AND a.reviewer = %(r)s)
+  AND (SELECT count(*) FROM evalnb.assignments a
+       WHERE a.queue = i.queue AND a.item_id = i.item_id
+         AND (a.state = 'submitted'
+              OR (a.state = 'leased' AND a.lease_until > clock_timestamp()))) < %(n)s
+ORDER BY i.priority, i.item_id
+LIMIT %(k)s
+FOR UPDATE OF i"""
+
+
+class ReviewError(EvalnbError):
+    """A review action the queue refuses (an unknown item, a lease given to others, ...)."""
+
+
+class ReviewUnavailable(ReviewError):
+    """The queue's server cannot be reached; the action was not done (safe to retry)."""
+
+
+def safe_dsn(dsn: str) -> str:
+    """Return the connection string without its password (for messages and reprs)."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: PLC0415 - optional
+
+    try:
+        parts = conninfo_to_dict(dsn)
+    except Exception:
+        return "<a connection string psycopg cannot parse>"
+    parts.pop("password", None)
+    return make_conninfo(**{k: str(v) for k, v in parts.items() if v is not None})
+
+
+def check_name(value: object, what: str) -> str:
+    """Return a reviewer or queue name, or raise saying what a name may be."""
+    if not isinstance(value, str) or not value.strip():
+        msg = f"a {what} is a non-empty name; got {value!r:.80}"
+        raise ReviewError(msg)
+    if len(value) > MAX_NAME or "\x00" in value:
+        msg = f"a {what} has at most {MAX_NAME} characters and no NUL; got {len(value)} characters"
+        raise ReviewError(msg)
+    return value
+
+
+def _label(value: object) -> tuple[str, float]:
+    """Return a label as (text, number): pass/fail (True/False) or a finite number."""
+    if isinstance(value, bool):
+        return ("pass", 1.0) if value else ("fail", 0.0)
+    if isinstance(value, str) and value in ("pass", "fail"):
+        return value, 1.0 if value == "pass" else 0.0
+    if isinstance(value, int | float) and math.isfinite(float(value)):
+        return repr(float(value)), float(value)
+    msg = f"a label is 'pass', 'fail', True, False or a finite number; got {value!r:.80}"
+    raise ReviewError(msg)
+
+
+def _note(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        msg = f"a note is text; got {type(value).__name__}"
+        raise ReviewError(msg)
+    return value.replace("\x00", "\ufffd")[:MAX_NOTE]  # PostgreSQL text holds no NUL
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """One item reserved for a reviewer until ``lease_until`` (what they need to judge it)."""
+
+    queue: str
+    item_id: int
+    case_id: str
+    model: str
+    sample: int
+    lease_until: Any
+    content: dict[str, Any] = field(repr=False)
+
+
+class ReviewQueue:
+    """A review queue on a PostgreSQL server (make one with :func:`evalnb.review`).
+
+    Open an existing one from any machine with :meth:`open`. Reviewers call :meth:`next`,
+    :meth:`submit` and :meth:`skip`; the lead :meth:`progress`, :meth:`agreement`,
+    :meth:`disagreements`, :meth:`adjudicate` and :meth:`history`, and pulls the labels into
+    a lab with ``lab.pull_labels(queue)``.
+    """
+
+    def __init__(self, pool: ConnectionPool[Any], name: str, where: str) -> None:
+        self._pool = pool
+        self.name = name
+        self._where = where
+        spec = self._fetch_one(
+            "SELECT evaluator, metric, per_item, lease_s, strategy, batch_id, spec "
+            "FROM evalnb.queues WHERE name = %(q)s",
+            {"q": name},
+        )
+        if spec is None:
+            pool.close()
+            msg = f"no review queue named {name!r} at {where}; make one with evalnb.review(...)"
+            raise ReviewError(msg)
+        self.evaluator, self.metric, self.per_item, self.lease_s = spec[:4]
+        self.strategy, self.batch_id, self.spec = spec[4], spec[5], spec[6]
+
+    # -- connecting ------------------------------------------------------------------------
+
+    @staticmethod
+    def connect(dsn: str, *, max_size: int = 4, timeout_s: float = 10.0) -> ConnectionPool[Any]:
+        """Return a connection pool to ``dsn`` with the queue tables in place."""
+        try:
+            from psycopg_pool import ConnectionPool  # noqa: PLC0415 - optional at import
+        except ImportError:
+            msg = "review queues need psycopg: pip install 'psycopg[binary,pool]'"
+            raise ImportError(msg) from None
+        pool: ConnectionPool[Any] = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=max_size,
+            timeout=timeout_s,
+            kwargs={"connect_timeout": max(1, int(timeout_s))},
+            open=False,
+            name="evalnb-review",
+        )
+        try:
+            pool.open(wait=True, timeout=timeout_s)
+            with pool.connection() as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                conn.execute(CREATE)
+        except Exception as exc:
+            pool.close()
+            raise _unavailable(exc, safe_dsn(dsn)) from None
+        return pool
+
+    @classmethod
+    def open(cls, dsn: str, name: str, *, timeout_s: float = 10.0) -> ReviewQueue:
+        """Open the queue ``name`` on the server of ``dsn`` (any machine that reaches it)."""
+        pool = cls.connect(dsn, timeout_s=timeout_s)
+        return cls(pool, check_name(name, "queue name"), safe_dsn(dsn))
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._pool.close()
+
+    def __enter__(self) -> ReviewQueue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"ReviewQueue({self.name!r} at {self._where}: {self.evaluator}.{self.metric}, "
+            f"{self.per_item} reviewers an item)"
+        )
+
+    # -- reviewers --------------------------------------------------------------------------
+
+    def next(self, reviewer: str) -> ReviewItem | None:
+        """Reserve the next item for ``reviewer`` until its lease ends; None when none is left.
+
+        Never an item this reviewer had before (held, labelled or skipped); never one that
+        ``per_item`` others hold or labelled.
+        """
+        reviewer = check_name(reviewer, "reviewer")
+        args = {"q": self.name, "r": reviewer, "n": self.per_item, "k": _CANDIDATES}
+        with self._conn() as conn:
+            while True:
+                ids = [row[0] for row in conn.execute(_SCAN + " SKIP LOCKED", args).fetchall()]
+                if not ids:
+                    # Nothing free, or everything open is locked this instant (another
+                    # reviewer reserving or submitting it): wait for one lock, then decide.
+                    ids = [row[0] for row in conn.execute(_SCAN, {**args, "k": 1}).fetchall()]
+                if not ids:
+                    return None
+                for item_id in ids:  # each locked by this transaction
+                    held = conn.execute(_HELD, {**args, "i": item_id}).fetchone()
+                    if held is None or held[0] >= self.per_item:
+                        continue
+                    row = conn.execute(
+                        "INSERT INTO evalnb.assignments AS a "
+                        "(queue, item_id, reviewer, state, lease_until) "
+                        "VALUES (%(q)s, %(i)s, %(r)s, 'leased', "
+                        "clock_timestamp() + make_interval(secs => %(s)s)) "
+                        "ON CONFLICT (queue, item_id, reviewer) DO NOTHING "
+                        "RETURNING lease_until",
+                        {**args, "i": item_id, "s": float(self.lease_s)},
+                    ).fetchone()
+                    if row is None:  # this reviewer took it from another session just now
+                        continue
+                    item = conn.execute(
+                        "SELECT case_id, model, sample, payload FROM evalnb.items "
+                        "WHERE queue = %(q)s AND item_id = %(i)s",
+                        {"q": self.name, "i": item_id},
+                    ).fetchone()
+                    assert item is not None  # locked above
+                    return ReviewItem(
+                        self.name, item_id, item[0], item[1], item[2], row[0], item[3]
+                    )
+                # every locked candidate filled up meanwhile: scan again (they are now full)
+
+    def submit(
+        self,
+        item: ReviewItem | int,
+        label: object,
+        *,
+        reviewer: str,
+        note: str | None = None,
+        key: str | None = None,
+    ) -> None:
+        """Record ``reviewer``'s label on an item they reserved; committed when this returns.
+
+        ``label``: ``"pass"``/``"fail"`` (or True/False) or a number. Submitting again is an
+        edit (a new row; the old one stays in :meth:`history`). ``key`` makes a resend a
+        no-op (the outbox of an offline widget sends each label with its own key).
+        """
+        reviewer = check_name(reviewer, "reviewer")
+        text, value = _label(label)
+        item_id = item.item_id if isinstance(item, ReviewItem) else int(item)
+        key = key or uuid.uuid4().hex
+        args = {"q": self.name, "i": item_id, "r": reviewer, "k": key}
+        with self._conn() as conn:
+            if conn.execute("SELECT 1 FROM evalnb.labels WHERE key = %(k)s", args).fetchone():
+                return  # sent before: its reply was lost
+            self._lock_item(conn, item_id)
+            mine = conn.execute(
+                "SELECT state, lease_until > clock_timestamp() FROM evalnb.assignments "
+                "WHERE queue = %(q)s AND item_id = %(i)s AND reviewer = %(r)s",
+                args,
+            ).fetchone()
+            if mine is None:
+                msg = (
+                    f"{reviewer!r} never reserved item {item_id} of queue {self.name!r}; "
+                    "take items with queue.next(reviewer)"
+                )
+                raise ReviewError(msg)
+            state, live = mine
+            if state != "submitted" and not live:
+                held = conn.execute(_HELD, args).fetchone()
+                if held is not None and held[0] >= self.per_item:
+                    msg = (
+                        f"the lease of {reviewer!r} on item {item_id} ended and {held[0]} "
+                        "other reviewers took it; the label was not recorded"
+                    )
+                    raise ReviewError(msg)
+            conn.execute(
+                "INSERT INTO evalnb.labels (queue, item_id, reviewer, kind, label, value, "
+                "note, key) VALUES (%(q)s, %(i)s, %(r)s, 'review', %(l)s, %(v)s, %(n)s, %(k)s)",
+                {**args, "l": text, "v": value, "n": _note(note)},
+            )
+            conn.execute(
+                "UPDATE evalnb.assignments SET state = 'submitted' "
+                "WHERE queue = %(q)s AND item_id = %(i)s AND reviewer = %(r)s",
+                args,
+            )
+            conn.execute(
+                "UPDATE evalnb.items SET done = (SELECT count(*) >= %(n)s "
+                "FROM evalnb.assignments WHERE queue = %(q)s AND item_id = %(i)s "
+                "AND state = 'submitted') WHERE queue = %(q)s AND item_id = %(i)s",
+                {**args, "n": self.per_item},
+            )
+
+    def skip(self, item: ReviewItem | int, *, reviewer: str) -> None:
+        """Give an item back unlabelled; this reviewer will not be offered it again."""
+        reviewer = check_name(reviewer, "reviewer")
+        item_id = item.item_id if isinstance(item, ReviewItem) else int(item)
+        with self._conn() as conn:
+            self._lock_item(conn, item_id)
+            conn.execute(
+                "UPDATE evalnb.assignments SET state = 'skipped' WHERE queue = %(q)s "
+                "AND item_id = %(i)s AND reviewer = %(r)s AND state = 'leased'",
+                {"q": self.name, "i": item_id, "r": reviewer},
+            )
+
+    # -- the lead ---------------------------------------------------------------------------
+
+    def adjudicate(
+        self, item: ReviewItem | int, label: object, *, reviewer: str, note: str | None = None
+    ) -> None:
+        """Record the lead's final label on an item (kept apart from the reviewers' labels)."""
+        reviewer = check_name(reviewer, "reviewer")
+        text, value = _label(label)
+        item_id = item.item_id if isinstance(item, ReviewItem) else int(item)
+        with self._conn() as conn:
+            self._lock_item(conn, item_id)
+            conn.execute(
+                "INSERT INTO evalnb.labels (queue, item_id, reviewer, kind, label, value, "
+                "note, key) VALUES (%(q)s, %(i)s, %(r)s, 'adjudication', %(l)s, %(v)s, "
+                "%(n)s, %(k)s)",
+                {
+                    "q": self.name,
+                    "i": item_id,
+                    "r": reviewer,
+                    "l": text,
+                    "v": value,
+                    "n": _note(note),
+                    "k": uuid.uuid4().hex,
+                },
+            )
+
+    def history(self) -> pl.DataFrame:
+        """Every label ever given, oldest first: who, when, the item, old -> new."""
+        rows = self._fetch_all(
+            "SELECT l.label_no, l.item_id, i.case_id, i.model, i.sample, l.reviewer, l.kind, "
+            "lag(l.label) OVER (PARTITION BY l.item_id, l.reviewer, l.kind "
+            "ORDER BY l.label_no) AS old, l.label AS new, l.value, l.note, l.db_user, "
+            "l.created_at FROM evalnb.labels l JOIN evalnb.items i "
+            "ON i.queue = l.queue AND i.item_id = l.item_id WHERE l.queue = %(q)s "
+            "ORDER BY l.label_no",
+            {"q": self.name},
+        )
+        return pl.DataFrame(rows, schema=_HISTORY, orient="row")
+
+    def labels(self) -> pl.DataFrame:
+        """Return the label in force per item and reviewer (their latest), adjudications apart."""
+        history = self.history()
+        return (
+            history.sort("label_no")
+            .group_by(["item_id", "reviewer", "kind"], maintain_order=True)
+            .last()
+            .rename({"new": "label"})
+            .drop("old")
+        )
+
+    def items(self) -> pl.DataFrame:
+        """Return the queue's items: their lab keys and how each was drawn (design, inclusion)."""
+        rows = self._fetch_all(
+            "SELECT item_id, case_id, model, sample, priority, design, inclusion, done "
+            "FROM evalnb.items WHERE queue = %(q)s ORDER BY item_id",
+            {"q": self.name},
+        )
+        return pl.DataFrame(rows, schema=_ITEMS, orient="row")
+
+    def progress(self) -> pl.DataFrame:
+        """Per reviewer and overall (``reviewer`` null): labelled, skipped, holding, items."""
+        rows = self._fetch_all(
+            "SELECT reviewer, count(*) FILTER (WHERE state = 'submitted'), "
+            "count(*) FILTER (WHERE state = 'skipped'), "
+            "count(*) FILTER (WHERE state = 'leased' AND lease_until > clock_timestamp()) "
+            "FROM evalnb.assignments WHERE queue = %(q)s GROUP BY reviewer ORDER BY reviewer",
+            {"q": self.name},
+        )
+        per = pl.DataFrame(rows, schema=_PROGRESS[:4], orient="row")
+        items = self.items()
+        total = {
+            "reviewer": None,
+            "labelled": int(per["labelled"].sum()),
+            "skipped": int(per["skipped"].sum()),
+            "holding": int(per["holding"].sum()),
+        }
+        overall = pl.DataFrame(
+            [
+                {
+                    **total,
+                    "items": items.height,
+                    "complete": int(items["done"].sum()),
+                    "labels_needed": items.height * int(self.per_item),
+                }
+            ],
+            schema=dict(_PROGRESS),
+        )
+        return pl.concat(
+            [
+                per.with_columns(
+                    items=pl.lit(None, pl.Int64),
+                    complete=pl.lit(None, pl.Int64),
+                    labels_needed=pl.lit(None, pl.Int64),
+                ),
+                overall,
+            ]
+        )
+
+    def agreement(
+        self, *, level: str | None = None, n_boot: int = 1000, seed: int = 0
+    ) -> pl.DataFrame:
+        """Krippendorff's α, Fleiss' κ and pairwise Cohen's κ of the labels in force.
+
+        ``level``: ``nominal`` for pass/fail, ``interval`` for numbers (the default follows
+        the labels). Each with a bootstrap interval over items
+        (:mod:`evalnb.review.agreement`).
+        """
+        votes = self.labels().filter(pl.col("kind") == "review")
+        numeric = votes.filter(~pl.col("label").is_in(["pass", "fail"])).height > 0
+        level = level or ("interval" if numeric else "nominal")
+        column = "value" if level == "interval" else "label"
+        return agreement_table(
+            votes, unit="item_id", value=column, level=level, n_boot=n_boot, seed=seed
+        )
+
+    def disagreements(self) -> pl.DataFrame:
+        """Items whose reviewers' labels in force differ, with the labels and any adjudication."""
+        votes = self.labels()
+        review = votes.filter(pl.col("kind") == "review")
+        split = (
+            review.group_by("item_id", "case_id", "model", "sample")
+            .agg(
+                labels=pl.col("label").sort_by("reviewer"),
+                reviewers=pl.col("reviewer").sort(),
+                n_distinct=pl.col("label").n_unique(),
+            )
+            .filter(pl.col("n_distinct") > 1)
+            .drop("n_distinct")
+        )
+        final = votes.filter(pl.col("kind") == "adjudication").sort("label_no")
+        final = final.group_by("item_id").agg(adjudicated=pl.col("label").last())
+        return split.join(final, on="item_id", how="left").sort("item_id")
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _conn(self) -> Any:  # noqa: ANN401 - psycopg's context manager
+        return _Guarded(self._pool, self._where)
+
+    def _lock_item(self, conn: Connection[Any], item_id: int) -> None:
+        found = conn.execute(
+            "SELECT 1 FROM evalnb.items WHERE queue = %(q)s AND item_id = %(i)s FOR UPDATE",
+            {"q": self.name, "i": item_id},
+        ).fetchone()
+        if found is None:
+            msg = f"queue {self.name!r} has no item {item_id}"
+            raise ReviewError(msg)
+
+    def _fetch_one(self, sql: str, args: dict[str, object]) -> tuple[Any, ...] | None:
+        with self._conn() as conn:
+            return conn.execute(sql, args).fetchone()  # type: ignore[no-any-return]
+
+    def _fetch_all(self, sql: str, args: dict[str, object]) -> list[tuple[Any, ...]]:
+        with self._conn() as conn:
+            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
+
+
+class _Guarded:
+    """A pooled connection in a transaction; a lost server becomes :class:`ReviewUnavailable`."""
+
+    def __init__(self, pool: ConnectionPool[Any], where: str) -> None:
+        self._pool, self._where = pool, where
+        self._cm: Any = None
+
+    def __enter__(self) -> Connection[Any]:
+        try:
+            self._cm = self._pool.connection()
+            return self._cm.__enter__()  # type: ignore[no-any-return]
+        except Exception as exc:
+            raise _unavailable(exc, self._where) from None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        try:
+            self._cm.__exit__(kind, exc, tb)
+        except Exception as err:
+            if exc is None:
+                raise _unavailable(err, self._where) from None
+        if exc is not None and not isinstance(exc, EvalnbError):
+            raise _unavailable(exc, self._where) from None
+
+
+def _unavailable(exc: BaseException, where: str) -> ReviewError:
+    import psycopg  # noqa: PLC0415 - optional
+
+    if isinstance(exc, ReviewError):
+        return exc
+    if isinstance(exc, psycopg.OperationalError | TimeoutError) or type(exc).__name__ == (
+        "PoolTimeout"
+    ):
+        return ReviewUnavailable(
+            f"the review server at {where} cannot be reached ({type(exc).__name__}); "
+            "nothing was recorded: try again when it is back"
+        )
+    if isinstance(exc, psycopg.Error):
+        return ReviewError(f"the review server at {where} refused: {str(exc).strip()[:300]}")
+    raise exc
+
+
+_HISTORY: dict[str, pl.DataType | type[pl.DataType]] = {
+    "label_no": pl.Int64,
+    "item_id": pl.Int64,
+    "case_id": pl.String,
+    "model": pl.String,
+    "sample": pl.Int64,
+    "reviewer": pl.String,
+    "kind": pl.String,
+    "old": pl.String,
+    "new": pl.String,
+    "value": pl.Float64,
+    "note": pl.String,
+    "db_user": pl.String,
+    "created_at": pl.Datetime("us", "UTC"),
+}
+_ITEMS: dict[str, pl.DataType | type[pl.DataType]] = {
+    "item_id": pl.Int64,
+    "case_id": pl.String,
+    "model": pl.String,
+    "sample": pl.Int64,
+    "priority": pl.Int64,
+    "design": pl.String,
+    "inclusion": pl.Float64,
+    "done": pl.Boolean,
+}
+_PROGRESS: list[tuple[str, pl.DataType | type[pl.DataType]]] = [
+    ("reviewer", pl.String),
+    ("labelled", pl.Int64),
+    ("skipped", pl.Int64),
+    ("holding", pl.Int64),
+    ("items", pl.Int64),
+    ("complete", pl.Int64),
+    ("labels_needed", pl.Int64),
+]
+
+
+def payload_json(content: dict[str, Any]) -> str:
+    """JSON of an item's content for ``jsonb`` (which holds no NUL: shown as U+FFFD)."""
+    return json.dumps(content, ensure_ascii=False, default=str).replace("\\u0000", "\ufffd")

@@ -1,0 +1,262 @@
+"""Review queues on a real PostgreSQL server (issue 44): overlap, leases, blind review, pulls.
+
+The server is started by tests/pg_server.py (initdb + pg_ctl on a temporary folder).
+Reviewers run as separate processes where the guarantee is about concurrency.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+import pytest
+
+import evalnb
+
+if TYPE_CHECKING:
+    from tests.pg_server import PgServer
+
+pytestmark = pytest.mark.xdist_group("postgres")
+EV = "ragas_string_similarity"  # no model: 1 - normalised edit distance
+
+
+def _lab(n: int = 40, seed: int = 0) -> evalnb.Lab:
+    rng = np.random.default_rng(seed)
+    frame = pl.DataFrame(
+        {
+            "prompt": [f"question {i}?" for i in range(n)],
+            "expected": [f"answer {i}" for i in range(n)],
+            "actual": [f"answer {i}" if rng.random() < 0.6 else f"other {i}" for i in range(n)],
+            "model": ["m"] * n,
+        }
+    )
+    return evalnb.evaluate(evalnb.load(frame), [EV], progress=False)
+
+
+def _name() -> str:
+    return f"q-{uuid.uuid4().hex[:8]}"
+
+
+def _reviewer(dsn: str, name: str, reviewer: str, out: mp.Queue) -> None:  # type: ignore[type-arg]
+    queue = evalnb.ReviewQueue.open(dsn, name)
+    done = []
+    while (item := queue.next(reviewer)) is not None:
+        queue.submit(
+            item, "pass" if hash((reviewer, item.item_id)) % 3 else "fail", reviewer=reviewer
+        )
+        done.append(item.item_id)
+    queue.close()
+    out.put((reviewer, done))
+
+
+def test_every_item_gets_exactly_n_distinct_reviewers_under_concurrency(
+    pg_server: PgServer,
+) -> None:
+    lab = _lab(60)
+    name = _name()
+    queue = evalnb.review(
+        lab,
+        pg_server.dsn(),
+        name,
+        evaluator=EV,
+        metric=EV,
+        per_item=3,
+        strategy="random",
+    )
+    ctx = mp.get_context("spawn")
+    out: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
+    workers = [
+        ctx.Process(target=_reviewer, args=(pg_server.dsn(), name, f"r{k}", out)) for k in range(6)
+    ]
+    for w in workers:
+        w.start()
+    results = dict(out.get(timeout=300) for _ in workers)
+    for w in workers:
+        w.join(timeout=60)
+    labels = queue.labels()
+    per_item = labels.group_by("item_id").agg(n=pl.len(), distinct=pl.col("reviewer").n_unique())
+    assert per_item.height == queue.items().height == 60
+    assert set(per_item["n"]) == {3} and set(per_item["distinct"]) == {3}
+    # every acknowledged label is there, once
+    assert sum(len(v) for v in results.values()) == labels.height == 180
+    assert queue.history().height == 180
+    overall = queue.progress().filter(pl.col("reviewer").is_null()).row(0, named=True)
+    assert overall["complete"] == 60 and overall["labelled"] == 180
+    queue.close()
+
+
+def test_a_reviewer_never_gets_an_item_twice_and_leases_expire(pg_server: PgServer) -> None:
+    lab = _lab(4)
+    queue = evalnb.review(
+        lab,
+        pg_server.dsn(),
+        _name(),
+        evaluator=EV,
+        metric=EV,
+        per_item=1,
+        lease_s=0.5,
+    )
+    first = queue.next("ann")
+    assert first is not None and "answer" in first.content and "value" in first.content
+    seen = {first.item_id}
+    while (item := queue.next("ann")) is not None:
+        assert item.item_id not in seen
+        seen.add(item.item_id)
+    assert len(seen) == 4
+    assert queue.next("bob") is None  # every item held by ann (per_item=1)
+    time.sleep(0.7)  # ann's leases end
+    bobs = queue.next("bob")
+    assert bobs is not None
+    queue.submit(bobs, "pass", reviewer="bob")
+    with pytest.raises(evalnb.ReviewError, match="other reviewers took it"):
+        queue.submit(bobs.item_id, "fail", reviewer="ann")  # too late: bob has it
+    other = next(i for i in seen if i != bobs.item_id)
+    queue.submit(other, "fail", reviewer="ann")  # expired, but nobody took it: accepted
+    with pytest.raises(evalnb.ReviewError, match="never reserved"):
+        queue.submit(other, "fail", reviewer="carl")
+    queue.close()
+
+
+def test_edits_keep_history_resends_are_no_ops_and_hostile_text_is_data(
+    pg_server: PgServer,
+) -> None:
+    lab = _lab(3)
+    name = "q'; DROP TABLE evalnb.labels; --" + uuid.uuid4().hex[:6]
+    queue = evalnb.review(lab, pg_server.dsn(), name, evaluator=EV, metric=EV, per_item=2)
+    reviewer = "Robert'); DROP TABLE evalnb.items;--\u2028\U0001f600"
+    item = queue.next(reviewer)
+    assert item is not None
+    queue.submit(item, "pass", reviewer=reviewer, note="$$ ; SELECT pg_sleep(10); \x00", key="k1")
+    queue.submit(item, "pass", reviewer=reviewer, key="k1")  # a resend: nothing new
+    queue.submit(item, "fail", reviewer=reviewer, note="changed my mind")
+    history = queue.history()
+    assert history["reviewer"].to_list() == [reviewer, reviewer]
+    assert history["old"].to_list() == [None, "pass"] and history["new"].to_list() == [
+        "pass",
+        "fail",
+    ]
+    assert history["note"][0] == "$$ ; SELECT pg_sleep(10); \ufffd"
+    assert queue.labels()["label"].to_list() == ["fail"]
+    again = evalnb.ReviewQueue.open(pg_server.dsn(), name)  # from another connection
+    assert again.history().height == 2
+    with pytest.raises(evalnb.ReviewError, match="label is"):
+        again.submit(item, "maybe", reviewer=reviewer)
+    with pytest.raises(evalnb.ReviewError, match="non-empty name"):
+        again.next("")
+    again.close()
+    queue.close()
+
+
+def test_blind_review_gives_the_item_not_the_others_labels(pg_server: PgServer) -> None:
+    lab = _lab(2)
+    queue = evalnb.review(
+        lab,
+        pg_server.dsn(),
+        _name(),
+        evaluator=EV,
+        metric=EV,
+        per_item=2,
+        strategy="random",
+    )
+    a = queue.next("ann")
+    assert a is not None
+    queue.submit(a, "fail", reviewer="ann", note="ann's secret reasoning")
+    b = queue.next("bob")
+    assert b is not None and b.item_id == a.item_id  # the same item, to the second reviewer
+    assert "fail" not in repr(b.content) and "secret" not in repr(b.content)
+    assert set(b.content) == {
+        "prompt",
+        "expected",
+        "answer",
+        "contexts",
+        "steps",
+        "value",
+        "threshold",
+        "passed",
+    }
+    queue.close()
+
+
+def test_the_dsn_password_is_nowhere_but_the_connection(pg_server: PgServer) -> None:
+    pg_server.psql(
+        "DO $$ BEGIN CREATE ROLE lead LOGIN SUPERUSER PASSWORD 'hunter2'; "
+        "EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+    )
+    lab = _lab(2)
+    name = _name()
+    queue = evalnb.review(
+        lab,
+        pg_server.dsn("lead", "hunter2"),
+        name,
+        evaluator=EV,
+        metric=EV,
+    )
+    assert "hunter2" not in repr(queue)
+    dump = pg_server.psql(
+        "SELECT string_agg(t::text, ' ') FROM (SELECT * FROM evalnb.queues) t"
+    ) + pg_server.psql("SELECT string_agg(t::text, ' ') FROM (SELECT * FROM evalnb.items) t")
+    assert "hunter2" not in dump and name in dump
+    item = queue.next("ann")
+    assert item is not None
+    queue.submit(item, "pass", reviewer="ann")
+    lab.pull_labels(queue)
+    assert "hunter2" not in str(lab.table("info").to_dicts())
+    queue.close()
+    with pytest.raises(evalnb.ReviewUnavailable) as caught:
+        evalnb.ReviewQueue.open("postgresql://lead:hunter2@127.0.0.1:1/postgres", name, timeout_s=2)
+    assert "hunter2" not in str(caught.value) and "cannot be reached" in str(caught.value)
+
+
+def test_agreement_disagreements_adjudication_and_pulled_labels_drive_calibration(
+    pg_server: PgServer, tmp_path: Path
+) -> None:
+    lab = _lab(30, seed=3)
+    lab = evalnb.open(lab.save(tmp_path / "lab.duckdb"))
+    queue = evalnb.review(
+        lab,
+        pg_server.dsn(),
+        _name(),
+        evaluator=EV,
+        metric=EV,
+        per_item=3,
+        strategy="random",
+    )
+    rng = np.random.default_rng(0)
+    for reviewer in ("ann", "bob", "cat"):
+        while (item := queue.next(reviewer)) is not None:
+            truth = "pass" if item.content["passed"] else "fail"
+            flip = rng.random() < 0.15
+            queue.submit(
+                item, ("fail" if truth == "pass" else "pass") if flip else truth, reviewer=reviewer
+            )
+    agreement = queue.agreement(n_boot=200)
+    assert set(agreement["measure"]) == {
+        "krippendorff_alpha_nominal",
+        "fleiss_kappa",
+        "cohen_kappa",
+    }
+    alpha = agreement.filter(pl.col("measure") == "krippendorff_alpha_nominal").row(0, named=True)
+    assert (
+        0.0 < alpha["estimate"] <= 1.0 and alpha["ci_low"] <= alpha["estimate"] <= alpha["ci_high"]
+    )
+    split = queue.disagreements()
+    assert split.height > 0 and split["adjudicated"].null_count() == split.height
+    queue.adjudicate(int(split["item_id"][0]), "pass", reviewer="lead", note="checked the source")
+    assert queue.disagreements()["adjudicated"][0] == "pass"
+
+    added = lab.pull_labels(queue, rule="adjudicated")
+    assert added.height == 30  # per_item=3: no ties
+    assert lab.pull_labels(queue, rule="adjudicated").height == 0  # pulled before
+    assert added.filter(pl.col("reviewer") == "lead").height == 1
+    reopened = evalnb.open(tmp_path / "lab.duckdb")  # committed to the store
+    assert reopened.labels.height == 30
+    fit = reopened.recalibrate(EV, EV, apply=False, n_boot=50)
+    assert fit is not None
+    board = reopened.corrected_leaderboard(EV, EV)
+    assert board["corrected"].is_not_null().all()
+    queue.close()
