@@ -260,3 +260,90 @@ def test_agreement_disagreements_adjudication_and_pulled_labels_drive_calibratio
     board = reopened.corrected_leaderboard(EV, EV)
     assert board["corrected"].is_not_null().all()
     queue.close()
+
+
+def test_row_level_security_binds_each_role_to_its_own_name(pg_server: PgServer) -> None:
+    from evalnb.review.security import grant, secure
+
+    lab = _lab(4)
+    name = _name()
+    queue = evalnb.review(lab, pg_server.dsn(), name, evaluator=EV, metric=EV, per_item=2)
+    secure(pg_server.dsn())
+    secure(pg_server.dsn())  # idempotent
+    for role in ("ann", "bob", "lea"):
+        pg_server.psql(
+            f"DO $$ BEGIN CREATE ROLE {role} LOGIN; "
+            "EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+        )
+    grant(pg_server.dsn(), "ann")
+    grant(pg_server.dsn(), "bob")
+    grant(pg_server.dsn(), "lea", lead=True)
+    with pytest.raises(evalnb.ReviewError, match="role"):
+        grant(pg_server.dsn(), "nobody-here")  # no such role: the server says so
+    ann = evalnb.ReviewQueue.open(pg_server.dsn("ann"), name)
+    item = ann.next("ann")
+    assert item is not None
+    ann.submit(item, "pass", reviewer="ann", note="mine")
+    with pytest.raises(evalnb.ReviewError, match="row-level security"):
+        ann.next("bob")  # ann cannot hold items under bob's name
+    with pytest.raises(evalnb.ReviewError, match="row-level security"):
+        ann.adjudicate(item, "fail", reviewer="ann")  # nor adjudicate
+    bob = evalnb.ReviewQueue.open(pg_server.dsn("bob"), name)
+    got = bob.next("bob")
+    assert got is not None and got.item_id == item.item_id
+    assert bob.history().height == 0  # blind, on the server: ann's label is not bob's to see
+    bob.submit(got, "fail", reviewer="bob")
+    assert bob.history()["reviewer"].to_list() == ["bob"]
+    lead = evalnb.ReviewQueue.open(pg_server.dsn("lea"), name)
+    assert sorted(lead.history()["reviewer"]) == ["ann", "bob"]
+    lead.adjudicate(item, "pass", reviewer="lea")
+    assert lead.disagreements()["adjudicated"].to_list() == ["pass"]
+    for q in (ann, bob, lead, queue):
+        q.close()
+
+
+def test_the_leads_command_line_creates_shows_and_pulls(
+    pg_server: PgServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from evalnb.cli.main import main
+
+    store = _lab(6).save(tmp_path / "lab.duckdb")
+    name = _name()
+    monkeypatch.setenv("EVALNB_REVIEW_DSN", pg_server.dsn())
+    args = ["--name", name]
+    assert (
+        main(
+            [
+                "review",
+                "create",
+                str(store),
+                *args,
+                "--evaluator",
+                EV,
+                "--metric",
+                EV,
+                "--per-item",
+                "1",
+                "--strategy",
+                "random",
+            ]
+        )
+        == 0
+    )
+    assert "published 6 items" in capsys.readouterr().out
+    queue = evalnb.ReviewQueue.open(pg_server.dsn(), name)
+    while (item := queue.next("ann")) is not None:
+        queue.submit(item, "pass", reviewer="ann")
+    queue.close()
+    assert main(["review", "status", *args]) == 0
+    shown = capsys.readouterr().out
+    assert "ann" in shown and "krippendorff_alpha_nominal" in shown
+    assert main(["review", "pull", str(store), *args, "--rule", "all"]) == 0
+    assert "pulled 6 labels" in capsys.readouterr().out
+    assert evalnb.open(store).labels.height == 6
+    monkeypatch.delenv("EVALNB_REVIEW_DSN")
+    assert main(["review", "status", *args]) == 2
+    assert "EVALNB_REVIEW_DSN" in capsys.readouterr().err

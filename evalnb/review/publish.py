@@ -20,7 +20,8 @@ import polars as pl
 from evalnb.calibration.labels import BATCH_KEY, new_batch_id
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.lab.schema import SCHEMAS
-from evalnb.review.queue import ReviewError, ReviewQueue, check_name, payload_json, safe_dsn
+from evalnb.review.connection import ReviewError, check_name, connect, payload_json, safe_dsn
+from evalnb.review.queue import ReviewQueue
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -72,7 +73,7 @@ def publish(
         lab, evaluator, metric, n=n or scored, strategy=STRATEGIES[strategy], seed=seed
     )
     items = [_item(lab, row, priority) for priority, row in enumerate(rows.iter_rows(named=True))]
-    pool = ReviewQueue.connect(dsn)
+    pool = connect(dsn)
     where = safe_dsn(dsn)
     batch_id = new_batch_id()
     spec = {"evaluator": evaluator, "metric": metric, "strategy": strategy, "seed": seed}

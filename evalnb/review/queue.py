@@ -26,7 +26,6 @@ pool: not in the queue's tables, the lab, a repr or an error.
 
 from __future__ import annotations
 
-import json
 import math
 import uuid
 from dataclasses import dataclass, field
@@ -34,9 +33,16 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalnb.lab.errors import EvalnbError
 from evalnb.review.agreement import agreement_table
-from evalnb.review.schema import CREATE, SCHEMA_LOCK
+from evalnb.review.connection import (
+    ReviewError,
+    ReviewUnavailable,
+    check_name,
+    connect,
+    guarded,
+    payload_json,
+    safe_dsn,
+)
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -52,7 +58,6 @@ __all__ = [
     "safe_dsn",
 ]
 
-MAX_NAME = 200  # characters of a reviewer or queue name
 MAX_NOTE = 20_000  # characters of a note
 _CANDIDATES = 16  # items locked per scan: enough that a crowd of reviewers rarely rescans
 
@@ -73,37 +78,6 @@ WHERE i.queue = %(q)s AND NOT i.done
 ORDER BY i.priority, i.item_id
 LIMIT %(k)s
 FOR UPDATE OF i"""
-
-
-class ReviewError(EvalnbError):
-    """A review action the queue refuses (an unknown item, a lease given to others, ...)."""
-
-
-class ReviewUnavailable(ReviewError):
-    """The queue's server cannot be reached; the action was not done (safe to retry)."""
-
-
-def safe_dsn(dsn: str) -> str:
-    """Return the connection string without its password (for messages and reprs)."""
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: PLC0415 - optional
-
-    try:
-        parts = conninfo_to_dict(dsn)
-    except Exception:
-        return "<a connection string psycopg cannot parse>"
-    parts.pop("password", None)
-    return make_conninfo(**{k: str(v) for k, v in parts.items() if v is not None})
-
-
-def check_name(value: object, what: str) -> str:
-    """Return a reviewer or queue name, or raise saying what a name may be."""
-    if not isinstance(value, str) or not value.strip():
-        msg = f"a {what} is a non-empty name; got {value!r:.80}"
-        raise ReviewError(msg)
-    if len(value) > MAX_NAME or "\x00" in value:
-        msg = f"a {what} has at most {MAX_NAME} characters and no NUL; got {len(value)} characters"
-        raise ReviewError(msg)
-    return value
 
 
 def _label(value: object) -> tuple[str, float]:
@@ -167,37 +141,10 @@ class ReviewQueue:
 
     # -- connecting ------------------------------------------------------------------------
 
-    @staticmethod
-    def connect(dsn: str, *, max_size: int = 4, timeout_s: float = 10.0) -> ConnectionPool[Any]:
-        """Return a connection pool to ``dsn`` with the queue tables in place."""
-        try:
-            from psycopg_pool import ConnectionPool  # noqa: PLC0415 - optional at import
-        except ImportError:
-            msg = "review queues need psycopg: pip install 'psycopg[binary,pool]'"
-            raise ImportError(msg) from None
-        pool: ConnectionPool[Any] = ConnectionPool(
-            dsn,
-            min_size=1,
-            max_size=max_size,
-            timeout=timeout_s,
-            kwargs={"connect_timeout": max(1, int(timeout_s))},
-            open=False,
-            name="evalnb-review",
-        )
-        try:
-            pool.open(wait=True, timeout=timeout_s)
-            with pool.connection() as conn:
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-                conn.execute(CREATE)
-        except Exception as exc:
-            pool.close()
-            raise _unavailable(exc, safe_dsn(dsn)) from None
-        return pool
-
     @classmethod
     def open(cls, dsn: str, name: str, *, timeout_s: float = 10.0) -> ReviewQueue:
         """Open the queue ``name`` on the server of ``dsn`` (any machine that reaches it)."""
-        pool = cls.connect(dsn, timeout_s=timeout_s)
+        pool = connect(dsn, timeout_s=timeout_s)
         return cls(pool, check_name(name, "queue name"), safe_dsn(dsn))
 
     def close(self) -> None:
@@ -470,7 +417,7 @@ class ReviewQueue:
     # -- plumbing ---------------------------------------------------------------------------
 
     def _conn(self) -> Any:  # noqa: ANN401 - psycopg's context manager
-        return _Guarded(self._pool, self._where)
+        return guarded(self._pool, self._where)
 
     def _lock_item(self, conn: Connection[Any], item_id: int) -> None:
         found = conn.execute(
@@ -488,47 +435,6 @@ class ReviewQueue:
     def _fetch_all(self, sql: str, args: dict[str, object]) -> list[tuple[Any, ...]]:
         with self._conn() as conn:
             return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
-
-
-class _Guarded:
-    """A pooled connection in a transaction; a lost server becomes :class:`ReviewUnavailable`."""
-
-    def __init__(self, pool: ConnectionPool[Any], where: str) -> None:
-        self._pool, self._where = pool, where
-        self._cm: Any = None
-
-    def __enter__(self) -> Connection[Any]:
-        try:
-            self._cm = self._pool.connection()
-            return self._cm.__enter__()  # type: ignore[no-any-return]
-        except Exception as exc:
-            raise _unavailable(exc, self._where) from None
-
-    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        try:
-            self._cm.__exit__(kind, exc, tb)
-        except Exception as err:
-            if exc is None:
-                raise _unavailable(err, self._where) from None
-        if exc is not None and not isinstance(exc, EvalnbError):
-            raise _unavailable(exc, self._where) from None
-
-
-def _unavailable(exc: BaseException, where: str) -> ReviewError:
-    import psycopg  # noqa: PLC0415 - optional
-
-    if isinstance(exc, ReviewError):
-        return exc
-    if isinstance(exc, psycopg.OperationalError | TimeoutError) or type(exc).__name__ == (
-        "PoolTimeout"
-    ):
-        return ReviewUnavailable(
-            f"the review server at {where} cannot be reached ({type(exc).__name__}); "
-            "nothing was recorded: try again when it is back"
-        )
-    if isinstance(exc, psycopg.Error):
-        return ReviewError(f"the review server at {where} refused: {str(exc).strip()[:300]}")
-    raise exc
 
 
 _HISTORY: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -565,8 +471,3 @@ _PROGRESS: list[tuple[str, pl.DataType | type[pl.DataType]]] = [
     ("complete", pl.Int64),
     ("labels_needed", pl.Int64),
 ]
-
-
-def payload_json(content: dict[str, Any]) -> str:
-    """JSON of an item's content for ``jsonb`` (which holds no NUL: shown as U+FFFD)."""
-    return json.dumps(content, ensure_ascii=False, default=str).replace("\\u0000", "\ufffd")
