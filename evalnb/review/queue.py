@@ -307,6 +307,13 @@ class ReviewQueue:
                 },
             )
 
+    def remaining(self) -> int:
+        """Return how many items still lack their ``per_item`` labels."""
+        row = self._fetch_one(
+            "SELECT count(*) FROM evalnb.items WHERE queue = %(q)s AND NOT done", {"q": self.name}
+        )
+        return int(row[0]) if row else 0
+
     def history(self) -> pl.DataFrame:
         """Every label ever given, oldest first: who, when, the item, old -> new."""
         rows = self._fetch_all(
