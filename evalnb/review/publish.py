@@ -22,6 +22,7 @@ from evalnb.calibration.sampling import calibration_sample
 from evalnb.lab.schema import SCHEMAS
 from evalnb.review.connection import ReviewError, check_name, connect, payload_json, safe_dsn
 from evalnb.review.queue import ReviewQueue
+from evalnb.transforms.cases import run_steps
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -36,7 +37,15 @@ STRATEGIES = {
     "stratified": "stratified",
 }
 RULES = ("majority", "adjudicated", "all")
-_STEP_FIELDS = ("role", "content", "tool_name", "tool_args", "tool_result", "error")
+# Characters of one text a reviewer is sent (the rest is named, not sent): a reviewer
+# reads an answer, not megabytes, and a row of the server's jsonb stays small.
+MAX_TEXT = 100_000
+
+
+def _cut(text: str | None) -> str | None:
+    if text is None or len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + f"… ({len(text) - MAX_TEXT:,} more characters not shown)"
 
 
 def publish(
@@ -115,15 +124,12 @@ def publish(
 
 def _item(lab: LabCore, row: dict[str, Any], priority: int) -> tuple[object, ...]:
     key = (row["case_id"], row["model"], row["sample"])
-    steps = lab.steps.filter(
-        (pl.col("case_id") == key[0]) & (pl.col("model") == key[1]) & (pl.col("sample") == key[2])
-    ).sort("step")
     content = {
-        "prompt": row["prompt"],
-        "expected": list(row["expected"] or []),
-        "answer": row["actual"],
-        "contexts": list(row["context"] or []),
-        "steps": steps.select(_STEP_FIELDS).to_dicts(),
+        "prompt": _cut(row["prompt"]),
+        "expected": [_cut(e) for e in row["expected"] or []],
+        "answer": _cut(row["actual"]),
+        "contexts": [_cut(c) for c in row["context"] or []],
+        "steps": run_steps(lab, *key),
         "value": row["value"],
         "threshold": row["threshold"],
         "passed": row["passed"],

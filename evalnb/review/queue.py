@@ -126,7 +126,7 @@ class ReviewQueue:
     def __init__(self, pool: ConnectionPool[Any], name: str, where: str) -> None:
         self._pool = pool
         self.name = name
-        self._where = where
+        self.where = where
         spec = self._fetch_one(
             "SELECT evaluator, metric, per_item, lease_s, strategy, batch_id, spec "
             "FROM evalnb.queues WHERE name = %(q)s",
@@ -159,7 +159,7 @@ class ReviewQueue:
 
     def __repr__(self) -> str:
         return (
-            f"ReviewQueue({self.name!r} at {self._where}: {self.evaluator}.{self.metric}, "
+            f"ReviewQueue({self.name!r} at {self.where}: {self.evaluator}.{self.metric}, "
             f"{self.per_item} reviewers an item)"
         )
 
@@ -424,7 +424,7 @@ class ReviewQueue:
     # -- plumbing ---------------------------------------------------------------------------
 
     def _conn(self) -> Any:  # noqa: ANN401 - psycopg's context manager
-        return guarded(self._pool, self._where)
+        return guarded(self._pool, self.where)
 
     def _lock_item(self, conn: Connection[Any], item_id: int) -> None:
         found = conn.execute(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import polars as pl
@@ -21,11 +21,15 @@ from evalnb.calibration.recalibrate import calibrate, labelled_points, recalibra
 from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import STRATEGIES, calibration_sample
 from evalnb.lab.verdicts import finite_or_none, is_finite
+from evalnb.review.queue import ReviewQueue
 from evalnb.transforms.cases import run_steps
 from evalnb.widgets.arrow import to_ipc
 from evalnb.widgets.base import EvalWidget
+from evalnb.widgets.queue_labeler import QueueLabeler
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from evalnb.lab.core import LabCore
 
 __all__ = ["Labeler", "labeler"]
@@ -402,6 +406,7 @@ def _items(record: dict[str, Any]) -> pl.DataFrame:
     )
 
 
+@overload
 def labeler(
     lab: LabCore,
     evaluator: str,
@@ -413,8 +418,45 @@ def labeler(
     seed: int = 0,
     mode: str = "pass_fail",
     batch_id: str | None = None,
-) -> Labeler:
-    """Open the labeler on one metric of ``lab`` (see :class:`Labeler`)."""
+) -> Labeler: ...
+
+
+@overload
+def labeler(
+    lab: ReviewQueue,
+    evaluator: None = None,
+    metric: None = None,
+    *,
+    reviewer: str,
+    mode: str = "pass_fail",
+    outbox: str | Path | None = None,
+) -> QueueLabeler: ...
+
+
+def labeler(
+    lab: LabCore | ReviewQueue,
+    evaluator: str | None = None,
+    metric: str | None = None,
+    *,
+    reviewer: str,
+    n: int = 20,
+    strategy: str = "active",
+    seed: int = 0,
+    mode: str = "pass_fail",
+    batch_id: str | None = None,
+    outbox: str | Path | None = None,
+) -> Labeler | QueueLabeler:
+    """Open the labeler on one metric of ``lab`` (see :class:`Labeler`), or on a review queue.
+
+    ``evalnb.labeler(queue, reviewer="ann")`` labels the items a
+    :class:`~evalnb.ReviewQueue` reserves for ann, with the same keys; labels wait in a local
+    ``outbox`` file while the server is away (:class:`~evalnb.widgets.queue_labeler.QueueLabeler`).
+    """
+    if isinstance(lab, ReviewQueue):
+        return QueueLabeler(lab, reviewer=reviewer, mode=mode, outbox=outbox)
+    if evaluator is None or metric is None:
+        msg = "labeler(lab, evaluator, metric, reviewer=...) needs the metric to label"
+        raise TypeError(msg)
     return Labeler(
         lab,
         evaluator,
