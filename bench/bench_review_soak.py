@@ -3,7 +3,7 @@
 Usage: .venv/bin/python bench/bench_review_soak.py [--reviewers 50] [--items 10000]
        [--per-item 3] [--kills 10] [--lease-s 10]
 
-Starts a private server (initdb + pg_ctl, tests/pg_server.py), publishes ``--items`` rows
+Starts a private server (initdb + pg_ctl: evalnb.review.local_server), publishes ``--items`` rows
 with ``per_item`` reviewers each, and runs ``--reviewers`` reviewer processes that take,
 label and submit items as fast as they can. Meanwhile it SIGKILLs random reviewers
 (``--kills``; each comes back under its name, as a person reopening a notebook would) and
@@ -114,9 +114,9 @@ def soak(
     restart: bool = True,
 ) -> dict[str, object]:
     """Run the soak on a fresh server; return what was checked and measured."""
-    from tests.pg_server import start_server  # noqa: PLC0415 - the throwaway server
+    from evalnb.review.local_server import LocalServer  # noqa: PLC0415
 
-    server = start_server()
+    server = LocalServer.start()
     logs = Path(tempfile.mkdtemp(prefix="evalnb-soak-"))
     try:
         dsn = server.dsn()
@@ -160,7 +160,7 @@ def soak(
             "wall_s": round(wall, 1),
         }
     finally:
-        server.stop()
+        server.stop(remove=True)
 
 
 def _check(dsn: str, name: str, logs: Path, per_item: int, items: int) -> dict[str, object]:

@@ -88,9 +88,10 @@ function render({ model, el }) {
 
   const draw = () => {
     const p = model.get("_progress") || {};
+    root.classList.toggle("offline", p.offline === true);
     bar.max = p.total || 1;
     bar.value = p.done || 0;
-    count.textContent = `${p.done ?? 0} / ${p.total ?? 0} labelled · ${p.evaluator}/${p.metric} · reviewer ${model.get("reviewer")}`;
+    count.textContent = `${p.done ?? 0} / ${p.total ?? 0} labelled · ${p.evaluator}/${p.metric} · reviewer ${model.get("reviewer")}${queueState(p)}`;
     drawItem(card, model.get("_item"), model.get("position"));
     error.textContent = model.get("_error") || "";
     drawResult(result, model);
@@ -215,3 +216,16 @@ function drawResult(box, model) {
 }
 
 export default { render };
+
+/**
+ * What a queue-served labeler adds to its progress line: items left on the server, and
+ * labels waiting in the outbox (offline or not yet sent). Empty for a lab's labeler.
+ * @param {Record<string, any>} p
+ * @returns {string}
+ */
+export function queueState(p) {
+  if (p.waiting === undefined) return "";
+  const left = p.remaining == null ? "" : ` · ${p.remaining} items left in the queue`;
+  if (p.offline) return `${left} · offline: ${p.waiting} label(s) wait to be sent`;
+  return p.waiting ? `${left} · ${p.waiting} label(s) sending` : `${left} · all labels sent`;
+}
