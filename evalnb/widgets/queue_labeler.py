@@ -175,10 +175,23 @@ class QueueLabeler(EvalWidget):
                     self._items.append(item)
             self._remaining = self._queue.remaining()
             self._offline = False
+            self._advance()
         except ReviewUnavailable:
             self._offline = True
         except ReviewError as err:
             self._error = str(err)
+
+    def _advance(self) -> None:
+        """Move off a labelled item when an unlabelled one has arrived (the reviewer waits)."""
+        with self._lock:
+            if not self._items:
+                return
+            here = self._items[min(self.position, len(self._items) - 1)]
+            if here.item_id not in self._labels:
+                return
+            open_ = [i for i, it in enumerate(self._items) if it.item_id not in self._labels]
+        if open_:
+            self.position = open_[0]
 
     def _send_loop(self, every: float) -> None:
         while not self._stop.is_set():
