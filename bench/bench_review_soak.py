@@ -3,7 +3,7 @@
 Usage: .venv/bin/python bench/bench_review_soak.py [--reviewers 50] [--items 10000]
        [--per-item 3] [--kills 10] [--lease-s 10]
 
-Starts a private server (initdb + pg_ctl: evalnb.review.local_server), publishes ``--items`` rows
+Starts a private server (initdb + pg_ctl: evalnb.team.local_server), publishes ``--items`` rows
 with ``per_item`` reviewers each, and runs ``--reviewers`` reviewer processes that take,
 label and submit items as fast as they can. Meanwhile it SIGKILLs random reviewers
 (``--kills``; each comes back under its name, as a person reopening a notebook would) and
@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 def reviewer(dsn: str, name: str, who: str, log_path: str, seed: int) -> None:
     """Review until the queue is complete; log every ``next`` time and acknowledged label."""
-    from evalnb.review.connection import ReviewError, ReviewUnavailable  # noqa: PLC0415
-    from evalnb.review.queue import ReviewQueue  # noqa: PLC0415 - in the child process
+    from evalnb.team.connection import ReviewError, ReviewUnavailable  # noqa: PLC0415
+    from evalnb.team.queue import ReviewQueue  # noqa: PLC0415 - in the child process
 
     rng = random.Random(seed)
     while True:
@@ -114,7 +114,7 @@ def soak(
     restart: bool = True,
 ) -> dict[str, object]:
     """Run the soak on a fresh server; return what was checked and measured."""
-    from evalnb.review.local_server import LocalServer  # noqa: PLC0415
+    from evalnb.team.local_server import LocalServer  # noqa: PLC0415
 
     server = LocalServer.start()
     logs = Path(tempfile.mkdtemp(prefix="evalnb-soak-"))
@@ -167,7 +167,7 @@ def _check(dsn: str, name: str, logs: Path, per_item: int, items: int) -> dict[s
     import numpy as np  # noqa: PLC0415
     import polars as pl  # noqa: PLC0415
 
-    from evalnb.review.queue import ReviewQueue  # noqa: PLC0415
+    from evalnb.team.queue import ReviewQueue  # noqa: PLC0415
 
     acked: set[str] = set()
     times: list[float] = []

@@ -25,7 +25,6 @@ from evalnb.api.corpus import (
 )
 from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
-from evalnb.api.review import review
 from evalnb.api.validation import Validation, validate_tests
 from evalnb.diagnosis.failure_clusters import FailureClusters
 from evalnb.diagnosis.topics import TopicModel, topics
@@ -40,7 +39,8 @@ from evalnb.lab.version import __version__
 from evalnb.llm.client import ChatResult, EndpointUnreachable, LLMClient
 from evalnb.llm.hosts import run_suite
 from evalnb.llm.pairwise import pairwise
-from evalnb.review.queue import ReviewError, ReviewItem, ReviewQueue, ReviewUnavailable
+from evalnb.team.publish import review
+from evalnb.team.queue import ReviewError, ReviewItem, ReviewQueue, ReviewUnavailable
 from evalnb.widgets.curator import Curator, curator
 from evalnb.widgets.eye import Eye, eye
 from evalnb.widgets.labeler import Labeler, labeler

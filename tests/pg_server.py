@@ -1,4 +1,4 @@
-"""The tests' PostgreSQL: a :class:`~evalnb.review.local_server.LocalServer` per session.
+"""The tests' PostgreSQL: a :class:`~evalnb.team.local_server.LocalServer` per session.
 
 Debian's ``postgresql`` package (``scripts/install`` installs it); without it the tests
 that need a server are skipped with the reason.
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from evalnb.review.local_server import LocalServer, postgres_bindir
+from evalnb.team.local_server import LocalServer, postgres_bindir
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
-from evalnb.review.agreement import agreement_table
+from evalnb.team.agreement import agreement_table
 
 
 def _labels(draw: st.DrawFn, categories: int, numeric: bool) -> pl.DataFrame:

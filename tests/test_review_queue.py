@@ -263,7 +263,7 @@ def test_agreement_disagreements_adjudication_and_pulled_labels_drive_calibratio
 
 
 def test_row_level_security_binds_each_role_to_its_own_name(pg_server: PgServer) -> None:
-    from evalnb.review.security import grant, secure
+    from evalnb.team.security import grant, secure
 
     lab = _lab(4)
     name = _name()

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.review.outbox import Outbox
+from evalnb.team.outbox import Outbox
 from evalnb.widgets.queue_labeler import QueueLabeler
 from tests.pg_server import start_server
 

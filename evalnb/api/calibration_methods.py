@@ -26,7 +26,7 @@ from evalnb.calibration.recalibrate import recalibrate
 from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.lab.core import LabCore
-from evalnb.review.publish import pulled_labels
+from evalnb.team.publish import pulled_labels
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from evalnb.calibration.recalibrate import Calibration
     from evalnb.llm.client import LLMClient
-    from evalnb.review.queue import ReviewQueue
+    from evalnb.team.queue import ReviewQueue
 
 __all__ = ["HumanCalibration", "load_calibration"]
 

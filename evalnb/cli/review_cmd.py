@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalnb.api.lab import open_lab
-from evalnb.api.review import review
-from evalnb.review.publish import RULES, STRATEGIES
-from evalnb.review.queue import ReviewQueue
+from evalnb.team.publish import RULES, STRATEGIES, review
+from evalnb.team.queue import ReviewQueue
 
 if TYPE_CHECKING:
     import argparse

@@ -14,17 +14,16 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import polars as pl
-import traitlets
 
 from evalnb.calibration.labels import BATCH_KEY, add_label, current_labels, new_batch_id
 from evalnb.calibration.recalibrate import calibrate, labelled_points, recalibrate
 from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import STRATEGIES, calibration_sample
 from evalnb.lab.verdicts import finite_or_none, is_finite
-from evalnb.review.queue import ReviewQueue
+from evalnb.team.queue import ReviewQueue
 from evalnb.transforms.cases import run_steps
 from evalnb.widgets.arrow import to_ipc
-from evalnb.widgets.base import EvalWidget
+from evalnb.widgets.labeling import LabelingView
 from evalnb.widgets.queue_labeler import QueueLabeler
 
 if TYPE_CHECKING:
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["Labeler", "labeler"]
 
 
-class Labeler(EvalWidget):
+class Labeler(LabelingView):
     """Label a batch of (case, model) rows of one metric as pass/fail, from the keyboard.
 
     Keys: ``p``/``f`` pass/fail (``a``/``d`` agree/disagree with the metric's verdict in
@@ -65,20 +64,6 @@ class Labeler(EvalWidget):
     >>> lab.labels["verdict"].to_list()
     ['pass']
     """
-
-    _bundle = "labeler"
-    position = traitlets.Int(0).tag(sync=True)
-    """Index of the item on screen in the current batch."""
-    reviewer = traitlets.Unicode("").tag(sync=True)
-    """Name stored with every label."""
-    mode = traitlets.Enum(["pass_fail", "agree"], "pass_fail").tag(sync=True)
-    """``pass_fail`` (keys p/f) or ``agree`` (keys a/d against the metric's verdict)."""
-    _item = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    _progress = traitlets.Dict().tag(sync=True)
-    _result = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    _points = traitlets.Bytes(b"").tag(sync=True)
-    _bins = traitlets.Bytes(b"").tag(sync=True)
-    _error = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """The labeler served from a review queue: the same keyboard-first view, labels to the server.
 
 A reviewer on their own machine labels the items the queue reserves for them. Each label
-goes to a local outbox first (:mod:`evalnb.review.outbox`) and is sent from there, so when
+goes to a local outbox first (:mod:`evalnb.team.outbox`) and is sent from there, so when
 the server is away the reviewer keeps labelling the items already reserved (the widget
 reserves a few ahead) and the labels are sent, exactly once, when it is back. Sending and
 reserving happen on a thread of the widget's own (woken by each label, and every
@@ -14,19 +14,17 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import traitlets
-
-from evalnb.review.connection import ReviewError, ReviewUnavailable
-from evalnb.review.outbox import Outbox, default_outbox
-from evalnb.widgets.base import EvalWidget
+from evalnb.team.connection import ReviewError, ReviewUnavailable
+from evalnb.team.outbox import Outbox, default_outbox
+from evalnb.widgets.labeling import LabelingView
 
 if TYPE_CHECKING:
-    from evalnb.review.queue import ReviewItem, ReviewQueue
+    from evalnb.team.queue import ReviewItem, ReviewQueue
 
 __all__ = ["QueueLabeler"]
 
 
-class QueueLabeler(EvalWidget):
+class QueueLabeler(LabelingView):
     """Label a review queue's items as pass/fail from the keyboard (``evalnb.labeler(queue)``).
 
     Keys as in the lab's labeler: ``p``/``f`` pass/fail (``a``/``d`` in ``mode="agree"``),
@@ -42,20 +40,6 @@ class QueueLabeler(EvalWidget):
     mode : str
         ``"pass_fail"`` or ``"agree"``.
     """
-
-    _bundle = "labeler"
-    position = traitlets.Int(0).tag(sync=True)
-    """Index of the item on screen among this session's items."""
-    reviewer = traitlets.Unicode("").tag(sync=True)
-    """Name recorded with every label."""
-    mode = traitlets.Enum(["pass_fail", "agree"], "pass_fail").tag(sync=True)
-    """``pass_fail`` (keys p/f) or ``agree`` (keys a/d against the metric's verdict)."""
-    _item = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    _progress = traitlets.Dict().tag(sync=True)
-    _result = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    _points = traitlets.Bytes(b"").tag(sync=True)
-    _bins = traitlets.Bytes(b"").tag(sync=True)
-    _error = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalnb.review.agreement import agreement_table
-from evalnb.review.connection import (
+from evalnb.team.agreement import agreement_table
+from evalnb.team.connection import (
     ReviewError,
     ReviewUnavailable,
     check_name,
@@ -393,7 +393,7 @@ class ReviewQueue:
 
         ``level``: ``nominal`` for pass/fail, ``interval`` for numbers (the default follows
         the labels). Each with a bootstrap interval over items
-        (:mod:`evalnb.review.agreement`).
+        (:mod:`evalnb.team.agreement`).
         """
         votes = self.labels().filter(pl.col("kind") == "review")
         numeric = votes.filter(~pl.col("label").is_in(["pass", "fail"])).height > 0

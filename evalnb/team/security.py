@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalnb.review.connection import check_name, connect, guarded, safe_dsn
+from evalnb.team.connection import check_name, connect, guarded, safe_dsn
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool

@@ -1,6 +1,6 @@
 """Publish a lab's rows of one metric as a review queue, and pull its labels back.
 
-:func:`publish` draws the rows with the labeler's sampling (``random``, ``stratified`` or
+:func:`review` (``evalnb.review``) draws the rows with the labeler's sampling (``random``, ``stratified`` or
 ``uncertainty`` — nearest the pass/fail boundary), gives each item everything a reviewer
 needs (prompt, expected answer, the model's answer, its contexts, the agent's steps, the
 metric's value and threshold) and records how each was drawn, so PPI-corrected pass rates
@@ -20,14 +20,14 @@ import polars as pl
 from evalnb.calibration.labels import BATCH_KEY, new_batch_id
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.lab.schema import SCHEMAS
-from evalnb.review.connection import ReviewError, check_name, connect, payload_json, safe_dsn
-from evalnb.review.queue import ReviewQueue
+from evalnb.team.connection import ReviewError, check_name, connect, payload_json, safe_dsn
+from evalnb.team.queue import ReviewQueue
 from evalnb.transforms.cases import run_steps
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["RULES", "STRATEGIES", "publish", "pulled_labels"]
+__all__ = ["RULES", "STRATEGIES", "pulled_labels", "review"]
 
 # The queue's names for the labeler's strategies ("uncertainty" is its "active").
 STRATEGIES = {
@@ -37,6 +37,18 @@ STRATEGIES = {
     "stratified": "stratified",
 }
 RULES = ("majority", "adjudicated", "all")
+# What a pulled label keeps of the queue's label rows, whichever rule chose it.
+_CHOSEN = (
+    "item_id",
+    "case_id",
+    "model",
+    "sample",
+    "reviewer",
+    "label",
+    "note",
+    "label_no",
+    "created_at",
+)
 # Characters of one text a reviewer is sent (the rest is named, not sent): a reviewer
 # reads an answer, not megabytes, and a row of the server's jsonb stays small.
 MAX_TEXT = 100_000
@@ -48,7 +60,7 @@ def _cut(text: str | None) -> str | None:
     return text[:MAX_TEXT] + f"… ({len(text) - MAX_TEXT:,} more characters not shown)"
 
 
-def publish(
+def review(
     lab: LabCore,
     dsn: str,
     name: str,
@@ -61,7 +73,39 @@ def publish(
     lease_s: float = 600.0,
     seed: int = 0,
 ) -> ReviewQueue:
-    """Publish up to ``n`` rows (all when None) of one metric as the queue ``name``."""
+    """Publish rows of one metric for several reviewers to label from their own machines.
+
+    Parameters
+    ----------
+    lab
+        The lab whose scored rows are reviewed.
+    dsn
+        A PostgreSQL connection string (``"postgresql://lead@db.example/evalnb"``); the
+        password, if any, is used to connect and kept nowhere else (a ``~/.pgpass`` file
+        or ``PGPASSWORD`` keeps it out of notebooks).
+    name
+        The queue's name, unique on the server; reviewers open it with
+        ``evalnb.ReviewQueue.open(dsn, name)``.
+    evaluator, metric
+        The metric whose verdicts the reviewers check.
+    per_item
+        How many distinct reviewers label each item (never more, under any concurrency).
+    n
+        How many rows to publish (all scored rows when None).
+    strategy
+        ``"uncertainty"`` (nearest the pass/fail boundary), ``"random"`` or
+        ``"stratified"`` (one per score quantile bin); random and stratified items keep
+        their inclusion probabilities, so PPI-corrected pass rates can use the labels.
+    lease_s
+        How long a reviewer holds an item before it returns to the queue.
+    seed
+        The sampling seed.
+
+    Returns
+    -------
+    ReviewQueue
+        The published queue (``queue.next(reviewer)``, ``queue.submit(...)``, ...).
+    """
     name = check_name(name, "queue name")
     if strategy not in STRATEGIES:
         msg = f"strategy must be one of {sorted(STRATEGIES)}; got {strategy!r}"
@@ -165,22 +209,12 @@ def pulled_labels(
             "labels are pass or fail"
         )
         raise ReviewError(msg)
-    review = votes.filter(pl.col("kind") == "review")
+    reviewed = votes.filter(pl.col("kind") == "review")
     if rule == "all":
-        chosen = review.select(
-            "item_id",
-            "case_id",
-            "model",
-            "sample",
-            "reviewer",
-            "label",
-            "note",
-            "label_no",
-            "created_at",
-        )
+        chosen = reviewed.select(_CHOSEN)
     else:
         majority = (
-            review.group_by("item_id", "case_id", "model", "sample")
+            reviewed.group_by("item_id", "case_id", "model", "sample")
             .agg(
                 n_pass=(pl.col("label") == "pass").sum(),
                 n=pl.len(),
@@ -196,29 +230,9 @@ def pulled_labels(
                 note=pl.format("majority of {} reviewers", pl.col("n")),
             )
         )
-        chosen = majority.select(
-            "item_id",
-            "case_id",
-            "model",
-            "sample",
-            "reviewer",
-            "label",
-            "note",
-            "label_no",
-            "created_at",
-        )
+        chosen = majority.select(_CHOSEN)
         if rule == "adjudicated":
-            lead = votes.filter(pl.col("kind") == "adjudication").select(
-                "item_id",
-                "case_id",
-                "model",
-                "sample",
-                "reviewer",
-                "label",
-                "note",
-                "label_no",
-                "created_at",
-            )
+            lead = votes.filter(pl.col("kind") == "adjudication").select(_CHOSEN)
             chosen = pl.concat(
                 [chosen.filter(~pl.col("item_id").is_in(lead["item_id"].implode())), lead]
             )

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalnb.review.connection import ReviewError, ReviewUnavailable
+from evalnb.team.connection import ReviewError, ReviewUnavailable
 
 if TYPE_CHECKING:
-    from evalnb.review.queue import ReviewQueue
+    from evalnb.team.queue import ReviewQueue
 
 __all__ = ["Flushed", "Outbox", "default_outbox"]
 

@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb.lab.errors import EvalnbError
-from evalnb.review.schema import CREATE, SCHEMA_LOCK
+from evalnb.team.schema import CREATE, SCHEMA_LOCK
 
 if TYPE_CHECKING:
     from psycopg import Connection
