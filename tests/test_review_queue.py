@@ -347,3 +347,18 @@ def test_the_leads_command_line_creates_shows_and_pulls(
     monkeypatch.delenv("EVALNB_REVIEW_DSN")
     assert main(["review", "status", *args]) == 2
     assert "EVALNB_REVIEW_DSN" in capsys.readouterr().err
+
+
+def test_a_skipped_item_goes_to_another_reviewer_never_back(pg_server: PgServer) -> None:
+    queue = evalnb.review(_lab(2), pg_server.dsn(), _name(), evaluator=EV, metric=EV, per_item=1)
+    item = queue.next("ann")
+    assert item is not None and item.reviewer == "ann"
+    queue.skip(item)  # the reviewer it was reserved for
+    other = queue.next("ann")
+    assert other is not None and other.item_id != item.item_id
+    assert queue.next("ann") is None  # never the skipped one again
+    bob = queue.next("bob")
+    assert bob is not None and bob.item_id == item.item_id  # back in the queue for others
+    progress = queue.progress().filter(pl.col("reviewer") == "ann").row(0, named=True)
+    assert progress["skipped"] == 1 and progress["holding"] == 1
+    queue.close()

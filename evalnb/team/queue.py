@@ -107,6 +107,7 @@ class ReviewItem:
 
     queue: str
     item_id: int
+    reviewer: str
     case_id: str
     model: str
     sample: int
@@ -204,7 +205,7 @@ class ReviewQueue:
                     ).fetchone()
                     assert item is not None  # locked above
                     return ReviewItem(
-                        self.name, item_id, item[0], item[1], item[2], row[0], item[3]
+                        self.name, item_id, reviewer, item[0], item[1], item[2], row[0], item[3]
                     )
                 # every locked candidate filled up meanwhile: scan again (they are now full)
 
@@ -269,8 +270,13 @@ class ReviewQueue:
                 {**args, "n": self.per_item},
             )
 
-    def skip(self, item: ReviewItem | int, *, reviewer: str) -> None:
-        """Give an item back unlabelled; this reviewer will not be offered it again."""
+    def skip(self, item: ReviewItem | int, *, reviewer: str | None = None) -> None:
+        """Give an item back unlabelled; this reviewer will not be offered it again.
+
+        ``reviewer`` defaults to the one the item was reserved for.
+        """
+        if reviewer is None and isinstance(item, ReviewItem):
+            reviewer = item.reviewer
         reviewer = check_name(reviewer, "reviewer")
         item_id = item.item_id if isinstance(item, ReviewItem) else int(item)
         with self._conn() as conn:
