@@ -59,7 +59,6 @@ __all__ = [
 ]
 
 MAX_NOTE = 20_000  # characters of a note
-_CANDIDATES = 16  # items locked per scan: enough that a crowd of reviewers rarely rescans
 
 _HELD = """
 SELECT count(*) FROM evalnb.assignments
@@ -76,8 +75,25 @@ WHERE i.queue = %(q)s AND NOT i.done
          AND (a.state = 'submitted'
               OR (a.state = 'leased' AND a.lease_until > clock_timestamp()))) < %(n)s
 ORDER BY i.priority, i.item_id
-LIMIT %(k)s
+LIMIT 1
 FOR UPDATE OF i"""
+# Count the item's other holders and, when there is room, reserve it and return its content:
+# one statement, one round trip (the count is this statement's, after the lock was taken).
+_RESERVE = """
+WITH held AS (
+  SELECT count(*) AS n FROM evalnb.assignments
+  WHERE queue = %(q)s AND item_id = %(i)s AND reviewer <> %(r)s
+    AND (state = 'submitted' OR (state = 'leased' AND lease_until > clock_timestamp()))
+), reserved AS (
+  INSERT INTO evalnb.assignments (queue, item_id, reviewer, state, lease_until)
+  SELECT %(q)s, %(i)s, %(r)s, 'leased', clock_timestamp() + make_interval(secs => %(s)s)
+  FROM held WHERE held.n < %(n)s
+  ON CONFLICT (queue, item_id, reviewer) DO NOTHING
+  RETURNING item_id, lease_until
+)
+SELECT i.case_id, i.model, i.sample, r.lease_until, i.payload
+FROM reserved r JOIN evalnb.items i ON i.queue = %(q)s AND i.item_id = r.item_id
+"""
 
 
 def _label(value: object) -> tuple[str, float]:
@@ -173,41 +189,23 @@ class ReviewQueue:
         ``per_item`` others hold or labelled.
         """
         reviewer = check_name(reviewer, "reviewer")
-        args = {"q": self.name, "r": reviewer, "n": self.per_item, "k": _CANDIDATES}
+        args = {"q": self.name, "r": reviewer, "n": self.per_item, "s": float(self.lease_s)}
         with self._conn() as conn:
             while True:
-                ids = [row[0] for row in conn.execute(_SCAN + " SKIP LOCKED", args).fetchall()]
-                if not ids:
+                found = conn.execute(_SCAN + " SKIP LOCKED", args).fetchone()
+                if found is None:
                     # Nothing free, or everything open is locked this instant (another
                     # reviewer reserving or submitting it): wait for one lock, then decide.
-                    ids = [row[0] for row in conn.execute(_SCAN, {**args, "k": 1}).fetchall()]
-                if not ids:
+                    found = conn.execute(_SCAN, args).fetchone()
+                if found is None:
                     return None
-                for item_id in ids:  # each locked by this transaction
-                    held = conn.execute(_HELD, {**args, "i": item_id}).fetchone()
-                    if held is None or held[0] >= self.per_item:
-                        continue
-                    row = conn.execute(
-                        "INSERT INTO evalnb.assignments AS a "
-                        "(queue, item_id, reviewer, state, lease_until) "
-                        "VALUES (%(q)s, %(i)s, %(r)s, 'leased', "
-                        "clock_timestamp() + make_interval(secs => %(s)s)) "
-                        "ON CONFLICT (queue, item_id, reviewer) DO NOTHING "
-                        "RETURNING lease_until",
-                        {**args, "i": item_id, "s": float(self.lease_s)},
-                    ).fetchone()
-                    if row is None:  # this reviewer took it from another session just now
-                        continue
-                    item = conn.execute(
-                        "SELECT case_id, model, sample, payload FROM evalnb.items "
-                        "WHERE queue = %(q)s AND item_id = %(i)s",
-                        {"q": self.name, "i": item_id},
-                    ).fetchone()
-                    assert item is not None  # locked above
-                    return ReviewItem(
-                        self.name, item_id, reviewer, item[0], item[1], item[2], row[0], item[3]
-                    )
-                # every locked candidate filled up meanwhile: scan again (they are now full)
+                # The item is locked by this transaction; this statement's snapshot is
+                # newer than the lock, so it counts every earlier holder's assignment.
+                row = conn.execute(_RESERVE, {**args, "i": found[0]}).fetchone()
+                if row is not None:
+                    return ReviewItem(self.name, found[0], reviewer, *row)
+                # it filled up meanwhile (or this reviewer took it in another session):
+                # scan again, with a snapshot that now excludes it
 
     def submit(
         self,
