@@ -113,7 +113,7 @@ def test_a_reviewer_never_gets_an_item_twice_and_leases_expire(pg_server: PgServ
     bobs = queue.next("bob")
     assert bobs is not None
     queue.submit(bobs, "pass", reviewer="bob")
-    with pytest.raises(evalnb.ReviewError, match="other reviewers took it"):
+    with pytest.raises(evalnb.ReviewError, match=r"other reviewer\(s\) took it"):
         queue.submit(bobs.item_id, "fail", reviewer="ann")  # too late: bob has it
     other = next(i for i in seen if i != bobs.item_id)
     queue.submit(other, "fail", reviewer="ann")  # expired, but nobody took it: accepted
@@ -361,4 +361,18 @@ def test_a_skipped_item_goes_to_another_reviewer_never_back(pg_server: PgServer)
     assert bob is not None and bob.item_id == item.item_id  # back in the queue for others
     progress = queue.progress().filter(pl.col("reviewer") == "ann").row(0, named=True)
     assert progress["skipped"] == 1 and progress["holding"] == 1
+    queue.close()
+
+
+def test_a_label_on_a_skipped_item_needs_room_like_a_late_one(pg_server: PgServer) -> None:
+    queue = evalnb.review(_lab(1), pg_server.dsn(), _name(), evaluator=EV, metric=EV, per_item=1)
+    item = queue.next("ann")
+    assert item is not None
+    queue.skip(item)
+    taken = queue.next("bob")
+    assert taken is not None and taken.item_id == item.item_id
+    with pytest.raises(evalnb.ReviewError, match=r"other reviewer\(s\) took it"):
+        queue.submit(item, "pass", reviewer="ann")  # skipped, then given to bob: no room
+    queue.submit(taken, "fail", reviewer="bob")
+    assert queue.labels()["reviewer"].to_list() == ["bob"]
     queue.close()

@@ -243,12 +243,15 @@ class ReviewQueue:
                 )
                 raise ReviewError(msg)
             state, live = mine
-            if state != "submitted" and not live:
+            # A lease that ended, or an item skipped, went back to the queue: a label now
+            # counts only while the item still has room.
+            if state == "skipped" or (state == "leased" and not live):
                 held = conn.execute(_HELD, args).fetchone()
                 if held is not None and held[0] >= self.per_item:
+                    why = "skipped it" if state == "skipped" else "held it past the lease"
                     msg = (
-                        f"the lease of {reviewer!r} on item {item_id} ended and {held[0]} "
-                        "other reviewers took it; the label was not recorded"
+                        f"item {item_id} went back to the queue ({reviewer!r} {why}) and "
+                        f"{held[0]} other reviewer(s) took it; the label was not recorded"
                     )
                     raise ReviewError(msg)
             conn.execute(
