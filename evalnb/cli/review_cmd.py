@@ -37,13 +37,18 @@ def add_review_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     for p in (create, status, pull):
         p.add_argument("--name", required=True, help="the queue's name")
         p.add_argument("--dsn", help="PostgreSQL connection string (else EVALNB_REVIEW_DSN)")
-    create.add_argument("--evaluator", required=True)
-    create.add_argument("--metric", required=True)
+    create.add_argument("--evaluator", required=True, help="the evaluator whose metric is reviewed")
+    create.add_argument("--metric", required=True, help="the metric whose verdicts are checked")
     create.add_argument("--per-item", type=int, default=3, help="reviewers per item")
     create.add_argument("--n", type=int, help="how many rows (default: all scored rows)")
-    create.add_argument("--strategy", choices=sorted(STRATEGIES), default="uncertainty")
+    create.add_argument(
+        "--strategy",
+        choices=sorted(STRATEGIES),
+        default="uncertainty",
+        help="which rows: nearest the threshold (uncertainty), random or stratified",
+    )
     create.add_argument("--lease-s", type=float, default=600.0, help="a lease's seconds")
-    create.add_argument("--seed", type=int, default=0)
+    create.add_argument("--seed", type=int, default=0, help="the sampling seed")
 
 
 def _dsn(args: argparse.Namespace) -> str:
