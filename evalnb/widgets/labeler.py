@@ -89,7 +89,6 @@ class Labeler(LabelingView):
         self._n, self._strategy, self._seed = n, strategy, seed
         super().__init__(reviewer=reviewer, mode=mode)
         self._batch_id, self._items = self._resume(batch_id)
-        self.on_msg(self._on_msg)
         self.observe(lambda _c: self._show(), names=["position", "mode"])
         self.position = self._first_open()
         self._show()
@@ -274,23 +273,6 @@ class Labeler(LabelingView):
             how="left",
             maintain_order="left",
         )
-
-    def _on_msg(self, _widget: object, content: dict[str, Any], _buffers: object) -> None:
-        action = content.get("action")
-        self._error = ""
-        try:
-            if action == "label":
-                self.label(str(content["verdict"]), content.get("note"))
-            elif action == "undo":
-                self.undo()
-            elif action == "move":
-                self.go(self.position + int(content.get("by", 0)))
-            elif action == "next_batch":
-                self.next_batch()
-            elif action == "apply":
-                self.apply()
-        except (ValueError, KeyError) as err:  # shown in the widget, never swallowed silently
-            self._error = str(err)
 
     # -- view ------------------------------------------------------------------------------
     def _show(self) -> None:

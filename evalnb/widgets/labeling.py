@@ -7,6 +7,8 @@ server. The view cannot tell them apart: each fills the same traits.
 
 from __future__ import annotations
 
+from typing import Any
+
 import traitlets
 
 from evalnb.widgets.base import EvalWidget
@@ -30,3 +32,45 @@ class LabelingView(EvalWidget):
     _points = traitlets.Bytes(b"").tag(sync=True)
     _bins = traitlets.Bytes(b"").tag(sync=True)
     _error = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.on_msg(self._on_msg)
+
+    # The actions each labeler implements; the browser sends them as messages.
+    def label(self, verdict: str, note: str | None = None) -> None:
+        """Label the item on screen and move on."""
+        raise NotImplementedError
+
+    def undo(self) -> None:
+        """Undo (the lab's labeler) or go back to the last label (a queue's)."""
+        raise NotImplementedError
+
+    def go(self, position: int) -> None:
+        """Show item ``position``."""
+        raise NotImplementedError
+
+    def next_batch(self) -> None:
+        """Draw the next batch (the key ``b``)."""
+        raise NotImplementedError
+
+    def apply(self) -> None:
+        """Store the recalibrated threshold."""
+        raise NotImplementedError
+
+    def _on_msg(self, _widget: object, content: dict[str, Any], _buffers: object) -> None:
+        action = content.get("action")
+        self._error = ""
+        try:
+            if action == "label":
+                self.label(str(content["verdict"]), content.get("note"))
+            elif action == "undo":
+                self.undo()
+            elif action == "move":
+                self.go(self.position + int(content.get("by", 0)))
+            elif action == "next_batch":
+                self.next_batch()
+            elif action == "apply":
+                self.apply()
+        except (ValueError, KeyError) as err:  # shown in the widget, never swallowed silently
+            self._error = str(err)

@@ -66,7 +66,6 @@ class QueueLabeler(LabelingView):
         for entry in self._outbox.pending():  # labels a killed kernel left unsent
             self._labels[int(entry["item_id"])] = (str(entry["label"]), entry.get("note"))
         self._sync()
-        self.on_msg(self._on_msg)
         self.observe(lambda _c: self._show(), names=["position", "mode"])
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -116,6 +115,18 @@ class QueueLabeler(LabelingView):
         """Send what waits in the outbox and reserve items ahead, now (blocking)."""
         self._sync()
         self._show()
+
+    def next_batch(self) -> None:
+        """Send and reserve now (the key ``b``: a queue has no batches)."""
+        self.sync()
+
+    def apply(self) -> None:
+        """Refuse: thresholds are the lead's, from the pulled labels (the view says so)."""
+        msg = (
+            "the lead recalibrates thresholds after lab.pull_labels(queue); your labels are "
+            "in the queue"
+        )
+        raise ValueError(msg)
 
     @property
     def waiting(self) -> int:
@@ -185,26 +196,6 @@ class QueueLabeler(LabelingView):
                 return
             self._sync()
             self._show()
-
-    def _on_msg(self, _widget: object, content: dict[str, Any], _buffers: object) -> None:
-        action = content.get("action")
-        self._error = ""
-        try:
-            if action == "label":
-                self.label(str(content["verdict"]), content.get("note"))
-            elif action == "undo":
-                self.undo()
-            elif action == "move":
-                self.go(self.position + int(content.get("by", 0)))
-            elif action == "next_batch":
-                self.sync()
-            elif action == "apply":
-                self._error = (
-                    "the lead recalibrates thresholds after lab.pull_labels(queue); "
-                    "your labels are in the queue"
-                )
-        except (ValueError, KeyError) as err:  # shown in the widget, never swallowed silently
-            self._error = str(err)
 
     # -- view ------------------------------------------------------------------------------
     def _show(self) -> None:
