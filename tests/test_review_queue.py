@@ -42,6 +42,13 @@ def _name() -> str:
     return f"q-{uuid.uuid4().hex[:8]}"
 
 
+def _queue(
+    lab: evalnb.Lab, dsn: str, name: str | None = None, **options: object
+) -> evalnb.ReviewQueue:
+    """Publish the lab's rows of ``EV`` as a queue (a fresh name unless given)."""
+    return evalnb.review(lab, dsn, name or _name(), evaluator=EV, metric=EV, **options)  # type: ignore[arg-type] - options as the test passes them
+
+
 def _reviewer(dsn: str, name: str, reviewer: str, out: mp.Queue) -> None:  # type: ignore[type-arg]
     queue = evalnb.ReviewQueue.open(dsn, name)
     done = []
@@ -59,15 +66,7 @@ def test_every_item_gets_exactly_n_distinct_reviewers_under_concurrency(
 ) -> None:
     lab = _lab(60)
     name = _name()
-    queue = evalnb.review(
-        lab,
-        pg_server.dsn(),
-        name,
-        evaluator=EV,
-        metric=EV,
-        per_item=3,
-        strategy="random",
-    )
+    queue = _queue(lab, pg_server.dsn(), name, per_item=3, strategy="random")
     ctx = mp.get_context("spawn")
     out: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
     workers = [
@@ -92,15 +91,7 @@ def test_every_item_gets_exactly_n_distinct_reviewers_under_concurrency(
 
 def test_a_reviewer_never_gets_an_item_twice_and_leases_expire(pg_server: PgServer) -> None:
     lab = _lab(4)
-    queue = evalnb.review(
-        lab,
-        pg_server.dsn(),
-        _name(),
-        evaluator=EV,
-        metric=EV,
-        per_item=1,
-        lease_s=0.5,
-    )
+    queue = _queue(lab, pg_server.dsn(), per_item=1, lease_s=0.5)
     first = queue.next("ann")
     assert first is not None and "answer" in first.content and "value" in first.content
     seen = {first.item_id}
@@ -127,7 +118,7 @@ def test_edits_keep_history_resends_are_no_ops_and_hostile_text_is_data(
 ) -> None:
     lab = _lab(3)
     name = "q'; DROP TABLE evalnb.labels; --" + uuid.uuid4().hex[:6]
-    queue = evalnb.review(lab, pg_server.dsn(), name, evaluator=EV, metric=EV, per_item=2)
+    queue = _queue(lab, pg_server.dsn(), name, per_item=2)
     reviewer = "Robert'); DROP TABLE evalnb.items;--\u2028\U0001f600"
     item = queue.next(reviewer)
     assert item is not None
@@ -154,15 +145,7 @@ def test_edits_keep_history_resends_are_no_ops_and_hostile_text_is_data(
 
 def test_blind_review_gives_the_item_not_the_others_labels(pg_server: PgServer) -> None:
     lab = _lab(2)
-    queue = evalnb.review(
-        lab,
-        pg_server.dsn(),
-        _name(),
-        evaluator=EV,
-        metric=EV,
-        per_item=2,
-        strategy="random",
-    )
+    queue = _queue(lab, pg_server.dsn(), per_item=2, strategy="random")
     a = queue.next("ann")
     assert a is not None
     queue.submit(a, "fail", reviewer="ann", note="ann's secret reasoning")
@@ -217,15 +200,7 @@ def test_agreement_disagreements_adjudication_and_pulled_labels_drive_calibratio
 ) -> None:
     lab = _lab(30, seed=3)
     lab = evalnb.open(lab.save(tmp_path / "lab.duckdb"))
-    queue = evalnb.review(
-        lab,
-        pg_server.dsn(),
-        _name(),
-        evaluator=EV,
-        metric=EV,
-        per_item=3,
-        strategy="random",
-    )
+    queue = _queue(lab, pg_server.dsn(), per_item=3, strategy="random")
     rng = np.random.default_rng(0)
     for reviewer in ("ann", "bob", "cat"):
         while (item := queue.next(reviewer)) is not None:
@@ -267,7 +242,7 @@ def test_row_level_security_binds_each_role_to_its_own_name(pg_server: PgServer)
 
     lab = _lab(4)
     name = _name()
-    queue = evalnb.review(lab, pg_server.dsn(), name, evaluator=EV, metric=EV, per_item=2)
+    queue = _queue(lab, pg_server.dsn(), name, per_item=2)
     secure(pg_server.dsn())
     secure(pg_server.dsn())  # idempotent
     for role in ("ann", "bob", "lea"):
@@ -350,7 +325,7 @@ def test_the_leads_command_line_creates_shows_and_pulls(
 
 
 def test_a_skipped_item_goes_to_another_reviewer_never_back(pg_server: PgServer) -> None:
-    queue = evalnb.review(_lab(2), pg_server.dsn(), _name(), evaluator=EV, metric=EV, per_item=1)
+    queue = _queue(_lab(2), pg_server.dsn(), per_item=1)
     item = queue.next("ann")
     assert item is not None and item.reviewer == "ann"
     queue.skip(item)  # the reviewer it was reserved for
@@ -365,7 +340,7 @@ def test_a_skipped_item_goes_to_another_reviewer_never_back(pg_server: PgServer)
 
 
 def test_a_label_on_a_skipped_item_needs_room_like_a_late_one(pg_server: PgServer) -> None:
-    queue = evalnb.review(_lab(1), pg_server.dsn(), _name(), evaluator=EV, metric=EV, per_item=1)
+    queue = _queue(_lab(1), pg_server.dsn(), per_item=1)
     item = queue.next("ann")
     assert item is not None
     queue.skip(item)

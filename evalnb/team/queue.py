@@ -364,20 +364,21 @@ class ReviewQueue:
             {"q": self.name},
         )
         per = pl.DataFrame(rows, schema=_PROGRESS[:4], orient="row")
-        items = self.items()
-        total = {
-            "reviewer": None,
-            "labelled": int(per["labelled"].sum()),
-            "skipped": int(per["skipped"].sum()),
-            "holding": int(per["holding"].sum()),
-        }
+        counted = self._fetch_one(
+            "SELECT count(*), count(*) FILTER (WHERE done) FROM evalnb.items WHERE queue = %(q)s",
+            {"q": self.name},
+        )
+        n_items, complete = (int(counted[0]), int(counted[1])) if counted else (0, 0)
         overall = pl.DataFrame(
             [
                 {
-                    **total,
-                    "items": items.height,
-                    "complete": int(items["done"].sum()),
-                    "labels_needed": items.height * int(self.per_item),
+                    "reviewer": None,
+                    "labelled": int(per["labelled"].sum()),
+                    "skipped": int(per["skipped"].sum()),
+                    "holding": int(per["holding"].sum()),
+                    "items": n_items,
+                    "complete": complete,
+                    "labels_needed": n_items * int(self.per_item),
                 }
             ],
             schema=dict(_PROGRESS),

@@ -7,13 +7,32 @@ server. The view cannot tell them apart: each fills the same traits.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, cast
 
 import traitlets
 
 from evalnb.widgets.base import EvalWidget
 
-__all__ = ["LabelingView"]
+__all__ = ["LabelingActions", "LabelingView"]
+
+
+class LabelingActions(Protocol):
+    """What a labeler does when the browser sends a key's message (each subclass has these)."""
+
+    def label(self, verdict: str, note: str | None = None) -> None:
+        """Label the item on screen and move on (keys p/f, a/d)."""
+
+    def undo(self) -> None:
+        """Undo the last label, or go back to it (key u)."""
+
+    def go(self, position: int) -> None:
+        """Show item ``position`` (keys ←/→)."""
+
+    def next_batch(self) -> None:
+        """Draw the next batch, or sync a queue (key b)."""
+
+    def apply(self) -> None:
+        """Store the recalibrated threshold (the button), where the labeler may."""
 
 
 class LabelingView(EvalWidget):
@@ -37,40 +56,20 @@ class LabelingView(EvalWidget):
         super().__init__(**kwargs)
         self.on_msg(self._on_msg)
 
-    # The actions each labeler implements; the browser sends them as messages.
-    def label(self, verdict: str, note: str | None = None) -> None:
-        """Label the item on screen and move on."""
-        raise NotImplementedError
-
-    def undo(self) -> None:
-        """Undo (the lab's labeler) or go back to the last label (a queue's)."""
-        raise NotImplementedError
-
-    def go(self, position: int) -> None:
-        """Show item ``position``."""
-        raise NotImplementedError
-
-    def next_batch(self) -> None:
-        """Draw the next batch (the key ``b``)."""
-        raise NotImplementedError
-
-    def apply(self) -> None:
-        """Store the recalibrated threshold."""
-        raise NotImplementedError
-
     def _on_msg(self, _widget: object, content: dict[str, Any], _buffers: object) -> None:
         action = content.get("action")
+        this = cast("LabelingActions", self)
         self._error = ""
         try:
             if action == "label":
-                self.label(str(content["verdict"]), content.get("note"))
+                this.label(str(content["verdict"]), content.get("note"))
             elif action == "undo":
-                self.undo()
+                this.undo()
             elif action == "move":
-                self.go(self.position + int(content.get("by", 0)))
+                this.go(self.position + int(content.get("by", 0)))
             elif action == "next_batch":
-                self.next_batch()
+                this.next_batch()
             elif action == "apply":
-                self.apply()
+                this.apply()
         except (ValueError, KeyError) as err:  # shown in the widget, never swallowed silently
             self._error = str(err)
