@@ -3,7 +3,7 @@
 The public API is what this module and :mod:`evalnb.transforms` export. The subpackages
 hold the implementation by concern, lowest layer last (``docs/architecture.md`` has the
 map; ``lint-imports`` checks the direction): ``cli`` → ``workflow`` → ``api`` →
-``widgets`` → ``transforms`` → ``analysis`` | ``calibration`` | ``diagnosis`` |
+``widgets`` → ``team`` | ``monitoring`` → ``transforms`` → ``analysis`` | ``calibration`` | ``diagnosis`` |
 ``generation`` | ``robustness`` → ``evaluation`` | ``io`` → ``llm`` | ``models`` | ``text``
 → ``lab``.
 """
@@ -24,6 +24,7 @@ from evalnb.api.corpus import (
     retrieval_baseline,
 )
 from evalnb.api.lab import Lab, load
+from evalnb.api.monitoring import Monitor, monitor
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb.api.validation import Validation, validate_tests
 from evalnb.diagnosis.failure_clusters import FailureClusters
@@ -58,6 +59,7 @@ __all__ = [
     "DocumentLimits",
     "EndpointUnreachable",
     "EvalnbError",
+    "Monitor",
     "Eye",
     "FailureClusters",
     "InputError",
@@ -94,6 +96,7 @@ __all__ = [
     "labeler",
     "load",
     "load_calibration",
+    "monitor",
     "open",
     "pairwise",
     "retrieval_baseline",

@@ -29,6 +29,7 @@ from evalnb.lab.core import LabCore
 from evalnb.team.publish import pulled_labels
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     import altair as alt
@@ -216,16 +217,25 @@ class HumanCalibration(LabCore):
         return apply_judge_version(self, evaluator, version_id, judge)
 
     def export_calibration(
-        self, path: str | Path, *, approved_by: str | None = None, note: str | None = None
+        self,
+        path: str | Path,
+        *,
+        approved_by: str | None = None,
+        note: str | None = None,
+        accepted: float | Mapping[str, float] | None = None,
     ) -> Path:
         """Write the calibration bundle (JSON, schema-checked, and a Markdown summary beside it).
 
         Per calibrated metric: the threshold with its CI, agreement and κ before and after,
-        labels per reviewer, the corrected pass rates; the approval (``approved_by``,
-        ``note``), the lab's content hash and the evalnb version. Apply it to another lab
-        with :func:`evalnb.load_calibration`.
+        labels per reviewer, the corrected pass rates and the pass rate accepted in
+        production (``accepted``: one for all metrics or one per metric name; by default
+        the lowest corrected pass rate among the models); the evaluators with their versions
+        and parameters; a sample of the lab's questions (drift's reference); the approval
+        (``approved_by``, ``note``), the lab's content hash and the evalnb version. Apply it
+        to another lab with :func:`evalnb.load_calibration`, or to live traffic with
+        :func:`evalnb.monitor`.
         """
-        return export_calibration(self, path, approved_by=approved_by, note=note)
+        return export_calibration(self, path, approved_by=approved_by, note=note, accepted=accepted)
 
     def reviewer_agreement(self, evaluator: str, metric: str) -> pl.DataFrame:
         """Cohen's κ between every two reviewers on the items both labelled."""

@@ -15,6 +15,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -35,12 +36,18 @@ if TYPE_CHECKING:
 __all__ = [
     "BUNDLE_SCHEMA",
     "apply_calibration",
+    "bundle_hash",
     "calibration_bundle",
     "export_calibration",
     "read_calibration",
 ]
 
-FORMAT, VERSION = "evalnb.calibration", 1
+FORMAT, VERSION = "evalnb.calibration", 2
+# Version 2 adds what monitoring needs: the evaluators with their versions and parameters,
+# the accepted pass rate per metric and a reference sample of the lab's questions. Version 1
+# bundles still read and apply to labs; a monitor asks for version 2.
+_READABLE = (1, 2)
+REFERENCE_PROMPTS = 1000
 _NUM = {"type": ["number", "null"]}
 BUNDLE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -56,7 +63,7 @@ BUNDLE_SCHEMA: dict[str, Any] = {
     ],
     "properties": {
         "format": {"const": FORMAT},
-        "version": {"const": VERSION},
+        "version": {"enum": list(_READABLE)},
         "evalnb_version": {"type": "string"},
         "created_at": {"type": "string"},
         "lab": {
@@ -101,7 +108,28 @@ BUNDLE_SCHEMA: dict[str, Any] = {
                     "n_labels": {"type": "integer"},
                     "labels_per_reviewer": {"type": "object"},
                     "corrected": {"type": "array"},
+                    "accepted": _NUM,
                 },
+            },
+        },
+        "evaluators": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "version", "params"],
+                "properties": {
+                    "id": {"type": "string", "minLength": 1},
+                    "version": {"type": "string"},
+                    "params": {"type": "object"},
+                },
+            },
+        },
+        "reference": {
+            "type": ["object", "null"],
+            "required": ["prompts", "topics"],
+            "properties": {
+                "prompts": {"type": "array", "items": {"type": "string"}},
+                "topics": {"type": "array", "items": {"type": ["string", "null"]}},
             },
         },
         "judges": {
@@ -142,10 +170,72 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and value == value else None
 
 
+def _accepted_level(
+    accepted: float | Mapping[str, float] | None, metric: str, corrected: pl.DataFrame
+) -> float | None:
+    """Return the pass rate a monitor must not fall below: given, else the lowest corrected one."""
+    if isinstance(accepted, Mapping):
+        value = accepted.get(metric)
+        if value is not None:
+            return float(value)
+    elif accepted is not None:
+        return float(accepted)
+    if "corrected" not in corrected.columns:
+        return None
+    values = corrected.get_column("corrected").drop_nulls().drop_nans()
+    return float(values.min()) if values.len() else None  # type: ignore[arg-type]
+
+
+def evaluator_records(lab: LabCore, evaluators: list[str]) -> list[dict[str, Any]]:
+    """Each evaluator with its version and the scoring parameters its scores were made with."""
+    from evalnb.evaluation.catalog import get_evaluator  # noqa: PLC0415 - loads the catalog
+
+    out = []
+    for ev in dict.fromkeys(evaluators):
+        keys = (
+            lab.scores.filter(pl.col("evaluator") == ev)
+            .group_by("params")
+            .len()
+            .sort(["len", "params"], descending=True)
+        )
+        params = (
+            json.loads(keys.item(0, "params")) if keys.height and keys.item(0, "params") else {}
+        )
+        try:
+            version = get_evaluator(ev).version
+        except ValueError:  # an object made in a session (ragas.*): no catalog entry
+            version = "session"
+        out.append({"id": ev, "version": version, "params": params})
+    return out
+
+
+def reference_sample(
+    lab: LabCore, n: int = REFERENCE_PROMPTS, seed: int = 0
+) -> dict[str, Any] | None:
+    """Return a seeded sample of the lab's questions with their topics (drift's reference)."""
+    cases = lab.cases.filter(pl.col("prompt").is_not_null())
+    if not cases.height:
+        return None
+    if cases.height > n:
+        cases = cases.sample(n, seed=seed)
+    return {
+        "prompts": cases.get_column("prompt").to_list(),
+        "topics": cases.get_column("topic").to_list(),
+    }
+
+
 def calibration_bundle(
-    lab: LabCore, *, approved_by: str | None = None, note: str | None = None
+    lab: LabCore,
+    *,
+    approved_by: str | None = None,
+    note: str | None = None,
+    accepted: float | Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Build the bundle of every metric whose threshold in force was calibrated."""
+    """Build the bundle of every metric whose threshold in force was calibrated.
+
+    ``accepted``: the pass rate each metric must keep in production (one for all, or per
+    metric name); by default the lowest corrected pass rate among the lab's models.
+    """
     calibrated = lab.current_thresholds().filter(pl.col("source") == "calibrated")
     metrics = []
     for row in calibrated.iter_rows(named=True):
@@ -169,6 +259,7 @@ def calibration_bundle(
                     {k: _number(v) if isinstance(v, float) else v for k, v in r.items()}
                     for r in corrected.to_dicts()
                 ],
+                "accepted": _accepted_level(accepted, metric, corrected),
             }
         )
     now = dt.datetime.now(dt.UTC).isoformat()
@@ -187,6 +278,9 @@ def calibration_bundle(
         "metrics": metrics,
         "judges": kept_versions(lab),
     }
+    used = [m["evaluator"] for m in metrics] + [j["evaluator"] for j in kept_versions(lab)]
+    bundle["evaluators"] = evaluator_records(lab, used)
+    bundle["reference"] = reference_sample(lab)
     _validate(bundle, "the bundle being written")
     return bundle
 
@@ -244,6 +338,11 @@ def _markdown(bundle: dict[str, Any]) -> str:
             "",
             f"- threshold **{m['threshold']:.4g}** (95 % CI {ci[0]:.4g}–{ci[1]:.4g}), "
             f"{'higher' if m['higher_is_better'] else 'lower'} is better",
+            *(
+                [f"- accepted pass rate in production: **{m['accepted']:.3f}**"]
+                if m.get("accepted") is not None
+                else []
+            ),
             f"- {m['n_labels']} labels: "
             + ", ".join(f"{r} {n}" for r, n in m["labels_per_reviewer"].items()),
             f"- agreement {m['agreement']:.3f}; Cohen's κ {m['kappa_before']:.3f} before, "
@@ -261,10 +360,15 @@ def _markdown(bundle: dict[str, Any]) -> str:
 
 
 def export_calibration(
-    lab: LabCore, path: str | Path, *, approved_by: str | None = None, note: str | None = None
+    lab: LabCore,
+    path: str | Path,
+    *,
+    approved_by: str | None = None,
+    note: str | None = None,
+    accepted: float | Mapping[str, float] | None = None,
 ) -> Path:
     """Write the bundle to ``path`` (JSON) and its summary beside it (``.md``); return the path."""
-    bundle = calibration_bundle(lab, approved_by=approved_by, note=note)
+    bundle = calibration_bundle(lab, approved_by=approved_by, note=note, accepted=accepted)
     if not bundle["metrics"] and not bundle["judges"]:
         msg = (
             "nothing calibrated in this lab: recalibrate a metric (lab.recalibrate) or align a "
@@ -284,6 +388,12 @@ def read_calibration(path: str | Path) -> dict[str, Any]:
     _validate(bundle, where)
     _check_values(bundle, where)
     return dict(bundle)
+
+
+def bundle_hash(bundle: Mapping[str, Any]) -> str:
+    """SHA-256 of the bundle's canonical JSON: names the exact bundle a result was made with."""
+    text = json.dumps(bundle, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _check_values(bundle: dict[str, Any], where: str) -> None:
@@ -333,7 +443,7 @@ def _check_values(bundle: dict[str, Any], where: str) -> None:
                 refuse(f"{at}.ci", "ci", "finite bounds (or null)", ci)
             if low is not None and high is not None and low > high:
                 refuse(f"{at}.ci", "ci", "low <= high", ci)
-        for name in ("agreement", "kappa_before", "kappa_after"):
+        for name in ("agreement", "kappa_before", "kappa_after", "accepted"):
             value = m.get(name)
             if value is not None and not math.isfinite(value):
                 refuse(f"{at}.{name}", name, "a finite number (or null)", value)

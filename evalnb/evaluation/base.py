@@ -201,6 +201,9 @@ class Evaluator(ABC):
     requires: ClassVar[tuple[str, ...]]
     metrics: ClassVar[tuple[MetricSpec, ...]]
     params: ClassVar[tuple[Param, ...]] = ()
+    # Raised when a change gives other scores for the same rows and parameters: a
+    # calibration bundle records it, and a monitor refuses scores from another version.
+    version: ClassVar[str] = "1"
     judge: ClassVar[bool] = False
     # Evaluators that use the LLM judge when one is given (step extraction by the judge):
     # the judge's model joins their parameters, so changing it rescores.

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
     from evalnb.io.builder import LabBuilder
 
-__all__ = ["is_span_record", "read_spans"]
+__all__ = ["any_value", "is_span_record", "read_spans"]
 
 _LLM_OPS = {"chat", "text_completion", "generate_content", "completion"}
 _KINDS = {"execute_tool": "TOOL", "invoke_agent": "AGENT", "create_agent": "AGENT"}
@@ -163,7 +163,7 @@ def _otlp_span(span: Mapping[str, object], where: Where) -> _Span:
         aw = where.at("attributes").at(i)
         a = aw.record(item, "a {key, value} attribute object")
         key = aw.string(a, "key", required=True)
-        attrs[key] = _any_value(a.get("value"), aw)
+        attrs[key] = any_value(a.get("value"), aw)
     status = span.get("status") if isinstance(span.get("status"), dict) else {}
     assert isinstance(status, dict)
     code = status.get("code")
@@ -183,7 +183,7 @@ def _otlp_span(span: Mapping[str, object], where: Where) -> _Span:
     )
 
 
-def _any_value(value: object, where: Where) -> object:
+def any_value(value: object, where: Where) -> object:
     """Decode OTLP's AnyValue (``{"stringValue": ...}``, ``{"intValue": "3"}``, arrays)."""
     if not isinstance(value, dict) or not value:
         return None
@@ -199,7 +199,7 @@ def _any_value(value: object, where: Where) -> object:
     if kind in ("doubleValue", "boolValue"):
         return inner
     if kind == "arrayValue" and isinstance(inner, dict):
-        return [_any_value(v, where) for v in inner.get("values") or []]
+        return [any_value(v, where) for v in inner.get("values") or []]
     if kind == "kvlistValue" and isinstance(inner, dict):
         out: dict[str, object] = {}
         for kv in inner.get("values") or []:
@@ -209,7 +209,7 @@ def _any_value(value: object, where: Where) -> object:
             if not isinstance(key, str):
                 field = "key"
                 raise where.error(field, "a string key of a kvlistValue", key)
-            out[key] = _any_value(kv.get("value"), where)
+            out[key] = any_value(kv.get("value"), where)
         return out
     return inner
 
