@@ -24,8 +24,8 @@ from evalnb.api.corpus import (
     retrieval_baseline,
 )
 from evalnb.api.lab import Lab, load
-from evalnb.api.monitoring import Monitor, monitor
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
+from evalnb.api.monitoring import Monitor, monitor
 from evalnb.api.validation import Validation, validate_tests
 from evalnb.diagnosis.failure_clusters import FailureClusters
 from evalnb.diagnosis.topics import TopicModel, topics
@@ -59,13 +59,13 @@ __all__ = [
     "DocumentLimits",
     "EndpointUnreachable",
     "EvalnbError",
-    "Monitor",
     "Eye",
     "FailureClusters",
     "InputError",
     "LLMClient",
     "Lab",
     "Labeler",
+    "Monitor",
     "NoTopicsWarning",
     "NothingScoredWarning",
     "RayEngine",

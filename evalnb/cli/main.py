@@ -16,6 +16,7 @@ from evalnb.api.demo import build_demo_lab
 from evalnb.api.lab import Lab, load, open_lab
 from evalnb.cli.harbor_metric import harbor_metrics, read_rewards, write_json_atomic
 from evalnb.cli.harpia import run_harpia
+from evalnb.cli.monitor_cmd import add_monitor_parser, run_monitor_command
 from evalnb.cli.review_cmd import add_review_parser, run_review_command
 from evalnb.cli.workflow_cmd import add_workflow_parser, run_workflow_command
 from evalnb.evaluation.engine import evaluate, evaluators
@@ -191,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_workflow_parser(sub)
     add_review_parser(sub)
+    add_monitor_parser(sub)
     demo = sub.add_parser(
         "demo", help="evaluate the bundled demo lab; write its store, HTML report and archive"
     )
@@ -227,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_workflow_command(args, _show)
         if args.command == "review":
             return run_review_command(args, _show)
+        if args.command == "monitor":
+            return run_monitor_command(args, _show)
         if args.command == "info":
             _print(describe(open_lab(args.store)))
             return 0

@@ -708,9 +708,9 @@ class Monitor:
             raise ValueError(msg)
         bad = frame.with_row_index("row").filter(~pl.col("verdict").is_in(["pass", "fail"]))
         if bad.height:
-            field = "verdict"
+            field, source = "verdict", "the labels given"
             raise InputError(
-                "the labels given",
+                source,
                 f"row {bad.item(0, 'row')}",
                 field,
                 "pass or fail (a monitor's pass rate is a share of passes)",

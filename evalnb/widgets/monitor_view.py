@@ -39,7 +39,7 @@ class MonitorChart(EvalWidget):
 
 
 def _iso(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
-    """Times as ISO text: the browser draws them without time-zone arithmetic."""
+    """Write times as ISO text: the browser draws them without time-zone arithmetic."""
     return frame.with_columns(
         pl.col(c).dt.strftime("%Y-%m-%dT%H:%M:%SZ") for c in columns if c in frame.columns
     )

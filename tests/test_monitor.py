@@ -1,0 +1,298 @@
+"""Ongoing monitoring end to end: OTLP files in, scores, windows, labels, alerts, kills."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import polars as pl
+import pytest
+
+import evalnb
+from evalnb.cli.main import main as cli
+from evalnb.lab.errors import InputError
+from tests.monitor_traffic import calibrated_bundle, write_traffic
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return calibrated_bundle(tmp_path_factory.mktemp("bundle") / "cal.json")
+
+
+def _label_sample(mon: evalnb.Monitor, truth: dict[str, bool], **options: Any) -> int:
+    sample = mon.sample_for_review(50, windows=None, **options)
+    w = evalnb.labeler(sample, "rouge", "rouge_l", reviewer="bob", n=10_000, strategy="random")
+    while w.remaining:
+        w.label("pass" if truth[w.item["case_id"]] else "fail")
+    return mon.add_labels(sample)
+
+
+def test_a_bundle_monitors_otlp_files_end_to_end(bundle: Path, tmp_path: Path) -> None:
+    truth = write_traffic(tmp_path / "otlp", days=3, per_day=200)
+    names = {p.name for p in (tmp_path / "otlp").glob("*.json")}
+    assert "traces.json" in names and len(names) > 3  # rotated files and the live one
+    mon = evalnb.monitor(bundle, tmp_path / "monitor.duckdb")
+    first = mon.ingest(tmp_path / "otlp")
+    assert (first["requests"], first["duplicates"], first["waiting"]) == (600, 0, 0)
+    again = mon.ingest(tmp_path / "otlp")
+    assert (again["requests"], again["lines"], again["files"]) == (0, 0, 0)
+    windows = mon.windows("1d")
+    assert windows["n"].to_list() == [200, 200, 200]
+    assert set(windows["bundle_hash"]) == {mon.spec.hash}
+    assert windows["corrected"].is_null().all()  # nobody labelled yet
+    # Reviewers label a random sample of each closed window; the labels correct the rate.
+    assert _label_sample(mon, truth) == 100
+    sample_again = mon.sample_for_review  # the same windows are not drawn twice
+    with pytest.raises(ValueError, match="no closed window"):
+        sample_again(50, windows=None)
+    windows = mon.windows("1d")
+    labelled = windows.filter(pl.col("labels") > 0)
+    assert labelled.height == 2 and (labelled["labels"] == 50).all()
+    true_rates = pl.DataFrame({"trace_id": list(truth), "good": list(truth.values())})
+    for row in labelled.iter_rows(named=True):
+        assert row["corrected_low"] <= row["corrected"] <= row["corrected_high"]
+        assert row["superpop_low"] <= row["superpop"] <= row["superpop_high"]
+        assert row["cs_low"] <= row["cs_estimate"] <= row["cs_high"]
+    assert true_rates.height == 600
+    # Labels given back twice count once.
+    sample = mon.traces_lab(list(truth)[:3])
+    assert mon.add_labels(sample) == 0
+    status = mon.status()
+    assert status["traces"] == 600 and status["labels"] == 100 and status["waiting_spans"] == 0
+
+
+def test_duplicates_split_traces_and_unfinished_lines(bundle: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "otlp"
+    write_traffic(folder, days=1, per_day=30, rotate_lines=None)
+    lines = (folder / "traces.json").read_text().splitlines()
+    spans = [
+        (rs, ss, span)
+        for line in lines
+        for rs in json.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for span in ss["spans"]
+    ]
+
+    def request(items: list[tuple[Any, Any, Any]]) -> str:
+        rs, ss, _ = items[0]
+        body = {
+            "resourceSpans": [
+                {
+                    "resource": rs["resource"],
+                    "scopeSpans": [{"scope": ss["scope"], "spans": [s for _, _, s in items]}],
+                }
+            ]
+        }
+        return json.dumps(body) + "\n"
+
+    roots = [s for s in spans if not s[2].get("parentSpanId")]
+    children = [s for s in spans if s[2].get("parentSpanId")]
+    live = tmp_path / "live"
+    live.mkdir()
+    (live / "a.json").write_text(request(children))  # every trace's children, no root
+    mon = evalnb.monitor(bundle, tmp_path / "m.duckdb")
+    report = mon.ingest(live)
+    assert report["requests"] == 0 and report["waiting"] == len(children)
+    # The roots arrive in the next file, the last one still being written (no newline yet).
+    half = request(roots[:15]) + request(roots[15:]).rstrip("\n")
+    (live / "b.json").write_text(half)
+    time.sleep(0.01)
+    assert mon.ingest(live)["requests"] == 15
+    with (live / "b.json").open("a") as fh:
+        fh.write("\n")
+    report = mon.ingest(live)
+    assert report["requests"] == 15 and report["waiting"] == 0
+    # The same traces again, in another file: held already, scored once.
+    (live / "c.json").write_text("\n".join(lines) + "\n")
+    report = mon.ingest(live)
+    assert (report["requests"], report["duplicates"]) == (0, 30)
+    counts = mon.store.rows("SELECT count(*), count(DISTINCT trace_id) FROM scores")[0]
+    assert counts == (30, 30)
+    traces = mon.traces_lab(mon.store.read("SELECT trace_id FROM traces")["trace_id"].to_list())
+    assert traces.outputs["context"].list.len().min() == 1  # the RETRIEVER's document
+
+
+def test_a_bad_line_names_the_file_and_line_and_writes_nothing_of_its_chunk(
+    bundle: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "otlp"
+    write_traffic(folder, days=1, per_day=20, rotate_lines=None)
+    path = folder / "traces.json"
+    good = path.read_text()
+    path.write_text(good + '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 7}]}]}]}\n')
+    mon = evalnb.monitor(bundle, tmp_path / "m.duckdb")
+    with pytest.raises(InputError) as err:
+        mon.ingest(folder)
+    assert str(path) in str(err.value) and f"line {good.count(chr(10)) + 1}" in str(err.value)
+    assert "traceId" in str(err.value)
+    assert mon.status()["traces"] == 0 and mon.status()["sources"] == 0
+
+
+def test_a_bundle_this_evalnb_cannot_honour_is_refused_by_name(
+    bundle: Path, tmp_path: Path
+) -> None:
+    data = json.loads(bundle.read_text())
+    older = {**data, "evaluators": [{**data["evaluators"][0], "version": "0"}]}
+    with pytest.raises(InputError, match=r"rouge at version 1.*'0'") as err:
+        evalnb.monitor(older, tmp_path / "m.duckdb")
+    assert "$.evaluators[0].version" in str(err.value)
+    gone = {**data, "evaluators": [{"id": "rouge_9000", "version": "1", "params": {}}]}
+    with pytest.raises(InputError, match="rouge_9000"):
+        evalnb.monitor(gone, tmp_path / "m.duckdb")
+    old = {k: v for k, v in data.items() if k not in ("evaluators", "reference")} | {"version": 1}
+    with pytest.raises(InputError, match="version 2"):
+        evalnb.monitor(old, tmp_path / "m.duckdb")
+
+
+class _Hook(http.server.BaseHTTPRequestHandler):
+    received: ClassVar[list[dict[str, Any]]] = []
+    fail = False
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if type(self).fail:
+            self.send_response(503)
+        else:
+            type(self).received.append(body | {"key": self.headers["Idempotency-Key"]})
+            self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_alerts_are_posted_once_per_window_and_retried_after_a_failure(
+    bundle: Path, tmp_path: Path
+) -> None:
+    data = json.loads(bundle.read_text())
+    data["metrics"][0]["accepted"] = 0.99  # a level the bot (85 % good) cannot keep
+    truth = write_traffic(tmp_path / "otlp", days=4, per_day=200)
+    mon = evalnb.monitor(data, tmp_path / "m.duckdb")
+    mon.ingest(tmp_path / "otlp")
+    _label_sample(mon, truth)
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/hook"
+    try:
+        _Hook.fail = True
+        alerts = mon.alerts("1d", webhook=url, drift=False)
+        assert alerts.height >= 1 and alerts["sent_at"].is_null().all()
+        _Hook.fail = False
+        for _ in range(3):  # every run after: nothing posted twice
+            alerts = mon.alerts("1d", webhook=url, drift=False)
+        assert alerts["sent_at"].is_not_null().all()
+        keys = [r["key"] for r in _Hook.received]
+        assert len(keys) == alerts.height == len(set(keys))
+        assert all(
+            r["kind"] == "pass_rate" and r["bundle_hash"] == mon.spec.hash for r in _Hook.received
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_question_drift_is_flagged_where_users_ask_something_else(
+    bundle: Path, tmp_path: Path
+) -> None:
+    write_traffic(tmp_path / "otlp", days=3, per_day=120, drifted_days=(2,))
+    mon = evalnb.monitor(bundle, tmp_path / "m.duckdb")
+    mon.ingest(tmp_path / "otlp")
+    drift = mon.drift("1d", sample=120, permutations=100)
+    same, moved = drift.row(0, named=True), drift.row(2, named=True)
+    assert moved["question_distance"] > 3 * same["question_distance"]
+    assert moved["question_p_adjusted"] < 0.05 and same["question_p_adjusted"] > 0.05
+    assert moved["no_topic_share"] > 0.5 > same["no_topic_share"]
+    kinds = mon.alerts("1d").filter(pl.col("window_start") == moved["window_start"])["kind"]
+    assert "question_drift" in kinds.to_list()
+
+
+def test_parquet_and_frames_are_ingested_and_deduplicated(bundle: Path, tmp_path: Path) -> None:
+    frame = pl.DataFrame(
+        {
+            "trace_id": ["t1", "t2", "t3"],
+            "at": ["2026-11-01T10:00:00Z", "2026-11-01T11:00:00Z", "2026-11-02T09:00:00Z"],
+            "prompt": ["how do I pay my invoice"] * 3,
+            "actual": ["pay it online", "by card", "by cheque"],
+            "expected": ["pay it online or by card"] * 3,
+        }
+    )
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    frame.head(2).write_parquet(folder / "a.parquet")
+    mon = evalnb.monitor(bundle, tmp_path / "m.duckdb")
+    assert mon.ingest(folder)["requests"] == 2
+    assert mon.ingest(folder)["requests"] == 0  # the same file: not read again
+    report = mon.ingest(frame)
+    assert (report["requests"], report["duplicates"]) == (1, 2)
+    with pytest.raises(ValueError, match="trace_id"):
+        mon.ingest(frame.drop("trace_id"))
+
+
+_KILLED_INGEST = """
+import sys, evalnb
+mon = evalnb.monitor(sys.argv[1], sys.argv[2])
+print(mon.ingest(sys.argv[3]), flush=True)
+"""
+
+
+def test_a_killed_ingest_loses_and_doubles_nothing(bundle: Path, tmp_path: Path) -> None:
+    truth = write_traffic(tmp_path / "otlp", days=4, per_day=1000, rotate_lines=5)
+    store = tmp_path / "m.duckdb"
+    args = [sys.executable, "-c", _KILLED_INGEST, str(bundle), str(store), str(tmp_path / "otlp")]
+    rng = random.Random(5)
+    kills = 0
+    for _ in range(8):
+        proc = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT
+        )
+        time.sleep(rng.uniform(2.5, 5.0))
+        if proc.poll() is not None:
+            break
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        kills += 1
+    assert kills >= 2  # the ingest really was cut, more than once
+    done = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, check=True, timeout=600)
+    assert "'requests'" in done.stdout
+    mon = evalnb.monitor(bundle, store)
+    held = mon.store.rows(
+        "SELECT (SELECT count(*) FROM traces), (SELECT count(DISTINCT trace_id) FROM traces), "
+        "(SELECT count(*) FROM scores), (SELECT count(*) FROM pending)"
+    )[0]
+    assert held == (len(truth), len(truth), len(truth), 0)
+
+
+def test_the_command_line_ingests_and_reports(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_traffic(tmp_path / "otlp", days=2, per_day=50)
+    store = tmp_path / "m.duckdb"
+    argv = ["--bundle", str(bundle), "--store", str(store)]
+    assert cli(["monitor", "ingest", str(tmp_path / "otlp"), *argv]) == 0
+    assert "100 new traces scored" in capsys.readouterr().out
+    assert cli(["monitor", "status", *argv]) == 0
+    out = capsys.readouterr().out
+    assert "100 traces" in out and "rouge_l" in out
+    assert cli(["monitor", "status", "--every", "1x", *argv]) == 2
+
+
+def test_the_view_opens_a_clicked_window_in_the_eye(bundle: Path, tmp_path: Path) -> None:
+    write_traffic(tmp_path / "otlp", days=2, per_day=40)
+    mon = evalnb.monitor(bundle, tmp_path / "m.duckdb")
+    mon.ingest(tmp_path / "otlp")
+    view = mon.view("1d", drift=False)
+    assert view.chart._windows and view.chart._meta["every"] == "1d"
+    view.chart.selected_window = "2026-11-02T00:00:00Z"
+    (title, eye) = view.detail.children
+    assert isinstance(eye, evalnb.Eye) and "40 traces" in title.value
