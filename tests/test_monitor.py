@@ -20,6 +20,7 @@ import pytest
 import evalnb
 from evalnb.cli.main import main as cli
 from evalnb.lab.errors import InputError
+from evalnb.monitoring.plan import monitoring_plan
 from tests.monitor_traffic import calibrated_bundle, write_traffic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -296,3 +297,20 @@ def test_the_view_opens_a_clicked_window_in_the_eye(bundle: Path, tmp_path: Path
     view.chart.selected_window = "2026-11-02T00:00:00Z"
     (title, eye) = view.detail.children
     assert isinstance(eye, evalnb.Eye) and "40 traces" in title.value
+
+
+def test_the_report_and_the_mrm_hand_over_carry_the_monitoring(
+    bundle: Path, tmp_path: Path
+) -> None:
+    truth = write_traffic(tmp_path / "otlp", days=3, per_day=100)
+    mon = evalnb.monitor(bundle, tmp_path / "m.duckdb")
+    mon.ingest(tmp_path / "otlp")
+    _label_sample(mon, truth)
+    lab = evalnb.load(pl.DataFrame({"prompt": ["<b>q</b>"], "expected": ["a"], "actual": ["a"]}))
+    lab = evalnb.evaluate(lab, ["rouge"], progress=False)
+    html = lab.report(tmp_path / "report.html", monitor=mon).html
+    section = html[html.index("<h2>Ongoing monitoring</h2>") :]
+    assert mon.spec.hash[:16] in section and "<svg" in section and "rouge_l (rouge)" in section
+    assert "<b>q</b>" not in html  # lab text is escaped
+    plan = monitoring_plan(json.loads(bundle.read_text()))
+    assert "| rouge | rouge_l |" in plan and mon.spec.hash[:16] in plan and "0.800" in plan

@@ -136,6 +136,10 @@ def test_nine_steps_run_review_and_hand_over(finished: evalnb.Workflow, tmp_path
     guard = json.loads(paths["guardrail"].read_text())
     assert guard["calibrated_thresholds"]  # the calibrated threshold is handed over
     assert paths["system_prompt_extension"].read_text().startswith("# System prompt extension")
+    # The calibrated metric is handed over for ongoing monitoring: the bundle and its plan.
+    handed = json.loads(paths["calibration"].read_text())
+    assert handed["version"] == 2 and handed["evaluators"]
+    assert "# Ongoing monitoring plan" in paths["monitoring_plan"].read_text()
     assert paths["corpus_patch"].exists()
     kinds = Counter(wf.events()["event"])
     assert kinds["finished"] >= 9 and kinds["approved"] == 3 and kinds["waiting"] == 1

@@ -229,3 +229,31 @@ def reliability_chart(table: pl.DataFrame, threshold: float | None, title: str) 
         at = alt.Data(values=[{"t": threshold}])  # type: ignore[no-untyped-call]
         layers = layers + alt.Chart(at).mark_rule(color="red", strokeDash=[4, 3]).encode(x="t:Q")
     return offline(cast("alt.LayerChart", layers.properties(width=360, title=title)))
+
+
+def monitoring_chart(windows: pl.DataFrame, title: str) -> alt.LayerChart:
+    """One metric's windows: the metric's pass rate, the corrected one, the sequence's band.
+
+    ``windows`` has ``window_start``, ``pass_rate``, ``corrected``, ``cs_low``, ``cs_high``
+    and ``accepted`` (the frame ``Monitor.windows`` returns, one metric).
+    """
+    data = windows.select(
+        pl.col("window_start").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "pass_rate",
+        "corrected",
+        "cs_low",
+        "cs_high",
+        "accepted",
+    )
+    base = alt.Chart(chart_data(data)).encode(x=alt.X("window_start:T", title="window"))
+    band = base.mark_area(opacity=0.35, color="#90caf9").encode(
+        y=alt.Y("cs_low:Q", title="pass rate", scale=alt.Scale(zero=False)), y2="cs_high:Q"
+    )
+    raw = base.mark_line(point=True, color="#9e9e9e").encode(y="pass_rate:Q")
+    corrected = base.mark_line(point=True, color="#0d47a1").encode(y="corrected:Q")
+    layers = band + raw + corrected
+    accepted = windows.get_column("accepted").drop_nulls()
+    if accepted.len():
+        at = alt.Data(values=[{"a": float(accepted[0])}])  # type: ignore[no-untyped-call]
+        layers = layers + alt.Chart(at).mark_rule(color="red", strokeDash=[4, 3]).encode(y="a:Q")
+    return offline(cast("alt.LayerChart", layers.properties(width=480, title=title)))

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalnb.analysis.charts import heatmap, leaderboard_chart, reliability_chart, to_svg
+from evalnb.analysis.charts import (
+    heatmap,
+    leaderboard_chart,
+    monitoring_chart,
+    reliability_chart,
+    to_svg,
+)
 from evalnb.analysis.derived import analyse
 from evalnb.analysis.overall import overall_leaderboard
 from evalnb.lab.version import __version__
@@ -228,6 +234,60 @@ def _agreement_html(views: Sequence[Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
+_WINDOW_COLUMNS = [
+    "window_start",
+    "n",
+    "pass_rate",
+    "labels",
+    "corrected",
+    "corrected_low",
+    "corrected_high",
+    "cs_low",
+    "cs_high",
+    "accepted",
+    "below_accepted",
+]
+
+
+def _monitoring_html(view: Mapping[str, Any] | None) -> str:
+    """Render "Ongoing monitoring": per metric its windows' chart and table, alerts, drift.
+
+    ``view``: ``bundle`` (hash), ``every``, ``windows``, ``alerts`` and ``drift`` (frames, the
+    drift one may be None), as ``Monitor`` computes them.
+    """
+    if not view:
+        return ""
+    windows: pl.DataFrame = view["windows"]
+    parts = [
+        "<h2>Ongoing monitoring</h2>"
+        f"<p>Live traffic scored with calibration bundle <code>{_e(str(view['bundle'])[:16])}</code>, "
+        f"in windows of {_e(view['every'])}: the metric's pass rate under the calibrated "
+        "threshold, the pass rate corrected by reviewers' labels on a random sample of each "
+        "window (PPI), and the confidence sequence, valid however often it is looked at.</p>"
+    ]
+    for (ev, metric), part in windows.group_by(["evaluator", "metric"], maintain_order=True):
+        name = f"{metric} ({ev})"
+        parts.append(
+            f"<h3>{_e(name)}</h3><figure>{to_svg(monitoring_chart(part, name))}</figure>"
+            + _table(part.select(_WINDOW_COLUMNS))
+        )
+    alerts: pl.DataFrame = view["alerts"]
+    parts.append(
+        "<h3>Alerts</h3>"
+        + (
+            _table(
+                alerts.select("window_start", "kind", "metric", "detail", "sent_at"), ("detail",)
+            )
+            if alerts.height
+            else "<p>None.</p>"
+        )
+    )
+    drift = view.get("drift")
+    if isinstance(drift, pl.DataFrame) and drift.height:
+        parts.append("<h3>Drift</h3>" + _table(drift))
+    return "".join(parts)
+
+
 def render_report(
     lab: LabCore,
     *,
@@ -235,8 +295,13 @@ def render_report(
     seed: int = 0,
     analysed: Analysed | None = None,
     agreement: Sequence[Mapping[str, Any]] = (),
+    monitoring: Mapping[str, Any] | None = None,
 ) -> str:
-    """Render the report as HTML text (``agreement``: the human-calibration views to show)."""
+    """Render the report as HTML text.
+
+    ``agreement``: the human-calibration views to show; ``monitoring``: the ongoing-monitoring
+    view (see :func:`_monitoring_html`), or None.
+    """
     done = analysed or analyse(lab, seed)
     verdicts, board, probs, ins = done.verdicts, done.board, done.problems, done.insights
     evaluators = board["evaluator"].unique(maintain_order=True).to_list()
@@ -256,6 +321,7 @@ def render_report(
         f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
         + "".join(_evaluator_section(lab, verdicts, board, probs, ins, e) for e in evaluators)
         + _agreement_html(agreement)
+        + _monitoring_html(monitoring)
         + _eda(lab)
         + f"<h2>Configuration</h2>{_table(lab.current_thresholds().select('evaluator', 'metric', 'threshold', 'source', 'higher_is_better'))}"
     )

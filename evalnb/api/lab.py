@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from evalnb.analysis.tables import RichTable
     from evalnb.diagnosis.failure_clusters import FailureClusters
     from evalnb.llm.client import LLMClient
+    from evalnb.monitoring.monitor import Monitor
 
 __all__ = ["Lab", "load", "open_lab"]
 
@@ -131,21 +132,35 @@ class Lab(HumanCalibration):
         return {m: EvaluationDataset.from_list(ragas_records(self, m)) for m in models}
 
     def report(
-        self, path: str | Path | None = None, *, title: str | None = None, seed: int = 0
+        self,
+        path: str | Path | None = None,
+        *,
+        title: str | None = None,
+        seed: int = 0,
+        monitor: Monitor | None = None,
+        every: str = "1d",
     ) -> Report:
         """Render the self-contained HTML report; also write it to ``path`` when given.
 
         One file with no network access and no script: summary with a severity semaphore,
         problems, insights, one section per evaluator (metrics, chart, weakest cases,
         problems, parameters), human calibration (κ with its interval, labels still needed,
-        the reliability of each labelled metric), the dataset, models and thresholds in
+        the reliability of each labelled metric), with ``monitor`` (:func:`evalnb.monitor`)
+        ongoing monitoring (its ``every`` windows: pass rates, corrected ones with their
+        confidence sequences, alerts, drift), the dataset, models and thresholds in
         force. The returned
         :class:`evalnb.Report` prints as its path, shows itself in a notebook cell, and
         holds the document in ``html``.
         """
         from evalnb.analysis.report import render_report  # noqa: PLC0415 - loads Altair: only when a report is written
 
-        html = render_report(self, title=title, seed=seed, agreement=agreement_views(self))
+        html = render_report(
+            self,
+            title=title,
+            seed=seed,
+            agreement=agreement_views(self),
+            monitoring=monitor.report_view(every) if monitor is not None else None,
+        )
         return Report.written(html, path)
 
     def archive(self, path: str | Path, *, seed: int = 0) -> Path:

@@ -757,6 +757,17 @@ class Monitor:
         self.store.write(body)
         return counted[0]
 
+    def report_view(self, every: str = "1d", *, drift: bool = True) -> dict[str, Any]:
+        """Return what the HTML report's "Ongoing monitoring" section shows (``lab.report(monitor=)``)."""
+        with_drift = drift and bool(self.spec.bundle.get("reference"))
+        return {
+            "bundle": self.spec.hash,
+            "every": every,
+            "windows": self.windows(every),
+            "alerts": self.alerts(every, drift=with_drift),
+            "drift": self.drift(every) if with_drift else None,
+        }
+
     def status(self) -> dict[str, Any]:
         """Return counts and times: traces, first and last trace, files read, waiting spans, labels, alerts."""
         row = self.store.rows(

@@ -22,6 +22,7 @@ from evalnb.api.corpus import Corpus
 from evalnb.api.lab import Lab, open_lab
 from evalnb.lab.files import write_atomic
 from evalnb.lab.store import append_rows, is_store, read_store
+from evalnb.monitoring.plan import monitoring_plan
 from evalnb.workflow.prompt_extension import prompt_extension
 from evalnb.workflow.report import workflow_html
 from evalnb.workflow.review import review_surface, step_charts
@@ -343,7 +344,9 @@ class Workflow:
 
         ``report.html`` (this workflow's report), ``system_prompt_extension.md`` (rules
         backed by the findings), ``corpus_patch.md`` (answers the metric failed and the
-        reviewers passed) and ``guardrail.json`` (the calibrated thresholds).
+        reviewers passed) and ``guardrail.json`` (the calibrated thresholds); when a metric
+        was calibrated, ``calibration.json`` (the bundle production is monitored with) and
+        ``monitoring_plan.md`` (what ongoing monitoring applies, and how to run it).
         """
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
@@ -362,6 +365,12 @@ class Workflow:
         )
         lab.corpus_patch(paths["corpus_patch"])
         lab.guardrail_config(paths["guardrail"])
+        calibrated = lab.current_thresholds().filter(pl.col("source") == "calibrated")
+        if calibrated.height:
+            paths["calibration"] = lab.export_calibration(out / "calibration.json", approved_by=who)
+            paths["monitoring_plan"] = out / "monitoring_plan.md"
+            bundle = json.loads(paths["calibration"].read_text(encoding="utf-8"))
+            write_atomic(paths["monitoring_plan"], monitoring_plan(bundle))
         written = {k: str(p.resolve()) for k, p in paths.items()}
         self._lab.append_rows(
             "workflow_events", event_row("artifacts", "written", summary=written, who=who)
