@@ -211,7 +211,9 @@ function dates(starts, x) {
   const every = Math.max(1, Math.ceil(starts.length / 8));
   starts.forEach((s, i) => {
     if (i % every) return;
-    const t = svg("text", { x: x(s), y: H - 8, "text-anchor": "middle", class: "mn-axis" });
+    // The first and last labels keep inside the chart.
+    const anchor = i === 0 ? "start" : i === starts.length - 1 ? "end" : "middle";
+    const t = svg("text", { x: x(s), y: H - 8, "text-anchor": anchor, class: "mn-axis" });
     t.textContent = s.slice(0, 16).replace("T", " ");
     g.appendChild(t);
   });
