@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["Reference", "question_drift", "topic_shift"]
 
@@ -107,5 +106,7 @@ def topic_shift(
     expected_share = np.array([max(reference.shares.get(n, 0.0), floor) for n in names])
     expected = expected_share / expected_share.sum() * total
     observed = np.array([counts[n] for n in names], dtype=float)
+    from scipy import stats  # noqa: PLC0415 - a second to import; `import evalnb` stays light
+
     p = float(stats.chisquare(observed, expected).pvalue) if total else 1.0
     return p, counts[_NO_TOPIC] / total if total else 0.0, counts

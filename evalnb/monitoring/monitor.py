@@ -662,7 +662,9 @@ class Monitor:
         requests = self.store.with_connection(body)
         lab = LabCore(
             {
-                "cases": requests.select(pl.col("trace_id").alias("case_id"), "prompt", "expected"),
+                "cases": requests.select(
+                    pl.col("trace_id").alias("case_id"), "prompt", "expected", "condition"
+                ),
                 "outputs": requests.select(
                     pl.col("trace_id").alias("case_id"),
                     "model",

@@ -149,7 +149,9 @@ def score_requests(
         return pl.DataFrame(schema=SCORES)
     lab = LabCore(
         {
-            "cases": requests.select(pl.col("trace_id").alias("case_id"), "prompt", "expected"),
+            "cases": requests.select(
+                pl.col("trace_id").alias("case_id"), "prompt", "expected", "condition"
+            ),
             "outputs": requests.select(
                 pl.col("trace_id").alias("case_id"),
                 "model",

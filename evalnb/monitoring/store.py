@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 CREATE TABLE IF NOT EXISTS pending (trace_id VARCHAR, span VARCHAR, source VARCHAR);
 CREATE TABLE IF NOT EXISTS traces (
     trace_id VARCHAR PRIMARY KEY, "at" TIMESTAMPTZ, model VARCHAR, prompt VARCHAR,
-    actual VARCHAR, context VARCHAR[], expected VARCHAR[], error VARCHAR, source VARCHAR,
+    actual VARCHAR, context VARCHAR[], expected VARCHAR[], condition VARCHAR, error VARCHAR,
+    source VARCHAR,
     bundle_hash VARCHAR, ingested_at TIMESTAMPTZ);
 CREATE TABLE IF NOT EXISTS scores (
     trace_id VARCHAR, evaluator VARCHAR, metric VARCHAR, value DOUBLE, passed BOOLEAN,

@@ -7,7 +7,8 @@ or flat spans, one a line) they come from:
 
 * the root span (no parent): the time (its start), ``input.value`` / ``output.value``
   (OpenInference) or ``gen_ai.prompt`` / ``gen_ai.completion``, an error status, and
-  ``evalnb.expected`` when the application knows the expected answer;
+  ``evalnb.expected`` / ``evalnb.condition`` when the application knows the expected answer
+  or the condition an answer must meet (text matching's H2O condition);
 * LLM spans (OpenInference ``LLM``, GenAI ``chat``...): the model, and the question (the
   last user message of the first call) and answer (the last call's output) when the root
   has none;
@@ -45,6 +46,7 @@ REQUESTS = pl.Schema(
         "actual": pl.String(),
         "context": pl.List(pl.String()),
         "expected": pl.List(pl.String()),
+        "condition": pl.String(),
         "error": pl.String(),
     }
 )
@@ -95,13 +97,6 @@ def _status_error(status: object, *, flat: bool) -> str | None:
     return None
 
 
-def _nanos(value: object, where: Where, key: str) -> float:
-    try:
-        return int(str(value)) / 1e9
-    except (ValueError, OverflowError):
-        raise where.error(key, "nanoseconds since the epoch", value) from None
-
-
 def spans_of_line(value: object, where: Where) -> list[SpanLite]:
     """Return the spans of one parsed line: an OTLP export request, or one flat span."""
     rec = where.record(value, "an OTLP ExportTraceServiceRequest or an exported span")
@@ -123,29 +118,67 @@ def spans_of_line(value: object, where: Where) -> list[SpanLite]:
     return out
 
 
+def _attributes(raw: object) -> dict[str, Any]:
+    """Decode ``{key, value}`` attributes; the common string values without a call each.
+
+    Raises KeyError, TypeError or AttributeError on anything else than a list of such
+    objects: the caller then reads the span again the careful way, for the error's place.
+    """
+    attrs: dict[str, Any] = {}
+    for item in raw or []:  # type: ignore[attr-defined]
+        value = item.get("value")
+        key = item["key"]
+        if not isinstance(key, str):
+            raise TypeError(key)
+        if type(value) is dict and "stringValue" in value and len(value) == 1:
+            attrs[key] = str(value["stringValue"])
+        else:
+            attrs[key] = _MISSING if value is None else value
+    return attrs
+
+
+_MISSING = object()
+
+
 def _otlp_span(span: Mapping[str, object], sw: Where, k: int, service: str | None) -> SpanLite:
     raw = span.get("attributes") or []
-    if not isinstance(raw, list):
+    try:
+        attrs = _attributes(raw) if isinstance(raw, list) else None
+    except (KeyError, TypeError, AttributeError):
+        attrs = None
+    if attrs is None:
+        # The careful way, only for a span the quick way could not read: its place, named.
         where = sw.at("spans").at(k)
-        field = "attributes"
-        raise where.error(field, "a list of {key, value} objects", raw)
-    attrs: dict[str, Any] = {}
-    for item in raw:
-        # The place is built only for an error: a day of traffic has millions of attributes.
-        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
-            where = sw.at("spans").at(k)
+        if not isinstance(raw, list):
             field = "attributes"
-            raise where.error(field, "{key, value} attribute objects", item)
-        attrs[item["key"]] = any_value(item.get("value"), sw)
+            raise where.error(field, "a list of {key, value} objects", raw)
+        for i, item in enumerate(raw):
+            if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+                field = "attributes"
+                raise (
+                    where.at("attributes")
+                    .at(i)
+                    .error(field, "a {key, value} attribute object", item)
+                )
+        attrs = {}
+    for key, value in attrs.items():
+        if type(value) is dict or value is _MISSING:  # not a plain string: decode it
+            attrs[key] = any_value(None if value is _MISSING else value, sw.at("spans").at(k))
     trace = span.get("traceId")
     if not isinstance(trace, str) or not trace:
         field = "traceId"
         raise sw.at("spans").at(k).error(field, "the trace id (hex text)", trace)
     parent = span.get("parentSpanId")
+    start = span.get("startTimeUnixNano")
+    try:
+        seconds = int(start) / 1e9 if isinstance(start, int) else int(str(start)) / 1e9
+    except (ValueError, OverflowError):
+        field = "startTimeUnixNano"
+        raise sw.at("spans").at(k).error(field, "nanoseconds since the epoch", start) from None
     return SpanLite(
         trace=trace,
         parent=str(parent) if parent else None,
-        start=_nanos(span.get("startTimeUnixNano"), sw.at("spans").at(k), "startTimeUnixNano"),
+        start=seconds,
         kind=_kind(attrs),
         attrs=attrs,
         error=_status_error(span.get("status"), flat=False),
@@ -218,6 +251,7 @@ def request_of(spans: list[SpanLite]) -> dict[str, Any]:
         if s.kind == "RETRIEVER":
             context.extend(_documents(s.attrs))
     expected = attrs.get("evalnb.expected")
+    condition = attrs.get("evalnb.condition")
     return {
         "trace_id": root.trace,
         "at": datetime.fromtimestamp(root.start, UTC),
@@ -226,6 +260,7 @@ def request_of(spans: list[SpanLite]) -> dict[str, Any]:
         "actual": actual,
         "context": context or None,
         "expected": [as_text(expected)] if expected is not None else None,
+        "condition": as_text(condition),
         "error": root.error or next((s.error for s in spans if s.error), None),
     }
 
