@@ -24,14 +24,13 @@ import polars as pl
 
 from evalnb.calibration.bundle import apply_calibration, read_calibration
 from evalnb.evaluation.engine import evaluate
-from evalnb.lab.connection import run
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError
 from evalnb.monitoring.alerts import alert_id, post_alert
 from evalnb.monitoring.drift import Reference, question_drift, topic_shift
 from evalnb.monitoring.ingest import Checkpoint, chunks, file_identity, source_files
-from evalnb.monitoring.scoring import BundleSpec, score_requests
-from evalnb.monitoring.store import MonitorStore, frame_of
+from evalnb.monitoring.scoring import BundleSpec, requests_lab, score_requests
+from evalnb.monitoring.store import MonitorStore, registered
 from evalnb.monitoring.traffic import (
     REQUESTS,
     SpanBatch,
@@ -180,20 +179,12 @@ class Monitor:
 
     def _add_waiting(self, batch: SpanBatch) -> None:
         """Add the spans that waited in the store for the traces of this batch."""
-        ids = pl.DataFrame({"trace_id": list(batch.traces)}, schema={"trace_id": pl.String()})
-        if not ids.height:
+        if not batch.traces:
             return
-
-        def body(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-            con.register("batch_ids", ids)
-            try:
-                return frame_of(
-                    con, "SELECT p.span FROM pending p JOIN batch_ids b USING (trace_id)"
-                )
-            finally:
-                con.unregister("batch_ids")
-
-        waited = self.store.with_connection(body)
+        waited = self.store.read_with(
+            "SELECT p.span FROM pending p JOIN batch_ids b USING (trace_id)",
+            batch_ids=self.store.ids(list(batch.traces)),
+        )
         batch.add(SpanLite.from_json(s) for s in waited.get_column("span"))
 
     def _commit(
@@ -229,12 +220,15 @@ class Monitor:
         )
         completed = pl.DataFrame({"trace_id": done_ids or []}, schema={"trace_id": pl.String()})
 
+        frames = {
+            "new_traces": traces,
+            "new_scores": scores,
+            "held_spans": held,
+            "batch_done": completed,
+        }
+
         def body(con: duckdb.DuckDBPyConnection) -> None:
-            con.register("new_traces", traces)
-            con.register("new_scores", scores)
-            con.register("held_spans", held)
-            con.register("batch_done", completed)
-            try:
+            with registered(con, frames):
                 con.execute(
                     "INSERT INTO traces SELECT * FROM new_traces "
                     "WHERE trace_id NOT IN (SELECT trace_id FROM traces)"
@@ -255,9 +249,6 @@ class Monitor:
                         "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?)",
                         [source, str(path), cp.offset, cp.tail_hash, cp.lines, now],
                     )
-            finally:
-                for name in ("new_traces", "new_scores", "held_spans", "batch_done"):
-                    con.unregister(name)
 
         self.store.write(body)
         report["requests"] += new.height
@@ -330,18 +321,11 @@ class Monitor:
 
         if not trace_ids:
             return np.zeros((0, 1), dtype=np.float32)
-        ids = pl.DataFrame({"trace_id": trace_ids}, schema={"trace_id": pl.String()})
-
-        def cached(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-            con.register("want", ids)
-            try:
-                return frame_of(
-                    con, "SELECT e.trace_id, e.vector FROM embeddings e JOIN want USING (trace_id)"
-                )
-            finally:
-                con.unregister("want")
-
-        have = {r[0]: r[1] for r in self.store.with_connection(cached).iter_rows()}
+        cached = self.store.read_with(
+            "SELECT e.trace_id, e.vector FROM embeddings e JOIN want USING (trace_id)",
+            want=self.store.ids(trace_ids),
+        )
+        have = {r[0]: r[1] for r in cached.iter_rows()}
         todo = [(t, p) for t, p in zip(trace_ids, prompts, strict=True) if t not in have]
         if todo:
             vectors = get_encoder(self.embedding_model).encode([p for _, p in todo])
@@ -349,18 +333,7 @@ class Monitor:
                 {"trace_id": [t for t, _ in todo], "vector": [v.tolist() for v in vectors]},
                 schema={"trace_id": pl.String(), "vector": pl.List(pl.Float32())},
             )
-
-            def body(con: duckdb.DuckDBPyConnection) -> None:
-                con.register("new_vectors", new)
-                try:
-                    con.execute(
-                        "INSERT INTO embeddings SELECT * FROM new_vectors "
-                        "WHERE trace_id NOT IN (SELECT trace_id FROM embeddings)"
-                    )
-                finally:
-                    con.unregister("new_vectors")
-
-            self.store.write(body)
+            self.store.insert_new("embeddings", new, "trace_id")
             have |= dict(zip(new["trace_id"].to_list(), new["vector"].to_list(), strict=True))
         return np.array([have[t] for t in trace_ids], dtype=np.float32)
 
@@ -494,18 +467,7 @@ class Monitor:
             ],
             schema=_ALERTS,
         )
-
-        def record(con: duckdb.DuckDBPyConnection) -> None:
-            con.register("new_alerts", new)
-            try:
-                con.execute(
-                    "INSERT INTO alerts SELECT * FROM new_alerts "
-                    "WHERE alert_id NOT IN (SELECT alert_id FROM alerts)"
-                )
-            finally:
-                con.unregister("new_alerts")
-
-        self.store.write(record)
+        self.store.insert_new("alerts", new, "alert_id")
         if webhook is not None:
             for alert in self.store.read("SELECT * FROM alerts WHERE sent_at IS NULL").to_dicts():
                 if post_alert(webhook, {**alert, "bundle_hash": self.spec.hash}) is None:
@@ -633,48 +595,18 @@ class Monitor:
             },
             schema=_SAMPLES,
         )
-
-        def body(con: duckdb.DuckDBPyConnection) -> None:
-            con.register("new_sample", frame)
-            try:
-                con.execute("INSERT INTO samples SELECT * FROM new_sample")
-            finally:
-                con.unregister("new_sample")
-
-        self.store.write(body)
+        self.store.insert_new("samples", frame, None)
         lab = self.traces_lab(frame.get_column("trace_id").to_list())
         lab.replace_tables({"info": lab.table("info").vstack(_info({"monitor_sample": sample_id}))})
         return lab
 
     def traces_lab(self, trace_ids: list[str]) -> LabCore:
         """Return a lab of these traces (case id = trace id), scored with the bundle's thresholds."""
-        ids = pl.DataFrame({"trace_id": trace_ids}, schema={"trace_id": pl.String()})
-
-        def body(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-            con.register("wanted", ids)
-            try:
-                return frame_of(
-                    con, "SELECT t.* FROM traces t JOIN wanted USING (trace_id) ORDER BY t.trace_id"
-                )
-            finally:
-                con.unregister("wanted")
-
-        requests = self.store.with_connection(body)
-        lab = LabCore(
-            {
-                "cases": requests.select(
-                    pl.col("trace_id").alias("case_id"), "prompt", "expected", "condition"
-                ),
-                "outputs": requests.select(
-                    pl.col("trace_id").alias("case_id"),
-                    "model",
-                    pl.lit(0, dtype=pl.Int64).alias("sample"),
-                    "actual",
-                    "context",
-                    "error",
-                ),
-            }
+        requests = self.store.read_with(
+            "SELECT t.* FROM traces t JOIN wanted USING (trace_id) ORDER BY t.trace_id",
+            wanted=self.store.ids(trace_ids),
         )
+        lab = requests_lab(requests)
         plain = [ev for ev in self.spec.evaluators if ev not in self.spec.judges]
         if plain and lab.outputs.height:
             params: dict[str, Any] = {ev: self.spec.evaluators[ev] for ev in plain}
@@ -740,24 +672,12 @@ class Monitor:
             "reviewer",
             pl.col("created_at").cast(pl.Datetime("us", "UTC")),
         )
-        counted: list[int] = []
-
-        def body(con: duckdb.DuckDBPyConnection) -> None:
-            con.register("new_labels", new)
-            try:
-                before = cast("int", run(con, "SELECT count(*) FROM labels")[0][0])
-                con.execute(
-                    "INSERT INTO labels SELECT * FROM new_labels "
-                    "WHERE label_id NOT IN (SELECT label_id FROM labels) "
-                    "AND trace_id IN (SELECT trace_id FROM traces)"
-                )
-                after = cast("int", run(con, "SELECT count(*) FROM labels")[0][0])
-                counted.append(after - before)
-            finally:
-                con.unregister("new_labels")
-
-        self.store.write(body)
-        return counted[0]
+        held = self.store.with_connection(
+            lambda con: self.store.known(con, "traces", new.get_column("trace_id").to_list())
+        )
+        return self.store.insert_new(
+            "labels", new.filter(pl.col("trace_id").is_in(list(held))), "label_id"
+        )
 
     def report_view(self, every: str = "1d", *, drift: bool = True) -> dict[str, Any]:
         """Return what the HTML report's "Ongoing monitoring" section shows (``lab.report(monitor=)``)."""

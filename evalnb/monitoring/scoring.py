@@ -24,7 +24,7 @@ from evalnb.lab.verdicts import passes
 if TYPE_CHECKING:
     from evalnb.llm.client import LLMClient
 
-__all__ = ["SCORES", "BundleSpec", "score_requests"]
+__all__ = ["SCORES", "BundleSpec", "requests_lab", "score_requests"]
 
 SCORES = pl.Schema(
     {
@@ -123,6 +123,25 @@ class BundleSpec:
         return cls(bundle, bundle_hash(bundle), evaluators, metrics, frozenset(judges))
 
 
+def requests_lab(requests: pl.DataFrame) -> LabCore:
+    """Return a lab of requests: a case per trace (its id the case id), one answer each."""
+    return LabCore(
+        {
+            "cases": requests.select(
+                pl.col("trace_id").alias("case_id"), "prompt", "expected", "condition"
+            ),
+            "outputs": requests.select(
+                pl.col("trace_id").alias("case_id"),
+                "model",
+                pl.lit(0, dtype=pl.Int64).alias("sample"),
+                "actual",
+                "context",
+                "error",
+            ),
+        }
+    )
+
+
 def judged(trace_ids: pl.Series, rate: float) -> pl.Series:
     """Whether each trace is in the judges' sample: a stable hash of its id below ``rate``."""
 
@@ -147,21 +166,7 @@ def score_requests(
     """
     if not requests.height:
         return pl.DataFrame(schema=SCORES)
-    lab = LabCore(
-        {
-            "cases": requests.select(
-                pl.col("trace_id").alias("case_id"), "prompt", "expected", "condition"
-            ),
-            "outputs": requests.select(
-                pl.col("trace_id").alias("case_id"),
-                "model",
-                pl.lit(0, dtype=pl.Int64).alias("sample"),
-                "actual",
-                "context",
-                "error",
-            ),
-        }
-    )
+    lab = requests_lab(requests)
     plain = [ev for ev in spec.evaluators if ev not in spec.judges]
     parts = []
     if plain:

@@ -9,19 +9,20 @@ trace id is the table's key: seen twice, it is kept (and scored) once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import polars as pl
 
 from evalnb.lab.connection import connect, retrying, run
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     import duckdb
 
-__all__ = ["SCHEMA_SQL", "MonitorStore", "frame_of"]
+__all__ = ["SCHEMA_SQL", "MonitorStore", "frame_of", "registered"]
 
 T = TypeVar("T")
 
@@ -54,6 +55,18 @@ CREATE TABLE IF NOT EXISTS alerts (
     created_at TIMESTAMPTZ, sent_at TIMESTAMPTZ);
 CREATE TABLE IF NOT EXISTS embeddings (trace_id VARCHAR PRIMARY KEY, vector FLOAT[]);
 """
+
+
+@contextmanager
+def registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]) -> Iterator[None]:
+    """Make the frames queryable by name on ``con`` for the block, and only for it."""
+    for name, frame in frames.items():
+        con.register(name, frame)
+    try:
+        yield
+    finally:
+        for name in frames:
+            con.unregister(name)
 
 
 def frame_of(
@@ -103,6 +116,19 @@ class MonitorStore:
         """Run a query and return its rows as a frame."""
         return self.with_connection(lambda con: frame_of(con, sql, params))
 
+    def read_with(self, sql: str, **frames: pl.DataFrame) -> pl.DataFrame:
+        """Run a query that joins the given frames, each registered under its keyword."""
+
+        def body(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+            with registered(con, frames):
+                return frame_of(con, sql)
+
+        return self.with_connection(body)
+
+    def ids(self, ids: list[str]) -> pl.DataFrame:
+        """Return a one-column frame of trace ids, to join with (:meth:`read_with`)."""
+        return pl.DataFrame({"trace_id": ids}, schema={"trace_id": pl.String()})
+
     def rows(self, sql: str, params: list[object] | None = None) -> list[tuple[object, ...]]:
         """Run a query and return its rows as tuples."""
         return self.with_connection(lambda con: run(con, sql, params))
@@ -124,6 +150,25 @@ class MonitorStore:
                 con.close()
 
         retrying(attempt)
+
+    def insert_new(self, table: str, frame: pl.DataFrame, key: str | None) -> int:
+        """Insert the rows of ``frame`` whose ``key`` the table lacks (one transaction); count them.
+
+        With ``key`` None, every row is inserted.
+        """
+        counted: list[int] = []
+
+        def body(con: duckdb.DuckDBPyConnection) -> None:
+            with registered(con, {"new_rows": frame}):
+                before = cast("int", run(con, f"SELECT count(*) FROM {table}")[0][0])
+                new = f"WHERE {key} NOT IN (SELECT {key} FROM {table})" if key else ""
+                con.execute(f"INSERT INTO {table} SELECT * FROM new_rows {new}")
+                counted.append(
+                    cast("int", run(con, f"SELECT count(*) FROM {table}")[0][0]) - before
+                )
+
+        self.write(body)
+        return counted[0]
 
     def known(self, con: duckdb.DuckDBPyConnection, table: str, ids: list[str]) -> set[str]:
         """Which of ``ids`` the table holds (by ``trace_id``)."""
