@@ -314,3 +314,40 @@ def test_the_report_and_the_mrm_hand_over_carry_the_monitoring(
     assert "<b>q</b>" not in html  # lab text is escaped
     plan = monitoring_plan(json.loads(bundle.read_text()))
     assert "| rouge | rouge_l |" in plan and mon.spec.hash[:16] in plan and "0.800" in plan
+
+
+def test_genai_convention_spans_give_the_question_and_answer(bundle: Path, tmp_path: Path) -> None:
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from evalnb.monitoring.otlp_file import OTLPJsonFileExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPJsonFileExporter(tmp_path / "otlp")))
+    tracer = provider.get_tracer("agent")
+    start = 1_793_491_200 * 10**9
+    root = tracer.start_span(
+        "invoke_agent faq", start_time=start, attributes={"gen_ai.operation.name": "invoke_agent"}
+    )
+    chat = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "gpt-genai",
+        "gen_ai.input.messages": json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": "how do I pay my invoice"}]}]
+        ),
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": "pay it <b>online</b>"}]}]
+        ),
+    }
+    tracer.start_span(
+        "chat", context=trace.set_span_in_context(root), start_time=start + 10, attributes=chat
+    ).end(start + 20)
+    root.end(start + 30)
+    provider.shutdown()
+    mon = evalnb.monitor(bundle, tmp_path / "m.duckdb")
+    assert mon.ingest(tmp_path / "otlp")["requests"] == 1  # three lines: one span each
+    (row,) = mon.store.read("SELECT model, prompt, actual FROM traces").iter_rows()
+    assert row == ("gpt-genai", "how do I pay my invoice", "pay it <b>online</b>")
+    # No expected answer: ROUGE cannot score it, and says so in the unscored share.
+    assert mon.windows("1d")["unscored_share"].to_list() == [1.0]

@@ -23,13 +23,12 @@ import numpy as np
 import polars as pl
 
 from evalnb.calibration.bundle import apply_calibration, read_calibration
-from evalnb.evaluation.engine import evaluate
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError
 from evalnb.monitoring.alerts import alert_id, post_alert
 from evalnb.monitoring.drift import Reference, question_drift, topic_shift
 from evalnb.monitoring.ingest import Checkpoint, chunks, file_identity, source_files
-from evalnb.monitoring.scoring import BundleSpec, requests_lab, score_requests
+from evalnb.monitoring.scoring import BundleSpec, quiet_evaluate, requests_lab, score_requests
 from evalnb.monitoring.store import MonitorStore, registered
 from evalnb.monitoring.traffic import (
     REQUESTS,
@@ -610,7 +609,7 @@ class Monitor:
         plain = [ev for ev in self.spec.evaluators if ev not in self.spec.judges]
         if plain and lab.outputs.height:
             params: dict[str, Any] = {ev: self.spec.evaluators[ev] for ev in plain}
-            lab = evaluate(lab, plain, progress=False, **params)
+            lab = quiet_evaluate(lab, plain, **params)
             bundle = {**self.spec.bundle, "judges": []}
             bundle["metrics"] = [m for m in bundle["metrics"] if m["evaluator"] in plain]
             apply_calibration(lab, bundle, "the monitor's bundle")

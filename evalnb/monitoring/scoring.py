@@ -9,6 +9,7 @@ longer exists here, or exists at another version, or whose parameters it no long
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ import polars as pl
 
 from evalnb.calibration.bundle import bundle_hash
 from evalnb.evaluation.catalog import get_evaluator
-from evalnb.evaluation.engine import evaluate
+from evalnb.evaluation.engine import NothingScoredWarning, evaluate
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError
 from evalnb.lab.verdicts import passes
@@ -24,7 +25,7 @@ from evalnb.lab.verdicts import passes
 if TYPE_CHECKING:
     from evalnb.llm.client import LLMClient
 
-__all__ = ["SCORES", "BundleSpec", "requests_lab", "score_requests"]
+__all__ = ["SCORES", "BundleSpec", "quiet_evaluate", "requests_lab", "score_requests"]
 
 SCORES = pl.Schema(
     {
@@ -142,6 +143,17 @@ def requests_lab(requests: pl.DataFrame) -> LabCore:
     )
 
 
+def quiet_evaluate(lab: LabCore, names: list[str], **options: Any) -> LabCore:  # noqa: ANN401
+    """Run ``evaluate`` without its nothing-scored warning: a monitor reports the unscored share.
+
+    Traffic often lacks what a metric needs (no expected answer for ROUGE): every batch would
+    warn, while ``Monitor.windows`` says per window which share went unscored.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NothingScoredWarning)
+        return evaluate(lab, names, progress=False, **options)
+
+
 def judged(trace_ids: pl.Series, rate: float) -> pl.Series:
     """Whether each trace is in the judges' sample: a stable hash of its id below ``rate``."""
 
@@ -171,7 +183,7 @@ def score_requests(
     parts = []
     if plain:
         params: dict[str, Any] = {ev: spec.evaluators[ev] for ev in plain}
-        scored = evaluate(lab, plain, progress=False, **params)
+        scored = quiet_evaluate(lab, plain, **params)
         parts.append(scored.scores)
     if judge is not None and judge_rate > 0 and spec.judges:
         chosen = requests.filter(judged(requests.get_column("trace_id"), judge_rate))
@@ -184,7 +196,7 @@ def score_requests(
             )
             names = sorted(spec.judges)
             judged_params: dict[str, Any] = {ev: spec.evaluators[ev] for ev in names}
-            scored = evaluate(sub, names, progress=False, judge=judge, **judged_params)
+            scored = quiet_evaluate(sub, names, judge=judge, **judged_params)
             parts.append(scored.scores)
     if not parts:
         return pl.DataFrame(schema=SCORES)
