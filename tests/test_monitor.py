@@ -351,3 +351,19 @@ def test_genai_convention_spans_give_the_question_and_answer(bundle: Path, tmp_p
     assert row == ("gpt-genai", "how do I pay my invoice", "pay it <b>online</b>")
     # No expected answer: ROUGE cannot score it, and says so in the unscored share.
     assert mon.windows("1d")["unscored_share"].to_list() == [1.0]
+
+
+def test_two_ingests_at_once_hold_each_trace_and_score_once(bundle: Path, tmp_path: Path) -> None:
+    truth = write_traffic(tmp_path / "otlp", days=2, per_day=1000, rotate_lines=5)
+    store = tmp_path / "m.duckdb"
+    evalnb.monitor(bundle, store)  # the store exists before both start
+    args = [sys.executable, "-c", _KILLED_INGEST, str(bundle), str(store), str(tmp_path / "otlp")]
+    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=ROOT) for _ in range(2)]
+    outputs = [p.communicate(timeout=600)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    mon = evalnb.monitor(bundle, store)
+    held = mon.store.rows(
+        "SELECT (SELECT count(*) FROM traces), (SELECT count(*) FROM scores), "
+        "(SELECT count(DISTINCT trace_id) FROM scores)"
+    )[0]
+    assert held == (len(truth), len(truth), len(truth))

@@ -228,11 +228,16 @@ class Monitor:
 
         def body(con: duckdb.DuckDBPyConnection) -> None:
             with registered(con, frames):
+                # Scores first, of the traces not held yet: another process may have
+                # committed some of this batch since it was read (then they are its).
+                con.execute(
+                    "INSERT INTO scores SELECT * FROM new_scores "
+                    "WHERE trace_id NOT IN (SELECT trace_id FROM traces)"
+                )
                 con.execute(
                     "INSERT INTO traces SELECT * FROM new_traces "
                     "WHERE trace_id NOT IN (SELECT trace_id FROM traces)"
                 )
-                con.execute("INSERT INTO scores SELECT * FROM new_scores")
                 # Spans of this batch's traces left the waiting room (into a request, or
                 # back into it with the new ones: `held` has them all).
                 con.execute(
