@@ -367,3 +367,28 @@ def test_two_ingests_at_once_hold_each_trace_and_score_once(bundle: Path, tmp_pa
         "(SELECT count(DISTINCT trace_id) FROM scores)"
     )[0]
     assert held == (len(truth), len(truth), len(truth))
+
+
+def test_judges_score_only_their_share_of_traces_and_only_with_a_client(
+    bundle: Path, tmp_path: Path
+) -> None:
+    from tests.llm_server import LoopbackLLM
+
+    template = "Grade this answer.\n<<<{ACTUAL_OUTPUT}>>>\nReply true or false."
+    data = json.loads(bundle.read_text())
+    data["evaluators"].append(
+        {"id": "byop", "version": "1", "params": {"prompt_template": template}}
+    )
+    data["metrics"].append(
+        {**data["metrics"][0], "evaluator": "byop", "metric": "model_passes", "threshold": 0.5}
+    )
+    write_traffic(tmp_path / "otlp", days=1, per_day=200)
+    with LoopbackLLM(lambda prompt: "true" if "policy" in prompt else "false") as server:
+        judge = evalnb.LLMClient(server.base_url, "judge", cache=tmp_path / "cache.duckdb")
+        mon = evalnb.monitor(data, tmp_path / "m.duckdb", judge=judge, judge_rate=0.25)
+        mon.ingest(tmp_path / "otlp")
+        judged = mon.store.rows("SELECT count(*) FROM scores WHERE evaluator = 'byop'")[0][0]
+        assert 25 <= judged <= 75 and server.total_calls == judged  # about a quarter of 200
+    rest = evalnb.monitor(data, tmp_path / "other.duckdb")  # no client: judges left out
+    rest.ingest(tmp_path / "otlp")
+    assert set(rest.windows()["evaluator"]) == {"rouge"}

@@ -38,6 +38,7 @@ __all__ = [
     "apply_calibration",
     "bundle_hash",
     "calibration_bundle",
+    "check_calibration",
     "export_calibration",
     "read_calibration",
 ]
@@ -383,9 +384,14 @@ def export_calibration(
 
 def read_calibration(path: str | Path) -> dict[str, Any]:
     """Read and check a bundle file, by schema then by value; an error names file and field."""
-    where = str(path)
     bundle: Any = read_json(path, "a JSON calibration bundle")
+    return check_calibration(bundle, str(path))
+
+
+def check_calibration(bundle: object, where: str) -> dict[str, Any]:
+    """Check a bundle (a parsed file, or a dict in memory) by schema then by value; return it."""
     _validate(bundle, where)
+    assert isinstance(bundle, dict)  # the schema says it is an object
     _check_values(bundle, where)
     return dict(bundle)
 

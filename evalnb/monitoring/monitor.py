@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import polars as pl
 
-from evalnb.calibration.bundle import apply_calibration, read_calibration
+from evalnb.calibration.bundle import apply_calibration, check_calibration, read_calibration
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError
 from evalnb.monitoring.alerts import alert_id, post_alert
@@ -70,7 +70,11 @@ class Monitor:
         embedding_model: str = "all-MiniLM-L6-v2",
     ) -> None:
         where = str(bundle) if isinstance(bundle, str | Path) else "the bundle given"
-        data = read_calibration(bundle) if isinstance(bundle, str | Path) else dict(bundle)
+        data = (
+            read_calibration(bundle)
+            if isinstance(bundle, str | Path)
+            else check_calibration(bundle, where)
+        )
         self.spec = BundleSpec.of(data, where)
         if not 0 <= judge_rate <= 1:
             msg = f"judge_rate is a share of traces in [0, 1]; got {judge_rate!r}"
