@@ -17,6 +17,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import orjson
+
 from evalnb.io.fields import Where
 from evalnb.lab.errors import InputError
 
@@ -73,17 +75,26 @@ class Chunk:
                     None, f"a line of at most {MAX_LINE_BYTES:,} bytes", f"{len(raw):,} bytes"
                 )
             try:
-                yield where, json.loads(raw)
+                value = _parse(raw)
             except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
-                raise where.error(
-                    None, "one JSON object (an OTLP export request)", str(err)
-                ) from None
+                expected = "one JSON object (an OTLP export request)"
+                raise where.error(None, expected, str(err)) from None
+            yield where, value
 
     def checkpoint(self) -> Checkpoint:
         """Return the checkpoint after this chunk (the last bytes hashed, the lines counted)."""
         return Checkpoint(
             self.end, _tail_hash(self.path, self.end), self.line + self.data.count(b"\n")
         )
+
+
+def _parse(raw: bytes) -> object:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        # What orjson refuses and the standard library takes (integers past 64 bits), or
+        # the standard library's error, which names the position.
+        return json.loads(raw)
 
 
 def source_files(folder: Path) -> list[Path]:

@@ -34,6 +34,7 @@ from evalnb.monitoring.traffic import (
     REQUESTS,
     SpanBatch,
     SpanLite,
+    requests_frame,
     requests_from_frame,
     spans_of_line,
 )
@@ -165,11 +166,7 @@ class Monitor:
                 report["lines"] += 1
             self._add_waiting(batch)
             requests, waiting = batch.split()
-            frame = (
-                pl.DataFrame(requests, schema=REQUESTS)
-                if requests
-                else pl.DataFrame(schema=REQUESTS)
-            )
+            frame = requests_frame(requests) if requests else pl.DataFrame(schema=REQUESTS)
             self._commit(
                 frame,
                 identity,

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from evalnb.io.fields import Where
 
-__all__ = ["REQUESTS", "SpanBatch", "requests_from_frame", "spans_of_line"]
+__all__ = ["REQUESTS", "SpanBatch", "requests_frame", "requests_from_frame", "spans_of_line"]
 
 REQUESTS = pl.Schema(
     {
@@ -103,7 +103,7 @@ def spans_of_line(value: object, where: Where) -> list[SpanLite]:
     if "resourceSpans" not in rec:
         return [_flat(rec, where)]
     out: list[SpanLite] = []
-    for i, rs in enumerate(where.records(rec, "resourceSpans")):
+    for i, rs in enumerate(_objects(rec, "resourceSpans", where)):
         rw = where.at("resourceSpans").at(i)
         service = None
         resource = rs.get("resource")
@@ -111,11 +111,25 @@ def spans_of_line(value: object, where: Where) -> list[SpanLite]:
             for item in resource.get("attributes") or []:
                 if isinstance(item, dict) and item.get("key") == "service.name":
                     service = as_text(any_value(item.get("value"), rw))
-        for j, ss in enumerate(rw.records(rs, "scopeSpans") if "scopeSpans" in rs else []):
+        for j, ss in enumerate(_objects(rs, "scopeSpans", rw)):
             sw = rw.at("scopeSpans").at(j)
-            for k, span in enumerate(sw.records(ss, "spans") if "spans" in ss else []):
-                out.append(_otlp_span(span, sw, k, service))
+            out.extend(
+                _otlp_span(span, sw, k, service) for k, span in enumerate(_objects(ss, "spans", sw))
+            )
     return out
+
+
+def _objects(obj: Mapping[str, Any], key: str, where: Where) -> list[dict[str, Any]]:
+    """Return ``obj[key]``, a list of objects (none when absent); a place only for an error."""
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise where.error(key, "a list of objects", value)
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise where.at(key).at(i).error(None, "a JSON object", item)
+    return value
 
 
 def _attributes(raw: object) -> dict[str, Any]:
@@ -161,9 +175,11 @@ def _otlp_span(span: Mapping[str, object], sw: Where, k: int, service: str | Non
                     .error(field, "a {key, value} attribute object", item)
                 )
         attrs = {}
+    place: Where | None = None  # built once, and only for a span with other values than text
     for key, value in attrs.items():
         if type(value) is dict or value is _MISSING:  # not a plain string: decode it
-            attrs[key] = any_value(None if value is _MISSING else value, sw.at("spans").at(k))
+            place = place or sw.at("spans").at(k)
+            attrs[key] = any_value(None if value is _MISSING else value, place)
     trace = span.get("traceId")
     if not isinstance(trace, str) or not trace:
         field = "traceId"
@@ -285,6 +301,30 @@ class SpanBatch:
             else:
                 waiting.extend(spans)
         return done, waiting
+
+
+def requests_frame(requests: list[dict[str, Any]]) -> pl.DataFrame:
+    """Return the requests (dicts of ``REQUESTS``' fields) as a frame, built column by column.
+
+    Through Arrow: a list column made from Python lists is one conversion there, and one
+    Series per row in Polars (a batch has tens of thousands of rows).
+    """
+    import pyarrow as pa  # noqa: PLC0415 - polars' own dependency; here, only when used
+
+    columns = {name: [r[name] for r in requests] for name in REQUESTS}
+    arrow = pa.table(
+        {
+            name: pa.array(values, type=pa.list_(pa.string()))
+            if isinstance(REQUESTS[name], pl.List)
+            else pa.array(values)
+            for name, values in columns.items()
+            if name != "at"
+        }
+    )
+    frame = pl.from_arrow(arrow)
+    assert isinstance(frame, pl.DataFrame)  # a table gives a frame
+    at = pl.Series("at", columns["at"], dtype=pl.Datetime("us", "UTC"))
+    return frame.with_columns(at).select(list(REQUESTS)).cast(dict(REQUESTS))  # type: ignore[arg-type]
 
 
 def requests_from_frame(frame: pl.DataFrame, source: str) -> pl.DataFrame:

@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+import polars as pl
 
 from evalnb.evaluation.base import (
     BLOCK_ROWS,
@@ -31,8 +32,6 @@ from evalnb.evaluation.families.text.condition_match import MatchResult, match_c
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-    import polars as pl
 
 __all__ = ["BOOL_METRICS", "REGEX_RUN_BUDGET", "TextMatching"]
 
@@ -166,8 +165,15 @@ class TextMatching(Evaluator):
 
 def _conditions(rows: pl.DataFrame) -> tuple[list[str], list[str | None]]:
     """Each row's condition (and parse error), resolved once per distinct case definition."""
+    # A row with a condition ignores its constraints and expected answers (H2O's precedence):
+    # they leave the key, so traffic whose answers differ under one condition parses it once.
+    given = pl.col("condition").fill_null("") != ""
     groups = (
-        rows.select("condition", "constraints", "expected")
+        rows.select(
+            "condition",
+            pl.when(given).then(None).otherwise(pl.col("constraints")).alias("constraints"),
+            pl.when(given).then(None).otherwise(pl.col("expected")).alias("expected"),
+        )
         .with_row_index("_i")
         .group_by("condition", "constraints", "expected", maintain_order=True)
         .agg("_i")
