@@ -138,6 +138,8 @@ def traffic(folder: Path, spans: int) -> int:
             start + 60
         )
         root.end(end_time=start + 70)
+    # The exporter trails the tracer: wait for every span (shutdown alone gives up at 30 s).
+    provider.force_flush(timeout_millis=3_600_000)
     provider.shutdown()
     return requests
 

@@ -156,6 +156,6 @@ def write_traffic(
             )
             root.end(end_time=start + 50)
             truth[format(root.get_span_context().trace_id, "032x")] = good
-    provider.force_flush()
+    provider.force_flush(timeout_millis=600_000)  # every span written before this returns
     provider.shutdown()
     return truth

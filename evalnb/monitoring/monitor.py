@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import polars as pl
 
-from evalnb.calibration.bundle import apply_calibration, check_calibration, read_calibration
+from evalnb.calibration.bundle import apply_calibration, bundle_hash, check_calibration
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError
+from evalnb.lab.files import read_json
 from evalnb.monitoring.alerts import alert_id, post_alert
 from evalnb.monitoring.drift import Reference, question_drift, topic_shift
 from evalnb.monitoring.ingest import Checkpoint, chunks, file_identity, source_files
@@ -71,12 +72,27 @@ class Monitor:
         embedding_model: str = "all-MiniLM-L6-v2",
     ) -> None:
         where = str(bundle) if isinstance(bundle, str | Path) else "the bundle given"
-        data = (
-            read_calibration(bundle)
+        raw: object = (
+            read_json(bundle, "a JSON calibration bundle")
             if isinstance(bundle, str | Path)
-            else check_calibration(bundle, where)
+            else bundle
         )
+        self.path = Path(store)
+        # A bundle a store holds (the same content's hash) was checked when it was first
+        # used: a cron run need not check it again (the schema check alone takes seconds).
+        # A store is created only once the bundle passed its checks.
+        held = (
+            isinstance(raw, dict)
+            and self.path.exists()
+            and bool(
+                MonitorStore(self.path).rows(
+                    "SELECT 1 FROM bundles WHERE bundle_hash = ?", [bundle_hash(raw)]
+                )
+            )
+        )
+        data = dict(raw) if held and isinstance(raw, dict) else check_calibration(raw, where)
         self.spec = BundleSpec.of(data, where)
+        self.store = MonitorStore(self.path)
         if not 0 <= judge_rate <= 1:
             msg = f"judge_rate is a share of traces in [0, 1]; got {judge_rate!r}"
             raise ValueError(msg)
@@ -89,8 +105,6 @@ class Monitor:
         self.judge, self.judge_rate = judge, judge_rate
         self.settings = Settings(level=level, horizon=horizon, t_opt=t_opt)
         self.embedding_model = embedding_model
-        self.path = Path(store)
-        self.store = MonitorStore(self.path)
         bundle_json = json.dumps(self.spec.bundle, ensure_ascii=False)
 
         def remember(con: duckdb.DuckDBPyConnection) -> None:
