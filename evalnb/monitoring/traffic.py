@@ -55,7 +55,7 @@ _MODEL_KEYS = ("llm.model_name", "gen_ai.response.model", "gen_ai.request.model"
 _DOC = "retrieval.documents."
 
 
-@dataclass
+@dataclass(slots=True)
 class SpanLite:
     """The parts of a span a request needs (attributes decoded)."""
 
@@ -69,7 +69,8 @@ class SpanLite:
 
     def as_json(self) -> str:
         """Return the span as JSON, to wait in the store for its trace's root."""
-        return json.dumps(self.__dict__, ensure_ascii=False)
+        fields = ("trace", "parent", "start", "kind", "attrs", "error", "service")
+        return json.dumps({f: getattr(self, f) for f in fields}, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> SpanLite:
@@ -197,7 +198,7 @@ def _otlp_span(span: Mapping[str, object], sw: Where, k: int, service: str | Non
         start=seconds,
         kind=_kind(attrs),
         attrs=attrs,
-        error=_status_error(span.get("status"), flat=False),
+        error=_status_error(status, flat=False) if (status := span.get("status")) else None,
         service=service,
     )
 
