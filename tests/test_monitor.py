@@ -392,3 +392,32 @@ def test_judges_score_only_their_share_of_traces_and_only_with_a_client(
     rest = evalnb.monitor(data, tmp_path / "other.duckdb")  # no client: judges left out
     rest.ingest(tmp_path / "otlp")
     assert set(rest.windows()["evaluator"]) == {"rouge"}
+
+
+@pytest.mark.xdist_group("postgres")
+def test_a_window_sample_goes_through_a_team_queue_and_back(
+    bundle: Path, tmp_path: Path, pg_server: Any
+) -> None:
+    truth = write_traffic(tmp_path / "otlp", days=2, per_day=80)
+    mon = evalnb.monitor(bundle, tmp_path / "m.duckdb")
+    mon.ingest(tmp_path / "otlp")
+    sample = mon.sample_for_review(30)  # the one closed window
+    name = f"monitor-{tmp_path.name}"
+    queue = evalnb.review(
+        sample,
+        pg_server.dsn(),
+        name,
+        evaluator="rouge",
+        metric="rouge_l",
+        per_item=1,
+        n=sample.outputs.height,
+        strategy="random",
+    )
+    with evalnb.ReviewQueue.open(pg_server.dsn(), name) as me:
+        while (item := me.next("ann")) is not None:
+            me.submit(item, "pass" if truth[item.case_id] else "fail", reviewer="ann")
+    sample.pull_labels(queue, rule="all")
+    queue.close()
+    assert mon.add_labels(sample) == 30
+    (row,) = mon.windows().filter(pl.col("labels") > 0).iter_rows(named=True)
+    assert row["labels"] == 30 and row["corrected"] is not None
