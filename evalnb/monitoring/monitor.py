@@ -11,26 +11,21 @@ window's random sample to reviewers, whose labels come back with ``add_labels``.
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import json
 import time
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
 import polars as pl
 
-from evalnb.calibration.bundle import apply_calibration, bundle_hash, check_calibration
-from evalnb.lab.core import LabCore
-from evalnb.lab.errors import InputError
+from evalnb.calibration.bundle import bundle_hash, check_calibration
 from evalnb.lab.files import read_json
 from evalnb.monitoring.alerts import alert_id, post_alert
-from evalnb.monitoring.drift import Reference, question_drift, topic_shift
 from evalnb.monitoring.ingest import Checkpoint, chunks, file_identity, source_files
-from evalnb.monitoring.scoring import BundleSpec, quiet_evaluate, requests_lab, score_requests
-from evalnb.monitoring.store import MonitorStore, registered
+from evalnb.monitoring.question_drift import DriftMethods
+from evalnb.monitoring.review import STRATEGIES, ReviewMethods
+from evalnb.monitoring.scoring import BundleSpec, score_requests
+from evalnb.monitoring.store import MonitorStore, registered, utc_now
 from evalnb.monitoring.traffic import (
     REQUESTS,
     SpanBatch,
@@ -48,16 +43,15 @@ if TYPE_CHECKING:
 
 __all__ = ["STRATEGIES", "IngestReport", "Monitor"]
 
-STRATEGIES = ("random", "stratified")
 IngestReport = dict[str, Any]
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+class Monitor(DriftMethods, ReviewMethods):
+    """A calibration bundle monitoring live traffic; see :func:`evalnb.monitor`.
 
-
-class Monitor:
-    """A calibration bundle monitoring live traffic; see :func:`evalnb.monitor`."""
+    Ingest, windows and alerts are here; drift is :mod:`evalnb.monitoring.question_drift`'s,
+    the reviewers' samples and labels :mod:`evalnb.monitoring.review`'s.
+    """
 
     def __init__(
         self,
@@ -110,7 +104,7 @@ class Monitor:
         def remember(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(
                 "INSERT INTO bundles SELECT ?, ?, ? WHERE ? NOT IN (SELECT bundle_hash FROM bundles)",
-                [self.spec.hash, bundle_json, _now(), self.spec.hash],
+                [self.spec.hash, bundle_json, utc_now(), self.spec.hash],
             )
 
         self.store.write(remember)
@@ -218,7 +212,7 @@ class Monitor:
         new = requests.filter(~pl.col("trace_id").is_in(list(known)))
         report["duplicates"] += requests.height - new.height
         scores = score_requests(new, self.spec, judge=self.judge, judge_rate=self.judge_rate)
-        now = _now()
+        now = utc_now()
         traces = new.with_columns(
             pl.lit(source).alias("source"),
             pl.lit(self.spec.hash).alias("bundle_hash"),
@@ -332,95 +326,6 @@ class Monitor:
             .alias("pi")
         )
 
-    # -- drift ---------------------------------------------------------------------
-
-    def _embed(self, trace_ids: list[str], prompts: list[str]) -> np.ndarray:
-        """Embeddings of the prompts, cached in the store by trace id."""
-        from evalnb.models.encoder import get_encoder  # noqa: PLC0415 - torch only when used
-
-        if not trace_ids:
-            return np.zeros((0, 1), dtype=np.float32)
-        cached = self.store.read_with(
-            "SELECT e.trace_id, e.vector FROM embeddings e JOIN want USING (trace_id)",
-            want=self.store.ids(trace_ids),
-        )
-        have = {r[0]: r[1] for r in cached.iter_rows()}
-        todo = [(t, p) for t, p in zip(trace_ids, prompts, strict=True) if t not in have]
-        if todo:
-            vectors = get_encoder(self.embedding_model).encode([p for _, p in todo])
-            new = pl.DataFrame(
-                {"trace_id": [t for t, _ in todo], "vector": [v.tolist() for v in vectors]},
-                schema={"trace_id": pl.String(), "vector": pl.List(pl.Float32())},
-            )
-            self.store.insert_new("embeddings", new, "trace_id")
-            have |= dict(zip(new["trace_id"].to_list(), new["vector"].to_list(), strict=True))
-        return np.array([have[t] for t in trace_ids], dtype=np.float32)
-
-    def _reference(self) -> Reference | None:
-        ref = self.spec.bundle.get("reference")
-        if not ref or not ref["prompts"]:
-            return None
-        from evalnb.models.encoder import get_encoder  # noqa: PLC0415 - torch only when used
-
-        vectors = get_encoder(self.embedding_model).encode(ref["prompts"])
-        return Reference.of(vectors, ref["topics"])
-
-    def drift(
-        self, every: str = "1d", *, sample: int = 300, permutations: int = 200
-    ) -> pl.DataFrame:
-        """Per window: question drift, topic-mix shift and the unscored share; see module docs.
-
-        ``sample`` questions per window are embedded (a seeded random sample; embeddings are
-        cached in the store). ``*_p_adjusted``: Bonferroni over the windows tested.
-        """
-        interval = parse_every(every)
-        traces = self.store.read(
-            f"""SELECT time_bucket(INTERVAL '{interval}', "at") AS window_start, trace_id, prompt
-                FROM traces WHERE prompt IS NOT NULL ORDER BY window_start, trace_id"""
-        ).with_columns(pl.col("window_start").dt.convert_time_zone("UTC"))
-        unscored = self.store.read(
-            f"""SELECT time_bucket(INTERVAL '{interval}', t."at") AS window_start,
-                       avg(CASE WHEN s.passed IS NULL THEN 1.0 ELSE 0.0 END) AS unscored_share
-                FROM scores s JOIN traces t USING (trace_id) GROUP BY ALL"""
-        ).with_columns(pl.col("window_start").dt.convert_time_zone("UTC"))
-        reference = self._reference()
-        rows = []
-        for (start,), part in traces.group_by(["window_start"], maintain_order=True):
-            seed = int(hashlib.sha256(str(start).encode()).hexdigest()[:8], 16)
-            chosen = part.sample(min(sample, part.height), seed=seed) if part.height else part
-            rec: dict[str, Any] = {"window_start": start, "questions": part.height}
-            if reference is not None and chosen.height >= 2:
-                vectors = self._embed(chosen["trace_id"].to_list(), chosen["prompt"].to_list())
-                distance, p = question_drift(
-                    reference.vectors, vectors, permutations=permutations, seed=seed
-                )
-                topic_p, no_topic, _ = topic_shift(reference, vectors)
-                rec |= {
-                    "question_distance": distance,
-                    "question_p": p,
-                    "topic_p": topic_p,
-                    "no_topic_share": no_topic,
-                }
-            rows.append(rec)
-        schema = {
-            "window_start": pl.Datetime("us", "UTC"),
-            "questions": pl.Int64(),
-            "question_distance": pl.Float64(),
-            "question_p": pl.Float64(),
-            "topic_p": pl.Float64(),
-            "no_topic_share": pl.Float64(),
-        }
-        frame = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
-        tested = max(frame.height, 1)
-        return (
-            frame.with_columns(
-                (pl.col("question_p") * tested).clip(upper_bound=1.0).alias("question_p_adjusted"),
-                (pl.col("topic_p") * tested).clip(upper_bound=1.0).alias("topic_p_adjusted"),
-            )
-            .join(unscored, on="window_start", how="left")
-            .sort("window_start")
-        )
-
     # -- alerts --------------------------------------------------------------------
 
     def alerts(
@@ -466,7 +371,7 @@ class Monitor:
                                 f"{column} = {r[column]:.4g}",
                             )
                         )
-        now = _now()
+        now = utc_now()
         new = pl.DataFrame(
             [
                 {
@@ -495,208 +400,12 @@ class Monitor:
 
     def _mark_sent(self, alert: str) -> None:
         def body(con: duckdb.DuckDBPyConnection) -> None:
-            con.execute("UPDATE alerts SET sent_at = ? WHERE alert_id = ?", [_now(), alert])
+            con.execute("UPDATE alerts SET sent_at = ? WHERE alert_id = ?", [utc_now(), alert])
 
         self.store.write(body)
 
     def _count(self, sql: str) -> int:
         return cast("int", self.store.rows(sql)[0][0])
-
-    # -- review --------------------------------------------------------------------
-
-    def sample_for_review(
-        self,
-        per_window: int = 50,
-        *,
-        every: str = "1d",
-        strategy: str = "random",
-        evaluator: str | None = None,
-        metric: str | None = None,
-        windows: int | None = 1,
-        seed: int = 0,
-    ) -> LabCore:
-        """Draw ``per_window`` traces of each of the last closed windows for reviewers.
-
-        Parameters
-        ----------
-        per_window
-            Traces per window (all of a smaller window).
-        every
-            The window grid (the same as ``windows(every=...)`` reads the labels on).
-        strategy
-            ``random`` (uniform) or ``stratified`` (half passes, half fails of one
-            ``evaluator`` / ``metric``, inclusion probabilities recorded).
-        windows
-            How many of the latest closed windows (None: every window not sampled yet).
-            The window still filling is never sampled: traces added later would not have had
-            a chance to be drawn.
-        seed
-            Seeds the draw (with the window).
-
-        Returns
-        -------
-        LabCore
-            A lab of the drawn traces, scored and with the bundle's thresholds, for the
-            labeler (``evalnb.labeler``) or a review queue (``evalnb.review``); give its
-            labels back with :meth:`add_labels`.
-        """
-        if strategy not in STRATEGIES:
-            msg = f"strategy must be one of {STRATEGIES}; got {strategy!r}"
-            raise ValueError(msg)
-        if strategy == "stratified" and (evaluator is None or metric is None):
-            msg = "stratified sampling is by one metric's verdict: give evaluator= and metric="
-            raise ValueError(msg)
-        if per_window < 1:
-            msg = f"per_window must be at least 1; got {per_window}"
-            raise ValueError(msg)
-        interval = parse_every(every)
-        traces = self.store.read(
-            f"""SELECT time_bucket(INTERVAL '{interval}', "at") AS window_start, trace_id
-                FROM traces ORDER BY trace_id"""
-        ).with_columns(pl.col("window_start").dt.convert_time_zone("UTC"))
-        if not traces.height:
-            msg = "this monitor holds no traffic yet: ingest some first"
-            raise ValueError(msg)
-        done = self.store.read("SELECT DISTINCT window_start FROM samples WHERE every = ?", [every])
-        sampled = {w.astimezone(dt.UTC) for w in done.get_column("window_start").to_list()}
-        closed = sorted(set(traces["window_start"].to_list()) - {traces["window_start"].max()})
-        todo = [w for w in closed if w not in sampled]
-        if windows is not None:
-            todo = todo[-windows:]
-        if not todo:
-            msg = (
-                f"no closed window on the {every!r} grid is left to sample (the newest one is "
-                "still filling; every older one was sampled)"
-            )
-            raise ValueError(msg)
-        verdicts = None
-        if strategy == "stratified":
-            verdicts = self.store.read(
-                "SELECT trace_id, passed FROM scores WHERE evaluator = ? AND metric = ?",
-                [evaluator, metric],
-            )
-        sample_id = uuid.uuid4().hex[:16]
-        rows = []
-        for w in todo:
-            part = traces.filter(pl.col("window_start") == w)
-            window_seed = seed + int(hashlib.sha256(str(w).encode()).hexdigest()[:8], 16)
-            if verdicts is None:
-                chosen = part.sample(min(per_window, part.height), seed=window_seed, shuffle=True)
-                rows += [
-                    (t, "all", chosen.height / part.height, part.height)
-                    for t in chosen["trace_id"].to_list()
-                ]
-                continue
-            scored = part.join(verdicts, on="trace_id").filter(pl.col("passed").is_not_null())
-            for value in (True, False):
-                stratum = scored.filter(pl.col("passed") == value)
-                k = min(per_window // 2 + (per_window % 2 if value else 0), stratum.height)
-                chosen = stratum.sample(k, seed=window_seed, shuffle=True) if k else stratum.head(0)
-                rows += [
-                    (t, str(value).lower(), k / stratum.height, stratum.height)
-                    for t in chosen["trace_id"].to_list()
-                ]
-        by_window = dict(
-            zip(traces["trace_id"].to_list(), traces["window_start"].to_list(), strict=True)
-        )
-        frame = pl.DataFrame(
-            {
-                "sample_id": [sample_id] * len(rows),
-                "every": [every] * len(rows),
-                "window_start": [by_window[r[0]] for r in rows],
-                "trace_id": [r[0] for r in rows],
-                "strategy": [strategy] * len(rows),
-                "evaluator": [evaluator] * len(rows),
-                "metric": [metric] * len(rows),
-                "probability": [r[2] for r in rows],
-                "window_traces": [r[3] for r in rows],
-                "created_at": [_now()] * len(rows),
-            },
-            schema=_SAMPLES,
-        )
-        self.store.insert_new("samples", frame, None)
-        lab = self.traces_lab(frame.get_column("trace_id").to_list())
-        lab.replace_tables({"info": lab.table("info").vstack(_info({"monitor_sample": sample_id}))})
-        return lab
-
-    def traces_lab(self, trace_ids: list[str]) -> LabCore:
-        """Return a lab of these traces (case id = trace id), scored with the bundle's thresholds."""
-        requests = self.store.read_with(
-            "SELECT t.* FROM traces t JOIN wanted USING (trace_id) ORDER BY t.trace_id",
-            wanted=self.store.ids(trace_ids),
-        )
-        lab = requests_lab(requests)
-        plain = [ev for ev in self.spec.evaluators if ev not in self.spec.judges]
-        if plain and lab.outputs.height:
-            params: dict[str, Any] = {ev: self.spec.evaluators[ev] for ev in plain}
-            lab = quiet_evaluate(lab, plain, **params)
-            bundle = {**self.spec.bundle, "judges": []}
-            bundle["metrics"] = [m for m in bundle["metrics"] if m["evaluator"] in plain]
-            apply_calibration(lab, bundle, "the monitor's bundle")
-        return lab
-
-    def window_lab(self, window_start: dt.datetime, every: str = "1d") -> LabCore:
-        """Return a lab of one window's traces (for the eye); at most 5,000, a seeded sample beyond."""
-        interval = parse_every(every)
-        ids = self.store.read(
-            f"""SELECT trace_id FROM traces
-                WHERE time_bucket(INTERVAL '{interval}', "at") = ? ORDER BY trace_id""",
-            [window_start],
-        )
-        if ids.height > 5000:
-            ids = ids.sample(5000, seed=0)
-        return self.traces_lab(ids.get_column("trace_id").to_list())
-
-    def add_labels(self, labels: pl.DataFrame | LabCore) -> int:
-        """Store reviewers' labels (a lab's ``labels`` table, or such a frame); return how many are new.
-
-        The label's case id is the trace id. Labels already held (same ``label_id``) are
-        skipped, so giving the same lab back twice changes nothing.
-        """
-        frame = labels.labels if isinstance(labels, LabCore) else labels
-        needed = ["case_id", "evaluator", "metric", "verdict", "reviewer"]
-        missing = [c for c in needed if c not in frame.columns]
-        if missing:
-            msg = f"labels need the columns {needed}; missing {missing}"
-            raise ValueError(msg)
-        bad = frame.with_row_index("row").filter(~pl.col("verdict").is_in(["pass", "fail"]))
-        if bad.height:
-            field, source = "verdict", "the labels given"
-            raise InputError(
-                source,
-                f"row {bad.item(0, 'row')}",
-                field,
-                "pass or fail (a monitor's pass rate is a share of passes)",
-                repr(bad.item(0, "verdict")),
-            )
-        if "label_id" not in frame.columns:
-            frame = frame.with_columns(
-                pl.concat_str(
-                    ["case_id", "evaluator", "metric", "reviewer", "verdict"], separator="\x1f"
-                )
-                .hash()
-                .cast(pl.String)
-                .alias("label_id")
-            )
-        if "created_at" not in frame.columns:
-            frame = frame.with_columns(
-                pl.lit(_now(), dtype=pl.Datetime("us", "UTC")).alias("created_at")
-            )
-        new = frame.select(
-            "label_id",
-            pl.col("case_id").alias("trace_id"),
-            "evaluator",
-            "metric",
-            "verdict",
-            "reviewer",
-            pl.col("created_at").cast(pl.Datetime("us", "UTC")),
-        )
-        held = self.store.with_connection(
-            lambda con: self.store.known(con, "traces", new.get_column("trace_id").to_list())
-        )
-        return self.store.insert_new(
-            "labels", new.filter(pl.col("trace_id").is_in(list(held))), "label_id"
-        )
 
     def report_view(self, every: str = "1d", *, drift: bool = True) -> dict[str, Any]:
         """Return what the HTML report's "Ongoing monitoring" section shows (``lab.report(monitor=)``)."""
@@ -743,22 +452,3 @@ _ALERTS = {
     "created_at": pl.Datetime("us", "UTC"),
     "sent_at": pl.Datetime("us", "UTC"),
 }
-_SAMPLES = {
-    "sample_id": pl.String(),
-    "every": pl.String(),
-    "window_start": pl.Datetime("us", "UTC"),
-    "trace_id": pl.String(),
-    "strategy": pl.String(),
-    "evaluator": pl.String(),
-    "metric": pl.String(),
-    "probability": pl.Float64(),
-    "window_traces": pl.Int64(),
-    "created_at": pl.Datetime("us", "UTC"),
-}
-
-
-def _info(values: dict[str, str]) -> pl.DataFrame:
-    return pl.DataFrame(
-        {"key": list(values), "value": list(values.values())},
-        schema={"key": pl.String(), "value": pl.String()},
-    )

@@ -9,6 +9,7 @@ trace id is the table's key: seen twice, it is kept (and scored) once.
 
 from __future__ import annotations
 
+import datetime as dt
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
     import duckdb
 
-__all__ = ["SCHEMA_SQL", "MonitorStore", "frame_of", "registered"]
+__all__ = ["SCHEMA_SQL", "MonitorStore", "frame_of", "registered", "utc_now"]
 
 T = TypeVar("T")
 
@@ -55,6 +56,11 @@ CREATE TABLE IF NOT EXISTS alerts (
     created_at TIMESTAMPTZ, sent_at TIMESTAMPTZ);
 CREATE TABLE IF NOT EXISTS embeddings (trace_id VARCHAR PRIMARY KEY, vector FLOAT[]);
 """
+
+
+def utc_now() -> dt.datetime:
+    """Return the time now, in UTC (what every row of the store records)."""
+    return dt.datetime.now(dt.UTC)
 
 
 @contextmanager
