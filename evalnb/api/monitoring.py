@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalnb.api.lab import Lab
-from evalnb.monitoring.monitor import Monitor as _Core
+from evalnb.monitoring.monitor import Monitor as MonitorCore
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Monitor", "monitor"]
 
 
-class Monitor(_Core):
+class Monitor(MonitorCore):
     """A calibration bundle monitoring live traffic; build one with :func:`evalnb.monitor`."""
 
     def sample_for_review(self, per_window: int = 50, **options: Any) -> Lab:  # noqa: ANN401

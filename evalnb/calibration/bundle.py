@@ -15,13 +15,13 @@ import datetime as dt
 import hashlib
 import json
 import math
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import polars as pl
 
 from evalnb.calibration.alignment import kept_versions, with_versions
+from evalnb.calibration.bundle_records import accepted_level, evaluator_records, reference_sample
 from evalnb.calibration.corrected import corrected_leaderboard
 from evalnb.calibration.labels import current_labels
 from evalnb.calibration.recalibrate import calibrate
@@ -31,6 +31,8 @@ from evalnb.lab.schema import SCHEMAS
 from evalnb.lab.version import __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from evalnb.lab.core import LabCore
 
 __all__ = [
@@ -48,7 +50,6 @@ FORMAT, VERSION = "evalnb.calibration", 2
 # the accepted pass rate per metric and a reference sample of the lab's questions. Version 1
 # bundles still read and apply to labs; a monitor asks for version 2.
 _READABLE = (1, 2)
-REFERENCE_PROMPTS = 1000
 _NUM = {"type": ["number", "null"]}
 BUNDLE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -171,60 +172,6 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and value == value else None
 
 
-def _accepted_level(
-    accepted: float | Mapping[str, float] | None, metric: str, corrected: pl.DataFrame
-) -> float | None:
-    """Return the pass rate a monitor must not fall below: given, else the lowest corrected one."""
-    if isinstance(accepted, Mapping):
-        value = accepted.get(metric)
-        if value is not None:
-            return float(value)
-    elif accepted is not None:
-        return float(accepted)
-    if "corrected" not in corrected.columns:
-        return None
-    values = corrected.get_column("corrected").drop_nulls().drop_nans()
-    return float(values.min()) if values.len() else None  # type: ignore[arg-type]
-
-
-def evaluator_records(lab: LabCore, evaluators: list[str]) -> list[dict[str, Any]]:
-    """Each evaluator with its version and the scoring parameters its scores were made with."""
-    from evalnb.evaluation.catalog import get_evaluator  # noqa: PLC0415 - loads the catalog
-
-    out = []
-    for ev in dict.fromkeys(evaluators):
-        keys = (
-            lab.scores.filter(pl.col("evaluator") == ev)
-            .group_by("params")
-            .len()
-            .sort(["len", "params"], descending=True)
-        )
-        params = (
-            json.loads(keys.item(0, "params")) if keys.height and keys.item(0, "params") else {}
-        )
-        try:
-            version = get_evaluator(ev).version
-        except ValueError:  # an object made in a session (ragas.*): no catalog entry
-            version = "session"
-        out.append({"id": ev, "version": version, "params": params})
-    return out
-
-
-def reference_sample(
-    lab: LabCore, n: int = REFERENCE_PROMPTS, seed: int = 0
-) -> dict[str, Any] | None:
-    """Return a seeded sample of the lab's questions with their topics (drift's reference)."""
-    cases = lab.cases.filter(pl.col("prompt").is_not_null())
-    if not cases.height:
-        return None
-    if cases.height > n:
-        cases = cases.sample(n, seed=seed)
-    return {
-        "prompts": cases.get_column("prompt").to_list(),
-        "topics": cases.get_column("topic").to_list(),
-    }
-
-
 def calibration_bundle(
     lab: LabCore,
     *,
@@ -260,7 +207,7 @@ def calibration_bundle(
                     {k: _number(v) if isinstance(v, float) else v for k, v in r.items()}
                     for r in corrected.to_dicts()
                 ],
-                "accepted": _accepted_level(accepted, metric, corrected),
+                "accepted": accepted_level(accepted, metric, corrected),
             }
         )
     now = dt.datetime.now(dt.UTC).isoformat()

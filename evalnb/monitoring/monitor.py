@@ -280,9 +280,12 @@ class Monitor(DriftMethods, ReviewMethods):
                 GROUP BY ALL ORDER BY window_start"""
         )
         agg = agg.with_columns(pl.col("window_start").dt.convert_time_zone("UTC"))
-        return estimate_windows(agg, self._labelled(every), self.spec.metrics, self.settings)
+        labelled = self._labelled(
+            every, agg.select("window_start", "evaluator", "metric", "scored")
+        )
+        return estimate_windows(agg, labelled, self.spec.metrics, self.settings)
 
-    def _labelled(self, every: str) -> pl.DataFrame:
+    def _labelled(self, every: str, counts: pl.DataFrame) -> pl.DataFrame:
         """Return the labelled traces of samples drawn on this grid, with each one's chance of a label."""
         frame = self.store.read(
             """WITH latest AS (
@@ -308,11 +311,11 @@ class Monitor(DriftMethods, ReviewMethods):
             return frame.with_columns(pl.lit(None, dtype=pl.Float64).alias("pi"))
         frame = frame.with_columns(pl.col("window_start").dt.convert_time_zone("UTC"))
         keys = ["window_start", "evaluator", "metric", "stratum"]
-        counts = self.store.read(
-            f"""SELECT time_bucket(INTERVAL '{parse_every(every)}', t."at") AS window_start,
-                       s.evaluator, s.metric, count(s.passed) AS scored
-                FROM scores s JOIN traces t USING (trace_id) GROUP BY ALL"""
-        ).with_columns(pl.col("window_start").dt.convert_time_zone("UTC"))
+        # `counts`: each window's scored traces per metric, as windows() counted them (a
+        # window's traffic split by bundle would count once per bundle: summed here).
+        counts = counts.group_by(["window_start", "evaluator", "metric"]).agg(
+            pl.col("scored").sum()
+        )
         labelled_n = frame.group_by(keys).len("labelled")
         frame = frame.join(labelled_n, on=keys).join(
             counts, on=["window_start", "evaluator", "metric"], how="left"
@@ -329,7 +332,13 @@ class Monitor(DriftMethods, ReviewMethods):
     # -- alerts --------------------------------------------------------------------
 
     def alerts(
-        self, every: str = "1d", *, webhook: str | None = None, drift: bool = True
+        self,
+        every: str = "1d",
+        *,
+        webhook: str | None = None,
+        drift: bool = True,
+        windows: pl.DataFrame | None = None,
+        drift_frame: pl.DataFrame | None = None,
     ) -> pl.DataFrame:
         """Record (and post to ``webhook``) what crossed a line; return every alert so far.
 
@@ -337,7 +346,8 @@ class Monitor(DriftMethods, ReviewMethods):
         the runs of windows ending there, ``drop_bound``) lies below the bundle's accepted
         pass rate; a window whose question drift or topic mix is significant after the
         Bonferroni correction (``drift=False`` skips embedding the questions). Each is
-        recorded once; see :mod:`evalnb.monitoring.alerts` for the webhook.
+        recorded once; see :mod:`evalnb.monitoring.alerts` for the webhook. ``windows`` and
+        ``drift_frame``: those frames when the caller computed them already.
         """
         alpha = 1 - self.settings.level
         found = [
@@ -351,10 +361,14 @@ class Monitor(DriftMethods, ReviewMethods):
                 f"the pass rate is below {r['accepted']:.3f} (bound {r['drop_bound']:.3f}, "
                 f"over the windows since {r['drop_since']})",
             )
-            for r in self.windows(every).filter(pl.col("below_accepted")).iter_rows(named=True)
+            for r in (windows if windows is not None else self.windows(every))
+            .filter(pl.col("below_accepted"))
+            .iter_rows(named=True)
         ]
         if drift and self.spec.bundle.get("reference"):
-            for r in self.drift(every).iter_rows(named=True):
+            if drift_frame is None:
+                drift_frame = self.drift(every)
+            for r in drift_frame.iter_rows(named=True):
                 for kind, column in (
                     ("question_drift", "question_p_adjusted"),
                     ("topic_mix", "topic_p_adjusted"),
@@ -410,12 +424,15 @@ class Monitor(DriftMethods, ReviewMethods):
     def report_view(self, every: str = "1d", *, drift: bool = True) -> dict[str, Any]:
         """Return what the HTML report's "Ongoing monitoring" section shows (``lab.report(monitor=)``)."""
         with_drift = drift and bool(self.spec.bundle.get("reference"))
+        windows = self.windows(every)
+        drift_frame = self.drift(every) if with_drift else None
+        alerts = self.alerts(every, drift=with_drift, windows=windows, drift_frame=drift_frame)
         return {
             "bundle": self.spec.hash,
             "every": every,
-            "windows": self.windows(every),
-            "alerts": self.alerts(every, drift=with_drift),
-            "drift": self.drift(every) if with_drift else None,
+            "windows": windows,
+            "alerts": alerts,
+            "drift": drift_frame,
         }
 
     def status(self) -> dict[str, Any]:

@@ -50,11 +50,9 @@ class MonitorView(ipywidgets.VBox):  # type: ignore[misc]
 
     def __init__(self, monitor: Monitor, every: str, *, drift: bool) -> None:
         self.monitor, self.every = monitor, every
-        windows = monitor.windows(every)
-        drift_frame = (
-            monitor.drift(every) if drift and monitor.spec.bundle.get("reference") else None
-        )
-        alerts = monitor.alerts(every, drift=drift)
+        # One computation of the windows and drift serves the chart and the alerts.
+        view = monitor.report_view(every, drift=drift)
+        windows, drift_frame, alerts = view["windows"], view["drift"], view["alerts"]
         self.chart = MonitorChart()
         with self.chart.hold_sync():
             self.chart._windows = to_ipc(_iso(windows, "window_start", "drop_since"))

@@ -1,0 +1,75 @@
+"""What a calibration bundle records for monitoring (version 2): evaluators, levels, questions.
+
+A monitor (:mod:`evalnb.monitoring`) scores live traffic with the evaluators at the versions
+and scoring parameters the thresholds were calibrated on, compares pass rates with the level
+accepted at sign-off, and measures drift against a sample of the lab's questions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import LabCore
+
+__all__ = ["REFERENCE_PROMPTS", "accepted_level", "evaluator_records", "reference_sample"]
+
+REFERENCE_PROMPTS = 1000
+
+
+def accepted_level(
+    accepted: float | Mapping[str, float] | None, metric: str, corrected: pl.DataFrame
+) -> float | None:
+    """Return the pass rate a monitor must not fall below: given, else the lowest corrected one."""
+    if isinstance(accepted, Mapping):
+        value = accepted.get(metric)
+        if value is not None:
+            return float(value)
+    elif accepted is not None:
+        return float(accepted)
+    if "corrected" not in corrected.columns:
+        return None
+    values = corrected.get_column("corrected").drop_nulls().drop_nans()
+    return float(values.min()) if values.len() else None  # type: ignore[arg-type]
+
+
+def evaluator_records(lab: LabCore, evaluators: list[str]) -> list[dict[str, Any]]:
+    """Each evaluator with its version and the scoring parameters its scores were made with."""
+    from evalnb.evaluation.catalog import get_evaluator  # noqa: PLC0415 - loads the catalog
+
+    out = []
+    for ev in dict.fromkeys(evaluators):
+        keys = (
+            lab.scores.filter(pl.col("evaluator") == ev)
+            .group_by("params")
+            .len()
+            .sort(["len", "params"], descending=True)
+        )
+        params = (
+            json.loads(keys.item(0, "params")) if keys.height and keys.item(0, "params") else {}
+        )
+        try:
+            version = get_evaluator(ev).version
+        except ValueError:  # an object made in a session (ragas.*): no catalog entry
+            version = "session"
+        out.append({"id": ev, "version": version, "params": params})
+    return out
+
+
+def reference_sample(
+    lab: LabCore, n: int = REFERENCE_PROMPTS, seed: int = 0
+) -> dict[str, Any] | None:
+    """Return a seeded sample of the lab's questions with their topics (drift's reference)."""
+    cases = lab.cases.filter(pl.col("prompt").is_not_null())
+    if not cases.height:
+        return None
+    if cases.height > n:
+        cases = cases.sample(n, seed=seed)
+    return {
+        "prompts": cases.get_column("prompt").to_list(),
+        "topics": cases.get_column("topic").to_list(),
+    }
