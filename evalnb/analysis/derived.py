@@ -22,6 +22,7 @@ from evalnb.analysis.problems import problems, problems_json
 from evalnb.analysis.tables import RichTable, table
 from evalnb.lab.files import write_atomic
 from evalnb.lab.verdicts import lazy_verdicts, verdicts
+from evalnb.text.language import case_languages
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -87,14 +88,43 @@ def write_text(path: str | Path | None, text: str) -> str:
 
 
 def leaderboard_of(
-    lab: LabCore, *, overall: bool = False, n_boot: int = 1000, seed: int = 0
+    lab: LabCore,
+    *,
+    overall: bool = False,
+    by: str | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> pl.DataFrame:
     """Return the leaderboard of ``lab`` (see :meth:`evalnb.Lab.leaderboard`)."""
+    if by is not None:
+        return _leaderboard_by(lab, by, overall=overall, n_boot=n_boot, seed=seed)
     if not overall:  # one metric at a time from the verdicts' query: no whole verdict table
         return lab_leaderboard(lab, _query(lab), n_boot=n_boot, seed=seed)
     verdicts = lab.verdicts()
     board = lab_leaderboard(lab, verdicts, n_boot=n_boot, seed=seed)
     return overall_leaderboard(verdicts, board, n_boot=n_boot, seed=seed)
+
+
+def _leaderboard_by(
+    lab: LabCore, by: str, *, overall: bool, n_boot: int, seed: int
+) -> pl.DataFrame:
+    """One leaderboard per value of the cases' column ``by``, stacked under that column."""
+    cases = lab.cases
+    if by not in cases.columns or cases.schema[by] != pl.String:
+        text_columns = [c for c, t in cases.schema.items() if t == pl.String and c != "case_id"]
+        msg = f"leaderboard(by={by!r}): expected a text column of the cases, one of {text_columns}"
+        raise ValueError(msg)
+    values = case_languages(cases) if by == "language" else cases[by]
+    groups = cases.select("case_id", group=values).drop_nulls("group")
+    verdicts = lab.verdicts()
+    boards = []
+    for (value,), ids in groups.group_by("group", maintain_order=True):
+        part = verdicts.join(ids.select("case_id"), on="case_id", how="semi")
+        board = lab_leaderboard(lab, part, n_boot=n_boot, seed=seed)
+        if overall:
+            board = overall_leaderboard(part, board, n_boot=n_boot, seed=seed)
+        boards.append(board.select(pl.lit(value, pl.String).alias(by), pl.all()))
+    return pl.concat(boards, how="diagonal_relaxed").sort(by, maintain_order=True)
 
 
 def _query(lab: LabCore) -> pl.LazyFrame:

@@ -20,6 +20,7 @@ from evalnb.api.calibration_methods import HumanCalibration
 from evalnb.calibration.judge_agreement import with_human_agreement
 from evalnb.calibration.reliability import agreement_views
 from evalnb.diagnosis.failure_clusters import failure_clusters
+from evalnb.diagnosis.languages import answer_languages, language_summary, set_languages
 from evalnb.diagnosis.question_types import set_question_types
 from evalnb.generation.curation import curate, curated_cases, curation_view
 from evalnb.io.agent_export import agent_chat_records
@@ -35,7 +36,7 @@ from evalnb.widgets.eye import Eye
 from evalnb.widgets.weakness import Weakness
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
 
     import altair as alt
@@ -172,9 +173,18 @@ class Lab(HumanCalibration):
     # -- analysis ----------------------------------------------------------------------------
 
     def leaderboard(
-        self, *, overall: bool = False, n_boot: int = 1000, seed: int = 0
+        self,
+        *,
+        overall: bool = False,
+        by: str | None = None,
+        n_boot: int = 1000,
+        seed: int = 0,
     ) -> pl.DataFrame:
         """Per (evaluator, metric, model): mean with a bootstrap 95 % CI, pass rate, rank.
+
+        ``by`` names a text column of the cases (``"language"``, ``"topic"``, …): one
+        leaderboard per value, each with its own intervals and ranks, the value in a first
+        column. ``by="language"`` detects the languages of cases that have none.
 
         ``overall=True``: one row per model over the evaluators' primary metrics: the pass
         rate averaged over them, and ``rank`` by it, each with a 95 % interval from case
@@ -182,7 +192,7 @@ class Lab(HumanCalibration):
         takes in the central 95 % of replicates). ``mean_rank`` and ``wins`` summarize the
         per-metric ranks and may order models differently.
         """
-        return derived.leaderboard_of(self, overall=overall, n_boot=n_boot, seed=seed)
+        return derived.leaderboard_of(self, overall=overall, by=by, n_boot=n_boot, seed=seed)
 
     def compare(self, evaluator: str, metric: str | None = None, *, seed: int = 0) -> pl.DataFrame:
         """Paired comparison of every two models: difference, 95 % CI, p-value, who wins."""
@@ -287,6 +297,30 @@ class Lab(HumanCalibration):
         cases); the returned frame names the rule that decided each.
         """
         return set_question_types(self, types, overwrite=overwrite)
+
+    def set_languages(
+        self,
+        languages: Mapping[str, str] | pl.DataFrame | None = None,
+        *,
+        candidates: Iterable[str] | None = None,
+        overwrite: bool = False,
+    ) -> pl.DataFrame:
+        """Fill ``cases.language`` (ISO 639-1) by detection, or from ``languages``.
+
+        Without ``languages``, cases lacking a language (all with ``overwrite``) get the one
+        detected from their prompt and expected answer; ``candidates`` (e.g.
+        ``["en", "zh", "fr"]``) tells the detector which languages the lab holds. Returns
+        each case's language and who set it (``user``, ``detected``, ``kept``).
+        """
+        return set_languages(self, languages, candidates=candidates, overwrite=overwrite)
+
+    def languages(self) -> pl.DataFrame:
+        """Cases per language, with the answers that came back in another language."""
+        return language_summary(self)
+
+    def answer_languages(self) -> pl.DataFrame:
+        """Each answer's language next to its case's; ``mixed`` where they differ."""
+        return answer_languages(self)
 
     def failure_clusters(
         self,

@@ -69,6 +69,7 @@ def _load_catalog() -> None:
     import evalnb.evaluation.families.models.summarization  # noqa: PLC0415
     import evalnb.evaluation.families.text.bleu  # noqa: PLC0415
     import evalnb.evaluation.families.text.encoding  # noqa: PLC0415
+    import evalnb.evaluation.families.text.language_match  # noqa: PLC0415
     import evalnb.evaluation.families.text.leakage  # noqa: PLC0415
     import evalnb.evaluation.families.text.looping  # noqa: PLC0415
     import evalnb.evaluation.families.text.ragas_nonllm  # noqa: PLC0415

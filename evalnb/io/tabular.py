@@ -36,6 +36,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "categories": ("categories", "category"),
     "topic": ("topic",),
     "question_type": ("question_type",),
+    "language": ("language", "lang", "locale"),
     "corpus": ("corpus", "documents"),
     "perturbation_of": ("perturbation_of",),
     "perturbation": ("perturbation",),

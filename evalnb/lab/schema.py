@@ -31,6 +31,9 @@ CASES = pl.Schema(
         "categories": _LIST,
         "topic": _STR,
         "question_type": _STR,
+        # ISO 639-1 code of the case's language: set by the user or the importer, else
+        # detected (Lab.with_languages); null until then.
+        "language": _STR,
         "corpus": _LIST,
         "perturbation_of": _STR,
         "perturbation": _STR,

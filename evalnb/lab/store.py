@@ -453,9 +453,31 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
     elif row[0] not in _READABLE:
         _version_error(path, row[0])
     run(con, f'CREATE TABLE IF NOT EXISTS "{_VERSIONS}" (name VARCHAR PRIMARY KEY, version BIGINT)')
+    _add_new_columns(con)
     for name in TABLES:
         run(con, _ddl(name))  # a table kept as parts is a view already: left alone
     ensure_manifest(con)
+
+
+def _add_new_columns(con: duckdb.DuckDBPyConnection) -> None:
+    """Give tables written by an older evalnb the columns added since (null in old rows).
+
+    Reading conforms such a table already; writing must not fail on a column it lacks.
+    Views over Parquet parts are left alone: reading conforms them.
+    """
+    have: dict[str, set[str]] = {}
+    query = (
+        "SELECT c.table_name, c.column_name FROM duckdb_columns() c "
+        "JOIN duckdb_tables() t USING (database_name, schema_name, table_name)"
+    )
+    for table, column in run(con, query):
+        have.setdefault(str(table), set()).add(str(column))
+    for table in TABLES:
+        if table not in have:
+            continue
+        for column, dtype in SCHEMAS[table].items():
+            if column not in have[table]:
+                run(con, f'ALTER TABLE "{table}" ADD COLUMN "{column}" {sql_type(dtype)}')
 
 
 def _versions(con: duckdb.DuckDBPyConnection) -> dict[str, int]:

@@ -26,6 +26,7 @@ __all__ = [
     "ids_13a",
     "ids_13a_segments",
     "ngram_stats",
+    "spaced_13a",
     "tokenize_13a",
     "tokens_13a",
 ]
@@ -100,7 +101,7 @@ def ids_13a_segments(
 
 def tokens_13a(text: pl.Expr) -> pl.Expr:
     """Build the 13a tokenizer as an expression (usable inside ``list.eval``)."""
-    return _spaced_13a(text).str.extract_all(r"\S+").fill_null([])
+    return spaced_13a(text).str.extract_all(r"\S+").fill_null([])
 
 
 def _replaced_13a(text: pl.Expr) -> pl.Expr:
@@ -114,9 +115,13 @@ def _replaced_13a(text: pl.Expr) -> pl.Expr:
     return s
 
 
-def _spaced_13a(text: pl.Expr) -> pl.Expr:
-    """Apply the 13a replacements and rules: the tokens, separated by white space."""
-    s = pl.concat_str([pl.lit(" "), _replaced_13a(text), pl.lit(" ")])
+def spaced_13a(text: pl.Expr, *, padded: bool = True) -> pl.Expr:
+    """Apply the 13a replacements and rules: the tokens, separated by white space.
+
+    ``padded=False`` applies the rules alone, to the text as it is: sacrebleu's ``zh``
+    tokenizer ends with them (``TokenizerRegexp``), without 13a's replacements and padding.
+    """
+    s = pl.concat_str([pl.lit(" "), _replaced_13a(text), pl.lit(" ")]) if padded else text
     for pattern, repl in _13A_RULES:
         s = s.str.replace_all(pattern, repl)
     return s

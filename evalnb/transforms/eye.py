@@ -145,8 +145,10 @@ class Parts(Mapping[tuple[str, str, str], pl.DataFrame]):
 _PART_COLUMNS = ["case_id", "sample", "value", "passed"]
 
 
-def eye_index(lab: LabCore, *, seed: int = 0) -> EyeIndex:
+def eye_index(lab: LabCore, *, seed: int = 0, cases: pl.DataFrame | None = None) -> EyeIndex:
     """Aggregate ``lab`` once for the eye: verdicts, per-model means, problem counts.
+
+    ``cases`` (a frame with ``case_id``) keeps those cases only: the eye's language filter.
 
     Examples
     --------
@@ -160,6 +162,8 @@ def eye_index(lab: LabCore, *, seed: int = 0) -> EyeIndex:
     # A query, not a table: on ten million scores the joined table alone is a second and
     # a gigabyte, and each reader below needs only some of its rows.
     v = lazy_verdicts(lab.scan("scores"), lab.metrics, lab.thresholds)
+    if cases is not None:
+        v = v.join(cases.lazy().select("case_id"), on="case_id", how="semi")
     board = lab_leaderboard(lab, v, n_boot=200, seed=seed)
     found = problems(lab, v, board, case_ids=False)  # the eye counts problems
     specs = current_thresholds(lab.metrics, lab.thresholds).join(

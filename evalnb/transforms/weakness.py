@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalnb.lab.verdicts import finite_or_none, verdicts
+from evalnb.text.language import case_languages
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -110,6 +111,9 @@ def _axis_values(lab: LabCore, axis: str) -> tuple[pl.DataFrame, list[str]]:
         usable = sorted(c for c, t in columns.items() if t == pl.String and c != "case_id")
         msg = f"axis {axis!r} is neither 'tool' nor a text column of the cases; use one of {usable}"
         raise ValueError(msg)
+    if axis == "language":  # cases without one get the detected language (nothing is written)
+        cases = lab.cases
+        return cases.select("case_id", language=case_languages(cases)), ["case_id"]
     return lab.cases.select("case_id", axis), ["case_id"]
 
 

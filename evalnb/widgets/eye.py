@@ -14,6 +14,7 @@ import polars as pl
 import traitlets
 
 from evalnb.lab.verdicts import finite_or_none
+from evalnb.text.language import case_languages, language_name
 from evalnb.transforms import (
     LEVELS,
     case_detail,
@@ -78,6 +79,9 @@ class Eye(EvalWidget):
     """``[evaluator, metric]`` compared with the path's metric at the model level."""
     title = traitlets.Unicode("").tag(sync=True)
     """Heading shown above the chart."""
+    language = traitlets.Unicode("").tag(sync=True)
+    """Show only the cases of this language (ISO 639-1 code; "" for all)."""
+    _languages: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
     # Python → browser only: the current level's tables as Arrow IPC bytes and small JSON.
     _nodes = traitlets.Bytes(b"").tag(sync=True)
     _bars = traitlets.Bytes(b"").tag(sync=True)
@@ -92,8 +96,12 @@ class Eye(EvalWidget):
         self._lab = lab
         self._seed = seed
         self._max_dots = max_dots
-        self._index: EyeIndex = eye_index(lab, seed=seed)
+        self._case_languages = _languages_of(lab)
+        chosen = str(kwargs.get("language") or "")
+        self._index: EyeIndex = eye_index(lab, seed=seed, cases=self._cases_of(chosen))
         super().__init__(**kwargs)
+        self._languages = _language_options(self._case_languages)
+        self.observe(self._on_language, names=["language"])
         self.observe(self._on_path, names=["path"])
         self.observe(self._on_case, names=["selected_case"])
         self.observe(self._on_compare, names=["compare"])
@@ -134,6 +142,23 @@ class Eye(EvalWidget):
             raise traitlets.TraitError(msg)
         return value
 
+    @traitlets.validate("language")
+    def _valid_language(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"] or "")
+        known = set(self._case_languages["language"].drop_nulls().to_list())
+        if value and value not in known:
+            msg = f"language is '' (all) or one of the lab's {sorted(known)}; got {value!r}"
+            raise traitlets.TraitError(msg)
+        return value
+
+    def _on_language(self, _change: dict[str, Any]) -> None:
+        self.refresh()
+
+    def _cases_of(self, language: str) -> pl.DataFrame | None:
+        if not language:
+            return None
+        return self._case_languages.filter(pl.col("language") == language).select("case_id")
+
     def _metric_keys(self) -> set[tuple[str, str]]:
         return set(self._index.specs.select("evaluator", "metric").iter_rows())
 
@@ -147,7 +172,11 @@ class Eye(EvalWidget):
         if lab is not None and lab is not self._lab:
             self._lab = lab
             lab.watch(_SHOWN, weakref.WeakMethod(self.refresh))
-        self._index = eye_index(self._lab, seed=self._seed)
+        self._case_languages = _languages_of(self._lab)
+        self._languages = _language_options(self._case_languages)
+        if self.language and self.language not in set(self._case_languages["language"]):
+            self.set_trait("language", "")  # the lab no longer holds that language
+        self._index = eye_index(self._lab, seed=self._seed, cases=self._cases_of(self.language))
         keep: list[str] = []
         for step in self.path:
             try:
@@ -280,6 +309,21 @@ class Eye(EvalWidget):
         return picked.join(cases, on="case_id", how="left").join(
             outputs, on=["case_id", "model", "sample"], how="left", maintain_order="left"
         )
+
+
+def _languages_of(lab: LabCore) -> pl.DataFrame:
+    """Each case's language (set, else detected), for the eye's language filter."""
+    cases = lab.cases
+    return cases.select("case_id", language=case_languages(cases))
+
+
+def _language_options(languages: pl.DataFrame) -> list[dict[str, Any]]:
+    counts = (
+        languages.drop_nulls("language").group_by("language").len().sort("len", descending=True)
+    )
+    return [
+        {"code": code, "name": language_name(code), "n": int(n)} for code, n in counts.iter_rows()
+    ]
 
 
 def eye(lab: LabCore, *, max_dots: int = 2000, seed: int = 0, **traits: object) -> Eye:

@@ -23,7 +23,8 @@ import { fmt, labelPlacement, truncate } from "./eye_layout.js";
  * @property {(event: string, cb: () => void) => void} off
  *
  * Traits: path (string[]), selected_case ({case_id, model, sample} | null),
- * compare (string[]), title (string), _nodes/_bars/_dots/_bins (Arrow IPC bytes),
+ * compare (string[]), title (string), language (string: "" for all, else an ISO 639-1
+ * code; _languages lists the choices), _nodes/_bars/_dots/_bins (Arrow IPC bytes),
  * _level (object), _case (object | null).
  */
 
@@ -53,7 +54,14 @@ function render({ model, el }) {
   back.addEventListener("click", () => go(model, model.get("path").slice(0, -1)));
   const crumbs = document.createElement("nav");
   crumbs.className = "ee-crumbs";
-  head.append(back, crumbs);
+  const language = document.createElement("select");
+  language.className = "ee-language";
+  language.setAttribute("aria-label", "Language of the cases shown");
+  language.addEventListener("change", () => {
+    model.set("language", language.value);
+    model.save_changes();
+  });
+  head.append(back, crumbs, language);
   const body = document.createElement("div");
   body.className = "ee-body";
   const chart = document.createElement("div");
@@ -79,6 +87,7 @@ function render({ model, el }) {
     else chart.appendChild(sunburst(model, path, level, bars));
     chart.appendChild(bars);
   };
+  const drawLanguages = () => languageOptions(language, model);
   const drawPanel = () => casePanel(panel, model);
   const markSelected = () => {
     const sel = model.get("selected_case");
@@ -100,14 +109,42 @@ function render({ model, el }) {
   for (const ev of events) model.on(ev, draw);
   model.on("change:_case", drawPanel);
   model.on("change:selected_case", markSelected);
+  model.on("change:_languages", drawLanguages);
+  model.on("change:language", drawLanguages);
   draw();
   drawPanel();
+  drawLanguages();
   return () => {
     for (const ev of events) model.off(ev, draw);
+    model.off("change:_languages", drawLanguages);
+    model.off("change:language", drawLanguages);
     model.off("change:_case", drawPanel);
     model.off("change:selected_case", markSelected);
     root.removeEventListener("keydown", onKey);
   };
+}
+
+/**
+ * The language filter: every language of the lab's cases with its count; hidden when the
+ * lab holds one language or none is known.
+ * @param {HTMLSelectElement} select
+ * @param {Model} model
+ */
+export function languageOptions(select, model) {
+  /** @type {{code: string, name: string, n: number}[]} */
+  const options = model.get("_languages") || [];
+  const current = model.get("language") || "";
+  select.replaceChildren();
+  const all = text("option", "All languages");
+  all.setAttribute("value", "");
+  select.appendChild(all);
+  for (const o of options) {
+    const opt = text("option", `${o.name} (${o.n})`);
+    opt.setAttribute("value", o.code);
+    select.appendChild(opt);
+  }
+  select.value = current;
+  select.hidden = options.length < 2 && !current;
 }
 
 /**

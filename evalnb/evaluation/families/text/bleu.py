@@ -2,10 +2,15 @@
 
 ``bleu_1`` … ``bleu_4`` are H2O's: ``nltk.word_tokenize`` on both texts, then NLTK's
 ``sentence_bleu`` with one-hot weights per order and no smoothing (the order's clipped
-precision times the brevity penalty). With ``sacrebleu=True``, the metric ``sacrebleu`` is
-sacrebleu's sentence BLEU (13a tokens, effective order, smoothing): another number, under its
-own key, scored only when asked (it needs a tokenization of its own). Any number of
-references per case.
+precision times the brevity penalty). NLTK splits words on spaces, so on a case in a language
+written without them (Chinese, Japanese, Thai …) these say "not meaningful for <language>"
+and stay unscored instead of a silent 0.
+
+With ``sacrebleu=True``, the metric ``sacrebleu`` is sacrebleu's sentence BLEU (effective
+order, smoothing) with sacrebleu's tokenizer for each case's language (``tokenize="auto"``:
+:func:`~evalnb.text.multilingual.bleu_tokenizer_for`), and ``chrf`` sacrebleu's sentence
+chrF: other numbers, under their own keys, scored only when asked. Any number of references
+per case.
 """
 
 from __future__ import annotations
@@ -26,6 +31,10 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
+from evalnb.evaluation.families.text.meaningful import not_meaningful
+from evalnb.text.chrf import chrf
+from evalnb.text.language import row_languages
+from evalnb.text.multilingual import BLEU_TOKENIZERS, bleu_tokenizer_for, bleu_tokens, languages_by
 from evalnb.text.ngram import NgramStats, TokenIds, id_ngram_stats, ids_13a
 from evalnb.text.treebank import spaced_words
 
@@ -105,6 +114,7 @@ class Bleu(Evaluator):
     """n-gram overlap between the answer and the expected answers."""
 
     id = "bleu"
+    version = "2"  # 2: sacrebleu's tokenizer by language, chrF, H2O's "not meaningful"
     title = "BLEU"
     domain = "summarization"
     description = (
@@ -130,10 +140,17 @@ class Bleu(Evaluator):
         MetricSpec(
             "sacrebleu",
             "sacreBLEU",
-            "sacrebleu's sentence BLEU up to 4-grams (13a "
-            "tokens, effective order, smoothing), in [0, 1]; not H2O's. Scored with "
-            "sacrebleu=True.",
+            "sacrebleu's sentence BLEU up to 4-grams (effective order, smoothing) with "
+            "sacrebleu's tokenizer for the case's language (13a, zh, ja-mecab, ko-mecab, "
+            "intl or char), in [0, 1]; not H2O's. Scored with sacrebleu=True.",
             threshold=0.75,
+        ),
+        MetricSpec(
+            "chrf",
+            "chrF",
+            "sacrebleu's sentence chrF (character 1- to 6-grams, beta 2; the best "
+            "reference), in [0, 1]: meaningful in every script. Scored with sacrebleu=True.",
+            threshold=0.5,
         ),
     )
     params: ClassVar[tuple[Param, ...]] = (
@@ -143,14 +160,24 @@ class Bleu(Evaluator):
             default="nltk",
             choices=("nltk", "13a"),
             description="tokens of bleu_1..bleu_4: NLTK word_tokenize as H2O, or "
-            "sacrebleu's 13a (the sacrebleu metric always uses 13a)",
+            "sacrebleu's 13a (the sacrebleu metric has its own `tokenize`)",
         ),
         Param("lowercase", bool, default=False, description="lower-case before tokenizing"),
         Param(
             "sacrebleu",
             bool,
             default=False,
-            description="also score sacrebleu's sentence BLEU (metric sacrebleu)",
+            description="also score sacrebleu's sentence BLEU and chrF (metrics sacrebleu, chrf)",
+        ),
+        Param(
+            "tokenize",
+            str,
+            default="auto",
+            choices=("auto", *BLEU_TOKENIZERS),
+            description="sacrebleu's tokenizer of the sacrebleu metric: auto picks it by "
+            "each case's language (zh, ja-mecab, ko-mecab, intl for Arabic, Hindi and other "
+            "scripts with punctuation of their own, char for Thai and its kin, 13a "
+            "otherwise); rows not on 13a record it in their detail",
         ),
         Param(
             "smooth_method",
@@ -178,24 +205,91 @@ class Bleu(Evaluator):
         # All references as one flat column: one tokenizer pass, no nesting.
         refs = expected.fill_null([]).explode().drop_nulls()
         per_pair = lengths.to_numpy()
-        stats_13a = None
-        if params["tokenizer"] == "13a" or params["sacrebleu"]:
-            stats_13a = id_ngram_stats(ids_13a(actual, refs), per_pair, _MAX_ORDER)
-        if params["tokenizer"] == "13a" and stats_13a is not None:
-            stats = stats_13a
+        if params["tokenizer"] == "13a":
+            stats = id_ngram_stats(ids_13a(actual, refs), per_pair, _MAX_ORDER)
         else:
             # One call for answers and references: texts shared by both are tokenized once.
             both = spaced_words(pl.concat([actual, refs.cast(pl.String)]))
             ids = TokenIds.split([both.head(actual.len()), both.tail(refs.len())])
             stats = id_ngram_stats(ids, per_pair, _MAX_ORDER)
-        values = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
-        if params["sacrebleu"] and stats_13a is not None:
-            values["sacrebleu"] = sentence_bleu(stats_13a, str(params["smooth_method"]))
+        h2o = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
         no_ref = (lengths == 0).to_numpy()
         errored = rows["error"].is_not_null().to_numpy()
-        detail = np.full(rows.height, None, dtype=object)
-        detail[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
-        detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
-        for metric, vals in values.items():
-            values[metric] = np.where(no_ref, np.nan, np.where(errored, 0.0, vals))
-        return result_frame(rows, values, detail.tolist())
+        base = np.full(rows.height, None, dtype=object)
+        base[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
+        h2o_detail = base.copy()
+        if params["tokenizer"] == "nltk":
+            # NLTK splits on spaces: a reference in Chinese, Japanese or Thai is one "word".
+            pointless = not_meaningful(rows, "NLTK's word_tokenize (H2O's BLEU)")
+            for i, reason in pointless.items():
+                h2o_detail[i] = reason
+            for values in h2o.values():
+                values[list(pointless)] = np.nan
+        h2o_detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
+        frames = [result_frame(rows, _final(h2o, no_ref, errored), h2o_detail.tolist())]
+        if params["sacrebleu"]:
+            sacre, sacre_detail = _sacrebleu_scores(rows, actual, expected, params, base)
+            sacre_detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
+            frames.append(result_frame(rows, _final(sacre, no_ref, errored), sacre_detail.tolist()))
+        return pl.concat(frames) if len(frames) > 1 else frames[0]
+
+
+def _final(
+    values: dict[str, np.ndarray], no_ref: np.ndarray, errored: np.ndarray
+) -> dict[str, np.ndarray]:
+    return {k: np.where(no_ref, np.nan, np.where(errored, 0.0, v)) for k, v in values.items()}
+
+
+def _sacrebleu_scores(
+    rows: pl.DataFrame,
+    actual: pl.Series,
+    expected: pl.Series,
+    params: Mapping[str, object],
+    base: np.ndarray,
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Sacrebleu's sentence BLEU and chrF of each row, each row with its language's tokens."""
+    lengths = expected.list.len().fill_null(0).to_numpy()
+    refs = expected.fill_null([]).explode().drop_nulls().cast(pl.String)
+    detail = base.copy()
+    choice = str(params["tokenize"])
+    if choice == "auto":
+        languages = row_languages(rows, latin_is_enough=True)
+        groups = languages_by(languages, bleu_tokenizer_for)
+    else:
+        groups = {choice: np.arange(rows.height)}
+    if set(groups) == {"13a"}:  # the compiled 13a path: most labs
+        tokens = ids_13a(actual, refs)
+    else:
+        tokens = _mixed_tokens(actual, refs, lengths, groups)
+        for name, where in groups.items():
+            if name != "13a":  # 13a is the default every other row says nothing of
+                note = json.dumps({"tokenize": name})
+                detail[where[detail[where] == None]] = note  # noqa: E711 - object array
+    stats = id_ngram_stats(tokens, lengths, _MAX_ORDER)
+    values = {"sacrebleu": sentence_bleu(stats, str(params["smooth_method"]))}
+    # chrF counts characters: no tokenizer, any language (sacrebleu's sentence_chrf).
+    row_of = np.repeat(np.arange(rows.height), lengths)
+    best = np.full(rows.height, np.nan)
+    if row_of.size:
+        per_ref = chrf(actual.gather(row_of), refs)
+        np.fmax.at(best, row_of, per_ref)
+    values["chrf"] = best
+    return values, detail
+
+
+def _mixed_tokens(
+    actual: pl.Series, refs: pl.Series, lengths: np.ndarray, groups: Mapping[str, np.ndarray]
+) -> TokenIds:
+    """Token ids of answers and references, each row's texts by its group's tokenizer."""
+    hyp = pl.Series([None] * actual.len(), dtype=pl.String)
+    ref_tokenizer = np.empty(actual.len(), dtype=object)
+    for name, where in groups.items():
+        hyp = hyp.scatter(where, bleu_tokens(actual.gather(where), name))
+        ref_tokenizer[where] = name
+    per_ref = np.repeat(ref_tokenizer, lengths)
+    ref = pl.Series([None] * refs.len(), dtype=pl.String)
+    for name in groups:
+        where = np.flatnonzero(per_ref == name)
+        if where.size:
+            ref = ref.scatter(where, bleu_tokens(refs.gather(where), name))
+    return TokenIds.split([hyp, ref])

