@@ -119,6 +119,8 @@ class Param:
     def check(self, value: object, owner: str) -> object:
         """Return ``value`` converted to the parameter's type, or raise saying why not."""
         kind = self.kind
+        if kind is object:  # any value: ``normalize`` checks it
+            return value
         ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True

@@ -25,6 +25,7 @@ import polars as pl
 from evalnb.generation.judge_free import Candidate, Chunk
 from evalnb.generation.llm_kinds import LLM_KINDS, LLMKind, describe_keys
 from evalnb.llm.judge import Parsed, parse_json_schema
+from evalnb.text.language import detect_languages, language_name
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -64,11 +65,22 @@ class Call:
         for i, chunk in enumerate(self.chunks, 1):
             where = f'"{chunk.doc}"' + (f', section "{chunk.heading}"' if chunk.heading else "")
             parts += [f"Source {i} (from {where}):", "<<<", chunk.text, ">>>", ""]
+        language = _language_of(self.chunks)
+        if language not in (None, "en"):
+            # A model asked in English about French sources tends to write English questions.
+            name = language_name(language)
+            parts += [f"Write the question and the answer in {name}, the sources' language.", ""]
         parts += ["Reply with a JSON object with exactly these keys:", describe_keys(kind)]
         return [
             {"role": "system", "content": _SYSTEM},
             {"role": "user", "content": "\n".join(parts)},
         ]
+
+
+def _language_of(chunks: tuple[Chunk, ...]) -> str | None:
+    text = "\n".join(chunk.text for chunk in chunks)
+    found = detect_languages(pl.Series([text], dtype=pl.String)).to_list()[0]
+    return None if found is None else str(found)
 
 
 REPORT_SCHEMA = pl.Schema(

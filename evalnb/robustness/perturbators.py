@@ -14,11 +14,12 @@ import string
 from typing import TYPE_CHECKING
 
 from evalnb.lab.errors import EvalnbError
+from evalnb.text.language import NON_LATIN, UNSEGMENTED, language_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-__all__ = ["INTENSITIES", "PERTURBATORS", "char_level", "perturb_text"]
+__all__ = ["INTENSITIES", "PERTURBATORS", "char_level", "perturb_text", "unfit_for"]
 
 INTENSITIES = ("very_low", "low", "medium", "high", "very_high", "extreme")
 _CHAR_LEVEL: dict[str, tuple[float, float]] = {
@@ -259,6 +260,30 @@ PERTURBATORS: dict[str, Callable[[str, str, random.Random], str]] = {
     "base16": _base16(spaces=False),
     "base16_spaces": _base16(spaces=True),
 }
+
+
+_WORDS_BY_SPACES = ("comma", "word_swap")
+_LATIN_KEYBOARD = ("qwerty_yz", "keyboard_typos", "ocr")
+_ENGLISH_LEXICON = ("synonym", "antonym")
+
+
+def unfit_for(name: str, language: str | None) -> str | None:
+    """Why perturbator ``name`` makes no sense for a text in ``language`` (None: it does).
+
+    Commas and word swaps need words separated by spaces; QWERTY, typo and OCR confusions
+    are those of the Latin alphabet; synonyms and antonyms come from the English WordNet.
+    An unknown language is let through.
+    """
+    if language is None:
+        return None
+    lang = language_name(language)
+    if name in _WORDS_BY_SPACES and language in UNSEGMENTED:
+        return f"{name} needs words separated by spaces, and {lang} has none"
+    if name in _LATIN_KEYBOARD and language in NON_LATIN:
+        return f"{name} makes the slips of a Latin keyboard or scan, not of {lang} text"
+    if name in _ENGLISH_LEXICON and language != "en":
+        return f"{name} draws on the English WordNet, and the text is in {lang}"
+    return None
 
 
 def perturb_text(name: str, text: str, intensity: str = "medium", *, seed: int | str = 0) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import warnings
 from typing import TYPE_CHECKING, TypeVar
 
 import polars as pl
@@ -13,7 +14,8 @@ from evalnb.lab.core import LabCore
 from evalnb.lab.errors import EvalnbError
 from evalnb.robustness.misinformation import NAME as MISINFORMATION
 from evalnb.robustness.misinformation import misinform
-from evalnb.robustness.perturbators import INTENSITIES, perturb_text
+from evalnb.robustness.perturbators import INTENSITIES, perturb_text, unfit_for
+from evalnb.text.language import case_languages
 
 if TYPE_CHECKING:
     from evalnb.llm.client import LLMClient
@@ -48,7 +50,10 @@ def perturbed_cases(
         msg = f"unknown intensity {intensity!r}; expected one of {INTENSITIES}"
         raise EvalnbError(msg)
     parts = []
+    languages = case_languages(originals).to_list()
     for name in names:
+        unfit = [unfit_for(name, lang) for lang in languages]
+        _warn_unfit(name, unfit)
         texts: list[str | None] = []
         extras = originals["extra"].to_list()
         if name == MISINFORMATION:
@@ -58,7 +63,12 @@ def perturbed_cases(
                 _with_claim(e, r[1], level) if r else e
                 for e, r in zip(extras, rewrites, strict=True)
             ]
-        for text in originals[field].to_list() if name != MISINFORMATION else ():
+        for text, why in zip(
+            originals[field].to_list() if name != MISINFORMATION else (), unfit, strict=False
+        ):
+            if why is not None:
+                texts.append(None)
+                continue
             try:
                 texts.append(perturb_text(name, text, level, seed=seed))
             except EvalnbError as exc:  # e.g. no 'y' to swap, too few words for the step
@@ -70,6 +80,9 @@ def perturbed_cases(
         ]
         done = pl.Series([t is not None for t in texts])
         if not done.any() and originals.height:
+            if all(w is not None for w in unfit):
+                msg = f"perturbator {name!r} fits none of the cases: {unfit[0]}"
+                raise EvalnbError(msg)
             msg = f"perturbator {name!r} at {level!r} could not change any {field}; the last reason is logged"
             raise EvalnbError(msg)
         parts.append(
@@ -87,6 +100,18 @@ def perturbed_cases(
             )
         )
     return pl.concat(parts) if parts else cases.clear()
+
+
+def _warn_unfit(name: str, unfit: list[str | None]) -> None:
+    """Say once per perturbator how many cases it skips for their language, and why."""
+    reasons: dict[str, int] = {}
+    for why in unfit:
+        if why is not None:
+            reasons[why] = reasons.get(why, 0) + 1
+    if reasons:
+        listed = "; ".join(f"{why} ({n} case(s))" for why, n in reasons.items())
+        warnings.warn(f"perturb: {name} skips cases: {listed}", stacklevel=4)
+        _log.info("perturb: %s skips cases: %s", name, listed)
 
 
 def _with_claim(extra: str | None, claim: str, level: str) -> str:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LANGUAGE_NAMES",
+    "NON_LATIN",
     "UNSEGMENTED",
     "detect_languages",
     "language_name",
@@ -61,6 +62,13 @@ LANGUAGE_NAMES = {
 
 UNSEGMENTED = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo", "dz"})
 """Languages written without spaces between words: a split on spaces finds no words."""
+
+NON_LATIN = frozenset(
+    {"zh", "ja", "ko", "th", "lo", "km", "my", "bo", "dz", "ru", "uk", "be", "bg", "mk", "sr",
+     "kk", "ky", "mn", "el", "ar", "fa", "ur", "ps", "ug", "he", "hi", "mr", "ne", "bn", "as",
+     "gu", "pa", "or", "ta", "te", "kn", "ml", "si", "am", "hy", "ka"}
+)  # fmt: skip
+"""Languages (of those detected) written in another alphabet than the Latin one."""
 
 # Scripts written without spaces between words (Han, kana, Thai, Lao, Khmer, Myanmar,
 # Tibetan). Polars' regex engine knows Unicode scripts by name.

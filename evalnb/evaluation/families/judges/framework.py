@@ -22,6 +22,7 @@ import numpy as np
 
 from evalnb.evaluation.base import Evaluator, Param, result_frame
 from evalnb.llm.judge import Parsed, parse_json
+from evalnb.text.language import language_name, row_languages
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -115,6 +116,17 @@ def aligned_system(params: Mapping[str, object]) -> str:
     return "\n\n".join(parts)
 
 
+def _in_language(system: str, language: str | None) -> str:
+    """Tell the system message the case's language when it is not English."""
+    if language in (None, "en"):
+        return system
+    name = language_name(language)
+    return (
+        f"{system}\n\nThis case is in {name}. Judge it in {name}: an answer in {name} is "
+        f"expected, and it is not a fault that it is not in English."
+    )
+
+
 def _with_system(conversation: Messages, system: str) -> Messages:
     if system == _SYSTEM:
         return conversation
@@ -151,11 +163,14 @@ class JudgeEvaluator(Evaluator):
             raise ValueError(msg)
         records = rows.to_dicts()
         aligned = aligned_system(params)
+        # A judge told nothing grades a Chinese answer as if English were expected; an
+        # English case's prompts stay exactly as they were (and their cached replies valid).
+        languages = row_languages(rows).to_list()
         asks = [
-            [_with_system(c, aligned) for c in self.prompts(r, params)]
+            [_with_system(c, _in_language(aligned, lang)) for c in self.prompts(r, params)]
             if r["error"] is None
             else []
-            for r in records
+            for r, lang in zip(records, languages, strict=True)
         ]
         flat = [c for a in asks for c in a]
         results = ctx.judge.chat_many(flat, progress=False) if flat else []
