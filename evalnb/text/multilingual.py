@@ -63,6 +63,10 @@ _ZH_RANGES = (
 _ZH_CLASS = "[" + "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in _ZH_RANGES) + "]"
 # Python's str.strip()/split() white space, which Rust's \s lacks (\x1c-\x1f).
 _PY_SPACE = r"[\s\x1c-\x1f]"
+_PY_WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)  # every character whose str.isspace() is true
 
 
 def bleu_tokenizer_for(language: str | None) -> str:
@@ -86,12 +90,13 @@ def bleu_tokenizer_for(language: str | None) -> str:
 
 
 def _strip(text: pl.Expr) -> pl.Expr:
-    return text.fill_null("").str.replace_all(_PY_SPACE, " ").str.strip_chars(" \t\n\r\x0b\x0c")
+    """Python's ``strip()``: white space off both ends, the inside left as it is."""
+    return text.fill_null("").str.strip_chars(_PY_WHITESPACE)
 
 
 def _rstrip(text: pl.Expr) -> pl.Expr:
     """Python's ``rstrip()``, as sacrebleu's BLEU applies before its tokenizer."""
-    return text.fill_null("").str.replace_all(_PY_SPACE + "+$", "")
+    return text.fill_null("").str.strip_chars_end(_PY_WHITESPACE)
 
 
 def _normalized(spaced: pl.Expr) -> pl.Expr:
