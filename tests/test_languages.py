@@ -346,3 +346,22 @@ def test_an_older_store_gains_the_language_column(tmp_path: Path) -> None:
     with duckdb.connect(str(store), read_only=True) as con:
         stored = con.sql("SELECT language, count(*) FROM cases GROUP BY 1").fetchall()
     assert {lang for lang, _ in stored} == set(LANGUAGES)
+
+
+def test_the_multilingual_demo_is_the_committed_file(tmp_path: Path) -> None:
+    from evalnb.api.demo_languages import build_demo_languages  # noqa: PLC0415
+
+    lab = build_demo_languages()
+    fresh = lab.export(tmp_path / "demo_languages.json")
+    committed = Path(__file__).resolve().parents[1] / "data" / "demo_languages.json"
+    assert fresh.read_bytes() == committed.read_bytes(), (
+        "data/demo_languages.json is stale: run `python -m evalnb.api.demo_languages "
+        "data/demo_languages.json`"
+    )
+    loaded = evalnb.load(committed)
+    assert loaded.cases["language"].drop_nulls().sort().to_list() == sorted(
+        ["en", "zh", "ja", "fr", "ar", "ru"]
+    )
+    lab = evalnb.evaluate(loaded, ["answer_language"], progress=False)
+    wrong = lab.scores.filter(pl.col("value") == 0.0)
+    assert set(wrong["model"]) == {"anglo"}  # only the model answering in English

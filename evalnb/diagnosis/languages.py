@@ -117,17 +117,18 @@ def answer_languages(lab: LabCore) -> pl.DataFrame:
     cases = lab.cases
     langs = cases.select("case_id", language=case_languages(cases))
     outputs = lab.outputs.select("case_id", "model", "sample", "actual")
-    return (
-        outputs.join(langs, on="case_id", how="left")
-        .with_columns(answer_language=detect_languages(outputs["actual"]))
-        .select(
-            "case_id",
-            "model",
-            "sample",
-            "language",
-            "answer_language",
-            mixed=pl.col("language") != pl.col("answer_language"),
-        )
+    joined = outputs.join(langs, on="case_id", how="left", maintain_order="left")
+    # Told the lab's languages and English, the detector stops misreading short answers.
+    candidates = sorted({*langs["language"].drop_nulls().to_list(), "en"} & set(LANGUAGE_NAMES))
+    return joined.with_columns(
+        answer_language=detect_languages(joined["actual"], candidates)
+    ).select(
+        "case_id",
+        "model",
+        "sample",
+        "language",
+        "answer_language",
+        mixed=pl.col("language") != pl.col("answer_language"),
     )
 
 

@@ -63,7 +63,15 @@ def _case_fields(case: dict[str, Any]) -> dict[str, Any]:
         fields["output_condition"] = case["condition"]
     if case["messages"] is not None:
         fields["messages"] = json.loads(case["messages"])
-    for name in ("system", "topic", "question_type", "perturbation", "perturbation_intensity"):
+    names = (
+        "system",
+        "topic",
+        "question_type",
+        "language",
+        "perturbation",
+        "perturbation_intensity",
+    )
+    for name in names:
         if case[name] is not None:
             fields[name] = case[name]
     fields.update(extra)

@@ -22,12 +22,16 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.text.language import detect_languages, language_name, row_languages
+from evalnb.text.language import LANGUAGE_NAMES, detect_languages, language_name, row_languages
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = ["AnswerLanguage"]
+
+
+def _candidates(languages: pl.Series) -> list[str]:
+    return sorted({*languages.drop_nulls().unique().to_list(), "en"} & set(LANGUAGE_NAMES))
 
 
 @register
@@ -72,7 +76,9 @@ class AnswerLanguage(Evaluator):
         """Detect each answer's language and compare it with its case's."""
         actual = rows["actual"].cast(pl.String)
         expected = row_languages(rows.drop("actual", strict=False))
-        answered = detect_languages(actual)
+        # An answer is in its case's language or in another of the lab's (English, most
+        # often): told so, the detector stops reading "25 euros" as Catalan.
+        answered = detect_languages(actual, _candidates(expected))
         letters = actual.fill_null("").str.count_matches(r"\p{L}").to_numpy()
         short = letters < int(str(params["min_letters"]))
         unknown = expected.is_null().to_numpy() | answered.is_null().to_numpy() | short
