@@ -349,7 +349,7 @@ def test_an_older_store_gains_the_language_column(tmp_path: Path) -> None:
 
 
 def test_the_multilingual_demo_is_the_committed_file(tmp_path: Path) -> None:
-    from evalnb.api.demo_languages import build_demo_languages  # noqa: PLC0415
+    from evalnb.api.demo_languages import build_demo_languages
 
     lab = build_demo_languages()
     fresh = lab.export(tmp_path / "demo_languages.json")

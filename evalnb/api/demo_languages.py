@@ -1,5 +1,6 @@
-"""A demo lab in six languages: Northwind Bank's questions asked in English, Chinese, Japanese,
-French, Arabic and Russian, answered by three models.
+"""A demo lab in six languages, answered by three models.
+
+Northwind Bank's questions are asked in English, Chinese, Japanese, French, Arabic and Russian:
 
 * ``polyglot`` answers every question correctly, in the question's language, in its own words;
 * ``anglo`` answers correctly, but in English whenever the question is not (half the time);
