@@ -282,3 +282,40 @@ def test_the_case_panel_shows_an_agents_steps_as_text(tmp_path: Path) -> None:
         assert page.locator(".ee-panel img, .ee-panel script").count() == 0
         assert page.evaluate("window.__evalnb_xss") is None
         _shot(page, "9-agent-steps")
+
+
+def test_the_eyes_language_menu_filters_the_cases(tmp_path: Path) -> None:
+    require_browser()
+    from evalnb.api.demo_languages import build_demo_languages
+
+    lab = build_demo_languages()
+    lab.set_languages()
+    lab = evalnb.evaluate(lab, ["rouge_multilingual", "answer_language"], progress=False)
+    store = tmp_path / "languages.duckdb"
+    lab.save(store)
+    notebook(
+        tmp_path / "eye.ipynb",
+        [f"import evalnb\nlab = evalnb.open({str(store)!r})\nw = lab.eye()\nw"],
+    )
+    with lab_page(tmp_path, width=1400, height=1000) as (server, page):
+        server.open(page, "eye.ipynb")
+        server.run_cell(page, 0)
+        page.wait_for_selector(".evalnb-eye svg.ee-sun .ee-seg")
+        menu = ".evalnb-eye select.ee-language"
+        labels = page.eval_on_selector_all(f"{menu} option", "els => els.map(e => e.textContent)")
+        assert labels[0] == "All languages"
+        assert sorted(labels[1:]) == sorted(
+            f"{name} (6)"
+            for name in ("English", "Chinese", "Japanese", "French", "Arabic", "Russian")
+        )
+        page.select_option(menu, label="Chinese (6)")
+        seen = ""
+        for _ in range(20):  # the choice reaches the kernel as a comm message
+            seen = server.run_code(page, "print(w.language, w.selection()['case_id'].n_unique())")
+            if seen.startswith("zh"):
+                break
+            page.wait_for_timeout(250)
+        assert seen.split() == ["zh", "6"]
+        _shot(page, "8-language")
+        server.run_code(page, "w.language = ''")
+        page.wait_for_function(f"() => document.querySelector('{menu}').value === ''")

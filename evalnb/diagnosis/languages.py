@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalnb.text.language import LANGUAGE_NAMES, case_languages, detect_languages
+from evalnb.text.language import (
+    LANGUAGE_NAMES,
+    RELIABLE_LETTERS,
+    case_languages,
+    detect_languages,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -94,7 +99,7 @@ def _detect(cases: pl.DataFrame, candidates: Iterable[str] | None) -> pl.Series:
             [pl.col("prompt"), pl.col("expected").list.first()], separator="\n", ignore_nulls=True
         )
     ).to_series()
-    detected = detect_languages(text, candidates)
+    detected = detect_languages(text, candidates, min_letters=RELIABLE_LETTERS)
     return cases["language"].fill_null(detected)
 
 

@@ -14,6 +14,10 @@ import re
 import warnings
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
     "ALL_LANGUAGES",
@@ -122,30 +126,33 @@ def model_languages(model: str) -> frozenset[str] | None:
     )
 
 
-def uncovered(model: str, languages: list[str | None]) -> dict[str, int]:
+def uncovered(model: str, counts: Mapping[str | None, float]) -> dict[str, float]:
     """Rows per language ``model`` does not cover (languages unknown are not counted)."""
     covered = model_languages(model)
     if covered is None or covered == ALL_LANGUAGES:
         return {}
-    out: dict[str, int] = {}
-    for lang in languages:
-        if lang is not None and lang not in covered:
-            out[lang] = out.get(lang, 0) + 1
-    return out
+    return {lang: n for lang, n in counts.items() if lang is not None and lang not in covered and n}
 
 
-def warn_uncovered(evaluator: str, model: str, languages: list[str | None]) -> dict[str, int]:
-    """Warn when rows are in languages ``model`` does not cover; return those rows' counts."""
-    missing = uncovered(model, languages)
+def warn_uncovered(
+    evaluator: str, model: str, counts: Mapping[str | None, float], *, estimated: bool = False
+) -> dict[str, float]:
+    """Warn when rows are in languages ``model`` does not cover; return those rows' counts.
+
+    ``counts`` holds rows per language; ``estimated`` says they were scaled up from a sample.
+    """
+    missing = uncovered(model, counts)
     if missing:
-        n = sum(missing.values())
-        listed = ", ".join(f"{lang} ({count})" for lang, count in sorted(missing.items()))
+        n = round(sum(missing.values()))
+        about = "about " if estimated else ""
+        listed = ", ".join(f"{lang} ({about}{round(c)})" for lang, c in sorted(missing.items()))
         covered = sorted(model_languages(model) or ())
         message = (
-            f"{evaluator}: {n} row(s) are in languages the embedding model {model} does not "
-            f"cover ({', '.join(covered[:8])}): {listed}; their similarities are not "
+            f"{evaluator}: {about}{n} row(s) are in languages the embedding model {model} "
+            f"does not cover ({', '.join(covered[:8])}): {listed}; their similarities are not "
             f"meaningful. Use a multilingual model for them, e.g. "
             f"model={{'en': '{model}', '*': '{MULTILINGUAL_MODEL}'}}, or a local folder."
+            + (" (Counted on a sample of the rows.)" if estimated else "")
         )
         warnings.warn(message, LanguageCoverageWarning, stacklevel=3)
     return missing

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LANGUAGE_NAMES",
     "NON_LATIN",
+    "RELIABLE_LETTERS",
     "UNSEGMENTED",
     "detect_languages",
     "language_name",
@@ -76,6 +77,9 @@ _UNSEGMENTED_SCRIPT = (
     r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}]"
 )
 _MAX_DETECT_CHARS = 2_000  # the model's verdict settles long before; bounds time per text
+RELIABLE_LETTERS = 20
+"""Fewer letters than this and the statistical model guesses ("a" is Afrikaans): a language
+found on its own (a case without one) needs this many, unless its script tells."""
 
 
 def language_name(code: str | None) -> str:
@@ -85,16 +89,39 @@ def language_name(code: str | None) -> str:
     return LANGUAGE_NAMES.get(code, code)
 
 
-def _letters(texts: pl.Series) -> pl.DataFrame:
+_COUNTED = {
+    "letters": r"\p{L}",
+    "hangul": r"\p{Hangul}",
+    "kana": r"[\p{Hiragana}\p{Katakana}]",
+    "han": r"\p{Han}",
+    "latin": r"\p{Latin}",
+    "unsegmented": _UNSEGMENTED_SCRIPT,
+}
+
+
+def _letters(texts: pl.Series, *counted: str) -> pl.DataFrame:
+    """Letters of each text in the scripts ``counted`` names (all of them by default)."""
     t = pl.col("t")
+    names = counted or tuple(_COUNTED)
     return pl.DataFrame({"t": texts.cast(pl.String).fill_null("")}).select(
-        letters=t.str.count_matches(r"\p{L}"),
-        hangul=t.str.count_matches(r"\p{Hangul}"),
-        kana=t.str.count_matches(r"[\p{Hiragana}\p{Katakana}]"),
-        han=t.str.count_matches(r"\p{Han}"),
-        latin=t.str.count_matches(r"\p{Latin}"),
-        unsegmented=t.str.count_matches(_UNSEGMENTED_SCRIPT),
+        **{name: t.str.count_matches(_COUNTED[name]) for name in names}
     )
+
+
+def _script_share(texts: pl.Series, script: str) -> np.ndarray:
+    """Share of each text's letters in ``script``; a text all ASCII is read without regex."""
+    texts = texts.cast(pl.String).fill_null("")
+    ascii_only = texts.str.contains(r"^[\x00-\x7f]*$").to_numpy()
+    out = np.zeros(texts.len())
+    if script == "latin":  # ASCII letters are Latin: only texts with others need counting
+        out[ascii_only] = 1.0
+    rest = np.flatnonzero(~ascii_only)
+    if rest.size:
+        counts = _letters(texts.gather(rest), "letters", script)
+        out[rest] = _share(counts[script], counts["letters"])
+        if script == "latin":  # a text without letters is not "outside" the Latin alphabet
+            out[rest[counts["letters"].to_numpy() == 0]] = 1.0
+    return out
 
 
 def _share(part: pl.Series, whole: pl.Series) -> np.ndarray:
@@ -106,14 +133,15 @@ def _share(part: pl.Series, whole: pl.Series) -> np.ndarray:
 
 def unsegmented_share(texts: pl.Series) -> np.ndarray:
     """Share of each text's letters in scripts written without spaces between words."""
-    counts = _letters(texts)
-    return _share(counts["unsegmented"], counts["letters"])
+    return _script_share(texts, "unsegmented")
 
 
 def latin_letter_share(texts: pl.Series) -> np.ndarray:
-    """Share of each text's letters in the Latin alphabet (rouge-score keeps their a-z)."""
-    counts = _letters(texts)
-    return _share(counts["latin"], counts["letters"])
+    """Share of each text's letters in the Latin alphabet (rouge-score keeps their a-z).
+
+    A text without letters counts as Latin: nothing in it is lost to rouge-score.
+    """
+    return _script_share(texts, "latin")
 
 
 @lru_cache(maxsize=8)
@@ -136,7 +164,9 @@ def _identifier(candidates: tuple[str, ...] | None) -> Any:  # noqa: ANN401 - un
     return ident
 
 
-def detect_languages(texts: pl.Series, candidates: Iterable[str] | None = None) -> pl.Series:
+def detect_languages(
+    texts: pl.Series, candidates: Iterable[str] | None = None, *, min_letters: int = 1
+) -> pl.Series:
     """Return each text's language as an ISO 639-1 code (null for a text without letters).
 
     Parameters
@@ -146,6 +176,9 @@ def detect_languages(texts: pl.Series, candidates: Iterable[str] | None = None) 
     candidates
         The languages the texts may be in (ISO 639-1 codes); a detector told them is more
         accurate on short texts. All 97 it knows by default.
+    min_letters
+        A text with fewer letters is null unless its script names its language (Hangul,
+        kana, Han): on a word or two, the model's answer is a guess.
 
     Examples
     --------
@@ -172,6 +205,8 @@ def detect_languages(texts: pl.Series, candidates: Iterable[str] | None = None) 
             found.append("ja")
         elif han[i] >= 0.3 and kana[i] == 0 and _allowed("zh", allowed):
             found.append("zh")
+        elif letters[i] < min_letters:
+            found.append(None)
         else:
             ident = ident or _identifier(allowed)
             found.append(str(ident.classify(text[:_MAX_DETECT_CHARS])[0]))
@@ -194,7 +229,8 @@ def row_languages(rows: pl.DataFrame, *, latin_is_enough: bool = False) -> pl.Se
     """Each row's language: its ``language`` column, else detected from the case's texts.
 
     A row without a language of its own is detected from its prompt and first expected
-    answer (its answer when the case has neither), once per distinct text. With
+    answer (its answer when the case has neither), once per distinct text; with fewer than
+    ``RELIABLE_LETTERS`` letters and no telling script, it stays null (unknown). With
     ``latin_is_enough``, a row whose texts have no letter outside the Latin alphabet is left
     null (no detection): for a caller whose choice only changes with the script (BLEU's
     tokenizer), an English lab then costs no detection at all.
@@ -223,7 +259,7 @@ def row_languages(rows: pl.DataFrame, *, latin_is_enough: bool = False) -> pl.Se
         missing = missing & pl.Series(other)
         if not missing.any():
             return given.alias("language")
-    detected = detect_languages(case_text.filter(missing))
+    detected = detect_languages(case_text.filter(missing), min_letters=RELIABLE_LETTERS)
     return given.scatter(np.flatnonzero(missing.to_numpy()), detected).alias("language")
 
 

@@ -14,7 +14,7 @@ import polars as pl
 import traitlets
 
 from evalnb.lab.verdicts import finite_or_none
-from evalnb.text.language import case_languages, language_name
+from evalnb.text.language import language_name
 from evalnb.transforms import (
     LEVELS,
     case_detail,
@@ -312,9 +312,12 @@ class Eye(EvalWidget):
 
 
 def _languages_of(lab: LabCore) -> pl.DataFrame:
-    """Each case's language (set, else detected), for the eye's language filter."""
-    cases = lab.cases
-    return cases.select("case_id", language=case_languages(cases))
+    """Each case's language as the lab holds it, for the eye's language menu.
+
+    Not detected here: the eye opens on labs of millions of rows in a second or two, and
+    detecting every case would cost more. ``lab.set_languages()`` fills the column.
+    """
+    return lab.cases.select("case_id", "language")
 
 
 def _language_options(languages: pl.DataFrame) -> list[dict[str, Any]]:

@@ -129,6 +129,36 @@ EMBEDDING_MODELS = Param(
 """The model of the embedding evaluators: one model, or one per language."""
 
 
+_COVERAGE_SAMPLE = 2_000
+
+
+def _coverage_counts(rows: pl.DataFrame) -> tuple[dict[str | None, float], bool]:
+    """Rows per language for the coverage warning, and whether they were estimated.
+
+    Languages the rows carry are counted; the others are detected on a seeded sample of at
+    most ``_COVERAGE_SAMPLE`` rows and scaled up: a warning needs proportions, and detecting
+    a million distinct texts would cost more than a GPU takes to embed them.
+    """
+    given = (
+        rows["language"].cast(pl.String)
+        if "language" in rows.columns
+        else pl.Series([None] * rows.height, dtype=pl.String)
+    )
+    counts: dict[str | None, float] = {
+        lang: float(n) for lang, n in given.drop_nulls().value_counts().iter_rows()
+    }
+    missing = np.flatnonzero(given.is_null().to_numpy())
+    if not missing.size:
+        return counts, False
+    pick = missing
+    if missing.size > _COVERAGE_SAMPLE:
+        pick = np.sort(np.random.default_rng(0).choice(missing, _COVERAGE_SAMPLE, replace=False))
+    scale = missing.size / pick.size
+    for lang, n in row_languages(rows[pick]).drop_nulls().value_counts().iter_rows():
+        counts[lang] = counts.get(lang, 0.0) + n * scale
+    return counts, scale > 1
+
+
 class LanguageAwareEmbedding(Evaluator):
     """An embedding evaluator that knows its model's languages and takes one model per language.
 
@@ -149,14 +179,16 @@ class LanguageAwareEmbedding(Evaluator):
         if not isinstance(model, dict):
             covered = model_languages(str(model))
             if covered is not None and covered != ALL_LANGUAGES:
-                warn_uncovered(self.id, str(model), row_languages(rows).to_list())
+                counts, estimated = _coverage_counts(rows)
+                warn_uncovered(self.id, str(model), counts, estimated=estimated)
             return self.score_rows(rows, params, ctx)
         languages = row_languages(rows)
         groups = languages_by(languages, lambda lang: str(model.get(lang or "*", model["*"])))
         parts = []
         for name, where in groups.items():
             part = rows[where]
-            warn_uncovered(self.id, name, languages.gather(where).to_list())
+            per_language = languages.gather(where).value_counts()
+            warn_uncovered(self.id, name, dict(per_language.iter_rows()))
             scored = self.score_rows(part, {**params, "model": name}, ctx)
             note = json.dumps({"model": name})
             parts.append(scored.with_columns(pl.col("detail").fill_null(note)))

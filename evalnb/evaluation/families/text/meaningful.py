@@ -44,12 +44,7 @@ def not_meaningful(rows: pl.DataFrame, tool: str, *, latin_only: bool = False) -
     set, else the one detected from that text.
     """
     text = rows["expected"].list.first().cast(pl.String).fill_null(rows["actual"])
-    if latin_only:
-        flagged = latin_letter_share(text) < 0.5
-        has_letters = text.fill_null("").str.contains(r"\p{L}").to_numpy()
-        flagged &= has_letters
-    else:
-        flagged = unsegmented_share(text) >= 0.5
+    flagged = latin_letter_share(text) < 0.5 if latin_only else unsegmented_share(text) >= 0.5
     where = np.flatnonzero(flagged)
     if not where.size:
         return {}
