@@ -141,7 +141,9 @@ def detection(data: dict[str, pl.DataFrame]) -> None:
         t = time.perf_counter()
         found = detect_languages(texts, candidates).to_numpy()
         per = (time.perf_counter() - t) / len(texts) * 1e6
-        rows.append((name, per, {lang: float(np.mean(found[truth == lang] == lang)) for lang in langs}))
+        rows.append(
+            (name, per, {lang: float(np.mean(found[truth == lang] == lang)) for lang in langs})
+        )
     try:
         from lingua import LanguageDetectorBuilder  # noqa: PLC0415
     except ImportError:
@@ -153,13 +155,19 @@ def detection(data: dict[str, pl.DataFrame]) -> None:
         out = detector.detect_languages_in_parallel_of(texts.to_list())
         per = (time.perf_counter() - t) / len(texts) * 1e6
         found = np.array([o.iso_code_639_1.name.lower() if o else "" for o in out])
-        rows.append(("lingua, all languages", per, {lang: float(np.mean(found[truth == lang] == lang)) for lang in langs}))
+        rows.append(
+            (
+                "lingua, all languages",
+                per,
+                {lang: float(np.mean(found[truth == lang] == lang)) for lang in langs},
+            )
+        )
     print(f"   {'detector':26} {'µs/text':>8} " + " ".join(f"{lang:>6}" for lang in langs))
     for name, per, acc in rows:
         print(f"   {name:26} {per:8.1f} " + " ".join(f"{acc[lang]:6.1%}" for lang in langs))
 
 
-def parity(lang: str, frame: pl.DataFrame, scored: evalnb.Lab) -> tuple[float, float]:
+def parity(lang: str, scored: evalnb.Lab) -> tuple[float, float]:
     import sacrebleu  # noqa: PLC0415
 
     tok = bleu_tokenizer_for(lang)
@@ -168,13 +176,22 @@ def parity(lang: str, frame: pl.DataFrame, scored: evalnb.Lab) -> tuple[float, f
     ours_chrf = wide["chrf"].to_numpy()
     refs = wide["reference"].to_list()
     hyps = wide["actual"].to_list()
-    bleu = np.array([sacrebleu.sentence_bleu(h, [r], tokenize=tok).score / 100 for h, r in zip(hyps, refs, strict=True)])
-    chrf = np.array([sacrebleu.sentence_chrf(h, [r]).score / 100 for h, r in zip(hyps, refs, strict=True)])
+    bleu = np.array(
+        [
+            sacrebleu.sentence_bleu(h, [r], tokenize=tok).score / 100
+            for h, r in zip(hyps, refs, strict=True)
+        ]
+    )
+    chrf = np.array(
+        [sacrebleu.sentence_chrf(h, [r]).score / 100 for h, r in zip(hyps, refs, strict=True)]
+    )
     return float(np.max(np.abs(ours_bleu - bleu))), float(np.max(np.abs(ours_chrf - chrf)))
 
 
 def _wide(scored: evalnb.Lab) -> pl.DataFrame:
-    rows = scored.rows().select("case_id", "model", "actual", reference=pl.col("expected").list.first())
+    rows = scored.rows().select(
+        "case_id", "model", "actual", reference=pl.col("expected").list.first()
+    )
     return (
         scored.scores.pivot(on="metric", index=["case_id", "model"], values="value")
         .join(rows, on=["case_id", "model"])
@@ -186,9 +203,7 @@ def wins(lang: str, scored: evalnb.Lab) -> dict[str, float]:
     wide = _wide(scored)
     para = wide.filter(pl.col("model") == "paraphrase").sort("case_id")
     other = wide.filter(pl.col("model") == "unrelated").sort("case_id")
-    return {
-        m: float(np.mean(para[m].to_numpy() > other[m].to_numpy())) for m in meaningful(lang)
-    }
+    return {m: float(np.mean(para[m].to_numpy() > other[m].to_numpy())) for m in meaningful(lang)}
 
 
 def timed(lab: evalnb.Lab, repeats: int = 3) -> float:
@@ -226,14 +241,23 @@ def main() -> None:
     detection(data)
     labs = {lang: lab_of(frame, lang) for lang, frame in data.items()}
     for lab in labs.values():  # warm: jieba's and MeCab's dictionaries, compiled kernels
-        evalnb.evaluate(lab.with_tables({"outputs": lab.outputs.head(50)}), ["bleu", "rouge_multilingual"], sacrebleu=True, progress=False)
+        evalnb.evaluate(
+            lab.with_tables({"outputs": lab.outputs.head(50)}),
+            ["bleu", "rouge_multilingual"],
+            sacrebleu=True,
+            progress=False,
+        )
     print("\n2-4. Per language: sacrebleu parity, paraphrase > unrelated, time per pair")
-    print(f"   {'':4} {'tokenizer':9} {'|Δ BLEU|':>9} {'|Δ chrF|':>9}  {'min win (metric)':>24}  {'µs/pair':>8} {'× en':>6} {'cold s':>7}")
+    print(
+        f"   {'':4} {'tokenizer':9} {'|Δ BLEU|':>9} {'|Δ chrF|':>9}  {'min win (metric)':>24}  {'µs/pair':>8} {'× en':>6} {'cold s':>7}"
+    )
     english = None
     for lang in langs:
         lab = labs[lang]
-        scored = evalnb.evaluate(lab, ["bleu", "rouge", "rouge_multilingual"], sacrebleu=True, progress=False)
-        d_bleu, d_chrf = parity(lang, data[lang], scored)
+        scored = evalnb.evaluate(
+            lab, ["bleu", "rouge", "rouge_multilingual"], sacrebleu=True, progress=False
+        )
+        d_bleu, d_chrf = parity(lang, scored)
         won = wins(lang, scored)
         worst = min(won, key=won.__getitem__)
         per = timed(lab) / lab.outputs.height * 1e6
