@@ -148,7 +148,7 @@ def test_a_paraphrase_beats_an_unrelated_answer_in_every_language() -> None:
         (pl.col(base_model) > pl.col("unrelated")).mean().alias("share")
     )
     assert wins["share"].min() >= 0.95, wins.sort("share").head(5).rows()
-    # Each language's words: jieba and MeCab segment, the others keep their accents.
+    # Each language's words: jieba-rs and MeCab segment, the others keep their accents.
     details = scored.scores.filter(pl.col("metric") == "rouge_l_ml").join(
         scored.cases.select("case_id", "language"), on="case_id"
     )
@@ -156,7 +156,7 @@ def test_a_paraphrase_beats_an_unrelated_answer_in_every_language() -> None:
         lang: (json.loads(d) if d else {"tokenizer": "words"})["tokenizer"]
         for lang, d in details.select("language", "detail").iter_rows()
     }
-    assert tokenizers["zh"] == "jieba" and tokenizers["ja"] == "ja-mecab"
+    assert tokenizers["zh"] == "jieba-rs" and tokenizers["ja"] == "ja-mecab"
     assert tokenizers["ko"] == "ko-mecab" and tokenizers["fr"] == "words"
     assert rouge_words(pl.Series(["L'été à Paris!"]), "words").to_list() == ["l été à paris"]
     assert rouge_words(pl.Series(["巴黎，法国"]), "characters").to_list() == ["巴 黎 法 国"]

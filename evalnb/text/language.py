@@ -260,7 +260,7 @@ def row_languages(rows: pl.DataFrame, *, latin_is_enough: bool = False) -> pl.Se
         if not missing.any():
             return given.alias("language")
     detected = detect_languages(case_text.filter(missing), min_letters=RELIABLE_LETTERS)
-    return given.scatter(np.flatnonzero(missing.to_numpy()), detected).alias("language")
+    return given.clone().scatter(np.flatnonzero(missing.to_numpy()), detected).alias("language")
 
 
 def case_languages(cases: pl.DataFrame) -> pl.Series:

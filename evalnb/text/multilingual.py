@@ -7,7 +7,7 @@ over the whole column (sacrebleu's own are Python loops over each character, too
 lab); the two MeCab tokenizers are sacrebleu's classes, called once per distinct text.
 
 ROUGE's words (:func:`rouge_words`) are lower-cased words with their accents kept (rouge-score
-keeps only ``a``-``z`` and ``0``-``9``): jieba's segmentation for Chinese, MeCab's for Japanese
+keeps only ``a``-``z`` and ``0``-``9``): jieba's segmentation for Chinese (jieba-rs), MeCab's for Japanese
 and Korean (where installed: ``pip install 'evalnb[cjk]'``), characters for the other scripts
 written without spaces and for Chinese or Japanese without their segmenter, and runs of
 letters, marks and digits elsewhere.
@@ -16,7 +16,6 @@ letters, marks and digits elsewhere.
 from __future__ import annotations
 
 import importlib
-import logging
 import warnings
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -195,11 +194,13 @@ _WORD = r"[\p{L}\p{M}\p{N}]+"
 
 
 @lru_cache(maxsize=1)
-def _jieba() -> Any:  # noqa: ANN401 - jieba ships no type information
-    import jieba  # noqa: PLC0415 - optional (evalnb[cjk]); it prints while it loads
+def _jieba() -> Any:  # noqa: ANN401 - rjieba ships no type information
+    # jieba-rs (rjieba): jieba's dictionary and algorithm in Rust, 17 times as fast as the
+    # Python jieba on real Chinese messages (4 µs a text against 70), which would have made
+    # Chinese ROUGE cost several times English's.
+    import rjieba  # noqa: PLC0415 - optional (evalnb[cjk])
 
-    jieba.setLogLevel(logging.WARNING)
-    return jieba
+    return rjieba
 
 
 def _segmenter(language: str) -> tuple[str, Callable[[str], str]] | None:
@@ -209,7 +210,7 @@ def _segmenter(language: str) -> tuple[str, Callable[[str], str]] | None:
             jieba = _jieba()
         except ImportError:
             return None
-        return "jieba", lambda s: " ".join(jieba.lcut(s))
+        return "jieba-rs", lambda s: " ".join(jieba.cut(s))
     if language in {"ja", "ko"}:
         name = f"{language}-mecab"
         return (name, _mecab(name)) if mecab_available(name) else None
@@ -231,7 +232,7 @@ def rouge_words_tokenizer(language: str | None) -> str:
             _WARNED.add(language)
             warnings.warn(
                 f"no word segmenter for {language_name(language)} is installed; ROUGE "
-                "counts its characters instead (install jieba and MeCab with "
+                "counts its characters instead (install jieba-rs and MeCab with "
                 "pip install 'evalnb[cjk]' for words)",
                 stacklevel=3,
             )
@@ -245,7 +246,7 @@ def rouge_words(texts: pl.Series, tokenizer: str) -> pl.Series:
     """Lower-cased words of each text, joined by spaces, by ``tokenizer``.
 
     ``tokenizer`` is one :func:`rouge_words_tokenizer` names: ``words`` (runs of letters,
-    marks and digits), ``characters`` (each letter or digit), or a segmenter (``jieba``,
+    marks and digits), ``characters`` (each letter or digit), or a segmenter (``jieba-rs``,
     ``ja-mecab``, ``ko-mecab``) whose tokens without a letter or digit are dropped.
 
     Examples
@@ -259,8 +260,8 @@ def rouge_words(texts: pl.Series, tokenizer: str) -> pl.Series:
         return frame.select(
             pl.col("t").str.extract_all(r"[\p{L}\p{N}]\p{M}*").list.join(" ")
         ).to_series()
-    if tokenizer in {"jieba", "ja-mecab", "ko-mecab"}:
-        found = _segmenter({"jieba": "zh", "ja-mecab": "ja", "ko-mecab": "ko"}[tokenizer])
+    if tokenizer in {"jieba-rs", "ja-mecab", "ko-mecab"}:
+        found = _segmenter({"jieba-rs": "zh", "ja-mecab": "ja", "ko-mecab": "ko"}[tokenizer])
         if found is None:
             msg = f"the {tokenizer} segmenter is not installed: pip install 'evalnb[cjk]'"
             raise ImportError(msg)

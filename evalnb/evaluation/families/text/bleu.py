@@ -205,11 +205,27 @@ class Bleu(Evaluator):
         # All references as one flat column: one tokenizer pass, no nesting.
         refs = expected.fill_null([]).explode().drop_nulls()
         per_pair = lengths.to_numpy()
+        # NLTK splits on spaces: a reference in Chinese, Japanese or Thai is one "word".
+        pointless = (
+            not_meaningful(rows, "NLTK's word_tokenize (H2O's BLEU)")
+            if params["tokenizer"] == "nltk"
+            else {}
+        )
         if params["tokenizer"] == "13a":
             stats = id_ngram_stats(ids_13a(actual, refs), per_pair, _MAX_ORDER)
         else:
+            # Rows said to be not meaningful are not tokenized (NLTK's slow path reads every
+            # character outside ASCII one at a time): their scores are dropped anyway.
+            hyps, ref_texts = actual, refs.cast(pl.String)
+            if pointless:
+                skip = np.zeros(rows.height, dtype=bool)
+                skip[list(pointless)] = True
+                # scatter writes in place: on copies, so the sacrebleu metrics see the texts.
+                hyps = hyps.clone().scatter(np.flatnonzero(skip), "")
+                where = np.flatnonzero(np.repeat(skip, per_pair))
+                ref_texts = ref_texts.clone().scatter(where, "")
             # One call for answers and references: texts shared by both are tokenized once.
-            both = spaced_words(pl.concat([actual, refs.cast(pl.String)]))
+            both = spaced_words(pl.concat([hyps, ref_texts]))
             ids = TokenIds.split([both.head(actual.len()), both.tail(refs.len())])
             stats = id_ngram_stats(ids, per_pair, _MAX_ORDER)
         h2o = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
@@ -218,13 +234,10 @@ class Bleu(Evaluator):
         base = np.full(rows.height, None, dtype=object)
         base[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
         h2o_detail = base.copy()
-        if params["tokenizer"] == "nltk":
-            # NLTK splits on spaces: a reference in Chinese, Japanese or Thai is one "word".
-            pointless = not_meaningful(rows, "NLTK's word_tokenize (H2O's BLEU)")
-            for i, reason in pointless.items():
-                h2o_detail[i] = reason
-            for values in h2o.values():
-                values[list(pointless)] = np.nan
+        for i, reason in pointless.items():
+            h2o_detail[i] = reason
+        for values in h2o.values():
+            values[list(pointless)] = np.nan
         h2o_detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
         frames = [result_frame(rows, _final(h2o, no_ref, errored), h2o_detail.tolist())]
         if params["sacrebleu"]:

@@ -218,7 +218,7 @@ class RougeMultilingual(Evaluator):
     title = "ROUGE (multilingual)"
     domain = "summarization"
     description = (
-        "ROUGE-1, ROUGE-2 and ROUGE-L F-measures over words of the case's language: jieba's "
+        "ROUGE-1, ROUGE-2 and ROUGE-L F-measures over words of the case's language: jieba-rs' "
         "words for Chinese, MeCab's for Japanese and Korean (characters where the segmenter "
         "is not installed, and for Thai and its kin), lower-cased runs of letters, marks "
         "and digits elsewhere (accents kept, no stemming). Not rouge-score's numbers: "
