@@ -266,13 +266,18 @@ def rouge_words(texts: pl.Series, tokenizer: str) -> pl.Series:
             msg = f"the {tokenizer} segmenter is not installed: pip install 'evalnb[cjk]'"
             raise ImportError(msg)
         segmented = _per_text(lower, found[1])
-        frame = pl.DataFrame({"t": segmented})
-        return frame.select(
-            pl.col("t")
-            .str.split(" ")
-            .list.eval(pl.element().filter(pl.element().str.contains(r"[\p{L}\p{N}]")))
-            .list.join(" ")
-        ).to_series()
+        # A segmenter also returns punctuation: tokens without a letter or digit go, in one
+        # compiled pass (a Python test per token took twice as long as the segmenting).
+        return (
+            pl.DataFrame({"t": segmented})
+            .select(
+                pl.col("t")
+                .str.split(" ")
+                .list.eval(pl.element().filter(pl.element().str.contains(r"[\p{L}\p{N}]")))
+                .list.join(" ")
+            )
+            .to_series()
+        )
     return frame.select(pl.col("t").str.extract_all(_WORD).list.join(" ")).to_series()
 
 

@@ -259,10 +259,12 @@ class RougeMultilingual(Evaluator):
             hyp = hyp.scatter(where, rouge_words(actual.gather(where), name))
             per_row[where] = name
             if name != "words":  # the tokenizer of every other row
-                langs = languages.gather(where).to_list()
-                detail[where] = [
-                    json.dumps({"tokenizer": name, "language": lang}) for lang in langs
-                ]
+                langs = languages.gather(where)
+                notes = {
+                    lang: json.dumps({"tokenizer": name, "language": lang})
+                    for lang in langs.unique().to_list()
+                }
+                detail[where] = [notes[lang] for lang in langs.to_list()]
         per_ref = np.repeat(per_row, counts)
         ref = pl.Series([None] * refs.len(), dtype=pl.String)
         for name in groups:
