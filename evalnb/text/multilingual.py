@@ -24,15 +24,16 @@ import numpy as np
 import polars as pl
 
 from evalnb.text.language import UNSEGMENTED, language_name
-from evalnb.text.ngram import spaced_13a
+from evalnb.text.ngram import TokenIds, spaced_13a
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 __all__ = [
     "BLEU_TOKENIZERS",
     "bleu_tokenizer_for",
     "bleu_tokens",
+    "grouped_token_ids",
     "languages_by",
     "mecab_available",
     "rouge_words",
@@ -290,3 +291,31 @@ def languages_by(
     choice = {code: choose(code or None) for code in codes.unique().to_list()}
     picks = codes.replace_strict(choice, return_dtype=pl.String).to_numpy()
     return {pick: np.flatnonzero(picks == pick) for pick in dict.fromkeys(choice.values())}
+
+
+def grouped_token_ids(
+    answers: pl.Series,
+    references: pl.Series,
+    refs_per_row: np.ndarray,
+    groups: Mapping[str, np.ndarray],
+    tokenize: Callable[[pl.Series, str], pl.Series],
+) -> TokenIds:
+    """Token ids of answers (column 0) and references (column 1), each row by its group.
+
+    ``groups`` maps a tokenizer's name to the rows it tokenizes (:func:`languages_by`);
+    ``references`` holds every row's references flat, ``refs_per_row[i]`` of them for row
+    ``i``, and each takes its row's tokenizer. ``tokenize(texts, name)`` gives tokens
+    joined by spaces (:func:`bleu_tokens`, :func:`rouge_words`).
+    """
+    hyp = pl.Series([None] * answers.len(), dtype=pl.String)
+    row_group = np.empty(answers.len(), dtype=object)
+    for name, where in groups.items():
+        hyp = hyp.scatter(where, tokenize(answers.gather(where), name))
+        row_group[where] = name
+    ref_group = np.repeat(row_group, refs_per_row)
+    ref = pl.Series([None] * references.len(), dtype=pl.String)
+    for name in groups:
+        where = np.flatnonzero(ref_group == name)
+        if where.size:
+            ref = ref.scatter(where, tokenize(references.gather(where), name))
+    return TokenIds.split([hyp, ref])

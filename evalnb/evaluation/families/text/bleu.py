@@ -34,7 +34,13 @@ from evalnb.evaluation.base import (
 from evalnb.evaluation.families.text.meaningful import not_meaningful
 from evalnb.text.chrf import chrf
 from evalnb.text.language import row_languages
-from evalnb.text.multilingual import BLEU_TOKENIZERS, bleu_tokenizer_for, bleu_tokens, languages_by
+from evalnb.text.multilingual import (
+    BLEU_TOKENIZERS,
+    bleu_tokenizer_for,
+    bleu_tokens,
+    grouped_token_ids,
+    languages_by,
+)
 from evalnb.text.ngram import NgramStats, TokenIds, id_ngram_stats, ids_13a
 from evalnb.text.treebank import spaced_words
 
@@ -273,7 +279,7 @@ def _sacrebleu_scores(
     if set(groups) == {"13a"}:  # the compiled 13a path: most labs
         tokens = ids_13a(actual, refs)
     else:
-        tokens = _mixed_tokens(actual, refs, lengths, groups)
+        tokens = grouped_token_ids(actual, refs, lengths, groups, bleu_tokens)
         for name, where in groups.items():
             if name != "13a":  # 13a is the default every other row says nothing of
                 note = json.dumps({"tokenize": name})
@@ -288,21 +294,3 @@ def _sacrebleu_scores(
         np.fmax.at(best, row_of, per_ref)
     values["chrf"] = best
     return values, detail
-
-
-def _mixed_tokens(
-    actual: pl.Series, refs: pl.Series, lengths: np.ndarray, groups: Mapping[str, np.ndarray]
-) -> TokenIds:
-    """Token ids of answers and references, each row's texts by its group's tokenizer."""
-    hyp = pl.Series([None] * actual.len(), dtype=pl.String)
-    ref_tokenizer = np.empty(actual.len(), dtype=object)
-    for name, where in groups.items():
-        hyp = hyp.scatter(where, bleu_tokens(actual.gather(where), name))
-        ref_tokenizer[where] = name
-    per_ref = np.repeat(ref_tokenizer, lengths)
-    ref = pl.Series([None] * refs.len(), dtype=pl.String)
-    for name in groups:
-        where = np.flatnonzero(per_ref == name)
-        if where.size:
-            ref = ref.scatter(where, bleu_tokens(refs.gather(where), name))
-    return TokenIds.split([hyp, ref])

@@ -34,7 +34,12 @@ from evalnb.evaluation.base import (
 )
 from evalnb.evaluation.families.text.meaningful import not_meaningful
 from evalnb.text.language import row_languages
-from evalnb.text.multilingual import languages_by, rouge_words, rouge_words_tokenizer
+from evalnb.text.multilingual import (
+    grouped_token_ids,
+    languages_by,
+    rouge_words,
+    rouge_words_tokenizer,
+)
 from evalnb.text.ngram import TokenIds
 
 if TYPE_CHECKING:
@@ -252,12 +257,8 @@ class RougeMultilingual(Evaluator):
         refs = expected.fill_null([]).explode().drop_nulls().cast(pl.String)
         languages = row_languages(rows, latin_is_enough=True)
         groups = languages_by(languages, rouge_words_tokenizer)
-        hyp = pl.Series([None] * rows.height, dtype=pl.String)
-        per_row = np.empty(rows.height, dtype=object)
         detail = np.full(rows.height, None, dtype=object)
         for name, where in groups.items():
-            hyp = hyp.scatter(where, rouge_words(actual.gather(where), name))
-            per_row[where] = name
             if name != "words":  # the tokenizer of every other row
                 langs = languages.gather(where)
                 notes = {
@@ -265,12 +266,6 @@ class RougeMultilingual(Evaluator):
                     for lang in langs.unique().to_list()
                 }
                 detail[where] = [notes[lang] for lang in langs.to_list()]
-        per_ref = np.repeat(per_row, counts)
-        ref = pl.Series([None] * refs.len(), dtype=pl.String)
-        for name in groups:
-            at = np.flatnonzero(per_ref == name)
-            if at.size:
-                ref = ref.scatter(at, rouge_words(refs.gather(at), name))
-        tokens = TokenIds.split([hyp, ref])
+        tokens = grouped_token_ids(actual, refs, counts, groups, rouge_words)
         values = best_reference_scores(rows, tokens, self.metrics, detail)
         return result_frame(rows, values, detail.tolist())
