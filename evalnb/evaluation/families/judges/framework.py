@@ -165,7 +165,9 @@ class JudgeEvaluator(Evaluator):
         aligned = aligned_system(params)
         # A judge told nothing grades a Chinese answer as if English were expected; an
         # English case's prompts stay exactly as they were (and their cached replies valid).
-        languages = row_languages(rows).to_list()
+        # Latin-script cases are told only the language set on them: on such text the
+        # detector can mistake English for Occitan, and telling a judge so would mislead it.
+        languages = row_languages(rows, latin_is_enough=True).to_list()
         asks = [
             [_with_system(c, _in_language(aligned, lang)) for c in self.prompts(r, params)]
             if r["error"] is None

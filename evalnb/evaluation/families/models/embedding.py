@@ -135,9 +135,10 @@ _COVERAGE_SAMPLE = 2_000
 def _coverage_counts(rows: pl.DataFrame) -> tuple[dict[str | None, float], bool]:
     """Rows per language for the coverage warning, and whether they were estimated.
 
-    Languages the rows carry are counted; the others are detected on a seeded sample of at
-    most ``_COVERAGE_SAMPLE`` rows and scaled up: a warning needs proportions, and detecting
-    a million distinct texts would cost more than a GPU takes to embed them.
+    Languages the rows carry are counted; the others are detected, where their script is not
+    Latin, on a seeded sample of at most ``_COVERAGE_SAMPLE`` rows and scaled up: a warning
+    needs proportions, and detecting a million distinct texts would cost more than a GPU
+    takes to embed them.
     """
     given = (
         rows["language"].cast(pl.String)
@@ -154,7 +155,11 @@ def _coverage_counts(rows: pl.DataFrame) -> tuple[dict[str | None, float], bool]
     if missing.size > _COVERAGE_SAMPLE:
         pick = np.sort(np.random.default_rng(0).choice(missing, _COVERAGE_SAMPLE, replace=False))
     scale = missing.size / pick.size
-    for lang, n in row_languages(rows[pick]).drop_nulls().value_counts().iter_rows():
+    # Only a script other than Latin is trusted unasked: on Latin text the detector mistakes
+    # English and made-up words for Occitan or Afrikaans, and a warning every English lab
+    # raised would teach users to ignore it. A language set on the cases is always counted.
+    found = row_languages(rows[pick], latin_is_enough=True)
+    for lang, n in found.drop_nulls().value_counts().iter_rows():
         counts[lang] = counts.get(lang, 0.0) + n * scale
     return counts, scale > 1
 
