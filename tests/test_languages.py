@@ -365,3 +365,16 @@ def test_the_multilingual_demo_is_the_committed_file(tmp_path: Path) -> None:
     lab = evalnb.evaluate(loaded, ["answer_language"], progress=False)
     wrong = lab.scores.filter(pl.col("value") == 0.0)
     assert set(wrong["model"]) == {"anglo"}  # only the model answering in English
+
+
+def test_an_english_lab_of_made_up_words_raises_no_language_warning() -> None:
+    from evalnb.text.synthetic import pairs
+
+    cands, refs = pairs(300, seed=3)
+    frame = pl.DataFrame({"prompt": refs, "expected": [[r] for r in refs], "actual": cands})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evalnb.evaluate(
+            evalnb.load(frame), ["answer_similarity"], model="all-MiniLM-L6-v2", progress=False
+        )
+    assert not [w for w in caught if issubclass(w.category, LanguageCoverageWarning)]
