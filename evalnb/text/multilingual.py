@@ -115,7 +115,7 @@ def _polars_tokens(texts: pl.Series, tokenizer: str) -> pl.Series:
     elif tokenizer == "zh":
         # sacrebleu: strip, a space either side of each Chinese character, then 13a's
         # regular expressions without 13a's padding and replacements.
-        expr = spaced_13a(_strip(t).str.replace_all(f"({_ZH_CLASS})", " ${1} "), padded=False)
+        expr = spaced_13a(_strip(t).str.replace_all(_ZH_CLASS, " $0 "), padded=False)
     elif tokenizer == "intl":
         expr = (
             _rstrip(t)
