@@ -15,7 +15,6 @@ import polars as pl
 
 from evalnb.text.language import (
     LANGUAGE_NAMES,
-    RELIABLE_LETTERS,
     case_languages,
     detect_languages,
 )
@@ -80,7 +79,7 @@ def set_languages(
     else:
         take = cases["language"].is_null() | overwrite
         texts = cases.with_columns(language=pl.when(take).then(None).otherwise("language"))
-        new = _detect(texts, candidates)
+        new = case_languages(texts, candidates)
         source = "detected"
     shown = cases.select(
         "case_id",
@@ -89,18 +88,6 @@ def set_languages(
     )
     lab.replace_tables({"cases": cases.with_columns(language=shown["language"])})
     return shown
-
-
-def _detect(cases: pl.DataFrame, candidates: Iterable[str] | None) -> pl.Series:
-    if candidates is None:
-        return case_languages(cases)
-    text = cases.select(
-        pl.concat_str(
-            [pl.col("prompt"), pl.col("expected").list.first()], separator="\n", ignore_nulls=True
-        )
-    ).to_series()
-    detected = detect_languages(text, candidates, min_letters=RELIABLE_LETTERS)
-    return cases["language"].fill_null(detected)
 
 
 def _check_codes(codes: pl.Series) -> None:

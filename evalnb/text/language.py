@@ -187,7 +187,7 @@ def detect_languages(
     """
     texts = texts.cast(pl.String)
     distinct = texts.drop_nulls().unique(maintain_order=True)
-    counts = _letters(distinct)
+    counts = _letters(distinct, "letters", "hangul", "kana", "han")
     letters = counts["letters"].to_numpy()
     hangul = _share(counts["hangul"], counts["letters"])
     kana = _share(counts["kana"], counts["letters"])
@@ -225,7 +225,12 @@ def _allowed(code: str, allowed: tuple[str, ...] | None) -> bool:
     return allowed is None or code in allowed
 
 
-def row_languages(rows: pl.DataFrame, *, latin_is_enough: bool = False) -> pl.Series:
+def row_languages(
+    rows: pl.DataFrame,
+    *,
+    latin_is_enough: bool = False,
+    candidates: Iterable[str] | None = None,
+) -> pl.Series:
     """Each row's language: its ``language`` column, else detected from the case's texts.
 
     A row without a language of its own is detected from its prompt and first expected
@@ -233,7 +238,8 @@ def row_languages(rows: pl.DataFrame, *, latin_is_enough: bool = False) -> pl.Se
     ``RELIABLE_LETTERS`` letters and no telling script, it stays null (unknown). With
     ``latin_is_enough``, a row whose texts have no letter outside the Latin alphabet is left
     null (no detection): for a caller whose choice only changes with the script (BLEU's
-    tokenizer), an English lab then costs no detection at all.
+    tokenizer), an English lab then costs no detection at all. ``candidates`` are the
+    languages the detector may answer (:func:`detect_languages`).
     """
     given = (
         rows["language"].cast(pl.String)
@@ -259,17 +265,18 @@ def row_languages(rows: pl.DataFrame, *, latin_is_enough: bool = False) -> pl.Se
         missing = missing & pl.Series(other)
         if not missing.any():
             return given.alias("language")
-    detected = detect_languages(case_text.filter(missing), min_letters=RELIABLE_LETTERS)
+    detected = detect_languages(case_text.filter(missing), candidates, min_letters=RELIABLE_LETTERS)
     return given.clone().scatter(np.flatnonzero(missing.to_numpy()), detected).alias("language")
 
 
-def case_languages(cases: pl.DataFrame) -> pl.Series:
+def case_languages(cases: pl.DataFrame, candidates: Iterable[str] | None = None) -> pl.Series:
     """Each case's language: its ``language`` column, else detected (nothing is written).
 
     Detected from the prompt and the first expected answer, as :func:`row_languages` does;
     ``Lab.set_languages`` writes the detected ones to the lab.
     """
-    return row_languages(cases.select([c for c in _CASE_TEXT if c in cases.columns]))
+    columns = [c for c in _CASE_TEXT if c in cases.columns]
+    return row_languages(cases.select(columns), candidates=candidates)
 
 
 _CASE_TEXT = ("case_id", "prompt", "expected", "language")

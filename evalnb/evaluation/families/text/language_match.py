@@ -30,6 +30,24 @@ if TYPE_CHECKING:
 __all__ = ["AnswerLanguage"]
 
 
+def _detail(want: str | None, got: str | None, short: bool, bad: bool) -> str | None:
+    if bad:
+        return json.dumps({"reason": "the model host failed to answer: worst value"})
+    if short:
+        return json.dumps({"reason": "answer too short to tell its language"})
+    if want is None:
+        return json.dumps({"reason": "the case's language is unknown"})
+    if want != got:
+        return json.dumps(
+            {
+                "reason": f"answered in {language_name(got)}, the case is in {language_name(want)}",
+                "language": want,
+                "answer_language": got,
+            }
+        )
+    return None
+
+
 def _candidates(languages: pl.Series) -> list[str]:
     return sorted({*languages.drop_nulls().unique().to_list(), "en"} & set(LANGUAGE_NAMES))
 
@@ -86,29 +104,17 @@ class AnswerLanguage(Evaluator):
         value = np.where(unknown, np.nan, same.astype(np.float64))
         errored = rows["error"].is_not_null().to_numpy()
         value[errored] = 0.0
-        detail: list[str | None] = []
-        for want, got, is_short, bad in zip(
-            expected.to_list(), answered.to_list(), short, errored, strict=True
-        ):
-            if bad:
-                detail.append(
-                    json.dumps({"reason": "the model host failed to answer: worst value"})
-                )
-            elif is_short:
-                detail.append(json.dumps({"reason": "answer too short to tell its language"}))
-            elif want is None:
-                detail.append(json.dumps({"reason": "the case's language is unknown"}))
-            elif want != got:
-                detail.append(
-                    json.dumps(
-                        {
-                            "reason": f"answered in {language_name(got)}, the case is in "
-                            f"{language_name(want)}",
-                            "language": want,
-                            "answer_language": got,
-                        }
-                    )
-                )
-            else:
-                detail.append(None)
+        # A detail per distinct (case language, answer language, short, failed): a lab has
+        # millions of rows and a handful of these.
+        keys = pl.DataFrame(
+            {"want": expected, "got": answered, "short": short, "bad": errored},
+            schema={"want": pl.String, "got": pl.String, "short": pl.Boolean, "bad": pl.Boolean},
+        )
+        kinds = keys.unique()
+        kinds = kinds.with_columns(
+            detail=pl.Series([_detail(*k) for k in kinds.iter_rows()], dtype=pl.String)
+        )
+        detail = keys.join(
+            kinds, on=list(keys.columns), how="left", maintain_order="left", nulls_equal=True
+        )["detail"].to_list()
         return result_frame(rows, {"same_language": value}, detail)

@@ -55,13 +55,13 @@ def not_meaningful(rows: pl.DataFrame, tool: str, *, latin_only: bool = False) -
     )
     languages = given.fill_null(detect_languages(text.gather(where)))
     template = _NOT_LATIN if latin_only else _NO_SPACES
-    return {
-        int(i): json.dumps(
-            {
-                "reason": template.format(tool=tool, name=language_name(lang)),
-                "language": lang,
-            },
+    langs = languages.to_list()
+    # One reason per language, not per row: a Chinese lab has a million such rows.
+    reasons = {
+        lang: json.dumps(
+            {"reason": template.format(tool=tool, name=language_name(lang)), "language": lang},
             ensure_ascii=False,
         )
-        for i, lang in zip(where, languages.to_list(), strict=True)
+        for lang in set(langs)
     }
+    return {int(i): reasons[lang] for i, lang in zip(where, langs, strict=True)}
