@@ -49,13 +49,12 @@ def reviewer(dsn: str, name: str, who: str, log_path: str, seed: int) -> None:
         while True:
             start = time.perf_counter()
             try:
-                item = queue.next(who)
+                item = queue.next(who, wait=2.0)
                 log.write(f"N {time.perf_counter() - start:.6f}\n")
                 if item is None:
-                    if queue.remaining() == 0:
+                    if queue.remaining(who).finished:
                         break
-                    time.sleep(1.0)  # items held by others (or by the dead, until expiry)
-                    continue
+                    continue  # items held by others (or by the dead, until expiry)
             except ReviewUnavailable:
                 time.sleep(0.3)
                 continue

@@ -87,8 +87,10 @@ class HumanCalibration(LabCore):
         ``"all"`` (every reviewer's label; the lab's own majority rule then decides). The
         rule and the queue are recorded with the batch, and how each item was drawn, so
         ``recalibrate``, the PPI-corrected pass rates, judge alignment and the calibration
-        bundle use the labels unchanged. Pulling again adds only what is new. Returns the
-        rows added.
+        bundle use the labels unchanged. The queue speaks in the lab with one voice, the
+        latest pull's: pulling again (with this rule or another) adds what is new and
+        retracts what the rule no longer gives (a majority an edit turned into a tie,
+        another rule's labels). Returns the rows added (retractions have a null verdict).
         """
         rows, (key, record) = pulled_labels(self, queue, rule)
         info = self.table("info")

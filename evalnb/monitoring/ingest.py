@@ -7,6 +7,12 @@ offset of the last complete line committed, with a hash of the bytes just before
 that no longer matches its checkpoint (truncated, rewritten) is read again from its start;
 the trace ids already held make that harmless. A line still being written (no newline yet)
 waits for the next run.
+
+A line that cannot be read — torn by a collector killed mid-write (the next export is then
+glued to its half: that export is read from where it begins), not JSON, longer than
+:data:`MAX_LINE_BYTES` (skipped to its newline without holding it in memory) — is
+**quarantined**: reported with its file, line and reason, and reading goes on past it. A file
+that is not JSON lines at all (a gzip archive named ``.json``) is quarantined whole.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ from typing import TYPE_CHECKING
 import orjson
 
 from evalnb.io.fields import Where
-from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -29,10 +34,12 @@ if TYPE_CHECKING:
 __all__ = [
     "CHUNK_BYTES",
     "MAX_LINE_BYTES",
+    "Bad",
     "Checkpoint",
     "Chunk",
     "chunks",
     "file_identity",
+    "not_json_lines",
     "source_files",
 ]
 
@@ -42,6 +49,24 @@ CHUNK_BYTES = 32 * 2**20
 """Bytes of a file read, parsed, scored and committed at a time (bounds the memory)."""
 _TAIL = 4096
 _PATTERNS = ("*.json", "*.jsonl", "*.ndjson")
+_PREVIEW = 120
+# Where an OTLP export request begins: a torn line's second half starts at one of these.
+_STARTS = (b'{"resourceSpans"', b'{"resource_spans"')
+# Magic numbers of files that are not text: gzip, zstd, bzip2, zip, xz.
+_BINARY = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"BZh", b"PK\x03\x04", b"\xfd7zXZ")
+
+
+@dataclass(frozen=True)
+class Bad:
+    """A line that could not be read: its number, why, and its first bytes (as text)."""
+
+    line: int
+    reason: str
+    preview: str
+
+
+def _preview(raw: bytes) -> str:
+    return raw[:_PREVIEW].decode("utf-8", "replace")
 
 
 @dataclass(frozen=True)
@@ -63,23 +88,37 @@ class Chunk:
     end: int
     line: int
     data: bytes
+    skipped: tuple[Bad, ...] = ()
+    """Lines before or in this chunk skipped unread (longer than the limit)."""
 
-    def records(self) -> Iterator[tuple[Where, object]]:
-        """Each non-blank line parsed, with its place (file and line number)."""
+    def parse(self) -> tuple[list[tuple[Where, object]], list[Bad]]:
+        """Each readable line parsed, with its place; and the lines that could not be."""
+        good: list[tuple[Where, object]] = []
+        bad = list(self.skipped)
         for i, raw in enumerate(self.data.split(b"\n")):
             if not raw.strip():
                 continue
-            where = Where(str(self.path), f"line {self.line + i}")
+            number = self.line + i
+            where = Where(str(self.path), f"line {number}")
             if len(raw) > MAX_LINE_BYTES:
-                raise where.error(
-                    None, f"a line of at most {MAX_LINE_BYTES:,} bytes", f"{len(raw):,} bytes"
-                )
+                bad.append(Bad(number, f"longer than {MAX_LINE_BYTES:,} bytes", _preview(raw)))
+                continue
             try:
-                value = _parse(raw)
+                good.append((where, _parse(raw)))
+                continue
             except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
-                expected = "one JSON object (an OTLP export request)"
-                raise where.error(None, expected, str(err)) from None
-            yield where, value
+                reason = f"not one JSON object ({str(err)[:120]})"
+            # A collector killed mid-line, restarted: its next export glued to the half.
+            cut = max(raw.rfind(start) for start in _STARTS)
+            if cut > 0:
+                try:
+                    good.append((where, _parse(raw[cut:])))
+                    reason = f"a torn line: {cut:,} bytes before an export that was read"
+                    raw = raw[:cut]
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                    pass
+            bad.append(Bad(number, reason, _preview(raw)))
+        return good, bad
 
     def checkpoint(self) -> Checkpoint:
         """Return the checkpoint after this chunk (the last bytes hashed, the lines counted)."""
@@ -104,12 +143,31 @@ def source_files(folder: Path) -> list[Path]:
 
 
 def file_identity(path: Path) -> str | None:
-    """Return the hash of a file's first complete line (None while it has none)."""
+    """Return the hash of a file's first complete line (None while it has none).
+
+    A first line past :data:`MAX_LINE_BYTES` is known by its first mebibyte instead (it
+    will be quarantined, not waited for).
+    """
     with path.open("rb") as fh:
         head = fh.readline(MAX_LINE_BYTES + 1)
+    if len(head) > MAX_LINE_BYTES:
+        return "long:" + hashlib.sha256(head[: 1 << 20]).hexdigest()
     if not head.endswith(b"\n"):
         return None
     return hashlib.sha256(head).hexdigest()
+
+
+def not_json_lines(path: Path) -> str | None:
+    """Why a file cannot be JSON lines (compressed, an archive), or None when it may be."""
+    with path.open("rb") as fh:
+        head = fh.read(8)
+    if head.startswith(_BINARY):
+        kind = "gzip" if head.startswith(b"\x1f\x8b") else "compressed or archived"
+        return (
+            f"a {kind} file, not JSON lines: decompress it into the folder (or have the "
+            "collector write plain JSON lines)"
+        )
+    return None
 
 
 def _tail_hash(path: Path, offset: int) -> str:
@@ -119,33 +177,45 @@ def _tail_hash(path: Path, offset: int) -> str:
 
 
 def chunks(path: Path, source: str, done: Checkpoint | None) -> Iterator[Chunk]:
-    """Yield the complete lines after the checkpoint, a chunk of about ``CHUNK_BYTES`` at a time."""
+    """Yield the complete lines after the checkpoint, a chunk of about ``CHUNK_BYTES`` at a time.
+
+    A line past :data:`MAX_LINE_BYTES` is skipped to its newline (never held whole) and
+    named in the next chunk's ``skipped``.
+    """
     size = path.stat().st_size
     start, line = 0, 1
     if done is not None and done.offset <= size and _tail_hash(path, done.offset) == done.tail_hash:
         start, line = done.offset, done.lines + 1
+    skipped: list[Bad] = []
+    skipping = False  # inside an overlong line: its bytes are dropped up to its newline
     with path.open("rb") as fh:
         fh.seek(start)
         pending = b""
         while True:
             block = fh.read(CHUNK_BYTES)
             if not block:
+                if skipped:  # the checkpoint moves past what was skipped
+                    yield Chunk(source, path, start, start, line - 1, b"", tuple(skipped))
                 return
+            if skipping:
+                cut = block.find(b"\n")
+                if cut < 0:
+                    start += len(block)
+                    continue
+                start, line, skipping = start + cut + 1, line + 1, False
+                block = block[cut + 1 :]
             data = pending + block
             cut = data.rfind(b"\n")
             if cut < 0:
                 if len(data) > MAX_LINE_BYTES:
-                    where = Where(str(path), f"line {line}")
-                    raise InputError(
-                        str(path),
-                        where.location,
-                        None,
-                        f"a line of at most {MAX_LINE_BYTES:,} bytes",
-                        f"more than {len(data):,} bytes without a newline",
-                    )
+                    reason = f"longer than {MAX_LINE_BYTES:,} bytes (skipped to its end)"
+                    skipped.append(Bad(line, reason, _preview(data)))
+                    start, pending, skipping = start + len(data), b"", True
+                    continue
                 pending = data
                 continue
             whole, pending = data[: cut + 1], data[cut + 1 :]
-            yield Chunk(source, path, start, start + len(whole), line, whole)
+            yield Chunk(source, path, start, start + len(whole), line, whole, tuple(skipped))
+            skipped = []
             start += len(whole)
             line += whole.count(b"\n")

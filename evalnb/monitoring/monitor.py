@@ -13,15 +13,25 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
 from evalnb.calibration.bundle import bundle_hash, check_calibration
+from evalnb.lab.connection import run
+from evalnb.lab.errors import InputError
 from evalnb.lab.files import read_json
 from evalnb.monitoring.alerts import alert_id, post_alert
-from evalnb.monitoring.ingest import Checkpoint, chunks, file_identity, source_files
+from evalnb.monitoring.ingest import (
+    Bad,
+    Checkpoint,
+    chunks,
+    file_identity,
+    not_json_lines,
+    source_files,
+)
 from evalnb.monitoring.question_drift import DriftMethods
 from evalnb.monitoring.review import STRATEGIES, ReviewMethods
 from evalnb.monitoring.scoring import BundleSpec, score_requests
@@ -125,10 +135,14 @@ class Monitor(DriftMethods, ReviewMethods):
         -------
         dict
             ``files`` read, ``lines`` parsed, ``requests`` new, ``duplicates`` (traces
-            already held), ``waiting`` (spans whose root has not come yet), ``seconds``.
+            already held), ``waiting`` (spans whose root has not come yet), ``quarantined``
+            (lines, files and late spans that could not be read, newly recorded:
+            :meth:`quarantine` lists them all), ``seconds``.
         """
         started = time.perf_counter()
-        report: IngestReport = dict.fromkeys(("files", "lines", "requests", "duplicates"), 0)
+        report: IngestReport = dict.fromkeys(
+            ("files", "lines", "requests", "duplicates", "quarantined"), 0
+        )
         if isinstance(source, pl.DataFrame):
             self._commit(requests_from_frame(source, "the frame given"), "frame", report)
         else:
@@ -158,6 +172,13 @@ class Monitor(DriftMethods, ReviewMethods):
             self._commit(frame, source, report, checkpoint=(file, Checkpoint(stat.st_size, "", 0)))
 
     def _ingest_lines(self, file: Path, report: IngestReport) -> None:
+        why = not_json_lines(file)
+        if why is not None:
+            stat = file.stat()
+            source = f"unreadable:{file.name}:{stat.st_size}:{stat.st_mtime_ns}"
+            bad = [Bad(0, why, "")]
+            self._commit(pl.DataFrame(schema=REQUESTS), source, report, bad=(file, bad))
+            return
         identity = file_identity(file)
         if identity is None:  # not one complete line yet: next time
             return
@@ -169,8 +190,14 @@ class Monitor(DriftMethods, ReviewMethods):
         for chunk in chunks(file, identity, done):
             read = True
             batch = SpanBatch()
-            for where, value in chunk.records():
-                batch.add(spans_of_line(value, where))
+            good, bad = chunk.parse()
+            for where, value in good:
+                try:
+                    batch.add(spans_of_line(value, where))
+                except InputError as err:
+                    number = int(str(where.location).removeprefix("line "))
+                    bad.append(Bad(number, f"not an OTLP export request: {err}"[:300], ""))
+                    continue
                 report["lines"] += 1
             self._add_waiting(batch)
             requests, waiting = batch.split()
@@ -182,6 +209,7 @@ class Monitor(DriftMethods, ReviewMethods):
                 checkpoint=(file, chunk.checkpoint()),
                 waiting=waiting,
                 done_ids=list(batch.traces),
+                bad=(file, bad),
             )
         report["files"] += int(read)
 
@@ -204,6 +232,7 @@ class Monitor(DriftMethods, ReviewMethods):
         checkpoint: tuple[Path, Checkpoint] | None = None,
         waiting: list[SpanLite] | None = None,
         done_ids: list[str] | None = None,
+        bad: tuple[Path, list[Bad]] | None = None,
     ) -> None:
         requests = requests.unique("trace_id", keep="first", maintain_order=True)
         known = self.store.with_connection(
@@ -227,12 +256,26 @@ class Monitor(DriftMethods, ReviewMethods):
             schema={"trace_id": pl.String(), "span": pl.String(), "source": pl.String()},
         )
         completed = pl.DataFrame({"trace_id": done_ids or []}, schema={"trace_id": pl.String()})
+        path_text = str(bad[0]) if bad else str(checkpoint[0]) if checkpoint else source
+        unread = pl.DataFrame(
+            {
+                "source": [source] * len(bad[1] if bad else []),
+                "path": [path_text] * len(bad[1] if bad else []),
+                "line": [b.line for b in (bad[1] if bad else [])],
+                "reason": [b.reason for b in (bad[1] if bad else [])],
+                "preview": [b.preview for b in (bad[1] if bad else [])],
+                "at": [now] * len(bad[1] if bad else []),
+            },
+            schema=_QUARANTINE,
+        )
+        counted: list[int] = []
 
         frames = {
             "new_traces": traces,
             "new_scores": scores,
             "held_spans": held,
             "batch_done": completed,
+            "unread": unread,
         }
 
         def body(con: duckdb.DuckDBPyConnection) -> None:
@@ -256,6 +299,19 @@ class Monitor(DriftMethods, ReviewMethods):
                     "INSERT INTO pending SELECT * FROM held_spans "
                     "WHERE trace_id NOT IN (SELECT trace_id FROM traces)"
                 )
+                # A span whose trace was scored already cannot join it: said, not dropped.
+                before = cast("int", run(con, "SELECT count(*) FROM quarantine")[0][0])
+                con.execute(
+                    "INSERT OR IGNORE INTO quarantine SELECT source, ?, -1, "
+                    "'a span that came after its trace was scored (trace ' || trace_id || ')', "
+                    "left(span, 120), ? FROM held_spans "
+                    "WHERE trace_id IN (SELECT trace_id FROM traces)",
+                    [path_text, now],
+                )
+                con.execute("INSERT OR IGNORE INTO quarantine SELECT * FROM unread")
+                counted.append(
+                    cast("int", run(con, "SELECT count(*) FROM quarantine")[0][0]) - before
+                )
                 if checkpoint is not None:
                     path, cp = checkpoint
                     con.execute(
@@ -265,6 +321,7 @@ class Monitor(DriftMethods, ReviewMethods):
 
         self.store.write(body)
         report["requests"] += new.height
+        report["quarantined"] += counted[-1] if counted else 0
 
     # -- estimates -----------------------------------------------------------------
 
@@ -400,6 +457,7 @@ class Monitor(DriftMethods, ReviewMethods):
                     "detail": detail,
                     "created_at": now,
                     "sent_at": None,
+                    "last_error": None,
                 }
                 for w, ev, m, kind, value, level, detail in found
             ],
@@ -407,14 +465,43 @@ class Monitor(DriftMethods, ReviewMethods):
         )
         self.store.insert_new("alerts", new, "alert_id")
         if webhook is not None:
-            for alert in self.store.read("SELECT * FROM alerts WHERE sent_at IS NULL").to_dicts():
-                if post_alert(webhook, {**alert, "bundle_hash": self.spec.hash}) is None:
-                    self._mark_sent(alert["alert_id"])
+            self._post(webhook)
         return self.store.read("SELECT * FROM alerts ORDER BY window_start, kind, metric")
 
-    def _mark_sent(self, alert: str) -> None:
+    def _post(self, webhook: str) -> None:
+        """Post the alerts not sent yet; record why each that failed did (``last_error``).
+
+        After the first failure the run stops posting: a webhook that is down would cost
+        its timeout once per alert on every run. The rest wait for the next run; a
+        warning says how many were not delivered and why.
+        """
+        unsent = self.store.read("SELECT * FROM alerts WHERE sent_at IS NULL").to_dicts()
+        for k, alert in enumerate(unsent):
+            alert.pop("last_error", None)
+            why = post_alert(webhook, {**alert, "bundle_hash": self.spec.hash})
+            if why is None:
+                self._mark_sent(alert["alert_id"], None)
+                continue
+            self._mark_sent(alert["alert_id"], why)
+            left = len(unsent) - k
+            warnings.warn(
+                f"{left} alert(s) not delivered to the webhook ({why}); they stay unsent "
+                "(alerts()'s last_error) and are posted on the next run",
+                stacklevel=3,
+            )
+            return
+
+    def _mark_sent(self, alert: str, error: str | None) -> None:
+        """Mark an alert sent (``error`` None) or record why its post failed."""
+
         def body(con: duckdb.DuckDBPyConnection) -> None:
-            con.execute("UPDATE alerts SET sent_at = ? WHERE alert_id = ?", [utc_now(), alert])
+            if error is None:
+                con.execute(
+                    "UPDATE alerts SET sent_at = ?, last_error = NULL WHERE alert_id = ?",
+                    [utc_now(), alert],
+                )
+            else:
+                con.execute("UPDATE alerts SET last_error = ? WHERE alert_id = ?", [error, alert])
 
         self.store.write(body)
 
@@ -435,13 +522,18 @@ class Monitor(DriftMethods, ReviewMethods):
             "drift": drift_frame,
         }
 
+    def quarantine(self) -> pl.DataFrame:
+        """Return what the sources held that could not be read: file, line, reason, first bytes."""
+        return self.store.read("SELECT * FROM quarantine ORDER BY path, line")
+
     def status(self) -> dict[str, Any]:
-        """Return counts and times: traces, first and last trace, files read, waiting spans, labels, alerts."""
+        """Return counts and times: traces, first and last trace, files read, waiting spans, labels, alerts, quarantined."""
         row = self.store.rows(
             """SELECT (SELECT count(*) FROM traces), (SELECT min("at") FROM traces),
                       (SELECT max("at") FROM traces), (SELECT count(*) FROM checkpoints),
                       (SELECT count(*) FROM pending), (SELECT count(*) FROM labels),
-                      (SELECT count(*) FROM alerts), (SELECT count(*) FROM alerts WHERE sent_at IS NULL)"""
+                      (SELECT count(*) FROM alerts), (SELECT count(*) FROM alerts WHERE sent_at IS NULL),
+                      (SELECT count(*) FROM quarantine)"""
         )[0]
         keys = (
             "traces",
@@ -452,10 +544,19 @@ class Monitor(DriftMethods, ReviewMethods):
             "labels",
             "alerts",
             "unsent_alerts",
+            "quarantined",
         )
         return {"bundle_hash": self.spec.hash, **dict(zip(keys, row, strict=True))}
 
 
+_QUARANTINE = {
+    "source": pl.String(),
+    "path": pl.String(),
+    "line": pl.Int64(),
+    "reason": pl.String(),
+    "preview": pl.String(),
+    "at": pl.Datetime("us", "UTC"),
+}
 _ALERTS = {
     "alert_id": pl.String(),
     "every": pl.String(),
@@ -468,4 +569,5 @@ _ALERTS = {
     "detail": pl.String(),
     "created_at": pl.Datetime("us", "UTC"),
     "sent_at": pl.Datetime("us", "UTC"),
+    "last_error": pl.String(),
 }

@@ -8,6 +8,7 @@ calibration lab's reference is (the bundle's sample of its questions).
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,8 +20,13 @@ from evalnb.monitoring.windows import parse_every
 if TYPE_CHECKING:
     from evalnb.monitoring.scoring import BundleSpec
     from evalnb.monitoring.store import MonitorStore
+    from evalnb.monitoring.windows import Settings
 
 __all__ = ["DriftMethods"]
+
+# Exceedances after which a window's shuffles stop (its p-value is then at least
+# _HITS / shuffles, plainly not an alarm); also the resolution asked of the smallest p.
+_HITS = 20
 
 
 class DriftMethods:
@@ -28,6 +34,7 @@ class DriftMethods:
 
     store: MonitorStore
     spec: BundleSpec
+    settings: Settings
     embedding_model: str
 
     def _embed(self, trace_ids: list[str], prompts: list[str]) -> np.ndarray:
@@ -62,12 +69,15 @@ class DriftMethods:
         return Reference.of(vectors, ref["topics"])
 
     def drift(
-        self, every: str = "1d", *, sample: int = 300, permutations: int = 200
+        self, every: str = "1d", *, sample: int = 300, permutations: int | None = None
     ) -> pl.DataFrame:
         """Per window: question drift, topic-mix shift and the unscored share; see module docs.
 
         ``sample`` questions per window are embedded (a seeded random sample; embeddings are
         cached in the store). ``*_p_adjusted``: Bonferroni over the windows tested.
+        ``permutations``: the most shuffles per window; by default enough that a window
+        can alarm after the correction (``20 × windows / α``), stopping early (after 20
+        exceedances) on windows like the reference.
         """
         interval = parse_every(every)
         traces = self.store.read(
@@ -80,6 +90,9 @@ class DriftMethods:
                 FROM scores s JOIN traces t USING (trace_id) GROUP BY ALL"""
         ).with_columns(pl.col("window_start").dt.convert_time_zone("UTC"))
         reference = self._reference()
+        n_windows = max(traces["window_start"].n_unique(), 1)
+        alpha = 1 - self.settings.level
+        most = permutations or max(200, math.ceil(_HITS * n_windows / alpha))
         rows = []
         for (start,), part in traces.group_by(["window_start"], maintain_order=True):
             seed = int(hashlib.sha256(str(start).encode()).hexdigest()[:8], 16)
@@ -88,7 +101,7 @@ class DriftMethods:
             if reference is not None and chosen.height >= 2:
                 vectors = self._embed(chosen["trace_id"].to_list(), chosen["prompt"].to_list())
                 distance, p = question_drift(
-                    reference.vectors, vectors, permutations=permutations, seed=seed
+                    reference.vectors, vectors, permutations=most, seed=seed, stop_after=_HITS
                 )
                 topic_p, no_topic, _ = topic_shift(reference, vectors)
                 rec |= {

@@ -1,5 +1,10 @@
 """The monitor's DuckDB file: requests, scores, checkpoints, samples, labels, alerts.
 
+``quarantine`` keeps what a source held that could not be read — a line torn by a killed
+collector, a file that is not JSON lines, a line past the size limit, a span that came
+after its trace was scored — with its file, line and reason, committed with the checkpoint
+that moved past it: reading goes on, and nothing is dropped unsaid.
+
 Every write is one transaction: a batch of new requests, their scores, the spans still
 waiting for their root and the source file's new checkpoint commit together, so a process
 killed at any point leaves the file as it was before the batch or after it — never with
@@ -55,6 +60,10 @@ CREATE TABLE IF NOT EXISTS alerts (
     metric VARCHAR, kind VARCHAR, value DOUBLE, level DOUBLE, detail VARCHAR,
     created_at TIMESTAMPTZ, sent_at TIMESTAMPTZ);
 CREATE TABLE IF NOT EXISTS embeddings (trace_id VARCHAR PRIMARY KEY, vector FLOAT[]);
+CREATE TABLE IF NOT EXISTS quarantine (
+    source VARCHAR, path VARCHAR, line BIGINT, reason VARCHAR, preview VARCHAR,
+    at TIMESTAMPTZ, PRIMARY KEY (source, line, reason));
+ALTER TABLE alerts ADD COLUMN IF NOT EXISTS last_error VARCHAR;
 """
 
 

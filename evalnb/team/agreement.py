@@ -10,7 +10,8 @@ labels.
   of reviewers per unit. ``nominal`` (categories) and ``interval`` (squared differences of
   numbers) levels. Equal to the ``krippendorff`` package's value (a test checks it).
 - **Fleiss' κ** (Fleiss 1971): the same number of ratings on every unit, so it is computed on
-  the units that hold the commonest number of labels (``n_items`` says how many); equal to
+  the units that hold the commonest number of labels, two or more (``n_items`` says how
+  many); equal to
   ``statsmodels.stats.inter_rater.fleiss_kappa``.
 - **Cohen's κ** for every pair of reviewers on the units both labelled.
 """
@@ -125,6 +126,8 @@ class _Coded:
 
 def _code(labels: pl.DataFrame, unit: str, rater: str, value: str, level: str) -> _Coded:
     frame = labels.select(unit, rater, value).drop_nulls()
+    if frame[value].dtype.is_float():
+        frame = frame.filter(pl.col(value).is_finite())  # NaN is no label, not a category
     units = frame[unit].cast(pl.String).to_numpy()
     u_names, u_idx = np.unique(units, return_inverse=True)
     r_names, r_idx = np.unique(frame[rater].cast(pl.String).to_numpy(), return_inverse=True)
@@ -181,7 +184,10 @@ def agreement_table(
         _row(f"krippendorff_alpha_{level}", None, alpha, boot, confidence, counts, labelled >= 2)
     )
 
-    common = np.bincount(labelled.astype(int)).argmax() if coded.n_units else 0
+    # The commonest number of labels among units with two or more (one label is no
+    # agreement: units labelled once must not be the group Fleiss' κ is computed on).
+    shared = labelled[labelled >= 2].astype(int)
+    common = np.bincount(shared).argmax() if shared.size else 0
     same = labelled == common
     fleiss = counts[same]
     kappa = fleiss_kappa(fleiss)

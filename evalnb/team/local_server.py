@@ -14,8 +14,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 __all__ = ["LocalServer", "postgres_bindir"]
 
@@ -44,10 +45,16 @@ class LocalServer:
     root: Path
     port: int
     as_user: tuple[str, ...] = ()
+    password: str | None = field(default=None, repr=False)
 
     @classmethod
-    def start(cls, folder: str | Path | None = None) -> LocalServer:
-        """Create a cluster in ``folder`` (a new temporary one when None) and start it."""
+    def start(cls, folder: str | Path | None = None, *, password: str | None = None) -> LocalServer:
+        """Create a cluster in ``folder`` (a new temporary one when None) and start it.
+
+        ``password``: the superuser ``evalnb``'s, and connections over TCP must then give
+        theirs (SCRAM), as on a team's server; without it this machine's connections are
+        trusted.
+        """
         bindir = postgres_bindir()
         if bindir is None:
             msg = (
@@ -65,6 +72,14 @@ class LocalServer:
                 raise PermissionError(msg)
             as_user = (runuser, "-u", "postgres", "--")
             shutil.chown(root, "postgres", "postgres")
+        auth = ["--auth=trust"]
+        if password is not None:
+            secret = root / "pwfile"
+            secret.write_text(password + "\n", encoding="utf-8")
+            secret.chmod(0o600)
+            if as_user:
+                shutil.chown(secret, "postgres", "postgres")
+            auth = ["--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={secret}"]
         subprocess.run(
             [
                 *as_user,
@@ -73,7 +88,7 @@ class LocalServer:
                 str(root / "data"),
                 "-U",
                 "evalnb",
-                "--auth=trust",
+                *auth,
                 "-E",
                 "UTF8",
                 "--locale=C",
@@ -81,13 +96,17 @@ class LocalServer:
             check=True,
             capture_output=True,
         )
-        server = cls(bindir, root, _free_port(), as_user)
+        if password is not None:
+            (root / "pwfile").unlink()
+        server = cls(bindir, root, _free_port(), as_user, password)
         server.ctl("start")
         return server
 
     def dsn(self, user: str = "evalnb", password: str | None = None) -> str:
         """Return a connection string for ``user`` (the superuser ``evalnb`` by default)."""
-        secret = f":{password}" if password else ""
+        if password is None and user == "evalnb":
+            password = self.password
+        secret = f":{quote(password, safe='')}" if password else ""
         return f"postgresql://{user}{secret}@127.0.0.1:{self.port}/postgres"
 
     def ctl(self, *args: str, check: bool = True) -> None:

@@ -11,8 +11,8 @@ the lab's ``labels`` table under a stated rule.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -52,6 +52,7 @@ _CHOSEN = (
 # Characters of one text a reviewer is sent (the rest is named, not sent): a reviewer
 # reads an answer, not megabytes, and a row of the server's jsonb stays small.
 MAX_TEXT = 100_000
+MAX_LEASE_S = 7 * 86_400.0  # the longest lease: a reviewer gone holds an item at most a week
 
 
 def _cut(text: str | None) -> str | None:
@@ -110,11 +111,17 @@ def review(
     if strategy not in STRATEGIES:
         msg = f"strategy must be one of {sorted(STRATEGIES)}; got {strategy!r}"
         raise ValueError(msg)
-    if not isinstance(per_item, int) or per_item < 1:
-        msg = f"per_item is how many reviewers label each item (1 or more); got {per_item!r}"
+    if isinstance(per_item, bool) or not isinstance(per_item, int) or not 1 <= per_item <= 100:
+        msg = f"per_item is how many reviewers label each item (1 to 100); got {per_item!r:.40}"
         raise ValueError(msg)
-    if not lease_s > 0:
-        msg = f"lease_s is a lease's length in seconds (more than 0); got {lease_s!r}"
+    if not isinstance(lease_s, int | float) or not 0 < lease_s <= MAX_LEASE_S:
+        msg = (
+            f"lease_s is a lease's length in seconds (more than 0, at most {MAX_LEASE_S:,.0f}, "
+            f"a week); got {lease_s!r:.40}"
+        )
+        raise ValueError(msg)
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        msg = f"n is how many rows to publish (1 or more, or None for all); got {n!r:.40}"
         raise ValueError(msg)
     scored = lab.scores.filter(
         (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
@@ -191,12 +198,17 @@ def _item(lab: LabCore, row: dict[str, Any], priority: int) -> tuple[object, ...
 def pulled_labels(
     lab: LabCore, queue: ReviewQueue, rule: str
 ) -> tuple[pl.DataFrame, tuple[str, str]]:
-    """Return the queue's labels as new ``labels`` rows under ``rule``, and the batch's info.
+    """Return the ``labels`` rows that make the lab hold the queue's labels under ``rule``.
 
     ``all``: every reviewer's label in force. ``majority``: one label per item, the
     reviewers' majority (a tie gives none). ``adjudicated``: the lead's where there is one,
-    else the majority. Rows already pulled (same queue, label and rule) are not repeated:
-    a label's id is derived from them. Only pass/fail labels go to a lab.
+    else the majority. Only pass/fail labels go to a lab.
+
+    The queue speaks in the lab with one voice, the latest pull's: the rows returned add
+    what the rule gives now and is not in force yet, and **retract** (a null verdict) what
+    an earlier pull put there and the rule no longer gives — a tie that a reviewer's edit
+    made, a majority replaced by an adjudication, another rule's labels. Pulling again with
+    nothing changed adds nothing.
     """
     if rule not in RULES:
         msg = f"rule must be one of {RULES}; got {rule!r}"
@@ -209,39 +221,46 @@ def pulled_labels(
             "labels are pass or fail"
         )
         raise ReviewError(msg)
-    reviewed = votes.filter(pl.col("kind") == "review")
-    if rule == "all":
-        chosen = reviewed.select(_CHOSEN)
-    else:
-        majority = (
-            reviewed.group_by("item_id", "case_id", "model", "sample")
-            .agg(
-                n_pass=(pl.col("label") == "pass").sum(),
-                n=pl.len(),
-                label_no=pl.col("label_no").max(),
-                created_at=pl.col("created_at").max(),
-            )
-            .filter(pl.col("n_pass") * 2 != pl.col("n"))
-            .with_columns(
-                label=pl.when(pl.col("n_pass") * 2 > pl.col("n"))
-                .then(pl.lit("pass"))
-                .otherwise(pl.lit("fail")),
-                reviewer=pl.lit(f"{queue.name} (majority)"),
-                note=pl.format("majority of {} reviewers", pl.col("n")),
-            )
+    _check_cases(lab, queue)
+    wanted = _by_rule(votes, queue.name, rule).select(
+        "case_id", "model", "sample", "reviewer", "label", "note", "created_at"
+    )
+    item = ["case_id", "model", "sample", "reviewer"]
+    ours = lab.labels.filter(
+        (pl.col("batch_id") == queue.batch_id)
+        & (pl.col("evaluator") == queue.evaluator)
+        & (pl.col("metric") == queue.metric)
+    )
+    in_force = (
+        ours.with_row_index("_order")
+        .sort("created_at", "_order", nulls_last=False)
+        .group_by(item, maintain_order=True)
+        .last()
+        .filter(pl.col("verdict").is_not_null())
+        .select(*item, held=pl.col("verdict"))
+    )
+    add = wanted.join(in_force, on=item, how="left").filter(
+        pl.col("held").is_null() | (pl.col("held") != pl.col("label"))
+    )
+    retract = (
+        in_force.join(wanted.select(item), on=item, how="anti")
+        .with_columns(
+            label=pl.lit(None, pl.String),
+            note=pl.lit(f"retracted: no longer the queue's label under rule {rule!r}"),
+            created_at=pl.lit(None, pl.Datetime("us", "UTC")),
         )
-        chosen = majority.select(_CHOSEN)
-        if rule == "adjudicated":
-            lead = votes.filter(pl.col("kind") == "adjudication").select(_CHOSEN)
-            chosen = pl.concat(
-                [chosen.filter(~pl.col("item_id").is_in(lead["item_id"].implode())), lead]
-            )
+        .select(wanted.columns)
+    )
+    # Every row is stamped with the pull's time, so it follows whatever the lab holds of
+    # its item (a label re-added after a retraction must come after it); the queue's
+    # history keeps when each reviewer labelled.
+    now = dt.datetime.now(dt.UTC)
+    chosen = pl.concat([add.select(wanted.columns), retract]).with_columns(
+        created_at=pl.lit(now, pl.Datetime("us", "UTC"))
+    )
     rows = pl.DataFrame(
         {
-            "label_id": [
-                hashlib.sha256(f"{queue.name}\x00{rule}\x00{no}\x00{iid}".encode()).hexdigest()[:32]
-                for no, iid in zip(chosen["label_no"], chosen["item_id"], strict=True)
-            ],
+            "label_id": [uuid.uuid4().hex for _ in range(chosen.height)],
             "case_id": chosen["case_id"],
             "model": chosen["model"],
             "sample": chosen["sample"],
@@ -255,7 +274,6 @@ def pulled_labels(
         },
         schema=SCHEMAS["labels"],
     )
-    rows = rows.filter(~pl.col("label_id").is_in(lab.labels["label_id"].implode()))
     items = queue.items()
     record = {
         "batch_id": queue.batch_id,
@@ -271,3 +289,53 @@ def pulled_labels(
         "inclusion": items["inclusion"].to_list(),
     }
     return rows, (BATCH_KEY + queue.batch_id, json.dumps(record))
+
+
+def _by_rule(votes: pl.DataFrame, queue: str, rule: str) -> pl.DataFrame:
+    """Return the labels ``rule`` gives: one row per item and voice (reviewer, majority or lead)."""
+    reviewed = votes.filter(pl.col("kind") == "review")
+    if rule == "all":
+        return reviewed
+    majority = (
+        reviewed.group_by("item_id", "case_id", "model", "sample")
+        .agg(
+            n_pass=(pl.col("label") == "pass").sum(),
+            n=pl.len(),
+            label_no=pl.col("label_no").max(),
+            created_at=pl.col("created_at").max(),
+        )
+        .filter(pl.col("n_pass") * 2 != pl.col("n"))
+        .with_columns(
+            label=pl.when(pl.col("n_pass") * 2 > pl.col("n"))
+            .then(pl.lit("pass"))
+            .otherwise(pl.lit("fail")),
+            reviewer=pl.lit(f"{queue} (majority)"),
+            note=pl.format("majority of {} reviewers", pl.col("n")),
+        )
+        .select(_CHOSEN)
+    )
+    if rule == "majority":
+        return majority
+    lead = (
+        votes.filter(pl.col("kind") == "adjudication")
+        .sort("label_no")
+        .group_by("item_id", maintain_order=True)
+        .last()
+        .select(_CHOSEN)
+    )
+    return pl.concat([majority.filter(~pl.col("item_id").is_in(lead["item_id"].implode())), lead])
+
+
+def _check_cases(lab: LabCore, queue: ReviewQueue) -> None:
+    """Refuse to pull into a lab that lacks the queue's cases (labels would be orphans)."""
+    items = queue.items().select("case_id", "model", "sample").unique()
+    have = lab.outputs.select("case_id", "model", "sample").unique()
+    missing = items.join(have, on=["case_id", "model", "sample"], how="anti")
+    if missing.height:
+        shown = ", ".join(f"{r[0]}/{r[1]}" for r in missing.head(3).iter_rows())
+        msg = (
+            f"the lab lacks {missing.height} of the {items.height} answers queue "
+            f"{queue.name!r} reviews (e.g. {shown}): pull into the lab the queue was "
+            "published from"
+        )
+        raise ReviewError(msg)

@@ -27,9 +27,10 @@ pool: not in the queue's tables, the lab, a repr or an error.
 from __future__ import annotations
 
 import math
+import time
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import polars as pl
 
@@ -38,6 +39,7 @@ from evalnb.team.connection import (
     ReviewError,
     ReviewUnavailable,
     check_name,
+    clean_text,
     connect,
     guarded,
     payload_json,
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 __all__ = [
+    "Remaining",
     "ReviewError",
     "ReviewItem",
     "ReviewQueue",
@@ -59,11 +62,26 @@ __all__ = [
 ]
 
 MAX_NOTE = 20_000  # characters of a note
+_MAX_WAIT_S = 86_400.0  # the longest next(wait=...)
+_POLL_S = 1.0  # how often next(wait=...) looks again when no lease end is known
 
-_HELD = """
-SELECT count(*) FROM evalnb.assignments
-WHERE queue = %(q)s AND item_id = %(i)s AND reviewer <> %(r)s
-  AND (state = 'submitted' OR (state = 'leased' AND lease_until > clock_timestamp()))
+# For one reviewer: items open to them now, items others hold on leases that may end (and
+# could then come to them), and the seconds until the first of those leases ends.
+_REMAINING = """
+WITH mine AS (
+  SELECT i.item_id, evalnb.holders(i.queue, i.item_id, %(r)s) AS held,
+         (SELECT min(a.lease_until) FROM evalnb.assignments a
+          WHERE a.queue = i.queue AND a.item_id = i.item_id AND a.state = 'leased'
+            AND a.lease_until > clock_timestamp()) AS first_end
+  FROM evalnb.items i
+  WHERE i.queue = %(q)s AND NOT i.done
+    AND NOT EXISTS (SELECT 1 FROM evalnb.assignments a
+                    WHERE a.queue = i.queue AND a.item_id = i.item_id AND a.reviewer = %(r)s)
+)
+SELECT count(*) FILTER (WHERE held < %(n)s),
+       count(*) FILTER (WHERE held >= %(n)s AND first_end IS NOT NULL),
+       extract(epoch FROM min(first_end) FILTER (WHERE held >= %(n)s) - clock_timestamp())
+FROM mine
 """
 _SCAN = """
 SELECT i.item_id FROM evalnb.items i
@@ -102,9 +120,19 @@ def _label(value: object) -> tuple[str, float]:
         return ("pass", 1.0) if value else ("fail", 0.0)
     if isinstance(value, str) and value in ("pass", "fail"):
         return value, 1.0 if value == "pass" else 0.0
-    if isinstance(value, int | float) and math.isfinite(float(value)):
-        return repr(float(value)), float(value)
-    msg = f"a label is 'pass', 'fail', True, False or a finite number; got {value!r:.80}"
+    if isinstance(value, int | float):
+        try:
+            number = float(value)
+        except OverflowError:  # an int past a float's range (10**400)
+            number = math.inf
+        if math.isfinite(number):
+            return repr(number), number
+    shown = (
+        f"{value!r:.80}"
+        if not isinstance(value, int)
+        else f"an integer of {value.bit_length()} bits"
+    )
+    msg = f"a label is 'pass', 'fail', True, False or a finite number; got {shown}"
     raise ReviewError(msg)
 
 
@@ -114,7 +142,24 @@ def _note(value: object) -> str | None:
     if not isinstance(value, str):
         msg = f"a note is text; got {type(value).__name__}"
         raise ReviewError(msg)
-    return value.replace("\x00", "\ufffd")[:MAX_NOTE]  # PostgreSQL text holds no NUL
+    return clean_text(value[:MAX_NOTE])  # PostgreSQL text holds no NUL, UTF-8 no surrogate
+
+
+@dataclass(frozen=True)
+class Remaining:
+    """What is left of a queue for one reviewer (:meth:`ReviewQueue.remaining`)."""
+
+    open: int
+    """Items this reviewer could take now."""
+    held: int
+    """Items others hold on leases that may end, and then come to this reviewer."""
+    next_in_s: float | None
+    """Seconds until the first of those leases ends (None when there are none)."""
+
+    @property
+    def finished(self) -> bool:
+        """Nothing can come to this reviewer any more: every item is complete or was theirs."""
+        return self.open == 0 and self.held == 0
 
 
 @dataclass(frozen=True)
@@ -182,13 +227,37 @@ class ReviewQueue:
 
     # -- reviewers --------------------------------------------------------------------------
 
-    def next(self, reviewer: str) -> ReviewItem | None:
+    def next(self, reviewer: str, *, wait: float = 0.0) -> ReviewItem | None:
         """Reserve the next item for ``reviewer`` until its lease ends; None when none is left.
 
         Never an item this reviewer had before (held, labelled or skipped); never one that
-        ``per_item`` others hold or labelled.
+        ``per_item`` others hold or labelled. When nothing is free now but others hold
+        items whose leases may end (a reviewer gone mid-item), ``wait`` seconds are spent
+        waiting for one to come back; None then means "not now", and
+        :meth:`remaining` tells *finished for you* (``finished``) from *come back at*
+        ``next_at``. A loop that must reach every item's ``per_item`` labels waits::
+
+            while (item := queue.next(me, wait=queue.lease_s)) is not None: ...
         """
         reviewer = check_name(reviewer, "reviewer")
+        if not (isinstance(wait, int | float) and 0 <= wait <= _MAX_WAIT_S):
+            msg = f"wait is seconds in [0, {_MAX_WAIT_S:g}]; got {wait!r:.40}"
+            raise ReviewError(msg)
+        deadline = time.monotonic() + float(wait)
+        while True:
+            item = self._reserve(reviewer)
+            if item is not None or wait <= 0:
+                return item
+            left = self.remaining(reviewer)
+            now = time.monotonic()
+            if left.finished or now >= deadline:
+                return None
+            # Until the earliest lease of another reviewer ends (at least a moment: a
+            # label or a skip may free an item earlier), never past the deadline.
+            pause = _POLL_S if left.next_in_s is None else min(max(left.next_in_s, 0.05), 2.0)
+            time.sleep(max(0.0, min(pause, deadline - now)))
+
+    def _reserve(self, reviewer: str) -> ReviewItem | None:
         args = {"q": self.name, "r": reviewer, "n": self.per_item, "s": float(self.lease_s)}
         with self._conn() as conn:
             while True:
@@ -207,6 +276,30 @@ class ReviewQueue:
                 # it filled up meanwhile (or this reviewer took it in another session):
                 # scan again, with a snapshot that now excludes it
 
+    @overload
+    def remaining(self) -> int: ...
+    @overload
+    def remaining(self, reviewer: str) -> Remaining: ...
+    def remaining(self, reviewer: str | None = None) -> int | Remaining:
+        """How much is left: items lacking labels, or what is left *for* ``reviewer``.
+
+        Without ``reviewer``: the number of items that still lack their ``per_item``
+        labels. With one: a :class:`Remaining` — ``open`` (items this reviewer could take
+        now), ``held`` (items others hold on leases that may end and come back),
+        ``next_in_s`` (seconds until the first of those leases ends), ``finished`` (nothing
+        can ever come to this reviewer again: every item is complete or was theirs).
+        """
+        if reviewer is None:
+            row = self._fetch_one(
+                "SELECT count(*) FROM evalnb.items WHERE queue = %(q)s AND NOT done",
+                {"q": self.name},
+            )
+            return int(row[0]) if row else 0
+        reviewer = check_name(reviewer, "reviewer")
+        row = self._fetch_one(_REMAINING, {"q": self.name, "r": reviewer, "n": self.per_item})
+        open_, held, next_in = (int(row[0]), int(row[1]), row[2]) if row else (0, 0, None)
+        return Remaining(open_, held, None if next_in is None else float(next_in))
+
     def submit(
         self,
         item: ReviewItem | int,
@@ -220,56 +313,45 @@ class ReviewQueue:
 
         ``label``: ``"pass"``/``"fail"`` (or True/False) or a number. Submitting again is an
         edit (a new row; the old one stays in :meth:`history`). ``key`` makes a resend a
-        no-op (the outbox of an offline widget sends each label with its own key).
+        no-op (the outbox of an offline widget sends each label with its own key); a key is
+        this reviewer's on this queue, and a key already used for another item or label is
+        refused, never taken for a resend. The server checks the reservation, the lease and
+        the room left (:mod:`evalnb.team.schema`), so a client cannot skip them.
         """
         reviewer = check_name(reviewer, "reviewer")
         text, value = _label(label)
         item_id = item.item_id if isinstance(item, ReviewItem) else int(item)
-        key = key or uuid.uuid4().hex
+        key = check_name(key, "key") if key is not None else uuid.uuid4().hex
         args = {"q": self.name, "i": item_id, "r": reviewer, "k": key}
         with self._conn() as conn:
-            if conn.execute("SELECT 1 FROM evalnb.labels WHERE key = %(k)s", args).fetchone():
+            if self._sent_before(conn, args, text):
                 return  # sent before: its reply was lost
-            self._lock_item(conn, item_id)
-            mine = conn.execute(
-                "SELECT state, lease_until > clock_timestamp() FROM evalnb.assignments "
-                "WHERE queue = %(q)s AND item_id = %(i)s AND reviewer = %(r)s",
-                args,
-            ).fetchone()
-            if mine is None:
-                msg = (
-                    f"{reviewer!r} never reserved item {item_id} of queue {self.name!r}; "
-                    "take items with queue.next(reviewer)"
-                )
-                raise ReviewError(msg)
-            state, live = mine
-            # A lease that ended, or an item skipped, went back to the queue: a label now
-            # counts only while the item still has room.
-            if state == "skipped" or (state == "leased" and not live):
-                held = conn.execute(_HELD, args).fetchone()
-                if held is not None and held[0] >= self.per_item:
-                    why = "skipped it" if state == "skipped" else "held it past the lease"
-                    msg = (
-                        f"item {item_id} went back to the queue ({reviewer!r} {why}) and "
-                        f"{held[0]} other reviewer(s) took it; the label was not recorded"
-                    )
-                    raise ReviewError(msg)
-            conn.execute(
+            added = conn.execute(
                 "INSERT INTO evalnb.labels (queue, item_id, reviewer, kind, label, value, "
-                "note, key) VALUES (%(q)s, %(i)s, %(r)s, 'review', %(l)s, %(v)s, %(n)s, %(k)s)",
+                "note, key) VALUES (%(q)s, %(i)s, %(r)s, 'review', %(l)s, %(v)s, %(n)s, %(k)s) "
+                "ON CONFLICT (queue, reviewer, key) DO NOTHING RETURNING label_no",
                 {**args, "l": text, "v": value, "n": _note(note)},
+            ).fetchone()
+            if added is None:  # the same key, committed by a concurrent send meanwhile
+                self._sent_before(conn, args, text)
+
+    def _sent_before(self, conn: Connection[Any], args: dict[str, Any], text: str) -> bool:
+        """Whether this key was recorded already; raise when it names another label."""
+        held = conn.execute(
+            "SELECT item_id, label FROM evalnb.labels "
+            "WHERE queue = %(q)s AND reviewer = %(r)s AND key = %(k)s",
+            args,
+        ).fetchone()
+        if held is None:
+            return False
+        if (int(held[0]), str(held[1])) != (int(args["i"]), text):
+            msg = (
+                f"the key {args['k']!r:.60} of {args['r']!r} on queue {self.name!r} was used "
+                f"for item {held[0]} labelled {held[1]!r}; a key names one label: use a new "
+                "key for a new label"
             )
-            conn.execute(
-                "UPDATE evalnb.assignments SET state = 'submitted' "
-                "WHERE queue = %(q)s AND item_id = %(i)s AND reviewer = %(r)s",
-                args,
-            )
-            conn.execute(
-                "UPDATE evalnb.items SET done = (SELECT count(*) >= %(n)s "
-                "FROM evalnb.assignments WHERE queue = %(q)s AND item_id = %(i)s "
-                "AND state = 'submitted') WHERE queue = %(q)s AND item_id = %(i)s",
-                {**args, "n": self.per_item},
-            )
+            raise ReviewError(msg)
+        return True
 
     def skip(self, item: ReviewItem | int, *, reviewer: str | None = None) -> None:
         """Give an item back unlabelled; this reviewer will not be offered it again.
@@ -313,13 +395,6 @@ class ReviewQueue:
                     "k": uuid.uuid4().hex,
                 },
             )
-
-    def remaining(self) -> int:
-        """Return how many items still lack their ``per_item`` labels."""
-        row = self._fetch_one(
-            "SELECT count(*) FROM evalnb.items WHERE queue = %(q)s AND NOT done", {"q": self.name}
-        )
-        return int(row[0]) if row else 0
 
     def history(self) -> pl.DataFrame:
         """Every label ever given, oldest first: who, when, the item, old -> new."""

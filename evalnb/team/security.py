@@ -9,6 +9,11 @@ policies that bind them:
   server, not by the client;
 - ``evalnb_lead``: reads and writes everything (adjudicates, pulls, measures agreement).
 
+What a reviewer may write is narrowed further by the triggers of
+:mod:`evalnb.team.schema`, which hold for every role: an assignment is a lease of the
+queue's length taken while the item has room, a label needs a reservation, and an item's
+``done``, a label's number, time and database user are the server's.
+
 A reviewer's login role is a member of ``evalnb_reviewer`` (:func:`grant`); their queue
 calls use their role name as the reviewer name. Role names go into SQL as quoted
 identifiers (``psycopg.sql.Identifier``), never as text pasted into a statement.
@@ -36,7 +41,10 @@ DO $$ BEGIN
   CREATE ROLE evalnb_lead NOLOGIN;
 EXCEPTION WHEN duplicate_object THEN NULL; END $$;
 GRANT USAGE ON SCHEMA evalnb TO evalnb_reviewer, evalnb_lead;
-GRANT SELECT ON evalnb.queues, evalnb.items, evalnb.assignments TO evalnb_reviewer;
+GRANT SELECT ON evalnb.meta, evalnb.queues, evalnb.items, evalnb.assignments
+  TO evalnb_reviewer;
+-- Only so that a reviewer can lock an item (SELECT ... FOR UPDATE needs an UPDATE grant):
+-- the items_guard trigger derives `done`, whatever the UPDATE sets.
 GRANT UPDATE (done) ON evalnb.items TO evalnb_reviewer;
 GRANT INSERT, UPDATE (state) ON evalnb.assignments TO evalnb_reviewer;
 GRANT SELECT, INSERT ON evalnb.labels TO evalnb_reviewer;
