@@ -15,6 +15,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -111,6 +112,7 @@ BUNDLE_SCHEMA: dict[str, Any] = {
                     "labels_per_reviewer": {"type": "object"},
                     "corrected": {"type": "array"},
                     "accepted": _NUM,
+                    "lab_pass_rate": _NUM,
                 },
             },
         },
@@ -208,8 +210,17 @@ def calibration_bundle(
                     for r in corrected.to_dicts()
                 ],
                 "accepted": accepted_level(accepted, metric, corrected),
+                "lab_pass_rate": _lab_pass_rate(lab, ev, metric, row),
             }
         )
+        if metrics[-1]["accepted"] is None:
+            warnings.warn(
+                f"no accepted pass rate for {ev}.{metric} (the lab has no corrected pass rate "
+                "to default to): a monitor of this bundle cannot raise the labelled pass-rate "
+                "alarm, only the uncorrected one against the lab's own rate "
+                f"({metrics[-1]['lab_pass_rate']}); pass accepted= to set the level signed off",
+                stacklevel=3,
+            )
     now = dt.datetime.now(dt.UTC).isoformat()
     bundle = {
         "format": FORMAT,
@@ -230,7 +241,35 @@ def calibration_bundle(
     bundle["evaluators"] = evaluator_records(lab, used)
     bundle["reference"] = reference_sample(lab)
     _validate(bundle, "the bundle being written")
-    return bundle
+    return seal(bundle)
+
+
+def _lab_pass_rate(lab: LabCore, ev: str, metric: str, threshold: dict[str, Any]) -> float | None:
+    """Return the calibration lab's own pass rate of a metric at its threshold (all models)."""
+    values = lab.scores.filter((pl.col("evaluator") == ev) & (pl.col("metric") == metric))[
+        "value"
+    ].drop_nulls()
+    values = values.filter(values.is_finite())
+    if not values.len():
+        return None
+    cut = float(threshold["threshold"])
+    passed = values >= cut if threshold["higher_is_better"] else values <= cut
+    return float(passed.mean())  # type: ignore[arg-type]
+
+
+def _digest(bundle: Mapping[str, Any]) -> str:
+    body = {k: v for k, v in bundle.items() if k != "digest"}
+    return bundle_hash(body)
+
+
+def seal(bundle: dict[str, Any]) -> dict[str, Any]:
+    """Return ``bundle`` with the digest of its content (checked when it is read).
+
+    A bundle is what was signed off: a threshold or a level edited by hand afterwards no
+    longer matches the digest and is refused. Code that builds a bundle on purpose (a test,
+    a migration) seals it again.
+    """
+    return {**{k: v for k, v in bundle.items() if k != "digest"}, "digest": _digest(bundle)}
 
 
 def _validate(bundle: object, where: str) -> None:
@@ -340,6 +379,17 @@ def check_calibration(bundle: object, where: str) -> dict[str, Any]:
     _validate(bundle, where)
     assert isinstance(bundle, dict)  # the schema says it is an object
     _check_values(bundle, where)
+    digest = bundle.get("digest")
+    if digest is not None and digest != _digest(bundle):
+        raise InputError(
+            where,
+            "$.digest",
+            "digest",
+            "the digest of the bundle's content as exported",
+            f"{str(digest)[:16]}… (the content was changed after export)",
+            "A threshold or level edited by hand is not what was signed off: export the "
+            "bundle again from the lab (lab.export_calibration)",
+        )
     return dict(bundle)
 
 
@@ -396,10 +446,14 @@ def _check_values(bundle: dict[str, Any], where: str) -> None:
                 refuse(f"{at}.ci", "ci", "finite bounds (or null)", ci)
             if low is not None and high is not None and low > high:
                 refuse(f"{at}.ci", "ci", "low <= high", ci)
-        for name in ("agreement", "kappa_before", "kappa_after", "accepted"):
+        for name in ("agreement", "kappa_before", "kappa_after", "accepted", "lab_pass_rate"):
             value = m.get(name)
             if value is not None and not math.isfinite(value):
                 refuse(f"{at}.{name}", name, "a finite number (or null)", value)
+        for name in ("accepted", "lab_pass_rate"):
+            value = m.get(name)
+            if value is not None and not 0 <= value <= 1:
+                refuse(f"{at}.{name}", name, "a pass rate in [0, 1] (or null)", value)
 
 
 def _in_range(value: float, spec: dict[str, Any]) -> bool:

@@ -25,12 +25,12 @@ def accepted_level(
     accepted: float | Mapping[str, float] | None, metric: str, corrected: pl.DataFrame
 ) -> float | None:
     """Return the pass rate a monitor must not fall below: given, else the lowest corrected one."""
-    if isinstance(accepted, Mapping):
-        value = accepted.get(metric)
-        if value is not None:
-            return float(value)
-    elif accepted is not None:
-        return float(accepted)
+    given = accepted.get(metric) if isinstance(accepted, Mapping) else accepted
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, int | float) or not 0 <= given <= 1:
+            msg = f"accepted is a pass rate in [0, 1] (for {metric}); got {given!r:.40}"
+            raise ValueError(msg)
+        return float(given)
     if "corrected" not in corrected.columns:
         return None
     values = corrected.get_column("corrected").drop_nulls().drop_nans()

@@ -106,6 +106,16 @@ class Monitor(DriftMethods, ReviewMethods):
                 f"got {level!r}, {horizon!r}, {t_opt!r}"
             )
             raise ValueError(msg)
+        levels = self.spec.metrics.select(pl.coalesce("accepted", "lab_pass_rate").alias("level"))[
+            "level"
+        ]
+        if levels.null_count() == levels.len():
+            warnings.warn(
+                f"{where}: no metric has an accepted pass rate (nor the lab's own rate to fall "
+                "back on): no pass-rate alarm can fire; only drift can alert. Export the "
+                "bundle with accepted= set",
+                stacklevel=2,
+            )
         self.judge, self.judge_rate = judge, judge_rate
         self.settings = Settings(level=level, horizon=horizon, t_opt=t_opt)
         self.embedding_model = embedding_model
@@ -401,12 +411,15 @@ class Monitor(DriftMethods, ReviewMethods):
 
         A window × metric whose pass-rate bound (the confidence sequence's upper bound over
         the runs of windows ending there, ``drop_bound``) lies below the bundle's accepted
-        pass rate; a window whose question drift or topic mix is significant after the
+        pass rate; while a metric has no reviewers' labels, one whose own verdicts' bound
+        (``raw_drop_bound``) lies below the accepted rate, or the calibration lab's own rate
+        when none was accepted (``pass_rate_uncorrected``: not corrected by labels); a window whose question drift or topic mix is significant after the
         Bonferroni correction (``drift=False`` skips embedding the questions). Each is
         recorded once; see :mod:`evalnb.monitoring.alerts` for the webhook. ``windows`` and
         ``drift_frame``: those frames when the caller computed them already.
         """
         alpha = 1 - self.settings.level
+        frame = windows if windows is not None else self.windows(every)
         found = [
             (
                 r["window_start"],
@@ -418,9 +431,23 @@ class Monitor(DriftMethods, ReviewMethods):
                 f"the pass rate is below {r['accepted']:.3f} (bound {r['drop_bound']:.3f}, "
                 f"over the windows since {r['drop_since']})",
             )
-            for r in (windows if windows is not None else self.windows(every))
-            .filter(pl.col("below_accepted"))
-            .iter_rows(named=True)
+            for r in frame.filter(pl.col("below_accepted")).iter_rows(named=True)
+        ]
+        # No labels yet for a metric: its own verdicts alarm, said to be uncorrected.
+        found += [
+            (
+                r["window_start"],
+                r["evaluator"],
+                r["metric"],
+                "pass_rate_uncorrected",
+                r["raw_drop_bound"],
+                r["raw_level"],
+                f"the metric's own pass rate (uncorrected: no reviewers' labels yet) is below "
+                f"{r['raw_level']:.3f} (bound {r['raw_drop_bound']:.3f})",
+            )
+            for r in frame.filter(pl.col("raw_below") & pl.col("drop_bound").is_null()).iter_rows(
+                named=True
+            )
         ]
         if drift and self.spec.bundle.get("reference"):
             if drift_frame is None:

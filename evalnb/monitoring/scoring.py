@@ -105,9 +105,32 @@ class BundleSpec:
                 "threshold": float(m["threshold"]),
                 "higher_is_better": bool(m["higher_is_better"]),
                 "accepted": m.get("accepted"),
+                "lab_pass_rate": m.get("lab_pass_rate"),
             }
             for m in bundle["metrics"]
         ]
+        if not rows:
+            raise InputError(
+                where,
+                "$.metrics",
+                "metrics",
+                "at least one calibrated metric (a bundle with none monitors nothing)",
+                "[]",
+                "Calibrate a threshold (lab.recalibrate) before lab.export_calibration",
+            )
+        for i, row in enumerate(rows):
+            if row["evaluator"] not in evaluators:
+                continue  # said below, with every evaluator missing
+            known = {spec.key for spec in get_evaluator(row["evaluator"]).metrics}
+            if row["metric"] not in known:
+                raise InputError(
+                    where,
+                    f"$.metrics[{i}].metric",
+                    "metric",
+                    f"a metric {row['evaluator']} produces ({', '.join(sorted(known))})",
+                    repr(row["metric"]),
+                    "No score would ever reach it: export the bundle again from the lab",
+                )
         missing = sorted({r["evaluator"] for r in rows} - set(evaluators))
         if missing:
             raise InputError(where, "$.evaluators", "evaluators", f"a record of {missing}", "none")
@@ -119,6 +142,7 @@ class BundleSpec:
                 "threshold": pl.Float64(),
                 "higher_is_better": pl.Boolean(),
                 "accepted": pl.Float64(),
+                "lab_pass_rate": pl.Float64(),
             },
         )
         return cls(bundle, bundle_hash(bundle), evaluators, metrics, frozenset(judges))

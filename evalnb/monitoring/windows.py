@@ -59,6 +59,9 @@ WINDOW_SCHEMA = pl.Schema(
         "drop_since": pl.Datetime("us", "UTC"),
         "accepted": pl.Float64(),
         "below_accepted": pl.Boolean(),
+        "raw_drop_bound": pl.Float64(),
+        "raw_level": pl.Float64(),
+        "raw_below": pl.Boolean(),
     }
 )
 
@@ -111,8 +114,16 @@ def _increment_sums(
 
 
 def _metric_windows(
-    agg: pl.DataFrame, labelled: pl.DataFrame, accepted: float | None, settings: Settings
+    agg: pl.DataFrame,
+    labelled: pl.DataFrame,
+    levels: tuple[float | None, float | None],
+    settings: Settings,
 ) -> list[dict[str, Any]]:
+    accepted, lab_rate = levels
+    # The uncorrected alarm's level: the accepted rate, else the calibration lab's own.
+    raw_level = accepted if accepted is not None else lab_rate
+    raw_sums: list[float] = []
+    raw_counts: list[float] = []
     out = []
     alpha = 1 - settings.level
     past_y: list[np.ndarray] = []
@@ -136,7 +147,25 @@ def _metric_windows(
             "pass_high": high,
             "labels": lab.height,
             "accepted": accepted,
+            "raw_level": raw_level,
         }
+        # The metric's own verdicts, uncorrected: a bound that needs no labels, so a
+        # monitor nobody labels for can still alarm (said as uncorrected).
+        if scored:
+            raw_sums.append(float(passes))
+            raw_counts.append(float(scored))
+            raw_bound, _ = drop_bound(
+                np.array(raw_sums),
+                np.array(raw_sums),  # 0/1 verdicts: their squares are themselves
+                np.array(raw_counts),
+                alpha=alpha,
+                horizon=settings.horizon,
+                t_opt=settings.t_opt,
+            )
+            rec |= {
+                "raw_drop_bound": raw_bound,
+                "raw_below": raw_level is not None and raw_bound < raw_level,
+            }
         if lab.height >= 2 and scored > lab.height:
             y = lab.get_column("human").to_numpy().astype(float)
             f = lab.get_column("predicted").to_numpy().astype(float)
@@ -213,13 +242,19 @@ def estimate_windows(
     ``agg``: window_start, evaluator, metric, bundle_hash, n, scored, passes. ``labelled``:
     window_start, evaluator, metric, predicted (the metric's verdict, 1/0), human (1/0), pi
     (the trace's chance of being labelled), strategy.
-    ``metrics``: the bundle's metrics with ``accepted``.
+    ``metrics``: the bundle's metrics with ``accepted`` (and ``lab_pass_rate``, the
+    calibration lab's own rate, the uncorrected alarm's level when none was accepted).
     """
     rows: list[dict[str, Any]] = []
     for (ev, metric), part in agg.group_by(["evaluator", "metric"], maintain_order=True):
         spec = metrics.filter((pl.col("evaluator") == ev) & (pl.col("metric") == metric))
         accepted = spec.item(0, "accepted") if spec.height else None
+        lab_rate = (
+            spec.item(0, "lab_pass_rate")
+            if spec.height and "lab_pass_rate" in spec.columns
+            else None
+        )
         lab = labelled.filter((pl.col("evaluator") == ev) & (pl.col("metric") == metric))
-        rows.extend(_metric_windows(part, lab, accepted, settings))
+        rows.extend(_metric_windows(part, lab, (accepted, lab_rate), settings))
     frame = pl.DataFrame(rows, schema=WINDOW_SCHEMA) if rows else pl.DataFrame(schema=WINDOW_SCHEMA)
     return frame.sort(["evaluator", "metric", "window_start"])

@@ -215,19 +215,27 @@ def best_reference_scores(
     return values
 
 
+MAX_TOKENS = 10_000
+"""Words of one text ``rouge_multilingual`` scores (the LCS is quadratic in them)."""
+
+
 @register
 class RougeMultilingual(Evaluator):
     """ROUGE over each language's words: segmented Chinese, Japanese and Korean, accents kept."""
 
     id = "rouge_multilingual"
+    version = "2"  # 2: Snowball stems where the language has a stemmer; texts capped
     title = "ROUGE (multilingual)"
     domain = "summarization"
     description = (
         "ROUGE-1, ROUGE-2 and ROUGE-L F-measures over words of the case's language: jieba-rs' "
         "words for Chinese, MeCab's for Japanese and Korean (characters where the segmenter "
         "is not installed, and for Thai and its kin), lower-cased runs of letters, marks "
-        "and digits elsewhere (accents kept, no stemming). Not rouge-score's numbers: "
-        "rouge-score keeps only a-z and 0-9. The best reference counts."
+        "and digits elsewhere (accents kept), reduced to their Snowball stems where the "
+        "language has a stemmer (Russian, German, French, Spanish, ... : word forms meet). "
+        "Texts longer than 10,000 words are scored on their first 10,000 (the row's detail "
+        "says so). Not rouge-score's numbers: rouge-score keeps only a-z and 0-9. The best "
+        "reference counts."
     )
     requires = ("actual", "expected")
     block_rows = BLOCK_ROWS
@@ -266,6 +274,24 @@ class RougeMultilingual(Evaluator):
                     for lang in langs.unique().to_list()
                 }
                 detail[where] = [notes[lang] for lang in langs.to_list()]
-        tokens = grouped_token_ids(actual, refs, counts, groups, rouge_words)
+        cut: list[str] = []
+
+        def capped(texts: pl.Series, tokenizer: str) -> pl.Series:
+            # The LCS is quadratic: a 1 M-character answer took minutes. Texts past the cap
+            # are scored on their first MAX_TOKENS words, and their rows say so.
+            words = rouge_words(texts, tokenizer)
+            over = (words.str.count_matches(" ") >= MAX_TOKENS).fill_null(value=False)
+            if not over.any():
+                return words
+            cut.extend(texts.filter(over).to_list())
+            short = words.filter(over).str.split(" ").list.head(MAX_TOKENS).list.join(" ")
+            return words.scatter(np.flatnonzero(over.to_numpy()), short)
+
+        tokens = grouped_token_ids(actual, refs, counts, groups, capped)
+        if cut:
+            long_row = actual.is_in(cut) | expected.list.eval(pl.element().is_in(cut)).list.any()
+            for i in np.flatnonzero(long_row.fill_null(value=False).to_numpy()):
+                note = json.loads(detail[i]) if detail[i] else {}
+                detail[i] = json.dumps(note | {"truncated_to_tokens": MAX_TOKENS})
         values = best_reference_scores(rows, tokens, self.metrics, detail)
         return result_frame(rows, values, detail.tolist())
