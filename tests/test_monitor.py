@@ -18,6 +18,7 @@ import polars as pl
 import pytest
 
 import evalnb
+from evalnb.calibration.bundle import seal
 from evalnb.cli.main import main as cli
 from evalnb.evaluation.catalog import get_evaluator
 from evalnb.lab.errors import InputError
@@ -125,7 +126,7 @@ def test_duplicates_split_traces_and_unfinished_lines(bundle: Path, tmp_path: Pa
     assert traces.outputs["context"].list.len().min() == 1  # the RETRIEVER's document
 
 
-def test_a_bad_line_names_the_file_and_line_and_writes_nothing_of_its_chunk(
+def test_a_bad_line_is_quarantined_with_its_file_and_line_and_reading_goes_on(
     bundle: Path, tmp_path: Path
 ) -> None:
     folder = tmp_path / "otlp"
@@ -134,11 +135,11 @@ def test_a_bad_line_names_the_file_and_line_and_writes_nothing_of_its_chunk(
     good = path.read_text()
     path.write_text(good + '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 7}]}]}]}\n')
     mon = evalnb.monitor(bundle, tmp_path / "m.duckdb")
-    with pytest.raises(InputError) as err:
-        mon.ingest(folder)
-    assert str(path) in str(err.value) and f"line {good.count(chr(10)) + 1}" in str(err.value)
-    assert "traceId" in str(err.value)
-    assert mon.status()["traces"] == 0 and mon.status()["sources"] == 0
+    report = mon.ingest(folder)
+    (bad,) = mon.quarantine().iter_rows(named=True)
+    assert bad["path"] == str(path) and bad["line"] == good.count(chr(10)) + 1
+    assert "traceId" in bad["reason"] and report["quarantined"] == 1
+    assert mon.status()["traces"] == 20 and mon.status()["quarantined"] == 1
 
 
 def test_a_bundle_this_evalnb_cannot_honour_is_refused_by_name(
@@ -180,6 +181,7 @@ def test_alerts_are_posted_once_per_window_and_retried_after_a_failure(
 ) -> None:
     data = json.loads(bundle.read_text())
     data["metrics"][0]["accepted"] = 0.99  # a level the bot (85 % good) cannot keep
+    data = seal(data)  # an edit on purpose: sealed again
     truth = write_traffic(tmp_path / "otlp", days=4, per_day=200)
     mon = evalnb.monitor(data, tmp_path / "m.duckdb")
     mon.ingest(tmp_path / "otlp")
@@ -384,6 +386,7 @@ def test_judges_score_only_their_share_of_traces_and_only_with_a_client(
     data["metrics"].append(
         {**data["metrics"][0], "evaluator": "byop", "metric": "model_passes", "threshold": 0.5}
     )
+    data = seal(data)
     write_traffic(tmp_path / "otlp", days=1, per_day=200)
     with LoopbackLLM(lambda prompt: "true" if "policy" in prompt else "false") as server:
         judge = evalnb.LLMClient(server.base_url, "judge", cache=tmp_path / "cache.duckdb")

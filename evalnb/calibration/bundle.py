@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import polars as pl
 
 from evalnb.calibration.alignment import kept_versions, with_versions
-from evalnb.calibration.bundle_records import accepted_level, evaluator_records, reference_sample
+from evalnb.calibration.bundle_records import (
+    accepted_level,
+    check_accepted,
+    evaluator_records,
+    reference_sample,
+)
 from evalnb.calibration.corrected import corrected_leaderboard
 from evalnb.calibration.labels import current_labels
 from evalnb.calibration.recalibrate import calibrate
@@ -186,6 +191,7 @@ def calibration_bundle(
     ``accepted``: the pass rate each metric must keep in production (one for all, or per
     metric name); by default the lowest corrected pass rate among the lab's models.
     """
+    check_accepted(accepted)
     calibrated = lab.current_thresholds().filter(pl.col("source") == "calibrated")
     metrics = []
     for row in calibrated.iter_rows(named=True):

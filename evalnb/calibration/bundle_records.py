@@ -16,9 +16,26 @@ import polars as pl
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["REFERENCE_PROMPTS", "accepted_level", "evaluator_records", "reference_sample"]
+__all__ = [
+    "REFERENCE_PROMPTS",
+    "accepted_level",
+    "check_accepted",
+    "evaluator_records",
+    "reference_sample",
+]
 
 REFERENCE_PROMPTS = 1000
+
+
+def check_accepted(accepted: object) -> None:
+    """Refuse an accepted level that is not a pass rate (one, or one per metric name)."""
+    values = accepted.values() if isinstance(accepted, Mapping) else [accepted]
+    for value in values:
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            msg = f"accepted is a pass rate in [0, 1] (one, or one per metric); got {value!r:.40}"
+            raise ValueError(msg)
 
 
 def accepted_level(
@@ -27,9 +44,7 @@ def accepted_level(
     """Return the pass rate a monitor must not fall below: given, else the lowest corrected one."""
     given = accepted.get(metric) if isinstance(accepted, Mapping) else accepted
     if given is not None:
-        if isinstance(given, bool) or not isinstance(given, int | float) or not 0 <= given <= 1:
-            msg = f"accepted is a pass rate in [0, 1] (for {metric}); got {given!r:.40}"
-            raise ValueError(msg)
+        check_accepted(given)
         return float(given)
     if "corrected" not in corrected.columns:
         return None

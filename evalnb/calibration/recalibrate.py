@@ -91,11 +91,40 @@ def fit_threshold(
     *,
     higher_is_better: bool = True,
     criterion: str = "balanced_accuracy",
+    current: float | None = None,
 ) -> tuple[float, float]:
     """Return the threshold that best agrees with the human verdicts, and its agreement.
 
     The agreement is the criterion's value at that threshold (for ``logistic``: the
-    balanced accuracy of the logistic cut).
+    balanced accuracy of the logistic cut). Every threshold between the highest score
+    below the best cut and the lowest above it agrees equally well
+    (:func:`fit_threshold_range`): ``current`` is kept when it lies in that range, else
+    its middle is taken.
+    """
+    cut, quality, _ = fit_threshold_range(
+        values,
+        human_pass,
+        higher_is_better=higher_is_better,
+        criterion=criterion,
+        current=current,
+    )
+    return cut, quality
+
+
+def fit_threshold_range(
+    values: np.ndarray,
+    human_pass: np.ndarray,
+    *,
+    higher_is_better: bool = True,
+    criterion: str = "balanced_accuracy",
+    current: float | None = None,
+) -> tuple[float, float, tuple[float, float]]:
+    """Return the threshold, its agreement and the range of thresholds that agree as well.
+
+    The range runs from the highest labelled score the best cut fails to the lowest it
+    passes (for ``logistic``, the cut itself): any threshold in it gives the labelled
+    items the same verdicts. A ``current`` threshold inside it is kept — the labels give no
+    reason to move it; otherwise the range's middle is chosen.
     """
     if criterion not in CRITERIA:
         msg = f"criterion must be one of {CRITERIA}; got {criterion!r}"
@@ -104,20 +133,27 @@ def fit_threshold(
     if criterion == "logistic":
         a, b = _logistic(s, y.astype(float))
         cut = -a / b if b > 1e-12 else float(np.median(s))
-        pred = s >= cut
-        q = _balanced_accuracy(pred, y)
+        q = _balanced_accuracy(s >= cut, y)
+        low = high = cut
     else:
-        cuts, quality = _cut_quality(s, y, criterion)
+        _, quality = _cut_quality(s, y, criterion)
         best = np.flatnonzero(quality >= quality.max() - 1e-12)
-        # The middle of the first run of equally good neighbouring cuts.
+        # The first run of equally good neighbouring cuts.
         breaks = np.flatnonzero(np.diff(best) > 1)
         run = best[: breaks[0] + 1] if breaks.size else best
-        lo, hi = cuts[run[0]], cuts[run[-1]]
-        # The cuts beyond every labelled score stand for "all pass"/"all fail": keep the
-        # estimate within the labelled range.
-        lo, hi = (float(np.clip(c, s.min(), s.max())) for c in (lo, hi))
-        cut, q = (lo + hi) / 2, float(quality[run[0]])
-    return (float(cut) if higher_is_better else -float(cut)), q
+        uniq = np.unique(s)
+        # Cut k passes the scores from uniq[k] up: a threshold in (uniq[k-1], uniq[k]]
+        # gives the same verdicts. The run's range, kept within the labelled scores.
+        low = float(uniq[run[0] - 1]) if run[0] > 0 else float(uniq[0])
+        high = float(uniq[run[-1]]) if run[-1] < uniq.size else float(uniq[-1])
+        cut, q = (low + high) / 2, float(quality[run[0]])
+        if current is not None and math.isfinite(current):
+            here = current if higher_is_better else -current
+            if low < here <= high:
+                cut = here
+    if higher_is_better:
+        return float(cut), q, (low, high)
+    return -float(cut), q, (-high, -low)
 
 
 def _balanced_accuracy(pred: np.ndarray, y: np.ndarray) -> float:
@@ -151,6 +187,10 @@ class Calibration:
     """The labelled items: ``value`` and ``human_pass``."""
     kappa_ci: tuple[float, float] = (float("nan"), float("nan"))
     """95 % interval of the κ after, from the same resampling (the threshold refitted each time)."""
+    equivalent: tuple[float, float] = (float("nan"), float("nan"))
+    """Every threshold in this range gives the labelled items the same verdicts as ``threshold``."""
+    rule: str = ""
+    """How ``threshold`` was chosen within ``equivalent`` (kept, the middle, the logistic cut)."""
 
     def summary(self) -> str:
         """Return one paragraph a reviewer can read."""
@@ -162,7 +202,8 @@ class Calibration:
         )
         return (
             f"{self.evaluator}/{self.metric}: threshold {old} → {self.threshold:.4g} "
-            f"(95 % CI {self.ci[0]:.4g}–{self.ci[1]:.4g}) from {self.n_labels} human labels; "
+            f"({self.rule}; equally good {self.equivalent[0]:.4g}–{self.equivalent[1]:.4g}; "
+            f"95 % CI {self.ci[0]:.4g}–{self.ci[1]:.4g}) from {self.n_labels} human labels; "
             f"{self.criterion} {self.agreement:.3f} (CI {self.agreement_ci[0]:.3f}–"
             f"{self.agreement_ci[1]:.3f}); Cohen's κ metric vs humans {self.kappa_before:.3f} "
             f"before, {self.kappa_after:.3f} after (CI {self.kappa_ci[0]:.3f}–"
@@ -185,6 +226,8 @@ class Calibration:
             "kappa_before": clean(self.kappa_before),
             "kappa_after": clean(self.kappa_after),
             "kappa_ci": [clean(c) for c in self.kappa_ci],
+            "equivalent": [clean(c) for c in self.equivalent],
+            "rule": self.rule,
             "more_labels": self.more_labels,
             "target_width": self.target_width,
         }
@@ -221,7 +264,9 @@ def calibrate(
             "Label more items (lab.calibration_sample(...) or evalnb.labeler(...))"
         )
         raise ValueError(msg)
-    cut, quality = fit_threshold(v, y, higher_is_better=higher, criterion=criterion)
+    cut, quality, equivalent = fit_threshold_range(
+        v, y, higher_is_better=higher, criterion=criterion, current=old
+    )
     rng = np.random.default_rng(seed)
     cuts, quals, kappas = np.empty(n_boot), np.empty(n_boot), np.empty(n_boot)
     for i in range(n_boot):
@@ -230,10 +275,21 @@ def calibrate(
             cuts[i] = quals[i] = kappas[i] = np.nan  # one-class resample: no cut is defined
             continue
         cuts[i], quals[i] = fit_threshold(
-            v[idx], y[idx], higher_is_better=higher, criterion=criterion
+            v[idx], y[idx], higher_is_better=higher, criterion=criterion, current=old
         )
         kappas[i] = cohen_kappa(v[idx] >= cuts[i] if higher else v[idx] <= cuts[i], y[idx])
     lo, hi = np.nanpercentile(cuts, [2.5, 97.5])
+    # Every threshold of the tie fits the labels as well as the one chosen: the interval
+    # holds them all (one point of a flat optimum is not known better than the others).
+    lo, hi = min(float(lo), equivalent[0]), max(float(hi), equivalent[1])
+    kept = old is not None and cut == old
+    rule = (
+        "kept: the current threshold is among those that fit the labels best"
+        if kept
+        else "the middle of the thresholds that fit the labels best"
+        if criterion != "logistic"
+        else "where the logistic fit's P(pass) crosses 0.5"
+    )
     qlo, qhi = np.nanpercentile(quals, [2.5, 97.5])
     klo, khi = np.nanpercentile(kappas, [2.5, 97.5])
 
@@ -265,6 +321,8 @@ def calibrate(
         target_width,
         points,
         (float(klo), float(khi)),
+        equivalent,
+        rule,
     )
 
 

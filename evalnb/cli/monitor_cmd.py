@@ -62,11 +62,20 @@ def run_monitor_command(
             f"read {report['lines']:,} lines of {report['files']} files in {report['seconds']} s: "
             f"{report['requests']:,} new traces scored, {report['duplicates']:,} already held, "
             f"{report['waiting']:,} spans waiting for their trace's root"
+            + (
+                f"; {report['quarantined']:,} unreadable lines or files quarantined "
+                "(evalnb monitor status lists them)"
+                if report["quarantined"]
+                else ""
+            )
         )
         if args.webhook:
             alerts = mon.alerts(args.every, webhook=args.webhook, drift=not args.no_drift)
             unsent = alerts.filter(pl.col("sent_at").is_null()).height
             show(f"{alerts.height} alerts, {unsent} not posted yet")
+            failed = alerts.filter(pl.col("sent_at").is_null() & pl.col("last_error").is_not_null())
+            if failed.height:
+                show(f"the webhook failed: {failed['last_error'][0]}")
         return 0
     status = mon.status()
     show(
@@ -78,4 +87,7 @@ def run_monitor_command(
     alerts = mon.store.read("SELECT window_start, kind, metric, detail FROM alerts ORDER BY 1")
     if alerts.height:
         show(alerts)
+    if status["quarantined"]:
+        show(f"{status['quarantined']} unreadable lines, files or late spans (quarantined):")
+        show(mon.quarantine().select("path", "line", "reason"))
     return 0

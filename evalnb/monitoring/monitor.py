@@ -274,7 +274,7 @@ class Monitor(DriftMethods, ReviewMethods):
                 "line": [b.line for b in (bad[1] if bad else [])],
                 "reason": [b.reason for b in (bad[1] if bad else [])],
                 "preview": [b.preview for b in (bad[1] if bad else [])],
-                "at": [now] * len(bad[1] if bad else []),
+                "seen_at": [now] * len(bad[1] if bad else []),
             },
             schema=_QUARANTINE,
         )
@@ -582,7 +582,7 @@ _QUARANTINE = {
     "line": pl.Int64(),
     "reason": pl.String(),
     "preview": pl.String(),
-    "at": pl.Datetime("us", "UTC"),
+    "seen_at": pl.Datetime("us", "UTC"),
 }
 _ALERTS = {
     "alert_id": pl.String(),

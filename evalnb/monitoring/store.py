@@ -62,7 +62,7 @@ CREATE TABLE IF NOT EXISTS alerts (
 CREATE TABLE IF NOT EXISTS embeddings (trace_id VARCHAR PRIMARY KEY, vector FLOAT[]);
 CREATE TABLE IF NOT EXISTS quarantine (
     source VARCHAR, path VARCHAR, line BIGINT, reason VARCHAR, preview VARCHAR,
-    at TIMESTAMPTZ, PRIMARY KEY (source, line, reason));
+    seen_at TIMESTAMPTZ, PRIMARY KEY (source, line, reason));
 ALTER TABLE alerts ADD COLUMN IF NOT EXISTS last_error VARCHAR;
 """
 

@@ -31,12 +31,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLEU_TOKENIZERS",
+    "SNOWBALL",
     "bleu_tokenizer_for",
     "bleu_tokens",
     "grouped_token_ids",
     "languages_by",
     "mecab_available",
-    "SNOWBALL",
     "rouge_words",
     "rouge_words_tokenizer",
 ]
