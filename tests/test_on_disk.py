@@ -214,7 +214,7 @@ def test_the_weakness_grid_labeler_and_calibration_work_on_disk(tmp_path: Path) 
         weakness_index(disk, "rouge", "rouge_l").rows,
         weakness_index(memory, "rouge", "rouge_l").rows,
     )
-    grid = disk.weakness("rouge", "rouge_l", min_n=1)
+    grid = disk.weakness("rouge", "rouge_l", min_n=3)
     assert grid.selection().height == memory.outputs.height
     picked = disk.calibration_sample("rouge", "rouge_l", n=12, strategy="random", seed=3)
     assert_frame_equal(

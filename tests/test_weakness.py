@@ -146,3 +146,18 @@ def test_question_type_rules_are_transparent_and_overridable() -> None:
     assert lab.cases["question_type"][0] == "multi-hop"
     with pytest.raises(KeyError, match="no case"):
         lab.set_question_types({"nope": "x"})
+
+
+def test_a_one_case_cell_has_no_interval_and_is_never_weak() -> None:
+    lab = weak_lab(per_cell=1)
+    with pytest.warns(UserWarning, match="no interval"):
+        idx = weakness_index(lab, "rouge", "rouge_l", min_n=1)
+    cells = grid_cells(idx)
+    assert (cells["n"] == 1).all()
+    assert cells["ci_low"].is_null().all() and cells["ci_high"].is_null().all()
+    assert not cells["weak"].any() and weaknesses(idx).is_empty()
+    for row in cells.iter_rows(named=True):  # Wilson: honest at n = 1, never 0-0
+        assert 0 <= row["pass_low"] <= row["pass_rate"] <= row["pass_high"] <= 1
+        assert row["pass_high"] - row["pass_low"] > 0.5
+    wide = grid_cells(weakness_index(weak_lab(per_cell=3), "rouge", "rouge_l", min_n=3))
+    assert (wide["ci_high"] >= wide["mean"]).all()  # Student's t at n = 3

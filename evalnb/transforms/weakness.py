@@ -7,16 +7,20 @@ one that called none is "(none)"). Inside the index the two axes keep the column
 ``topic`` (rows of the grid) and ``question_type`` (its columns), whatever they hold.
 
 Built once per (lab, evaluator, metric, model filter) into a :class:`WeaknessIndex`; the
-widget's interactions are filters of its small per-cell table. Intervals are normal
-approximations of the mean (mean ± 1.96·sd/√n), which is what a grid of many cells over
-up to millions of rows can afford; cells under ``min_n`` cases are flagged, not hidden.
+widget's interactions are filters of its small per-cell table. A cell's mean has Student's
+t interval (mean ± t₀.₉₇₅,ₙ₋₁·sd/√n: wide at small n, as it should be), none below
+:data:`INTERVAL_MIN_N` cases (one case is not certainty: its "interval" would be 0–0);
+its pass rate has Wilson's interval, honest at small n and at 0 or 100 %. Cells under
+``min_n`` cases are flagged, not hidden, and never called weak.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from evalnb.lab.verdicts import finite_or_none, verdicts
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
 __all__ = [
+    "INTERVAL_MIN_N",
     "TOOL_AXIS",
     "WeaknessIndex",
     "cell_dots",
@@ -36,6 +41,8 @@ __all__ = [
     "weaknesses",
 ]
 
+INTERVAL_MIN_N = 3
+"""Fewer cases than this in a cell: no interval of its mean, and it is never weak."""
 _Z = 1.959963984540054
 NO_VALUE = "(none)"
 TOOL_AXIS = "tool"
@@ -68,6 +75,12 @@ def weakness_index(
     if len(axes) != 2 or axes[0] == axes[1]:
         msg = f"axes names two different axes (case columns or 'tool'); got {axes!r}"
         raise ValueError(msg)
+    if min_n < INTERVAL_MIN_N:
+        warnings.warn(
+            f"min_n={min_n}: cells of fewer than {INTERVAL_MIN_N} cases get no interval and "
+            "are never called weak (one case is not certainty)",
+            stacklevel=3,
+        )
     v = verdicts(lab.metric_scores(evaluator, metric), lab.metrics, lab.thresholds)
     if v.is_empty():
         msg = f"no scores of {evaluator}/{metric} in this lab; evaluate it first"
@@ -136,13 +149,10 @@ def _passed(idx: WeaknessIndex) -> pl.Expr:
 
 
 def _stats(rows: pl.DataFrame, by: list[str], idx: WeaknessIndex, *, spread: bool) -> pl.DataFrame:
-    sd = pl.col("value").std().fill_null(0.0)
-    half = _Z * sd / pl.len().sqrt()
     aggs = [
         pl.len().cast(pl.Int32).alias("n"),
         pl.col("value").mean().alias("mean"),
-        (pl.col("value").mean() - half).alias("ci_low"),
-        (pl.col("value").mean() + half).alias("ci_high"),
+        pl.col("value").std().fill_null(0.0).alias("_sd"),
         _passed(idx).cast(pl.Float64).mean().alias("pass_rate"),
     ]
     if spread:  # quantiles are the costly part: only the univariate charts draw them
@@ -151,11 +161,23 @@ def _stats(rows: pl.DataFrame, by: list[str], idx: WeaknessIndex, *, spread: boo
             pl.col("value").median().alias("median"),
             pl.col("value").quantile(0.9).alias("q90"),
         ]
-    out = (
-        rows.group_by(by)
-        .agg(aggs)
-        .with_columns(pl.col(c).cast(pl.String) for c in by)
-        .with_columns(few=pl.col("n") < idx.min_n)
+    out = rows.group_by(by).agg(aggs).with_columns(pl.col(c).cast(pl.String) for c in by)
+    n = out["n"].to_numpy().astype(float)
+    from scipy import stats  # noqa: PLC0415 - a second to import; `import evalnb` stays light
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(n >= INTERVAL_MIN_N, stats.t.ppf(0.975, np.maximum(n - 1, 1)), np.nan)
+        half = t * out["_sd"].to_numpy() / np.sqrt(np.maximum(n, 1))
+        p = out["pass_rate"].to_numpy()
+        centre = (p + _Z**2 / (2 * n)) / (1 + _Z**2 / n)
+        spread_w = _Z * np.sqrt(p * (1 - p) / n + _Z**2 / (4 * n * n)) / (1 + _Z**2 / n)
+    mean = out["mean"].to_numpy()
+    out = out.drop("_sd").with_columns(
+        ci_low=pl.Series(mean - half).fill_nan(None),
+        ci_high=pl.Series(mean + half).fill_nan(None),
+        pass_low=pl.Series(np.clip(centre - spread_w, 0, 1)),
+        pass_high=pl.Series(np.clip(centre + spread_w, 0, 1)),
+        few=pl.col("n") < max(idx.min_n, INTERVAL_MIN_N),
     )
     if idx.threshold is None:
         return out.with_columns(weak=pl.lit(False))
@@ -164,7 +186,7 @@ def _stats(rows: pl.DataFrame, by: list[str], idx: WeaknessIndex, *, spread: boo
         if idx.higher_is_better
         else pl.col("ci_low") > idx.threshold
     )
-    return out.with_columns(weak=beyond & ~pl.col("few"))
+    return out.with_columns(weak=(beyond & ~pl.col("few")).fill_null(value=False))
 
 
 def univariate(idx: WeaknessIndex, by: str) -> pl.DataFrame:
