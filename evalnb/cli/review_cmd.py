@@ -1,5 +1,10 @@
 """``evalnb review create|status|pull``: a review queue on PostgreSQL, for the team's lead.
 
+``evalnb review server start|stop|status --folder F`` runs a PostgreSQL server of your own
+on this machine (:class:`~evalnb.team.local_server.LocalServer`) for a try or a demo: it
+keeps running after the command ends, ``start`` on its folder again reopens it, ``stop``
+ends it. ``start`` prints the connection string to use as ``--dsn``.
+
 The connection string comes from ``--dsn`` or ``EVALNB_REVIEW_DSN``; keep the password out
 of both (a ``~/.pgpass`` file or ``PGPASSWORD``: a password in a command line is visible to
 every user of the machine in its process list). It is never printed.
@@ -49,6 +54,38 @@ def add_review_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     create.add_argument("--lease-s", type=float, default=600.0, help="a lease's seconds")
     create.add_argument("--seed", type=int, default=0, help="the sampling seed")
+    _add_server_parser(rv_sub)
+
+
+def _add_server_parser(rv_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    server = rv_sub.add_parser("server", help="a PostgreSQL server of your own on this machine")
+    server.add_argument("action", choices=("start", "stop", "status"))
+    server.add_argument(
+        "--folder", type=Path, required=True, help="the server's folder (made when new)"
+    )
+    server.add_argument("--remove", action="store_true", help="with stop: delete the folder too")
+
+
+def _run_server(args: argparse.Namespace, show: Callable[[pl.DataFrame | str], None]) -> int:
+    from evalnb.team.local_server import LocalServer  # noqa: PLC0415 - only this command
+
+    folder: Path = args.folder
+    if args.action == "start":
+        reopened = LocalServer.at(folder) is not None
+        server = LocalServer.start(folder, keep=True)
+        show(f"{'reopened' if reopened else 'started'} a server in {folder}: --dsn {server.dsn()}")
+        return 0
+    found = LocalServer.at(folder)
+    if found is None:
+        show(f"no evalnb server in {folder} (start one with: evalnb review server start)")
+        return 1 if args.action == "status" else 0
+    if args.action == "stop":
+        found.stop(remove=args.remove)
+        show(f"stopped the server in {folder}" + (" and removed it" if args.remove else ""))
+        return 0
+    running = found.running()
+    show(f"{folder}: {'running' if running else 'stopped'}; --dsn {found.dsn()}")
+    return 0 if running else 1
 
 
 def _dsn(args: argparse.Namespace) -> str:
@@ -61,6 +98,8 @@ def _dsn(args: argparse.Namespace) -> str:
 
 def run_review_command(args: argparse.Namespace, show: Callable[[pl.DataFrame | str], None]) -> int:
     """Run one ``review`` subcommand; ``show`` prints a table or text."""
+    if args.review_command == "server":
+        return _run_server(args, show)
     dsn = _dsn(args)
     if args.review_command == "create":
         lab = open_lab(args.store)
