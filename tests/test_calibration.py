@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+import traitlets
 
 import evalnb
 from evalnb.calibration.guardrail import GUARDRAIL_SCHEMA, read_guardrail
@@ -271,8 +272,13 @@ def test_labeler_resumes_undoes_and_maps_agreement(tmp_path: Path) -> None:
     # A new session (kernel restart) resumes the same batch at the first open item.
     again = evalnb.labeler(evalnb.open(tmp_path / "lab.duckdb"), "ev", "score", reviewer="ann", n=5)
     assert again._progress["batch_id"] == w._progress["batch_id"] and again.position == 1
+    assert again._item["hidden"] and again._item["passed"] is None  # blind by default
+    with pytest.raises(traitlets.TraitError, match="blind=False"):
+        again.mode = "agree"
+    again.blind = False  # agreeing needs the metric's verdict in sight
     again.mode = "agree"
     metric_says = again._item["passed"]
+    assert metric_says is not None
     again.label("disagree")
     stored = evalnb.open(tmp_path / "lab.duckdb").labels
     assert stored.row(-1, named=True)["verdict"] == ("fail" if metric_says else "pass")

@@ -93,7 +93,8 @@ def test_a_reviewer_never_gets_an_item_twice_and_leases_expire(pg_server: PgServ
     lab = _lab(4)
     queue = _queue(lab, pg_server.dsn(), per_item=1, lease_s=0.5)
     first = queue.next("ann")
-    assert first is not None and "answer" in first.content and "value" in first.content
+    assert first is not None and "answer" in first.content
+    assert "value" not in first.content and "passed" not in first.content  # blind by default
     seen = {first.item_id}
     while (item := queue.next("ann")) is not None:
         assert item.item_id not in seen
@@ -152,16 +153,9 @@ def test_blind_review_gives_the_item_not_the_others_labels(pg_server: PgServer) 
     b = queue.next("bob")
     assert b is not None and b.item_id == a.item_id  # the same item, to the second reviewer
     assert "fail" not in repr(b.content) and "secret" not in repr(b.content)
-    assert set(b.content) == {
-        "prompt",
-        "expected",
-        "answer",
-        "contexts",
-        "steps",
-        "value",
-        "threshold",
-        "passed",
-    }
+    # blind by default: not even the metric's verdict is sent
+    assert set(b.content) == {"prompt", "expected", "answer", "contexts", "steps"}
+    assert queue.spec["blind"] is True
     queue.close()
 
 
@@ -200,7 +194,8 @@ def test_agreement_disagreements_adjudication_and_pulled_labels_drive_calibratio
 ) -> None:
     lab = _lab(30, seed=3)
     lab = evalnb.open(lab.save(tmp_path / "lab.duckdb"))
-    queue = _queue(lab, pg_server.dsn(), per_item=3, strategy="random")
+    # not blind: these scripted reviewers read the metric's verdict to make their labels
+    queue = _queue(lab, pg_server.dsn(), per_item=3, strategy="random", blind=False)
     rng = np.random.default_rng(0)
     for reviewer in ("ann", "bob", "cat"):
         while (item := queue.next(reviewer)) is not None:

@@ -73,6 +73,7 @@ def review(
     strategy: str = "uncertainty",
     lease_s: float = 600.0,
     seed: int = 0,
+    blind: bool = True,
 ) -> ReviewQueue:
     """Publish rows of one metric for several reviewers to label from their own machines.
 
@@ -101,6 +102,11 @@ def review(
         How long a reviewer holds an item before it returns to the queue.
     seed
         The sampling seed.
+    blind
+        Leave the metric's value, threshold and verdict out of what reviewers are sent (the
+        default): labels that calibrate a metric must not be anchored by it, and what the
+        server never holds, no reviewer's SQL can read. Recorded with the queue and with
+        the labels pulled from it.
 
     Returns
     -------
@@ -132,11 +138,20 @@ def review(
     rows = calibration_sample(
         lab, evaluator, metric, n=n or scored, strategy=STRATEGIES[strategy], seed=seed
     )
-    items = [_item(lab, row, priority) for priority, row in enumerate(rows.iter_rows(named=True))]
+    items = [
+        _item(lab, row, priority, blind=blind)
+        for priority, row in enumerate(rows.iter_rows(named=True))
+    ]
     pool = connect(dsn)
     where = safe_dsn(dsn)
     batch_id = new_batch_id()
-    spec = {"evaluator": evaluator, "metric": metric, "strategy": strategy, "seed": seed}
+    spec = {
+        "evaluator": evaluator,
+        "metric": metric,
+        "strategy": strategy,
+        "seed": seed,
+        "blind": bool(blind),
+    }
     try:
         with pool.connection() as conn:
             exists = conn.execute("SELECT 1 FROM evalnb.queues WHERE name = %s", (name,)).fetchone()
@@ -173,18 +188,17 @@ def review(
     return ReviewQueue(pool, name, where)
 
 
-def _item(lab: LabCore, row: dict[str, Any], priority: int) -> tuple[object, ...]:
+def _item(lab: LabCore, row: dict[str, Any], priority: int, *, blind: bool) -> tuple[object, ...]:
     key = (row["case_id"], row["model"], row["sample"])
-    content = {
+    content: dict[str, Any] = {
         "prompt": _cut(row["prompt"]),
         "expected": [_cut(e) for e in row["expected"] or []],
         "answer": _cut(row["actual"]),
         "contexts": [_cut(c) for c in row["context"] or []],
         "steps": run_steps(lab, *key),
-        "value": row["value"],
-        "threshold": row["threshold"],
-        "passed": row["passed"],
     }
+    if not blind:
+        content |= {"value": row["value"], "threshold": row["threshold"], "passed": row["passed"]}
     return (
         priority,
         *key,
@@ -282,6 +296,7 @@ def pulled_labels(
         "evaluator": queue.evaluator,
         "metric": queue.metric,
         "strategy": queue.strategy,
+        "blind": bool(queue.spec.get("blind", False)),
         "reviewer": f"queue {queue.name}",
         "created_at": dt.datetime.now(dt.UTC).isoformat(),
         "items": items.select("case_id", "model", "sample").rows(),

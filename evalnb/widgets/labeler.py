@@ -77,6 +77,7 @@ class Labeler(LabelingView):
         seed: int = 0,
         mode: str = "pass_fail",
         batch_id: str | None = None,
+        blind: bool = True,
     ) -> None:
         if not reviewer:
             msg = "the labeler needs reviewer='<your name>': every label records who decided"
@@ -87,9 +88,9 @@ class Labeler(LabelingView):
         lab.metric_spec(evaluator, metric)  # a KeyError naming the known metrics
         self._lab, self._evaluator, self._metric = lab, evaluator, metric
         self._n, self._strategy, self._seed = n, strategy, seed
-        super().__init__(reviewer=reviewer, mode=mode)
+        super().__init__(reviewer=reviewer, mode=mode, blind=blind)
         self._batch_id, self._items = self._resume(batch_id)
-        self.observe(lambda _c: self._show(), names=["position", "mode"])
+        self.observe(lambda _c: self._show(), names=["position", "mode", "blind"])
         self.position = self._first_open()
         self._show()
 
@@ -135,6 +136,7 @@ class Labeler(LabelingView):
             "evaluator": self._evaluator,
             "metric": self._metric,
             "strategy": self._strategy,
+            "blind": self.blind,  # whether the reviewer saw the metric's verdict first
             "created_at": dt.datetime.now(dt.UTC).isoformat(),
             "items": rows.select("case_id", "model", "sample").rows(),
             # how each row came to be asked: corrected estimates weight by it
@@ -178,9 +180,7 @@ class Labeler(LabelingView):
         if item is None:
             msg = "there is no item to label: the batch is empty"
             raise ValueError(msg)
-        if verdict in ("agree", "disagree"):
-            metric_pass = item["passed"]
-            verdict = "pass" if (metric_pass == (verdict == "agree")) else "fail"
+        verdict = self.resolve(verdict, item["passed"])
         add_label(
             self._lab,
             item["case_id"],
@@ -286,7 +286,7 @@ class Labeler(LabelingView):
                 "evaluator": self._evaluator,
                 "metric": self._metric,
             }
-            self.set_trait("_item", self._detail(batch) if batch.height else None)
+            self.set_trait("_item", self.shown(self._detail(batch)) if batch.height else None)
             self._show_result(complete=done == batch.height)
 
     def _detail(self, batch: pl.DataFrame) -> dict[str, Any]:
@@ -385,6 +385,7 @@ def labeler(
     seed: int = 0,
     mode: str = "pass_fail",
     batch_id: str | None = None,
+    blind: bool | None = None,
 ) -> Labeler: ...
 
 
@@ -397,6 +398,7 @@ def labeler(
     reviewer: str,
     mode: str = "pass_fail",
     outbox: str | Path | None = None,
+    blind: bool | None = None,
 ) -> QueueLabeler: ...
 
 
@@ -412,15 +414,21 @@ def labeler(
     mode: str = "pass_fail",
     batch_id: str | None = None,
     outbox: str | Path | None = None,
+    blind: bool | None = None,
 ) -> Labeler | QueueLabeler:
     """Open the labeler on one metric of ``lab`` (see :class:`Labeler`), or on a review queue.
 
     ``evalnb.labeler(queue, reviewer="ann")`` labels the items a
     :class:`~evalnb.ReviewQueue` reserves for ann, with the same keys; labels wait in a local
     ``outbox`` file while the server is away (:class:`~evalnb.widgets.queue_labeler.QueueLabeler`).
+
+    ``blind`` (the default for both): the metric's value and verdict stay hidden until the
+    item is labelled, so they cannot anchor the label that is to check them; recorded with
+    the batch. ``blind=False`` shows them (``mode="agree"`` needs it). A queue published
+    blind (``evalnb.review(..., blind=True)``) never sent them.
     """
     if isinstance(lab, ReviewQueue):
-        return QueueLabeler(lab, reviewer=reviewer, mode=mode, outbox=outbox)
+        return QueueLabeler(lab, reviewer=reviewer, mode=mode, outbox=outbox, blind=blind)
     if evaluator is None or metric is None:
         msg = "labeler(lab, evaluator, metric, reviewer=...) needs the metric to label"
         raise TypeError(msg)
@@ -434,4 +442,5 @@ def labeler(
         seed=seed,
         mode=mode,
         batch_id=batch_id,
+        blind=mode != "agree" if blind is None else blind,
     )

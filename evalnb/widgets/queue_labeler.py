@@ -50,6 +50,7 @@ class QueueLabeler(LabelingView):
         ahead: int = 3,
         retry_s: float = 5.0,
         mode: str = "pass_fail",
+        blind: bool | None = None,
     ) -> None:
         if not reviewer:
             msg = "the labeler needs reviewer='<your name>': every label records who decided"
@@ -62,11 +63,14 @@ class QueueLabeler(LabelingView):
         self._offline = False
         self._remaining: int | None = None
         self._lock = threading.RLock()
-        super().__init__(reviewer=reviewer, mode=mode)
+        # A queue published blind never sent the score: nothing to show, whatever is asked.
+        published_blind = bool(queue.spec.get("blind", False))
+        sighted = blind is False or (blind is None and mode == "agree")
+        super().__init__(reviewer=reviewer, mode=mode, blind=published_blind or not sighted)
         for entry in self._outbox.pending():  # labels a killed kernel left unsent
             self._labels[int(entry["item_id"])] = (str(entry["label"]), entry.get("note"))
         self._sync()
-        self.observe(lambda _c: self._show(), names=["position", "mode"])
+        self.observe(lambda _c: self._show(), names=["position", "mode", "blind"])
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._sender = threading.Thread(target=self._send_loop, args=(retry_s,), daemon=True)
@@ -81,9 +85,7 @@ class QueueLabeler(LabelingView):
                 msg = "there is no item to label: the queue has nothing left for you"
                 raise ValueError(msg)
             item = self._items[self.position]
-            if verdict in ("agree", "disagree"):
-                metric_pass = item.content.get("passed")
-                verdict = "pass" if (metric_pass == (verdict == "agree")) else "fail"
+            verdict = self.resolve(verdict, item.content.get("passed"))
             if verdict not in ("pass", "fail"):
                 msg = f"a label is 'pass' or 'fail'; got {verdict!r}"
                 raise ValueError(msg)
@@ -137,6 +139,16 @@ class QueueLabeler(LabelingView):
     def item(self) -> dict[str, Any] | None:
         """The item on screen: prompt, expected, answer, contexts, steps, score, your label."""
         return None if self._item is None else dict(self._item)
+
+    def stop(self) -> None:
+        """Send what waits, then stop syncing; the widget stays on screen as it is.
+
+        For a reviewer who is done (and a notebook run top to bottom): the view keeps its
+        last state, where :meth:`close` would remove it from the output.
+        """
+        self.sync()
+        self._stop.set()
+        self._wake.set()
 
     def close(self) -> None:
         """Stop the sender thread and close the widget (what waits stays in the outbox)."""
@@ -226,20 +238,22 @@ class QueueLabeler(LabelingView):
             human, note = self._labels.get(item.item_id, (None, None))
             self.set_trait(
                 "_item",
-                {
-                    "case_id": item.case_id,
-                    "model": item.model,
-                    "sample": item.sample,
-                    "prompt": c.get("prompt"),
-                    "expected": c.get("expected") or [],
-                    "actual": c.get("answer"),
-                    "context": c.get("contexts") or [],
-                    "steps": c.get("steps") or [],
-                    "value": c.get("value"),
-                    "threshold": c.get("threshold"),
-                    "passed": c.get("passed"),
-                    "metric_title": self._queue.metric,
-                    "human": human,
-                    "note": note,
-                },
+                self.shown(
+                    {
+                        "case_id": item.case_id,
+                        "model": item.model,
+                        "sample": item.sample,
+                        "prompt": c.get("prompt"),
+                        "expected": c.get("expected") or [],
+                        "actual": c.get("answer"),
+                        "context": c.get("contexts") or [],
+                        "steps": c.get("steps") or [],
+                        "value": c.get("value"),
+                        "threshold": c.get("threshold"),
+                        "passed": c.get("passed"),
+                        "metric_title": self._queue.metric,
+                        "human": human,
+                        "note": note,
+                    }
+                ),
             )

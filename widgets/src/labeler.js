@@ -114,11 +114,18 @@ function drawItem(card, item, position) {
   const verdict = item.passed === null ? "unscored" : item.passed ? "pass" : "fail";
   const top = document.createElement("div");
   top.className = "lb-top";
+  // Blind review: the metric's score and verdict are shown only once the item is labelled,
+  // so they cannot anchor the label that is to check them.
+  const score = item.hidden
+    ? [text("span", `${item.metric_title}: hidden until you label (blind review)`, "lb-score lb-hidden")]
+    : [
+        text("span", `${item.metric_title} ${fmt(item.value)} (threshold ${fmt(item.threshold)})`, "lb-score"),
+        text("span", `metric says ${verdict}`, `lb-verdict ${verdict}`),
+      ];
   top.append(
     text("span", `#${position + 1}`, "lb-pos"),
     text("span", `${item.model}`, "lb-model"),
-    text("span", `${item.metric_title} ${fmt(item.value)} (threshold ${fmt(item.threshold)})`, "lb-score"),
-    text("span", `metric says ${verdict}`, `lb-verdict ${verdict}`),
+    ...score,
     text("span", item.human ? `you said ${item.human}` : "not labelled yet", `lb-human ${item.human || "none"}`),
   );
   card.appendChild(top);
