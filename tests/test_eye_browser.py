@@ -290,7 +290,7 @@ def test_the_eyes_language_menu_filters_the_cases(tmp_path: Path) -> None:
 
     lab = build_demo_languages()
     lab.set_languages()
-    lab = evalnb.evaluate(lab, ["rouge_multilingual", "answer_language"], progress=False)
+    lab = evalnb.evaluate(lab, ["rouge", "rouge_multilingual", "answer_language"], progress=False)
     store = tmp_path / "languages.duckdb"
     lab.save(store)
     notebook(
@@ -316,6 +316,15 @@ def test_the_eyes_language_menu_filters_the_cases(tmp_path: Path) -> None:
                 break
             page.wait_for_timeout(250)
         assert seen.split() == ["zh", "6"]
+        # H2O's ROUGE scores no Chinese row: hatched "not scored here", not the yellow of OK;
+        # rouge_multilingual scores every one.
+        h2o = '.ee-seg[data-ring="2"][data-key="summarization/rouge"]'
+        ours = '.ee-seg[data-ring="2"][data-key="summarization/rouge_multilingual"]'
+        page.wait_for_selector(f"{h2o}.unscored")
+        fill = page.get_attribute(f"{h2o} path", "fill")
+        assert fill == "url(#ee-hatch)"
+        assert "not scored here" in (page.text_content(f"{h2o} title") or "")
+        assert "unscored" not in (page.get_attribute(ours, "class") or "")
         _shot(page, "8-language")
         server.run_code(page, "w.language = ''")
         page.wait_for_function(f"() => document.querySelector('{menu}').value === ''")

@@ -248,3 +248,25 @@ def test_widgets_hand_anywidget_their_bundle_as_a_file() -> None:
         assert type(esm).__name__ == type(css).__name__ == "FileContents"
         assert str(esm) == static_file(f"{bundle}.js").read_text(encoding="utf-8")
         assert str(css) == static_file(f"{bundle}.css").read_text(encoding="utf-8")
+
+
+def test_a_node_with_nothing_scored_is_its_own_state_not_passed() -> None:
+    frame = pl.DataFrame(
+        {
+            "prompt": ["q1", "q2", "q3"],
+            "expected": [None, None, None],  # ROUGE has nothing to compare with: unscored
+            "actual": ["a", "b", "c"],
+            "condition": ['"a"', '"b"', '"x"'],
+        }
+    )
+    with pytest.warns(UserWarning, match="scored none"):
+        lab = evalnb.evaluate(evalnb.load(frame), ["rouge", "text_matching"], progress=False)
+    idx = eye_index(lab)
+    by_id = {r["id"]: r for r in eye_nodes(idx, []).iter_rows(named=True)}
+    rouge = next(r for k, r in by_id.items() if k.endswith("/rouge"))
+    assert rouge["passed"] is None and rouge["value"] is None
+    assert rouge["not_scored"] is not None and "not scored here" in rouge["not_scored"]
+    matched = next(r for k, r in by_id.items() if k.endswith("/text_matching"))
+    assert matched["passed"] is not None and matched["not_scored"] is None
+    source = (ROOT / "widgets" / "src" / "eye.js").read_text()
+    assert "url(#ee-hatch)" in source and "d.not_scored" in source  # drawn hatched, explained

@@ -54,10 +54,15 @@ NODE_SCHEMA = pl.Schema(
             "value": pl.Float64(),
             "passed": pl.Boolean(),
             "selected": pl.Boolean(),
+            "not_scored": pl.String(),
         }
     )
 )
-"""One ring segment: ``keys`` are appended to the path when it is clicked."""
+"""One ring segment: ``keys`` are appended to the path when it is clicked.
+
+``not_scored`` is set (why) when nothing under the segment was scored here — a metric not
+meaningful for the language chosen, answers without an expected answer: its own state,
+neither passed nor failed (``passed`` and ``value`` are null)."""
 BAR_SCHEMA = pl.Schema(
     dict[str, pl.DataType](
         {
@@ -143,6 +148,10 @@ class Parts(Mapping[tuple[str, str, str], pl.DataFrame]):
 
 
 _PART_COLUMNS = ["case_id", "sample", "value", "passed"]
+_NOT_SCORED = (
+    "not scored here: no row under it has a value (the metric is not meaningful for these "
+    "rows, or they lack what it needs; each row's detail says why)"
+)
 
 
 def eye_index(lab: LabCore, *, seed: int = 0, cases: pl.DataFrame | None = None) -> EyeIndex:
@@ -230,7 +239,8 @@ def _rollup(rows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
             n_problems=pl.col("n_problems").sum().cast(pl.Int32),
             worst=pl.col("worst").max(),
             value=pl.col("mean").mean(),
-            passed=pl.col("passed").all(),
+            # Nothing scored under the node is not "passed": all() of no verdicts is True.
+            passed=pl.when(pl.col("passed").count() > 0).then(pl.col("passed").all()),
             primary=pl.col("primary").first(),
         )
         .with_columns(_o=pl.col(by[0]).replace_strict(order, default=99, return_dtype=pl.Int32))
@@ -339,6 +349,7 @@ def _node(
         "value": r["value"],
         "passed": r["passed"],
         "selected": selected,
+        "not_scored": _NOT_SCORED if r["value"] is None and r["passed"] is None else None,
     }
 
 

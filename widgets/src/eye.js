@@ -179,6 +179,20 @@ function drawCrumbs(nav, model, path, level) {
 function sunburst(model, path, level, bars) {
   const nodes = rows(model, "_nodes");
   const out = svg("svg", { viewBox: `0 0 ${SIZE} ${SIZE}`, class: "ee-sun", role: "img" });
+  const defs = svg("defs");
+  const hatch = svg("pattern", {
+    id: "ee-hatch",
+    width: 6,
+    height: 6,
+    patternUnits: "userSpaceOnUse",
+    patternTransform: "rotate(45)",
+  });
+  hatch.append(
+    svg("rect", { width: 6, height: 6, fill: "#eeeeee" }),
+    svg("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: "#9e9e9e", "stroke-width": 2 }),
+  );
+  defs.appendChild(hatch);
+  out.appendChild(defs);
   const g = svg("g", { transform: `translate(${C},${C})` });
   out.appendChild(g);
   if (nodes.length > 0) {
@@ -240,15 +254,26 @@ function segment(model, path, n) {
   // H2O's rule: a segment is problematic when a metric under it fails at model level (the
   // model's mean is on the wrong side of the threshold); the badge counts every problem.
   const problem = d.passed === false;
+  // Nothing scored under it (a metric not meaningful for the language chosen): neither
+  // passed nor failed, so hatched grey, never the yellow of "OK".
+  const unscored = d.passed == null && d.value == null;
   const grp = svg("g", {
-    class: `ee-seg ${problem ? "problem" : "ok"}${d.selected ? " selected" : ""}`,
+    class: `ee-seg ${problem ? "problem" : unscored ? "unscored" : "ok"}${d.selected ? " selected" : ""}`,
     "data-ring": d.ring,
     "data-kind": d.kind,
     "data-key": d.keys.join("/"),
     role: "button",
   });
   const scored = d.kind === "model" && path.length >= 3 && d.ring === 1;
-  const fill = scored ? (d.passed ? "#66bb6a" : "#ef5350") : problem ? "#bdbdbd" : "#f2c94c";
+  const fill = unscored
+    ? "url(#ee-hatch)"
+    : scored
+      ? d.passed
+        ? "#66bb6a"
+        : "#ef5350"
+      : problem
+        ? "#bdbdbd"
+        : "#f2c94c";
   grp.appendChild(svg("path", { d: shape(/** @type {any} */ (null)) || "", fill }));
   const [cx, cy] = shape.centroid(/** @type {any} */ (null));
   const { angle, room } = labelPlacement(n.x0, n.x1, inner, outer);
@@ -259,7 +284,11 @@ function segment(model, path, n) {
   });
   label.textContent = truncate(String(d.label), Math.floor(room / 6.2));
   grp.appendChild(label);
-  const state = problem ? `${d.n_problems} problem(s), worst ${d.severity}` : "OK";
+  const state = unscored
+    ? d.not_scored || "not scored here"
+    : problem
+      ? `${d.n_problems} problem(s), worst ${d.severity}`
+      : "OK";
   tooltip(grp, `${d.label}\n${d.title}\nmean ${fmt(d.value)} · ${state}`);
   if (d.n_problems > 0) {
     const mid = (n.x0 + n.x1) / 2;
