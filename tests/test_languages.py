@@ -377,3 +377,19 @@ def test_an_english_lab_of_made_up_words_raises_no_language_warning() -> None:
             evalnb.load(frame), ["answer_similarity"], model="all-MiniLM-L6-v2", progress=False
         )
     assert not [w for w in caught if issubclass(w.category, LanguageCoverageWarning)]
+
+
+def test_short_chinese_and_japanese_answers_are_long_enough_to_tell() -> None:
+    frame = pl.DataFrame(
+        {
+            "prompt": ["巴黎是哪个国家的首都？", "フランスの首都は？", "Capital of France?"],
+            "expected": [["法国"], ["パリ"], ["Paris"]],
+            "actual": ["是法国的首都。", "パリです。", "Paris."],
+            "language": ["zh", "ja", "en"],
+        }
+    )
+    lab = evalnb.evaluate(evalnb.load(frame), ["answer_language"], progress=False)
+    values = lab.scores.sort("case_id")["value"].to_list()
+    scored = lab.scores.filter(pl.col("value").is_not_null())
+    assert scored.height == 2 and set(scored["value"]) == {1.0}  # "Paris." (6 letters) is short
+    assert len(values) == 3

@@ -395,7 +395,10 @@ def describe(lab: Lab) -> str:
     lines = [repr(lab), "", "tables:"]
     counts = list(lab.summary().iter_rows())
     width = max(len(str(t)) for t, _ in counts) + 2  # the longest name sets the column
-    lines += [f"  {t:<{width}}{n:>9,} rows" for t, n in counts]
+    # The models table holds what is known about a model (host, settings); a lab read from
+    # answers alone has none, which "0 rows" beside three models answering would misstate.
+    noted = {"models": f"  (details of the models; {len(lab.models)} answered)"}
+    lines += [f"  {t:<{width}}{n:>9,} rows{noted.get(t, '') if not n else ''}" for t, n in counts]
     lines.append(f"models: {', '.join(lab.models) or '(none)'}")
     # Through scans: a lab kept on disk is described without loading its big tables.
     scores = lab.scan("scores")

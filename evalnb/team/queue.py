@@ -62,6 +62,8 @@ __all__ = [
 ]
 
 MAX_NOTE = 20_000  # characters of a note
+OVERALL = "(all reviewers)"
+"""The ``reviewer`` of :meth:`ReviewQueue.progress`'s last row, the whole queue's."""
 _MAX_WAIT_S = 86_400.0  # the longest next(wait=...)
 _POLL_S = 1.0  # how often next(wait=...) looks again when no lease end is known
 
@@ -430,7 +432,11 @@ class ReviewQueue:
         return pl.DataFrame(rows, schema=_ITEMS, orient="row")
 
     def progress(self) -> pl.DataFrame:
-        """Per reviewer and overall (``reviewer`` null): labelled, skipped, holding, items."""
+        """Per reviewer, then the whole queue: labelled, skipped, holding, items.
+
+        The last row (``overall`` true, ``reviewer`` "(all reviewers)") sums the reviewers
+        and adds the items, those complete and the labels the queue needs.
+        """
         rows = self._fetch_all(
             "SELECT reviewer, count(*) FILTER (WHERE state = 'submitted'), "
             "count(*) FILTER (WHERE state = 'skipped'), "
@@ -438,7 +444,7 @@ class ReviewQueue:
             "FROM evalnb.assignments WHERE queue = %(q)s GROUP BY reviewer ORDER BY reviewer",
             {"q": self.name},
         )
-        per = pl.DataFrame(rows, schema=_PROGRESS[:4], orient="row")
+        per = pl.DataFrame(rows, schema=_PROGRESS[:1] + _PROGRESS[2:5], orient="row")
         counted = self._fetch_one(
             "SELECT count(*), count(*) FILTER (WHERE done) FROM evalnb.items WHERE queue = %(q)s",
             {"q": self.name},
@@ -447,7 +453,8 @@ class ReviewQueue:
         overall = pl.DataFrame(
             [
                 {
-                    "reviewer": None,
+                    "reviewer": OVERALL,
+                    "overall": True,
                     "labelled": int(per["labelled"].sum()),
                     "skipped": int(per["skipped"].sum()),
                     "holding": int(per["holding"].sum()),
@@ -461,10 +468,11 @@ class ReviewQueue:
         return pl.concat(
             [
                 per.with_columns(
+                    overall=pl.lit(value=False),
                     items=pl.lit(None, pl.Int64),
                     complete=pl.lit(None, pl.Int64),
                     labels_needed=pl.lit(None, pl.Int64),
-                ),
+                ).select([name for name, _ in _PROGRESS]),
                 overall,
             ]
         )
@@ -554,6 +562,7 @@ _ITEMS: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 _PROGRESS: list[tuple[str, pl.DataType | type[pl.DataType]]] = [
     ("reviewer", pl.String),
+    ("overall", pl.Boolean),
     ("labelled", pl.Int64),
     ("skipped", pl.Int64),
     ("holding", pl.Int64),

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 __all__ = ["AnswerLanguage"]
 
 
+_CJK = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]"
+_CJK_WEIGHT = 4
+
+
 def _detail(want: str | None, got: str | None, short: bool, bad: bool) -> str | None:
     if bad:
         return json.dumps({"reason": "the model host failed to answer: worst value"})
@@ -57,6 +61,7 @@ class AnswerLanguage(Evaluator):
     """1 where the answer's detected language is the case's, 0 where it is another."""
 
     id = "answer_language"
+    version = "2"  # 2: a CJK character counts as four letters towards "too short"
     title = "Answer language"
     domain = "generation"
     description = (
@@ -80,7 +85,10 @@ class AnswerLanguage(Evaluator):
             int,
             default=12,
             low=1,
-            description="fewer letters than this in an answer: too short to tell its language",
+            description=(
+                "fewer letters than this in an answer: too short to tell its language (a "
+                "Chinese, Japanese or Korean character counts as four)"
+            ),
         ),
         threshold_param(0.5, "same_language"),
     )
@@ -97,7 +105,11 @@ class AnswerLanguage(Evaluator):
         # An answer is in its case's language or in another of the lab's (English, most
         # often): told so, the detector stops reading "25 euros" as Catalan.
         answered = detect_languages(actual, _candidates(expected))
-        letters = actual.fill_null("").str.count_matches(r"\p{L}").to_numpy()
+        # A Chinese, Japanese or Korean character carries about a word: it counts as four
+        # letters (else "是的，可以。" would be "too short"), and the script decides the language.
+        text = actual.fill_null("")
+        cjk = text.str.count_matches(_CJK).to_numpy()
+        letters = text.str.count_matches(r"\p{L}").to_numpy() + (_CJK_WEIGHT - 1) * cjk
         short = letters < int(str(params["min_letters"]))
         unknown = expected.is_null().to_numpy() | answered.is_null().to_numpy() | short
         same = (expected == answered).fill_null(value=False).to_numpy()
