@@ -202,21 +202,50 @@ function axis(chart, y, lo, hi) {
   }
 }
 
+/** An axis label's width per character, in the chart's units (11 px sans-serif, generous). */
+const CHAR_W = 6.2;
+
+/**
+ * Where the window dates go under the chart: as many as fit without touching. A label is
+ * the date alone when every window starts at midnight (daily, weekly), else date and time;
+ * labels are spaced by at least one and a half label widths (the first is anchored at its
+ * start, the last at its end, the rest at their middle, so neighbours never overprint),
+ * and none runs past the chart's edges.
+ * @param {string[]} starts
+ * @param {(s: string) => number} x
+ * @returns {{x: number, text: string, anchor: string}[]}
+ */
+export function dateLabels(starts, x) {
+  if (starts.length === 0) return [];
+  const midnight = starts.every((s) => s.length <= 10 || s.slice(11, 16) === "00:00");
+  const label = (/** @type {string} */ s) => (midnight ? s.slice(0, 10) : s.slice(0, 16).replace("T", " "));
+  const width = Math.max(...starts.map((s) => label(s).length)) * CHAR_W;
+  const step = starts.length > 1 ? x(starts[1]) - x(starts[0]) : Infinity;
+  const every = Math.max(1, Math.ceil((1.5 * width + 8) / step));
+  /** @type {{x: number, text: string, anchor: string}[]} */
+  const out = [];
+  starts.forEach((s, i) => {
+    if (i % every) return;
+    const at = x(s);
+    let anchor = i === 0 ? "start" : "middle";
+    if (at + width / 2 > W - 2) anchor = "end";
+    if (starts.length === 1) anchor = "middle";
+    out.push({ x: at, text: label(s), anchor });
+  });
+  return out;
+}
+
 /**
  * @param {string[]} starts
  * @param {(s: string) => number} x
  */
 function dates(starts, x) {
   const g = svg("g");
-  const every = Math.max(1, Math.ceil(starts.length / 8));
-  starts.forEach((s, i) => {
-    if (i % every) return;
-    // The first and last labels keep inside the chart.
-    const anchor = i === 0 ? "start" : i === starts.length - 1 ? "end" : "middle";
-    const t = svg("text", { x: x(s), y: H - 8, "text-anchor": anchor, class: "mn-axis" });
-    t.textContent = s.slice(0, 16).replace("T", " ");
+  for (const d of dateLabels(starts, x)) {
+    const t = svg("text", { x: d.x, y: H - 8, "text-anchor": d.anchor, class: "mn-axis" });
+    t.textContent = d.text;
     g.appendChild(t);
-  });
+  }
   return g;
 }
 
