@@ -10,6 +10,9 @@ map; ``lint-imports`` checks the direction): ``cli`` → ``workflow`` → ``api`
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from evalnb import transforms
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
@@ -42,11 +45,37 @@ from evalnb.llm.hosts import run_suite
 from evalnb.llm.pairwise import pairwise
 from evalnb.team.publish import review
 from evalnb.team.queue import ReviewError, ReviewItem, ReviewQueue, ReviewUnavailable
-from evalnb.widgets.curator import Curator, curator
-from evalnb.widgets.eye import Eye, eye
-from evalnb.widgets.labeler import Labeler, labeler
-from evalnb.widgets.weakness import Weakness, weakness
 from evalnb.workflow import StepWaiting, Workflow, workflow
+
+if TYPE_CHECKING:
+    from evalnb.widgets.curator import Curator, curator
+    from evalnb.widgets.eye import Eye, eye
+    from evalnb.widgets.labeler import Labeler, labeler
+    from evalnb.widgets.weakness import Weakness, weakness
+
+# The widgets (anywidget, ipywidgets, IPython: half a second) load on first use, so a
+# command line or a script that draws nothing starts without them.
+_WIDGETS = {
+    "Curator": "curator",
+    "curator": "curator",
+    "Eye": "eye",
+    "eye": "eye",
+    "Labeler": "labeler",
+    "labeler": "labeler",
+    "Weakness": "weakness",
+    "weakness": "weakness",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _WIDGETS.get(name)
+    if module is None:
+        msg = f"module 'evalnb' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(f"evalnb.widgets.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FORMATS",

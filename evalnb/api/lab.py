@@ -31,9 +31,6 @@ from evalnb.io.tencent_export import tencent_records
 from evalnb.lab.files import write_atomic
 from evalnb.llm.ragas_llm import RAGAS_MISSING
 from evalnb.robustness.perturbed_cases import perturb
-from evalnb.widgets.curator import Curator
-from evalnb.widgets.eye import Eye
-from evalnb.widgets.weakness import Weakness
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -47,6 +44,9 @@ if TYPE_CHECKING:
     from evalnb.diagnosis.failure_clusters import FailureClusters
     from evalnb.llm.client import LLMClient
     from evalnb.monitoring.monitor import Monitor
+    from evalnb.widgets.curator import Curator
+    from evalnb.widgets.eye import Eye
+    from evalnb.widgets.weakness import Weakness
 
 __all__ = ["Lab", "load", "open_lab"]
 
@@ -367,6 +367,8 @@ class Lab(HumanCalibration):
 
     def curator(self, *, reviewer: str, cases: list[str] | None = None) -> Curator:
         """Open the suite curator (:class:`evalnb.Curator`): accept, edit, exclude by keyboard."""
+        from evalnb.widgets.curator import Curator  # noqa: PLC0415 - widgets load late
+
         return Curator(self, reviewer=reviewer, cases=cases)
 
     def apply_curation(self) -> Lab:
@@ -381,6 +383,8 @@ class Lab(HumanCalibration):
 
     def eye(self, *, max_dots: int = 2000, seed: int = 0) -> Eye:
         """Open the eval eye on this lab (:class:`evalnb.Eye`): domains → cases drill-down."""
+        from evalnb.widgets.eye import Eye  # noqa: PLC0415 - widgets load late
+
         return Eye(self, max_dots=max_dots, seed=seed)
 
     def weakness(
@@ -397,6 +401,8 @@ class Lab(HumanCalibration):
         Topic × question type by default; ``axes`` takes any text column of the cases or
         ``"tool"`` (the tools an agent's runs called), e.g. ``axes=("tool", "topic")``.
         """
+        from evalnb.widgets.weakness import Weakness  # noqa: PLC0415 - widgets load late
+
         return Weakness(self, evaluator, metric, min_n=min_n, models=models, axes=axes)
 
 

@@ -21,8 +21,6 @@ import json
 import threading
 from typing import Any
 
-import httpx
-
 __all__ = ["MAX_REPLY_BYTES", "alert_id", "post_alert"]
 
 MAX_REPLY_BYTES = 4096
@@ -60,6 +58,8 @@ def post_alert(url: str, alert: dict[str, Any], *, timeout_s: float = 10.0) -> s
 
 
 async def _post(url: str, body: bytes, headers: dict[str, str], timeout_s: float) -> str | None:
+    import httpx  # noqa: PLC0415 - a tenth of a second that a monitor without a webhook skips
+
     try:
         async with (
             asyncio.timeout(timeout_s),

@@ -8,8 +8,6 @@ import polars as pl
 
 from evalnb.analysis.flips import flip_table
 from evalnb.api.validation import Validation
-from evalnb.widgets.curator import Curator
-from evalnb.widgets.labeler import Labeler
 
 if TYPE_CHECKING:
     from evalnb.api.lab import Lab
@@ -68,6 +66,8 @@ def review_surface(wf: Reviewed, step: str, reviewer: str | None) -> Any:  # noq
     if step == "topic_modeling":
         return pl.DataFrame(wf.summary(step).get("topics", []))
     if step == "test_generation":
+        from evalnb.widgets.curator import Curator  # noqa: PLC0415 - widgets load late
+
         return Curator(lab, reviewer=reviewer) if reviewer else lab.curation()
     if step == "test_validation":
         v = Validation(lab, float(wf.params(step)["outlier_z"]))
@@ -75,11 +75,15 @@ def review_surface(wf: Reviewed, step: str, reviewer: str | None) -> Any:  # noq
             return v
         first = v.outliers()["case_id"].unique(maintain_order=True).to_list()
         rest = [c for c in lab.cases["case_id"].to_list() if c not in set(first)]
+        from evalnb.widgets.curator import Curator  # noqa: PLC0415 - widgets load late
+
         return Curator(lab, reviewer=reviewer, cases=first + rest)
     if step == "evaluation":
         return lab.eye()
     evaluator, metric = _metric(wf, step)
     if step == "calibration":
+        from evalnb.widgets.labeler import Labeler  # noqa: PLC0415 - widgets load late
+
         return Labeler(lab, evaluator, metric, reviewer=_need(reviewer, step), n=20)
     if step == "failure_clustering":
         p = wf.params(step)
