@@ -64,6 +64,7 @@ def test_notebook_runs_and_draws_in_jupyterlab_offline(
         server.open(page, f"notebooks/{path.name}")
         n_cells = page.evaluate("() => window.__nb.content.widgets.length")
         charts = 0
+        shown: dict[int, int] = {}  # cell -> widget views it drew
         for i in range(n_cells):
             if page.evaluate(f"() => window.__nb.content.widgets[{i}].model.type") != "code":
                 continue
@@ -91,6 +92,13 @@ def test_notebook_runs_and_draws_in_jupyterlab_offline(
             drawn = page.evaluate(_DRAWN, i)
             assert not [d for d in drawn if d["failed"] or d["height"] < 20], (path.name, i, drawn)
             assert sum(d["vega"] > 0 for d in drawn) == want, (path.name, i, drawn)
+            shown[i] = widgets
+        # Run All's end state: a later cell must not have emptied an earlier widget's view
+        # (notebook 09 once closed the labeler, leaving its cell blank).
+        for i, widgets in shown.items():
+            drawn = page.evaluate(_DRAWN, i)
+            kept = [d for d in drawn if not d["failed"] and d["height"] >= 20]
+            assert len(kept) == widgets, (path.name, i, "emptied by a later cell", drawn)
     assert charts or path.name != "01_quickstart.ipynb"  # the quickstart charts
 
 
