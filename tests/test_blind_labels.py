@@ -55,9 +55,14 @@ def test_a_blind_queue_never_sends_the_score_and_the_pull_records_it(
 ) -> None:
     lab = _lab()
     queue = evalnb.review(
-        lab, pg_server.dsn(), f"blind-{tmp_path.name[-8:]}", evaluator="rouge", metric="rouge_l",
-        per_item=1, strategy="random",
-    )  # fmt: skip
+        lab,
+        pg_server.dsn(),
+        f"blind-{tmp_path.name[-8:]}",
+        evaluator="rouge",
+        metric="rouge_l",
+        per_item=1,
+        strategy="random",
+    )
     dump = pg_server.psql(
         f"SELECT string_agg(payload::text, ' ') FROM evalnb.items WHERE queue = '{queue.name}'"
     )

@@ -43,6 +43,20 @@ def test_a_server_stops_when_its_python_process_ends(place: Path) -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
     found = LocalServer.at(folder)
     assert found is not None and not found.running()  # stopped at exit, folder kept
+    # a temporary folder it made itself goes with it (the suite left 39 MB ones behind)
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from evalnb.team.local_server import LocalServer;print(LocalServer.start().root)",
+        ],
+        check=True,
+        cwd=ROOT,
+        timeout=120,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    assert made and not Path(made).exists()
     reopened = LocalServer.start(folder)  # reopened from its folder, on its port
     try:
         assert reopened.port == found.port and reopened.running()
