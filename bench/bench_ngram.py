@@ -54,7 +54,8 @@ def _warm_up(cands: list[str], refs: list[str], evaluator: str, **params: object
 Row = tuple[str, float, float, float, float]  # name, peer s, ours s, load s, max |diff|
 
 
-def _bleu(cands: list[str], refs: list[str], runs: int) -> Row:
+def bleu_row(cands: list[str], refs: list[str], runs: int) -> Row:
+    """Sacrebleu's sentence BLEU: a reused ``sacrebleu.metrics.BLEU`` against evalnb's."""
     bleu = sacrebleu.metrics.BLEU(effective_order=True)  # what sacrebleu.sentence_bleu builds
 
     def peer() -> np.ndarray:
@@ -67,15 +68,17 @@ def _bleu(cands: list[str], refs: list[str], runs: int) -> Row:
         )
 
     peer_s, theirs = warm_median(peer, runs)
-    # tokenizer="13a": the sacrebleu-compatible configuration (no NLTK tokens to build)
+    # The sacrebleu metric alone, as the peer computes BLEU alone (metrics=: neither H2O's
+    # BLEU-1..4 nor chrF is computed; tokenizer="13a" is the sacrebleu-compatible setting).
     ours_s, load_s, scores = evalnb_warm(
-        _frame(cands, refs), "bleu", runs, tokenizer="13a", sacrebleu=True
+        _frame(cands, refs), "bleu", runs, tokenizer="13a", metrics={"bleu": ["sacrebleu"]}
     )
     diff = float(np.max(np.abs(scores["sacrebleu"].to_numpy() - theirs)))
     return ("sacrebleu (BLEU object reused)", peer_s, ours_s, load_s, diff)
 
 
-def _rouge(cands: list[str], refs: list[str], runs: int) -> Row:
+def rouge_row(cands: list[str], refs: list[str], runs: int) -> Row:
+    """ROUGE-1/2/L with the stemmer: a reused ``RougeScorer`` against evalnb's."""
     scorer = rouge_scorer.RougeScorer(list(_ROUGE), use_stemmer=True)  # H2O's setting
 
     def peer() -> list[dict[str, object]]:
@@ -169,8 +172,8 @@ def main() -> None:
     _warm_up(cands[:50], refs[:50], "rouge")
     _warm_up(cands[:50], refs[:50], "pii_leakage")
     rows = [
-        _bleu(cands, refs, args.runs),
-        _rouge(cands, refs, args.runs),
+        bleu_row(cands, refs, args.runs),
+        rouge_row(cands, refs, args.runs),
         _pii(cands, args.pii_texts, args.runs),
     ]
     print(

@@ -96,6 +96,14 @@ class MetricSpec:
     higher_is_better: bool = True
     threshold: float = 0.5
     primary: bool = False
+    kernel: str = ""
+    """The computation this metric needs, when an evaluator bundles costly ones (BLEU's
+    sacrebleu statistics, chrF's character n-grams): a metric not asked for leaves its
+    kernel unrun (:meth:`Evaluator.kernels`). Empty: the evaluator's one computation."""
+
+
+ASKED = "metrics"
+"""The parameter every evaluator takes: which of its metrics to compute (all when None)."""
 
 
 @dataclass(frozen=True)
@@ -227,8 +235,14 @@ class Evaluator(ABC):
 
     @classmethod
     def resolve(cls, given: Mapping[str, object]) -> dict[str, object]:
-        """Defaults overlaid with ``given``, each validated."""
+        """Defaults overlaid with ``given``, each validated.
+
+        Every evaluator also takes ``metrics``: the metrics to compute, of those it
+        declares (None, the default: every metric its documentation promises).
+        """
         known = {p.name: p for p in cls.params}
+        asked = cls._asked(given.get(ASKED))
+        given = {k: v for k, v in given.items() if k != ASKED}
         unknown = sorted(set(given) - set(known))
         if unknown:
             msg = f"{cls.id}: unknown parameters {unknown}; expected some of {sorted(known)}"
@@ -240,12 +254,52 @@ class Evaluator(ABC):
         for name, p in known.items():
             if p.normalize is not None:
                 values[name] = p.normalize(values[name])
+        if asked is not None:
+            values[ASKED] = asked
         return values
 
     @classmethod
+    def _asked(cls, value: object) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        names = [value] if isinstance(value, str) else value
+        keys = [m.key for m in cls.metrics]
+        if (
+            not isinstance(names, list | tuple)
+            or not names
+            or any(not isinstance(n, str) or n not in keys for n in names)
+        ):
+            msg = f"{cls.id}: metrics names some of its metrics {keys}; got {value!r:.80}"
+            raise ValueError(msg)
+        return tuple(k for k in keys if k in names)  # the declared order, once each
+
+    @classmethod
+    def kernels(cls, params: Mapping[str, object]) -> frozenset[str]:
+        """Return the kernels the asked metrics need (every declared one when none were asked)."""
+        asked = params.get(ASKED)
+        return frozenset(
+            m.kernel
+            for m in cls.metrics
+            if asked is None or m.key in asked  # type: ignore[operator]
+        )
+
+    @classmethod
+    def keep_asked(cls, result: pl.DataFrame, params: Mapping[str, object]) -> pl.DataFrame:
+        """Return ``result`` without the metrics that were not asked for."""
+        asked = params.get(ASKED)
+        if asked is None:
+            return result
+        return result.filter(pl.col("metric").is_in(list(asked)))  # type: ignore[call-overload]
+
+    @classmethod
     def scoring_key(cls, params: Mapping[str, object]) -> str:
-        """Canonical JSON of the parameters that change scores (stored with each score)."""
+        """Canonical JSON of the parameters that change scores (stored with each score).
+
+        The metrics asked for are part of it: a later run asking for more rescores.
+        """
         scoring = {p.name for p in cls.params if p.scoring}
+        if params.get(ASKED) is not None:
+            scoring.add(ASKED)
         return json.dumps({k: params[k] for k in sorted(scoring)}, sort_keys=True)
 
     @classmethod

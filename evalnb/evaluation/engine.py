@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 import polars as pl
 from tqdm.auto import tqdm
 
-from evalnb.evaluation.base import Evaluator, score_rows
+from evalnb.evaluation.base import ASKED, Evaluator, score_rows
 from evalnb.evaluation.catalog import catalog, get_evaluator
 from evalnb.evaluation.on_disk import score_on_disk
 from evalnb.evaluation.ragas_objects import is_ragas_metric, ragas_evaluator
@@ -104,6 +104,7 @@ def evaluate(
     progress: bool = True,
     judge: LLMClient | None = None,
     engine: str | RayEngine = "local",
+    metrics: Mapping[str, Sequence[str]] | None = None,
     **params: object,
 ) -> L:
     """Run evaluators over every output of ``lab`` and return the lab with their scores.
@@ -131,6 +132,11 @@ def evaluate(
         rows (``pip install 'evalnb[ray]'``), with scores equal to the local engine's.
         Worth it on a cluster: model evaluators on several GPUs, or tens of millions of
         answers; on one machine the local engine is faster.
+    metrics
+        Per evaluator id, the metrics to compute (``{"bleu": ["sacrebleu"]}``): only those
+        are stored, and an evaluator that bundles costly computations runs only those the
+        asked metrics need (BLEU's H2O n-grams, sacrebleu's statistics and chrF are three).
+        Evaluators not named give every metric their documentation promises.
 
     Notes
     -----
@@ -147,6 +153,11 @@ def evaluate(
     # One id is one evaluator: iterating a string would ask for evaluators "b", "l", ...
     classes = _classes([names] if isinstance(names, str) else list(names))
     routed = _split_params(classes, params)
+    for evaluator_id, asked in (metrics or {}).items():
+        if evaluator_id not in routed:
+            msg = f"metrics names {evaluator_id!r}, which is not among the evaluators run {sorted(routed)}"
+            raise ValueError(msg)
+        routed[evaluator_id][ASKED] = list(asked)
     for cls in classes:
         if (cls.judge or cls.uses_judge) and judge is not None:
             routed[cls.id].setdefault(
@@ -154,9 +165,9 @@ def evaluate(
             )
     resolved = {c.id: c.resolve(routed[c.id]) for c in classes}
     keys = {c.id: c.scoring_key(resolved[c.id]) for c in classes}
-    metrics, thresholds = lab.metrics, lab.thresholds
+    metric_rows, thresholds = lab.metrics, lab.thresholds
     for cls in classes:
-        metrics = merge_metrics(metrics, cls)
+        metric_rows = merge_metrics(metric_rows, cls)
         thresholds = _user_threshold(thresholds, cls, routed[cls.id])
     bar = tqdm(total=lab.height("outputs") * len(classes), disable=not progress, desc="evaluate")
 
@@ -168,7 +179,7 @@ def evaluate(
             for cls in classes:
                 _warn_if_nothing_scored(cls, run.new.get(cls.id))
             return lab.with_parts(
-                {"scores": run.parts}, {"metrics": metrics, "thresholds": thresholds}
+                {"scores": run.parts}, {"metrics": metric_rows, "thresholds": thresholds}
             )
         scores = lab.scores
         # What each evaluator already scored, read once: merging one evaluator's scores
@@ -180,7 +191,7 @@ def evaluate(
         if cls.id in new:
             _warn_if_nothing_scored(cls, new[cls.id])
             scores = _merge_scores(scores, new[cls.id], cls.id, keys[cls.id])
-    return lab.with_tables({"scores": scores, "metrics": metrics, "thresholds": thresholds})
+    return lab.with_tables({"scores": scores, "metrics": metric_rows, "thresholds": thresholds})
 
 
 def _ray_engine(engine: str | RayEngine) -> RayEngine | None:

@@ -339,14 +339,15 @@ def score_batch(
     if keys is not None:
         return pl.concat(
             [
-                score_rows(cls().score(frame, params, ctx), cls.id, keys[cls.id])
+                score_rows(
+                    cls.keep_asked(cls().score(frame, params, ctx), params), cls.id, keys[cls.id]
+                )
                 for cls, params in jobs
             ]
         ).to_arrow()
     rows, positions = frame.drop(_POS), frame.select(*_KEY, _POS)
     parts = [
-        cls()
-        .score(rows, params, ctx)
+        cls.keep_asked(cls().score(rows, params, ctx), params)
         .select(list(RESULT_SCHEMA))
         .join(positions, on=_KEY, how="left", maintain_order="left")
         .select(

@@ -129,6 +129,7 @@ class Scorer:
         parts = []
         for start in range(0, rows.height, block):
             part = rows.slice(start, block)
-            parts.append(cls().score(part, self.resolved[cls.id], ctx))
+            params = self.resolved[cls.id]
+            parts.append(cls.keep_asked(cls().score(part, params, ctx), params))
             self.bar.update(part.height)
         return pl.concat(parts)

@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from evalnb.evaluation.base import (
+    ASKED,
     BLOCK_ROWS,
     Context,
     Evaluator,
@@ -121,6 +122,7 @@ class Bleu(Evaluator):
 
     id = "bleu"
     version = "2"  # 2: sacrebleu's tokenizer by language, chrF, H2O's "not meaningful"
+    # (metrics= choosing which kernels run changes no score: no new version)
     title = "BLEU"
     domain = "summarization"
     description = (
@@ -139,24 +141,35 @@ class Bleu(Evaluator):
             "Unigram precision × brevity penalty (H2O).",
             threshold=0.75,
             primary=True,
+            kernel="h2o",
         ),
-        MetricSpec("bleu_2", "BLEU-2", "Bigram precision × brevity penalty.", threshold=0.75),
-        MetricSpec("bleu_3", "BLEU-3", "Trigram precision × brevity penalty.", threshold=0.75),
-        MetricSpec("bleu_4", "BLEU-4", "4-gram precision × brevity penalty.", threshold=0.75),
+        MetricSpec(
+            "bleu_2", "BLEU-2", "Bigram precision × brevity penalty.", threshold=0.75, kernel="h2o"
+        ),
+        MetricSpec(
+            "bleu_3", "BLEU-3", "Trigram precision × brevity penalty.", threshold=0.75, kernel="h2o"
+        ),
+        MetricSpec(
+            "bleu_4", "BLEU-4", "4-gram precision × brevity penalty.", threshold=0.75, kernel="h2o"
+        ),
         MetricSpec(
             "sacrebleu",
             "sacreBLEU",
             "sacrebleu's sentence BLEU up to 4-grams (effective order, smoothing) with "
             "sacrebleu's tokenizer for the case's language (13a, zh, ja-mecab, ko-mecab, "
-            "intl or char), in [0, 1]; not H2O's. Scored with sacrebleu=True.",
+            "intl or char), in [0, 1]; not H2O's. Scored with sacrebleu=True, or when asked "
+            "for (metrics=).",
             threshold=0.75,
+            kernel="sacrebleu",
         ),
         MetricSpec(
             "chrf",
             "chrF",
             "sacrebleu's sentence chrF (character 1- to 6-grams, beta 2; the best "
-            "reference), in [0, 1]: meaningful in every script. Scored with sacrebleu=True.",
+            "reference), in [0, 1]: meaningful in every script. Scored with sacrebleu=True, "
+            "or when asked for (metrics=).",
             threshold=0.5,
+            kernel="chrf",
         ),
     )
     params: ClassVar[tuple[Param, ...]] = (
@@ -201,12 +214,48 @@ class Bleu(Evaluator):
         params: Mapping[str, object],
         ctx: Context,  # noqa: ARG002 - n-grams need no shared service
     ) -> pl.DataFrame:
-        """Score every row against all its expected answers at once."""
+        """Score every row against all its expected answers at once.
+
+        Three computations, each run only when a metric asked for needs it (``metrics=``;
+        by default H2O's BLEU-1..4, and sacrebleu's BLEU and chrF with ``sacrebleu=True``).
+        """
         actual = rows["actual"].fill_null("")
         expected = rows["expected"]
         if params["lowercase"]:
             actual = actual.str.to_lowercase()
             expected = expected.list.eval(pl.element().str.to_lowercase())
+        lengths = expected.list.len().fill_null(0)
+        no_ref = (lengths == 0).to_numpy()
+        errored = rows["error"].is_not_null().to_numpy()
+        base = np.full(rows.height, None, dtype=object)
+        base[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
+        kernels = self.kernels(params)
+        extra = params.get(ASKED) is not None or bool(params["sacrebleu"])
+        frames = []
+        if "h2o" in kernels:
+            h2o, h2o_detail = self._h2o(rows, actual, expected, params, base)
+            h2o_detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
+            frames.append(result_frame(rows, _final(h2o, no_ref, errored), h2o_detail.tolist()))
+        for kernel in ("sacrebleu", "chrf"):
+            if kernel not in kernels or not extra:
+                continue
+            if kernel == "sacrebleu":
+                values, detail = _sacrebleu_scores(rows, actual, expected, params, base)
+            else:
+                values, detail = {"chrf": _chrf_scores(actual, expected)}, base.copy()
+            detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
+            frames.append(result_frame(rows, _final(values, no_ref, errored), detail.tolist()))
+        return pl.concat(frames) if len(frames) > 1 else frames[0]
+
+    @staticmethod
+    def _h2o(
+        rows: pl.DataFrame,
+        actual: pl.Series,
+        expected: pl.Series,
+        params: Mapping[str, object],
+        base: np.ndarray,
+    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """H2O's BLEU-1..4 (NLTK's or sacrebleu's 13a tokens) and each row's detail."""
         lengths = expected.list.len().fill_null(0)
         # All references as one flat column: one tokenizer pass, no nesting.
         refs = expected.fill_null([]).explode().drop_nulls()
@@ -235,22 +284,12 @@ class Bleu(Evaluator):
             ids = TokenIds.split([both.head(actual.len()), both.tail(refs.len())])
             stats = id_ngram_stats(ids, per_pair, _MAX_ORDER)
         h2o = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
-        no_ref = (lengths == 0).to_numpy()
-        errored = rows["error"].is_not_null().to_numpy()
-        base = np.full(rows.height, None, dtype=object)
-        base[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
-        h2o_detail = base.copy()
+        detail = base.copy()
         for i, reason in pointless.items():
-            h2o_detail[i] = reason
+            detail[i] = reason
         for values in h2o.values():
             values[list(pointless)] = np.nan
-        h2o_detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
-        frames = [result_frame(rows, _final(h2o, no_ref, errored), h2o_detail.tolist())]
-        if params["sacrebleu"]:
-            sacre, sacre_detail = _sacrebleu_scores(rows, actual, expected, params, base)
-            sacre_detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
-            frames.append(result_frame(rows, _final(sacre, no_ref, errored), sacre_detail.tolist()))
-        return pl.concat(frames) if len(frames) > 1 else frames[0]
+        return h2o, detail
 
 
 def _final(
@@ -266,7 +305,7 @@ def _sacrebleu_scores(
     params: Mapping[str, object],
     base: np.ndarray,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Sacrebleu's sentence BLEU and chrF of each row, each row with its language's tokens."""
+    """Sacrebleu's sentence BLEU of each row, each row with its language's tokens."""
     lengths = expected.list.len().fill_null(0).to_numpy()
     refs = expected.fill_null([]).explode().drop_nulls().cast(pl.String)
     detail = base.copy()
@@ -285,12 +324,19 @@ def _sacrebleu_scores(
                 note = json.dumps({"tokenize": name})
                 detail[where[detail[where] == None]] = note  # noqa: E711 - object array
     stats = id_ngram_stats(tokens, lengths, _MAX_ORDER)
-    values = {"sacrebleu": sentence_bleu(stats, str(params["smooth_method"]))}
-    # chrF counts characters: no tokenizer, any language (sacrebleu's sentence_chrf).
-    row_of = np.repeat(np.arange(rows.height), lengths)
-    best = np.full(rows.height, np.nan)
+    return {"sacrebleu": sentence_bleu(stats, str(params["smooth_method"]))}, detail
+
+
+def _chrf_scores(actual: pl.Series, expected: pl.Series) -> np.ndarray:
+    """Sacrebleu's sentence chrF of each row against its best reference.
+
+    chrF counts characters: no tokenizer, any language (sacrebleu's ``sentence_chrf``).
+    """
+    lengths = expected.list.len().fill_null(0).to_numpy()
+    refs = expected.fill_null([]).explode().drop_nulls().cast(pl.String)
+    row_of = np.repeat(np.arange(actual.len()), lengths)
+    best = np.full(actual.len(), np.nan)
     if row_of.size:
         per_ref = chrf(actual.gather(row_of), refs)
         np.fmax.at(best, row_of, per_ref)
-    values["chrf"] = best
-    return values, detail
+    return best
