@@ -44,7 +44,7 @@ def run_harpia(
     for metric in requested:
         cls = get_evaluator(str(metric["id"]))
         start = time.perf_counter()
-        per_evaluator: dict[str, object] = {cls.id: dict(metric["parameters"])}
+        per_evaluator: dict[str, Any] = {cls.id: dict(metric["parameters"])}
         scored = evaluate(
             lab, [cls.id], progress=False, judge=None, engine="local", **per_evaluator
         )
