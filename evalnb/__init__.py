@@ -32,6 +32,8 @@ from evalnb.api.monitoring import Monitor, monitor
 from evalnb.api.validation import Validation, validate_tests
 from evalnb.diagnosis.failure_clusters import FailureClusters
 from evalnb.diagnosis.topics import TopicModel, topics
+from evalnb.evaluation.base import Evaluator, MetricSpec, Param, register, result_frame
+from evalnb.evaluation.custom import evaluator
 from evalnb.evaluation.engine import NothingScoredWarning, evaluate, evaluators
 from evalnb.evaluation.families.text.condition import ConditionError
 from evalnb.evaluation.ray_engine import RayEngine
@@ -88,15 +90,18 @@ __all__ = [
     "DocumentLimits",
     "EndpointUnreachable",
     "EvalnbError",
+    "Evaluator",
     "Eye",
     "FailureClusters",
     "InputError",
     "LLMClient",
     "Lab",
     "Labeler",
+    "MetricSpec",
     "Monitor",
     "NoTopicsWarning",
     "NothingScoredWarning",
+    "Param",
     "RayEngine",
     "Report",
     "ReviewError",
@@ -118,6 +123,7 @@ __all__ = [
     "curator",
     "detect_format",
     "evaluate",
+    "evaluator",
     "evaluators",
     "eye",
     "generate_tests",
@@ -128,6 +134,8 @@ __all__ = [
     "monitor",
     "open",
     "pairwise",
+    "register",
+    "result_frame",
     "retrieval_baseline",
     "review",
     "run_suite",

@@ -387,8 +387,12 @@ def per_distinct(
 _REGISTRY: dict[str, type[Evaluator]] = {}
 
 
-def register(cls: type[Evaluator]) -> type[Evaluator]:
-    """Class decorator adding an evaluator to the catalog (checks its declarations)."""
+def register(cls: type[Evaluator], *, replace: bool = False) -> type[Evaluator]:
+    """Class decorator adding an evaluator to the catalog (checks its declarations).
+
+    ``replace``: an evaluator of the same id is replaced (a user's function defined again in
+    a notebook); otherwise two classes under one id are refused.
+    """
     problems = [f for f in cls.requires if f not in FIELDS]
     if cls.domain not in DOMAINS or problems or not cls.metrics:
         msg = (
@@ -396,11 +400,16 @@ def register(cls: type[Evaluator]) -> type[Evaluator]:
             f"requires a subset of {FIELDS} (unknown {problems}) and at least one metric"
         )
         raise TypeError(msg)
-    if cls.id in _REGISTRY and _REGISTRY[cls.id] is not cls:
+    if cls.id in _REGISTRY and _REGISTRY[cls.id] is not cls and not replace:
         msg = f"evaluator id {cls.id!r} is registered twice"
         raise TypeError(msg)
     _REGISTRY[cls.id] = cls
     return cls
+
+
+def unregister(evaluator_id: str) -> None:
+    """Remove an evaluator from the catalog (a user's, no longer wanted); unknown ids pass."""
+    _REGISTRY.pop(evaluator_id, None)
 
 
 def registered() -> MappingProxyType[str, type[Evaluator]]:

@@ -1,15 +1,22 @@
 """The evaluator catalog: every family imported, looked up by id, listed as a frame.
 
 The families (:mod:`evalnb.evaluation.families`) register themselves through
-:mod:`evalnb.evaluation.base` when imported; this module imports them all (lazily, so
-``import evalnb`` stays light: heavy ones load their models only when they score), and is
-the only module of the contract and the runners that does (the ``runners-no-family``
+:mod:`evalnb.evaluation.base` when imported; this module finds and imports them all by
+walking the package (lazily, so ``import evalnb`` stays light: heavy ones load their models
+only when they score), then the modules installed packages name in the
+``evalnb.evaluators`` entry point group (a user's own evaluators, :mod:`evalnb.evaluation.custom`),
+and is the only module of the contract and the runners that does (the ``runners-no-family``
 contract in ``pyproject.toml``).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.metadata
 import json
+import pkgutil
+import warnings
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -17,9 +24,11 @@ import polars as pl
 from evalnb.evaluation.base import DOMAINS, registered
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from evalnb.evaluation.base import Evaluator
 
-__all__ = ["catalog", "get_evaluator"]
+__all__ = ["ENTRY_POINTS", "all_evaluators", "catalog", "get_evaluator"]
 
 
 def get_evaluator(evaluator_id: str) -> type[Evaluator]:
@@ -54,25 +63,32 @@ def catalog() -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def all_evaluators() -> Mapping[str, type[Evaluator]]:
+    """Return every evaluator of the catalog by id: built-in, installed, made in this process."""
+    _load_catalog()
+    return registered()
+
+
+ENTRY_POINTS = "evalnb.evaluators"
+"""The entry point group of packages that add evaluators: each names a module to import."""
+
+
+@functools.cache
 def _load_catalog() -> None:
-    # Importing a family module registers its evaluators (see the module docstring).
-    import evalnb.evaluation.families.agents.agent_sanity  # noqa: PLC0415
-    import evalnb.evaluation.families.agents.step_alignment  # noqa: PLC0415
-    import evalnb.evaluation.families.agents.trajectory_metrics  # noqa: PLC0415
-    import evalnb.evaluation.families.judges.agent_judges  # noqa: PLC0415
-    import evalnb.evaluation.families.judges.fact_check  # noqa: PLC0415
-    import evalnb.evaluation.families.judges.h2o_judges  # noqa: PLC0415
-    import evalnb.evaluation.families.judges.ragas_judges  # noqa: PLC0415
-    import evalnb.evaluation.families.models.embedding  # noqa: PLC0415
-    import evalnb.evaluation.families.models.gptscore  # noqa: PLC0415
-    import evalnb.evaluation.families.models.model_backed  # noqa: PLC0415
-    import evalnb.evaluation.families.models.summarization  # noqa: PLC0415
-    import evalnb.evaluation.families.text.bleu  # noqa: PLC0415
-    import evalnb.evaluation.families.text.encoding  # noqa: PLC0415
-    import evalnb.evaluation.families.text.language_match  # noqa: PLC0415
-    import evalnb.evaluation.families.text.leakage  # noqa: PLC0415
-    import evalnb.evaluation.families.text.looping  # noqa: PLC0415
-    import evalnb.evaluation.families.text.ragas_nonllm  # noqa: PLC0415
-    import evalnb.evaluation.families.text.rouge  # noqa: PLC0415
-    import evalnb.evaluation.families.text.rules  # noqa: PLC0415
-    import evalnb.evaluation.families.text.text_matching  # noqa: F401, PLC0415
+    # Importing a module registers its evaluators (``@register``, ``@evalnb.evaluator``):
+    # every module of the families is found by walking the package, not listed by hand (a
+    # module left off a list would hide its evaluators silently), then the installed
+    # packages' modules named in the entry point group.
+    import evalnb.evaluation.families as families  # noqa: PLC0415 - imported on first use
+
+    for found in pkgutil.walk_packages(families.__path__, families.__name__ + "."):
+        importlib.import_module(found.name)
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
+        try:
+            entry.load()
+        except Exception as err:
+            warnings.warn(
+                f"the evaluators of {entry.value!r} (entry point {entry.name!r} of "
+                f"{ENTRY_POINTS!r}) could not be loaded: {type(err).__name__}: {err}",
+                stacklevel=3,
+            )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 import polars as pl
 from tqdm.auto import tqdm
 
-from evalnb.evaluation.base import ASKED, Evaluator, score_rows
+from evalnb.evaluation.base import ASKED, Evaluator, registered, score_rows
 from evalnb.evaluation.catalog import catalog, get_evaluator
 from evalnb.evaluation.on_disk import score_on_disk
 from evalnb.evaluation.ragas_objects import is_ragas_metric, ragas_evaluator
@@ -79,12 +79,14 @@ def _classes(items: list[object]) -> list[type[Evaluator]]:
     for item in items:
         if isinstance(item, str):
             cls = get_evaluator(item)
+        elif isinstance(item, type) and issubclass(item, Evaluator) and item.id in registered():
+            cls = item  # what @evalnb.evaluator returns, or a registered subclass
         elif is_ragas_metric(item):
             cls = ragas_evaluator(item)
         else:
             msg = (
-                f"evaluators are ids (see evalnb.evaluators()) or ragas metric objects; "
-                f"got {type(item).__name__}"
+                "evaluators are ids (see evalnb.evaluators()), registered evaluator classes "
+                f"(@evalnb.evaluator) or ragas metric objects; got {type(item).__name__}"
             )
             raise TypeError(msg)
         if cls.id in out and out[cls.id] is not cls and not isinstance(item, str):

@@ -77,7 +77,9 @@ class BundleSpec:
                     "id",
                     "an evaluator this evalnb has",
                     repr(ev),
-                    "Monitor with the evalnb that made the bundle, or recalibrate",
+                    "Monitor with the evalnb that made the bundle, or recalibrate; a user "
+                    "evaluator (@evalnb.evaluator) is found once its module is imported, or "
+                    "installed with an 'evalnb.evaluators' entry point",
                 ) from None
             if cls_.version != record["version"]:
                 raise InputError(
