@@ -117,8 +117,13 @@ def test_h2o_metrics_say_not_meaningful_instead_of_zero() -> None:
     assert "not meaningful for Chinese" in json.loads(reason)["reason"]
     rouge = rows.filter(pl.col("metric") == "rouge_l")
     assert set(rouge.filter(pl.col("value").is_null())["language"]) == {
-        "zh", "ja", "ko", "ru", "ar", "hi"
-    }  # fmt: skip
+        "zh",
+        "ja",
+        "ko",
+        "ru",
+        "ar",
+        "hi",
+    }
     latin = rouge.filter(pl.col("language").is_in(["en", "fr", "de"]))
     assert latin["value"].is_not_null().all() and latin["detail"].is_null().all()
 
@@ -131,8 +136,9 @@ def test_a_paraphrase_beats_an_unrelated_answer_in_every_language() -> None:
     unrelated = []
     for case_id, lang, expected in cases.iter_rows():
         others = [p[1] for p in PAIRS[lang] if p[0] != expected[0]]
-        unrelated.append({"case_id": case_id, "model": "unrelated", "sample": 0,
-                          "actual": others[0]})  # fmt: skip
+        unrelated.append(
+            {"case_id": case_id, "model": "unrelated", "sample": 0, "actual": others[0]}
+        )
     lab = lab.with_tables(
         {"outputs": pl.concat([outputs, pl.DataFrame(unrelated)], how="diagonal_relaxed")}
     )
@@ -142,8 +148,9 @@ def test_a_paraphrase_beats_an_unrelated_answer_in_every_language() -> None:
         .pivot(on="model", index=["case_id", "metric"], values="value")
         .join(scored.cases.select("case_id", "language"), on="case_id")
     )
-    base_model = next(m for m in wide.columns if m not in {"case_id", "metric", "language",
-                                                           "unrelated"})  # fmt: skip
+    base_model = next(
+        m for m in wide.columns if m not in {"case_id", "metric", "language", "unrelated"}
+    )
     wins = wide.group_by("language", "metric").agg(
         (pl.col(base_model) > pl.col("unrelated")).mean().alias("share")
     )

@@ -48,19 +48,51 @@ BLEU_TOKENIZERS = ("13a", "intl", "zh", "ja-mecab", "ko-mecab", "char", "none")
 # splits ASCII punctuation only, so sacrebleu's intl (Unicode punctuation and symbols) is
 # the tokenizer that finds their words.
 _INTL = frozenset(
-    {"ar", "fa", "ur", "ps", "ug", "ku", "hi", "mr", "ne", "bn", "as", "gu", "pa", "or",
-     "ta", "te", "kn", "ml", "si", "he", "am", "hy", "ka"}
-)  # fmt: skip
+    {
+        "ar",
+        "fa",
+        "ur",
+        "ps",
+        "ug",
+        "ku",
+        "hi",
+        "mr",
+        "ne",
+        "bn",
+        "as",
+        "gu",
+        "pa",
+        "or",
+        "ta",
+        "te",
+        "kn",
+        "ml",
+        "si",
+        "he",
+        "am",
+        "hy",
+        "ka",
+    }
+)
 
 # Code points sacrebleu's zh tokenizer spaces out. Its table compares one character with
 # two-character strings ('\u20000' is '\u2000' + '0'), so what it actually matches is
 # this; tests/test_languages.py checks every code point against sacrebleu's own function.
 _ZH_RANGES = (
-    (0x2001, 0x2A6D), (0x2E80, 0x2FDF), (0x2FF0, 0x303F), (0x3100, 0x312F),
-    (0x31A0, 0x31EF), (0x3200, 0x4DB5), (0x4E00, 0x9FBB), (0xF900, 0xFA2D),
-    (0xFA30, 0xFA6A), (0xFA70, 0xFAD9), (0xFE10, 0xFE1F), (0xFE30, 0xFE4F),
+    (0x2001, 0x2A6D),
+    (0x2E80, 0x2FDF),
+    (0x2FF0, 0x303F),
+    (0x3100, 0x312F),
+    (0x31A0, 0x31EF),
+    (0x3200, 0x4DB5),
+    (0x4E00, 0x9FBB),
+    (0xF900, 0xFA2D),
+    (0xFA30, 0xFA6A),
+    (0xFA70, 0xFAD9),
+    (0xFE10, 0xFE1F),
+    (0xFE30, 0xFE4F),
     (0xFF00, 0xFFEF),
-)  # fmt: skip
+)
 _ZH_CLASS = "[" + "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in _ZH_RANGES) + "]"
 # Python's str.strip()/split() white space, which Rust's \s lacks (\x1c-\x1f).
 _PY_SPACE = r"[\s\x1c-\x1f]"
