@@ -37,6 +37,25 @@ class MonitorChart(EvalWidget):
     _alerts = traitlets.Bytes(b"").tag(sync=True)
     _meta = traitlets.Dict().tag(sync=True)
 
+    def show(
+        self,
+        windows: pl.DataFrame,
+        drift: pl.DataFrame | None,
+        alerts: pl.DataFrame,
+        meta: dict[str, Any],
+    ) -> None:
+        """Draw these windows, drift and alerts (one message to the browser)."""
+        with self.hold_sync():
+            self._windows = to_ipc(_iso(windows, "window_start", "drop_since"))
+            self._drift = to_ipc(_iso(drift, "window_start")) if drift is not None else b""
+            self._alerts = to_ipc(
+                _iso(
+                    alerts.select("window_start", "evaluator", "metric", "kind", "detail"),
+                    "window_start",
+                )
+            )
+            self._meta = meta
+
 
 def _iso(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
     """Write times as ISO text: the browser draws them without time-zone arithmetic."""
@@ -54,22 +73,8 @@ class MonitorView(ipywidgets.VBox):  # type: ignore[misc]
         view = monitor.report_view(every, drift=drift)
         windows, drift_frame, alerts = view["windows"], view["drift"], view["alerts"]
         self.chart = MonitorChart()
-        with self.chart.hold_sync():
-            self.chart._windows = to_ipc(_iso(windows, "window_start", "drop_since"))
-            self.chart._drift = (
-                to_ipc(_iso(drift_frame, "window_start")) if drift_frame is not None else b""
-            )
-            self.chart._alerts = to_ipc(
-                _iso(
-                    alerts.select("window_start", "evaluator", "metric", "kind", "detail"),
-                    "window_start",
-                )
-            )
-            self.chart._meta = {
-                "every": every,
-                "bundle": monitor.spec.hash[:12],
-                "level": monitor.settings.level,
-            }
+        meta = {"every": every, "bundle": monitor.spec.hash[:12], "level": monitor.settings.level}
+        self.chart.show(windows, drift_frame, alerts, meta)
         self.detail = ipywidgets.VBox()
         self.chart.observe(self._open, names=["selected_window"])
         super().__init__([self.chart, self.detail])

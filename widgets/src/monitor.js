@@ -90,10 +90,13 @@ function render({ model, el }) {
     if (drift.length) root.appendChild(driftPanel(drift, x, alerts.filter((a) => !a.metric), model));
     root.appendChild(legend());
   };
-  model.on("change:_windows", draw);
-  model.on("change:_drift", draw);
-  model.on("change:_alerts", draw);
+  const events = ["change:_windows", "change:_drift", "change:_alerts"];
+  for (const event of events) model.on(event, draw);
   draw();
+  // anywidget calls what render returns when the view goes: no listener outlives its view.
+  return () => {
+    for (const event of events) model.off(event, draw);
+  };
 }
 
 /**
