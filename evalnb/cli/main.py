@@ -50,11 +50,30 @@ _DEMO_FILE = Path(__file__).resolve().parents[2] / "data" / "demo_lab.json"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Return the command line's parser: one ``_add_*_parser`` per command."""
     parser = argparse.ArgumentParser(
         prog="evalnb", description="Evaluate LLM and RAG test labs (see README.md)."
     )
     parser.add_argument("--version", action="version", version=f"evalnb {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    for add in (
+        _add_import_parser,
+        _add_evaluate_parser,
+        _add_lab_parsers,
+        _add_metric_parser,
+        _add_harpia_parser,
+        _add_calibrate_parser,
+        add_workflow_parser,
+        add_review_parser,
+        add_monitor_parser,
+        _add_demo_parser,
+    ):
+        add(sub)
+    return parser
+
+
+def _add_import_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``import FILE --to LAB.duckdb``: a source file into a store."""
     imp = sub.add_parser("import", help="import a source file into a DuckDB lab store")
     imp.add_argument("file", type=Path, help="source file (format detected unless --format)")
     imp.add_argument("--to", type=Path, required=True, help="the LAB.duckdb store to write")
@@ -75,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep outputs and scores as Parquet parts beside the store, read lazily (labs "
         "larger than memory; see docs/workflows/scale.md)",
     )
+
+
+def _add_evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``evaluate SOURCE -e ID``: run evaluators and save the scores."""
     ev = sub.add_parser(
         "evaluate", help="run evaluators over a lab store (or a source file) and save the scores"
     )
@@ -127,6 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --engine ray: a folder every node reads for the row shards "
         "(required on a multi-node cluster)",
     )
+
+
+def _add_lab_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``evaluators``, ``info STORE`` and ``report STORE``: read a catalog or a store."""
     sub.add_parser("evaluators", help="list the evaluator catalog (id, domain, title)")
     info = sub.add_parser("info", help="describe a lab store")
     info.add_argument("store", type=Path, help="the LAB.duckdb store to describe")
@@ -136,6 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("store", type=Path, help="the LAB.duckdb store to report on")
     rep.add_argument("-o", "--output", type=Path, required=True, help="HTML file to write")
     rep.add_argument("--zip", type=Path, default=None, help="also write the archive here")
+
+
+def _add_metric_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``metric``: Harbor's aggregate of a rewards JSONL."""
     metric = sub.add_parser(
         "metric", help="Harbor metric: aggregate a rewards JSONL into a JSON of numbers"
     )
@@ -170,12 +201,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--resamples", type=int, default=2000, help="bootstrap resamples for --ci (default: 2000)"
     )
     metric.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+
+
+def _add_harpia_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``harpia INPUT -o OUTPUT``: the metrics a HarpIA input asks for."""
     harpia = sub.add_parser("harpia", help="HarpIA: run the metrics an input JSON asks for")
     harpia.add_argument("input", type=Path, help="HarpIA input JSON")
     harpia.add_argument(
         "-o", "--output", type=Path, required=True, help="HarpIA output JSON to write"
     )
     harpia.add_argument("--log", type=Path, help="JSONL log, one line per (instance, metric)")
+
+
+def _add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``calibrate export STORE``: a guardrail configuration and a corpus patch."""
     cal = sub.add_parser("calibrate", help="human calibration: export its results")
     cal_sub = cal.add_subparsers(dest="calibrate_command", required=True)
     export = cal_sub.add_parser(
@@ -190,14 +229,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="guardrail: include thresholds that were not calibrated (user or default)",
     )
-    add_workflow_parser(sub)
-    add_review_parser(sub)
-    add_monitor_parser(sub)
+
+
+def _add_demo_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``demo``: the bundled demo lab evaluated, reported and archived."""
     demo = sub.add_parser(
         "demo", help="evaluate the bundled demo lab; write its store, HTML report and archive"
     )
     demo.add_argument("--out", type=Path, default=Path("out/demo"), help="output folder")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

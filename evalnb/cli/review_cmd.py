@@ -59,7 +59,11 @@ def add_review_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def _add_server_parser(rv_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     server = rv_sub.add_parser("server", help="a PostgreSQL server of your own on this machine")
-    server.add_argument("action", choices=("start", "stop", "status"))
+    server.add_argument(
+        "action",
+        choices=("start", "stop", "status"),
+        help="start (or reopen) it, stop it, or say whether it runs and its --dsn",
+    )
     server.add_argument(
         "--folder", type=Path, required=True, help="the server's folder (made when new)"
     )
