@@ -8,17 +8,15 @@ this reviewer has not labelled.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import polars as pl
 
-from evalnb.calibration.labels import BATCH_KEY, add_label, current_labels, new_batch_id
+from evalnb.calibration.batches import Batches
 from evalnb.calibration.recalibrate import calibrate, labelled_points, recalibrate
 from evalnb.calibration.reliability import reliability
-from evalnb.calibration.sampling import STRATEGIES, calibration_sample
+from evalnb.calibration.sampling import STRATEGIES
 from evalnb.lab.verdicts import finite_or_none, is_finite
 from evalnb.team.queue import ReviewQueue
 from evalnb.transforms.cases import run_steps
@@ -87,91 +85,22 @@ class Labeler(LabelingView):
             raise ValueError(msg)
         lab.metric_spec(evaluator, metric)  # a KeyError naming the known metrics
         self._lab, self._evaluator, self._metric = lab, evaluator, metric
-        self._n, self._strategy, self._seed = n, strategy, seed
         super().__init__(reviewer=reviewer, mode=mode, blind=blind)
-        self._batch_id, self._items = self._resume(batch_id)
+        # The batches' rules live in calibration/; this widget drives them and draws.
+        self._batches = Batches(
+            lab,
+            evaluator,
+            metric,
+            reviewer=reviewer,
+            n=n,
+            strategy=strategy,
+            seed=seed,
+            blind=blind,
+        )
+        self._batches.resume(batch_id)
         self.observe(lambda _c: self._show(), names=["position", "mode", "blind"])
-        self.position = self._first_open()
+        self.position = self._batches.first_open()
         self._show()
-
-    # -- batches ---------------------------------------------------------------------------
-    def _batches(self) -> list[dict[str, Any]]:
-        info = self._lab.table("info").filter(pl.col("key").str.starts_with(BATCH_KEY))
-        return [json.loads(v) for v in info["value"]]
-
-    def _resume(self, batch_id: str | None) -> tuple[str, pl.DataFrame]:
-        batches = self._batches()
-        if batch_id is not None:
-            found = [b for b in batches if b["batch_id"] == batch_id]
-            if not found:
-                msg = f"no labelling batch {batch_id!r} in this lab; known: {[b['batch_id'] for b in batches]}"
-                raise KeyError(msg)
-            return batch_id, _items(found[0])
-        mine = [
-            b
-            for b in batches
-            if (b["reviewer"], b["evaluator"], b["metric"])
-            == (self.reviewer, self._evaluator, self._metric)
-        ]
-        if mine:
-            last = max(mine, key=lambda b: b["created_at"])
-            items = _items(last)
-            if self._labelled_mask(items).sum() < items.height:
-                return last["batch_id"], items
-        return self._new_batch(len(mine))
-
-    def _new_batch(self, number: int) -> tuple[str, pl.DataFrame]:
-        rows = calibration_sample(
-            self._lab,
-            self._evaluator,
-            self._metric,
-            n=self._n,
-            strategy=self._strategy,
-            seed=self._seed + number,
-        )
-        batch_id = new_batch_id()
-        record = {
-            "batch_id": batch_id,
-            "reviewer": self.reviewer,
-            "evaluator": self._evaluator,
-            "metric": self._metric,
-            "strategy": self._strategy,
-            "blind": self.blind,  # whether the reviewer saw the metric's verdict first
-            "created_at": dt.datetime.now(dt.UTC).isoformat(),
-            "items": rows.select("case_id", "model", "sample").rows(),
-            # how each row came to be asked: corrected estimates weight by it
-            "design": rows["design"].to_list(),
-            "inclusion": rows["inclusion"].to_list(),
-        }
-        info = pl.concat(
-            [
-                self._lab.table("info"),
-                pl.DataFrame({"key": [BATCH_KEY + batch_id], "value": [json.dumps(record)]}),
-            ]
-        )
-        self._lab.replace_tables({"info": info})  # the batch survives a restart like the labels do
-        return batch_id, _items(record)
-
-    def _labelled_mask(self, items: pl.DataFrame) -> np.ndarray:
-        """Which items this reviewer has a verdict on (wherever it was made: never ask twice)."""
-        mine = current_labels(self._lab.labels, self._evaluator, self._metric).filter(
-            pl.col("reviewer") == self.reviewer
-        )
-        return (
-            items.join(
-                mine.select("case_id", "model", "sample", "verdict"),
-                on=["case_id", "model", "sample"],
-                how="left",
-                maintain_order="left",
-            )["verdict"]
-            .is_not_null()
-            .to_numpy()
-        )
-
-    def _first_open(self) -> int:
-        done = self._labelled_mask(self._items)
-        open_ = np.flatnonzero(~done)
-        return int(open_[0]) if open_.size else max(0, self._items.height - 1)
 
     # -- actions (Python API; the browser sends the same as messages) ----------------------
     def label(self, verdict: str, note: str | None = None) -> None:
@@ -181,22 +110,8 @@ class Labeler(LabelingView):
             msg = "there is no item to label: the batch is empty"
             raise ValueError(msg)
         verdict = self.resolve(verdict, item["passed"])
-        add_label(
-            self._lab,
-            item["case_id"],
-            item["model"],
-            self._evaluator,
-            self._metric,
-            verdict,
-            reviewer=self.reviewer,
-            note=note or None,
-            sample=item["sample"],
-            batch_id=self._batch_id,
-        )
-        done = self._labelled_mask(self._items)
-        after = [i for i in range(self._items.height) if not done[i] and i > self.position]
-        before = [i for i in range(self._items.height) if not done[i]]
-        nxt = (after or before or [self.position])[0]
+        self._batches.label(item, verdict, note)
+        nxt = self._batches.next_open(self.position)
         if nxt == self.position:
             self._show()
         else:
@@ -204,29 +119,10 @@ class Labeler(LabelingView):
 
     def undo(self) -> None:
         """Retract this reviewer's latest label in the batch (stored as a retraction row)."""
-        mine = (
-            current_labels(self._lab.labels, self._evaluator, self._metric)
-            .filter((pl.col("reviewer") == self.reviewer) & (pl.col("batch_id") == self._batch_id))
-            .sort("created_at")
-        )
-        if mine.is_empty():
+        target = self._batches.undo()
+        if target is None:
             self._error = "nothing to undo in this batch"
             return
-        last = mine.row(-1, named=True)
-        add_label(
-            self._lab,
-            last["case_id"],
-            last["model"],
-            self._evaluator,
-            self._metric,
-            None,
-            reviewer=self.reviewer,
-            note="undo",
-            sample=last["sample"],
-            batch_id=self._batch_id,
-        )
-        keys = self._items.select("case_id", "model", "sample").rows()
-        target = keys.index((last["case_id"], last["model"], last["sample"]))
         if target == self.position:
             self._show()
         else:
@@ -234,13 +130,12 @@ class Labeler(LabelingView):
 
     def go(self, position: int) -> None:
         """Show item ``position`` of the batch (clamped to the batch)."""
-        self.position = max(0, min(position, self._items.height - 1))
+        self.position = max(0, min(position, self._batches.items.height - 1))
 
     def next_batch(self) -> None:
         """Draw the next batch (active sampling uses every label so far)."""
-        number = len([b for b in self._batches() if b["reviewer"] == self.reviewer])
-        self._batch_id, self._items = self._new_batch(number)
-        first = self._first_open()
+        self._batches.next()
+        first = self._batches.first_open()
         if first == self.position:
             self._show()
         else:
@@ -264,15 +159,7 @@ class Labeler(LabelingView):
     @property
     def batch(self) -> pl.DataFrame:
         """The current batch's items with this reviewer's verdicts so far."""
-        mine = current_labels(self._lab.labels, self._evaluator, self._metric).filter(
-            pl.col("reviewer") == self.reviewer
-        )
-        return self._items.join(
-            mine.select("case_id", "model", "sample", "verdict", "note"),
-            on=["case_id", "model", "sample"],
-            how="left",
-            maintain_order="left",
-        )
+        return self._batches.table()
 
     # -- view ------------------------------------------------------------------------------
     def _show(self) -> None:
@@ -282,7 +169,7 @@ class Labeler(LabelingView):
             self._progress = {
                 "done": done,
                 "total": batch.height,
-                "batch_id": self._batch_id,
+                "batch_id": self._batches.batch_id,
                 "evaluator": self._evaluator,
                 "metric": self._metric,
             }
@@ -363,14 +250,6 @@ class Labeler(LabelingView):
             }
         except ValueError as err:  # too few labels or one verdict only: say so in the view
             self._result = {"message": str(err)}
-
-
-def _items(record: dict[str, Any]) -> pl.DataFrame:
-    return pl.DataFrame(
-        record["items"],
-        schema={"case_id": pl.String, "model": pl.String, "sample": pl.Int64},
-        orient="row",
-    )
 
 
 @overload
