@@ -123,7 +123,9 @@ def test_nine_steps_run_review_and_hand_over(finished: evalnb.Workflow, tmp_path
         "calibration",
     ]
 
-    paths = wf.artifacts(tmp_path / "out")
+    # No corrected pass rate on this lab: the bundle says no level was signed off.
+    with pytest.warns(UserWarning, match="no accepted pass rate"):
+        paths = wf.artifacts(tmp_path / "out")
     html = paths["report"].read_text(encoding="utf-8")
     for spec in STEPS:
         assert spec.title in html
