@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+import inspect
 import io
 import os
 import tempfile
@@ -9,6 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests import budget  # noqa: F401 - loads the Hypothesis profile (ci or fast)
 from tests.pg_server import pg_server  # noqa: F401 - the PostgreSQL fixture, for every module
 
 # Code that the tests copy beside a model's weights (imported by transformers as that
@@ -35,6 +38,63 @@ os.environ.setdefault("EVALNB_CACHE_DIR", tempfile.mkdtemp(prefix="evalnb-cache-
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "h2o"
 ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- tiers ----------------------------------------------------------------------------------
+# Plain `pytest` runs the fast tier (pyproject's addopts deselect the others); `bash
+# scripts/test` runs every tier (-m ""). A test's tier follows from what it starts, read
+# off its own code and its fixtures here, so a new test lands in its tier by itself:
+# `services` starts PostgreSQL, Ray, a Jupyter kernel, a process under resource limits, the
+# peers' environments, mkdocs or an install; `browser` drives JupyterLab in Chromium;
+# `soak` kills processes again and again.
+_TIERS: dict[str, tuple[str, ...]] = {
+    "browser": ("require_browser(", "lab_page("),
+    "soak": ("soak(", "SIGKILL", "signal.SIGTERM", "kill_at"),
+    "services": (
+        "start_server(",
+        "LocalServer",
+        'engine="ray"',
+        "RayEngine",
+        "venv-peers",
+        "PEERS",
+        "with_peers",
+        "venv-ppi",
+        "mkdocs",
+        "scripts/install",
+        "bounded_fuzz",
+        "setrlimit",
+        "run_notebook",
+        "nbclient",
+        "ExecutePreprocessor",
+        "jupyter_harness",
+        "LoopbackLLM",
+        "subprocess.run([sys.executable",
+    ),
+}
+_SERVICE_FIXTURES = {"pg_server", "cluster", "local_judge"}
+
+
+@functools.cache
+def _code_of(function: object) -> str:
+    try:
+        return inspect.getsource(function)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return ""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with the tier of what it starts (see ``_TIERS``)."""
+    del config
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is None:  # a doctest: fast
+            continue
+        code = _code_of(function)
+        tiers = {tier for tier, needles in _TIERS.items() if any(n in code for n in needles)}
+        if _SERVICE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            tiers.add("services")
+        for tier in sorted(tiers):
+            item.add_marker(tier)
 
 
 def h2o_files() -> list[Path]:

@@ -26,6 +26,7 @@ from evalnb.text.ngram import (
     tokenize_13a,
 )
 from evalnb.text.synthetic import ADVERSARIAL, pairs
+from tests.budget import examples
 from tests.nltk_reference import nltk_word_tokenize
 
 
@@ -211,7 +212,7 @@ def test_token_ids_worst_case_density() -> None:
 _SPACES = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(
         st.text(
@@ -231,7 +232,7 @@ def test_split_agrees_with_python_split(texts: list[str]) -> None:
 _13A_ALPHABET = ".,-'0123456789ab/:@{~[`!&(+<>;\"\n\x1c\u00e9\u00a0\u2003\u4e2d "
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.lists(
         st.text(alphabet=_13A_ALPHABET, max_size=16)
@@ -249,7 +250,7 @@ def test_compiled_13a_rules_agree_with_sacrebleu(texts: list[str]) -> None:
     ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.text(alphabet=_13A_ALPHABET, max_size=16), max_size=8))
 def test_column_13a_rules_agree_with_sacrebleu(texts: list[str]) -> None:
     # The Polars expression (used where tokens are wanted as lists) on the same texts.
@@ -281,7 +282,7 @@ def test_interning_in_blocks_gives_the_single_thread_ids(rules13a: bool) -> None
             assert np.array_equal(a, b)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(st.one_of(st.none(), st.text(alphabet=". aé\n", max_size=12)), max_size=12),
     st.sampled_from([". ", ".", "é.", ".."]),

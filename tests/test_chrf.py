@@ -14,6 +14,7 @@ from sacrebleu.metrics import CHRF
 from evalnb.text.chrf import chrf
 from evalnb.text.ngram_kernel import clipped_counts, packed_clipped_counts
 from evalnb.text.utf8 import NARROW, char_ids
+from tests.budget import examples
 
 
 def test_white_space_is_pythons_for_every_code_point() -> None:
@@ -30,7 +31,7 @@ def test_white_space_is_pythons_for_every_code_point() -> None:
     assert (ids == np.array([c + 1 for c in points if not chr(c).isspace()])).all()
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     texts=st.lists(st.lists(st.integers(1, 6), max_size=30), min_size=2, max_size=12),
     order=st.integers(1, 6),

@@ -17,6 +17,7 @@ from evalnb.io.load import frame_records
 from evalnb.io.tabular import read_records
 from evalnb.lab.core import with_cases
 from evalnb.lab.errors import InputError
+from tests.budget import examples
 
 _ODD = 'quote " back \\ tab\t nl\n ctl\x01 del\x7f é 漢 \u2028'
 
@@ -78,7 +79,7 @@ def test_content_ids_and_repeated_cases() -> None:
 _TEXT = st.one_of(st.none(), st.text(st.characters(codec="utf-8"), max_size=12))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(
         st.tuples(_TEXT, st.one_of(st.none(), st.lists(_TEXT, max_size=3)), _TEXT),
@@ -154,7 +155,7 @@ def test_errors_come_from_the_record_path() -> None:
         evalnb.load(negative)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     cases=st.integers(1, 6),
     models=st.integers(1, 3),

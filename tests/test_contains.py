@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from evalnb.text import contains as contains_mod
 from evalnb.text.contains import contains_each
 from evalnb.text.intern import utf8_buffers
+from tests.budget import examples
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(
         st.tuples(st.text("abé’日 ", max_size=40), st.text("abé’日 ", max_size=6)),

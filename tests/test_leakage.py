@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import evalnb
 from evalnb.evaluation.families.text.leakage import PII_DETECTORS, SENSITIVE_DETECTORS, detect
+from tests.budget import examples
 from tests.conftest import SHARED, needs_shared
 
 
@@ -129,7 +130,7 @@ def _reference(text: str, detectors: tuple[object, ...]) -> list[str]:
     return parts
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(_piiish, min_size=1, max_size=8))
 def test_prefilter_never_hides_a_match(texts: list[str]) -> None:
     # The Polars prefilter must keep every text the exact Python pattern matches.

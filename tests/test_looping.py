@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import evalnb
 from evalnb.evaluation.families.text.looping import looping_metrics
 from evalnb.text.repeats import longest_repeat
+from tests.budget import examples
 
 
 def _brute(s: str) -> str:
@@ -27,7 +28,7 @@ def _brute(s: str) -> str:
     return sub
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.text(alphabet="ab c.é", max_size=60))
 def test_longest_repeat_equals_brute_force(text: str) -> None:
     assert longest_repeat(text) == _brute(text)

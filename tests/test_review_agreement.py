@@ -16,6 +16,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
 from evalnb.team.agreement import agreement_table
+from tests.budget import examples
 
 
 def _labels(draw: st.DrawFn, categories: int, numeric: bool) -> pl.DataFrame:
@@ -40,7 +41,7 @@ def _matrix(frame: pl.DataFrame) -> np.ndarray:
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data(), level=st.sampled_from(["nominal", "interval"]))
 def test_alpha_equals_the_krippendorff_package(data: st.DataObject, level: str) -> None:
     frame = _labels(data.draw, data.draw(st.integers(2, 5)), level == "interval")
@@ -53,7 +54,7 @@ def test_alpha_equals_the_krippendorff_package(data: st.DataObject, level: str) 
     assert ours["estimate"] == pytest.approx(theirs, abs=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data())
 def test_fleiss_and_cohen_equal_statsmodels_and_scikit_learn(data: st.DataObject) -> None:
     k = data.draw(st.integers(2, 4))

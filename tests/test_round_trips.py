@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import evalnb
+from tests.budget import examples
 
 ROOT = Path(__file__).resolve().parents[1]
 # The tables each format holds (what an export writes and a load reads back).
@@ -131,7 +132,10 @@ def _conversations(draw: st.DrawFn) -> list[dict[str, object]]:
 
 
 _settings = settings(
-    max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=False,
 )
 
 

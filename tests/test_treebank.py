@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from evalnb.text.synthetic import pairs
 from evalnb.text.treebank import word_tokenize
+from tests.budget import examples
 from tests.nltk_reference import nltk_word_tokenize
 
 # Tokens every rule acts on: quotes and apostrophes, contractions, sentence ends, numbers,
@@ -112,13 +113,13 @@ def _check(texts: list[str]) -> None:
     ]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.lists(st.sampled_from(_TOKENS), max_size=25).map("".join), max_size=6))
 def test_equals_nltk_word_tokenize(texts: list[str]) -> None:
     _check(texts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.text(max_size=40), max_size=6))
 def test_equals_nltk_on_arbitrary_text(texts: list[str]) -> None:
     _check(texts)
@@ -193,7 +194,7 @@ def test_plain_break_contexts_are_decided_as_punkt_decides() -> None:
     assert [decide(c) for c in contexts] == [decide._slow.__wrapped__(c) for c in contexts]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.sampled_from(_TOKENS), max_size=30).map("".join))
 def test_sentences_equal_nltk_sent_tokenize(text: str) -> None:
     """Sentence splitting (with its shortcut for texts needing no realignment) is NLTK's."""
