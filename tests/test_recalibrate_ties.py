@@ -24,18 +24,16 @@ def _lab() -> evalnb.Lab:
     return lab
 
 
+def _label_all(lab: evalnb.Lab, cut: float) -> None:
+    """A reviewer who passes exactly the answers scoring ``cut`` or more."""
+    for row in lab.metric_scores(EV, EV).iter_rows(named=True):
+        verdict = "pass" if row["value"] >= cut else "fail"
+        lab.add_label(row["case_id"], row["model"], EV, EV, verdict, reviewer="ann")
+
+
 def test_labels_that_agree_with_the_metric_keep_its_threshold() -> None:
     lab = _lab()
-    scores = lab.metric_scores(EV, EV)
-    for row in scores.iter_rows(named=True):  # reviewers agree with the metric everywhere
-        lab.add_label(
-            row["case_id"],
-            row["model"],
-            EV,
-            EV,
-            "pass" if row["value"] >= 0.75 else "fail",
-            reviewer="ann",
-        )
+    _label_all(lab, 0.75)  # reviewers agree with the metric everywhere
     fit = lab.recalibrate(EV, EV, n_boot=200)
     assert fit.kappa_before == fit.kappa_after == 1.0
     assert fit.threshold == 0.75 and fit.rule.startswith("kept")
@@ -47,16 +45,7 @@ def test_labels_that_agree_with_the_metric_keep_its_threshold() -> None:
 
 def test_a_threshold_outside_the_best_range_moves_to_its_middle() -> None:
     lab = _lab()
-    scores = lab.metric_scores(EV, EV)
-    for row in scores.iter_rows(named=True):  # reviewers are stricter than the metric
-        lab.add_label(
-            row["case_id"],
-            row["model"],
-            EV,
-            EV,
-            "pass" if row["value"] >= 0.99 else "fail",
-            reviewer="ann",
-        )
+    _label_all(lab, 0.99)  # reviewers are stricter than the metric
     fit = lab.recalibrate(EV, EV, n_boot=200)
     low, high = fit.equivalent
     assert not low < 0.75 <= high and fit.threshold == (low + high) / 2

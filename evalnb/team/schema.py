@@ -104,6 +104,16 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     AND (state = 'submitted' OR (state = 'leased' AND lease_until > clock_timestamp()))
 $$;
 
+-- The item's row lock (who holds it decides alone), or the queue's plain refusal.
+CREATE OR REPLACE FUNCTION evalnb.lock_item(q text, i integer) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM 1 FROM evalnb.items WHERE queue = q AND item_id = i FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'EVQ01', MESSAGE = format('queue %L has no item %s', q, i);
+  END IF;
+END $$;
+
 CREATE OR REPLACE FUNCTION evalnb.item_done(q text, i integer) RETURNS boolean
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
   SELECT count(*) >= (SELECT per_item FROM evalnb.queues WHERE name = q)
@@ -134,11 +144,7 @@ BEGIN
         'queue.next(reviewer)', NEW.state);
     END IF;
     SELECT per_item, lease_s INTO q FROM evalnb.queues WHERE name = NEW.queue;
-    PERFORM 1 FROM evalnb.items WHERE queue = NEW.queue AND item_id = NEW.item_id FOR UPDATE;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION USING ERRCODE = 'EVQ01',
-        MESSAGE = format('queue %L has no item %s', NEW.queue, NEW.item_id);
-    END IF;
+    PERFORM evalnb.lock_item(NEW.queue, NEW.item_id);
     -- Counted after the lock: every earlier holder's assignment is committed and seen.
     IF evalnb.holders(NEW.queue, NEW.item_id, NEW.reviewer) >= q.per_item THEN
       RETURN NULL;  -- full: nothing reserved (the caller's RETURNING is empty)
@@ -212,11 +218,7 @@ DECLARE
   mine record;
   held bigint;
 BEGIN
-  PERFORM 1 FROM evalnb.items WHERE queue = NEW.queue AND item_id = NEW.item_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION USING ERRCODE = 'EVQ01',
-      MESSAGE = format('queue %L has no item %s', NEW.queue, NEW.item_id);
-  END IF;
+  PERFORM evalnb.lock_item(NEW.queue, NEW.item_id);
   IF NEW.kind <> 'review' THEN
     RETURN NEW;
   END IF;
