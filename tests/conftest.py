@@ -46,7 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # off its own code and its fixtures here, so a new test lands in its tier by itself:
 # `services` starts PostgreSQL, Ray, a Jupyter kernel, a process under resource limits, the
 # peers' environments, mkdocs or an install; `browser` drives JupyterLab in Chromium;
-# `soak` kills processes again and again.
+# `soak` kills processes again and again. Long computations (simulations, suites generated
+# from a real corpus, the whole demo) say `slow` themselves.
 _TIERS: dict[str, tuple[str, ...]] = {
     "browser": ("require_browser(", "lab_page("),
     "soak": ("soak(", "SIGKILL", "signal.SIGTERM", "kill_at"),
@@ -68,6 +69,8 @@ _TIERS: dict[str, tuple[str, ...]] = {
         "ExecutePreprocessor",
         "jupyter_harness",
         "LoopbackLLM",
+        "run_with_ragas(",
+        "_peer(",
         "subprocess.run([sys.executable",
     ),
 }

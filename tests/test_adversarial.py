@@ -22,7 +22,11 @@ from evalnb.generation.judge_free import negate
 from tests.corpus_docs import LICENSES
 from tests.llm_server import LoopbackLLM
 
-pytestmark = pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files")
+# Suites generated from a real corpus with the embedding model, end to end: the slow tier.
+pytestmark = [
+    pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files"),
+    pytest.mark.slow,
+]
 _HINT = re.compile(r"\n\(I am quite sure the answer is (.*)\.\)$", re.DOTALL)
 
 

@@ -12,7 +12,11 @@ import evalnb
 from evalnb.models.encoder import get_encoder
 from tests.corpus_docs import LICENSES
 
-pytestmark = pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files")
+# Suites generated from a real corpus with the embedding model, end to end: the slow tier.
+pytestmark = [
+    pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files"),
+    pytest.mark.slow,
+]
 
 
 def test_answers_come_from_the_top_chunks_and_find_the_source_of_most_cases() -> None:

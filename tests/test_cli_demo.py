@@ -39,6 +39,7 @@ def test_demo_lab_shape() -> None:
     assert lab.outputs["cost"].null_count() == 0
 
 
+@pytest.mark.slow  # the whole demo: its lab, the embedding model, the report
 def test_cli_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from evalnb.models.encoder import get_encoder
 

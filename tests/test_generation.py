@@ -14,7 +14,11 @@ from evalnb.generation.judge_free import negate
 from evalnb.models.encoder import get_encoder
 from tests.corpus_docs import LICENSES, readme_markdown
 
-pytestmark = pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files")
+# Suites generated from a real corpus with the embedding model, end to end: the slow tier.
+pytestmark = [
+    pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files"),
+    pytest.mark.slow,
+]
 
 
 def _clean(text: str) -> str:

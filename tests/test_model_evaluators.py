@@ -294,6 +294,7 @@ def _nli_and_weights(models: dict[str, Path], tmp_path: Path) -> tuple[Path, Pat
     return nli, tmp_path / "conv.bin"
 
 
+@pytest.mark.slow  # a model loaded, or processes racing: the slow tier
 def test_summarization_faithfulness_and_completeness(
     models: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -373,6 +374,7 @@ def test_summarization_faithfulness_and_completeness(
     assert why[1].startswith("summary too short")
 
 
+@pytest.mark.slow  # a model loaded, or processes racing: the slow tier
 def test_summarization_without_conv_weights_says_so(
     models: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -361,6 +361,7 @@ def test_genai_convention_spans_give_the_question_and_answer(bundle: Path, tmp_p
     assert mon.windows("1d")["unscored_share"].to_list() == [1.0]
 
 
+@pytest.mark.slow  # a model loaded, or processes racing: the slow tier
 def test_two_ingests_at_once_hold_each_trace_and_score_once(bundle: Path, tmp_path: Path) -> None:
     truth = write_traffic(tmp_path / "otlp", days=2, per_day=1000, rotate_lines=5)
     store = tmp_path / "m.duckdb"

@@ -125,6 +125,7 @@ def steady() -> list[pl.DataFrame]:
     return [_run(rng, [0.90] * WINDOWS, 0.90) for _ in range(1000)]
 
 
+@pytest.mark.slow  # hundreds of simulated streams: the slow tier
 def test_the_sequence_covers_the_true_rate_at_every_window_in_95_percent_of_streams(
     steady: list[pl.DataFrame],
 ) -> None:
@@ -138,11 +139,13 @@ def test_the_sequence_covers_the_true_rate_at_every_window_in_95_percent_of_stre
     assert np.mean(fixed) < 0.95
 
 
+@pytest.mark.slow  # hundreds of simulated streams: the slow tier
 def test_a_stream_that_keeps_the_accepted_rate_rarely_alarms(steady: list[pl.DataFrame]) -> None:
     alarmed = [bool(w["below_accepted"].any()) for w in steady]
     assert np.mean(alarmed) <= 0.05
 
 
+@pytest.mark.slow  # hundreds of simulated streams: the slow tier
 def test_a_five_point_drop_is_flagged_within_2000_traces_in_80_percent_of_streams() -> None:
     rng = np.random.default_rng(11)
     change = 10  # the windows before it at 0.90, from it on at 0.85

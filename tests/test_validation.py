@@ -16,7 +16,11 @@ from evalnb.models.encoder import get_encoder
 from tests.corpus_docs import LICENSES
 from tests.precision import EMBEDDING_TOL, MODEL_TOL
 
-pytestmark = pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files")
+# Suites generated from a real corpus with the embedding model, end to end: the slow tier.
+pytestmark = [
+    pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files"),
+    pytest.mark.slow,
+]
 
 UNRELATED = "Cats sleep for most of the afternoon while the rain keeps falling on Paris."
 

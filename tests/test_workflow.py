@@ -25,7 +25,11 @@ from tests.corpus_docs import LICENSES
 from tests.llm_server import LoopbackLLM
 from tests.workflow_system import async_rag, lazy_rag
 
-pytestmark = pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files")
+# Suites generated from a real corpus with the embedding model, end to end: the slow tier.
+pytestmark = [
+    pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files"),
+    pytest.mark.slow,
+]
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [str(LICENSES / "Apache-2.0"), str(LICENSES / "MPL-2.0")]
 PARAMS: dict[str, dict[str, Any]] = {
