@@ -26,6 +26,7 @@ from evalnb.calibration.bundle_records import (
     accepted_level,
     check_accepted,
     evaluator_records,
+    lab_pass_rate,
     reference_sample,
 )
 from evalnb.calibration.corrected import corrected_leaderboard
@@ -216,7 +217,7 @@ def calibration_bundle(
                     for r in corrected.to_dicts()
                 ],
                 "accepted": accepted_level(accepted, metric, corrected),
-                "lab_pass_rate": _lab_pass_rate(lab, ev, metric, row),
+                "lab_pass_rate": lab_pass_rate(lab, ev, metric, row),
             }
         )
         if metrics[-1]["accepted"] is None:
@@ -248,19 +249,6 @@ def calibration_bundle(
     bundle["reference"] = reference_sample(lab)
     _validate(bundle, "the bundle being written")
     return seal(bundle)
-
-
-def _lab_pass_rate(lab: LabCore, ev: str, metric: str, threshold: dict[str, Any]) -> float | None:
-    """Return the calibration lab's own pass rate of a metric at its threshold (all models)."""
-    values = lab.scores.filter((pl.col("evaluator") == ev) & (pl.col("metric") == metric))[
-        "value"
-    ].drop_nulls()
-    values = values.filter(values.is_finite())
-    if not values.len():
-        return None
-    cut = float(threshold["threshold"])
-    passed = values >= cut if threshold["higher_is_better"] else values <= cut
-    return float(passed.mean())  # type: ignore[arg-type]
 
 
 def _digest(bundle: Mapping[str, Any]) -> str:

@@ -88,3 +88,16 @@ def reference_sample(
         "prompts": cases.get_column("prompt").to_list(),
         "topics": cases.get_column("topic").to_list(),
     }
+
+
+def lab_pass_rate(lab: LabCore, ev: str, metric: str, threshold: dict[str, Any]) -> float | None:
+    """Return the calibration lab's own pass rate of a metric at its threshold (all models)."""
+    values = lab.scores.filter((pl.col("evaluator") == ev) & (pl.col("metric") == metric))[
+        "value"
+    ].drop_nulls()
+    values = values.filter(values.is_finite())
+    if not values.len():
+        return None
+    cut = float(threshold["threshold"])
+    passed = values >= cut if threshold["higher_is_better"] else values <= cut
+    return float(passed.mean())  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from evalnb.calibration.recalibrate import calibrate, labelled_points
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["RELIABILITY_SCHEMA", "agreement_views", "reliability"]
+__all__ = ["RELIABILITY_SCHEMA", "agreement_views", "reliability", "wilson_interval"]
 
 RELIABILITY_SCHEMA = pl.Schema(
     {
@@ -35,11 +35,18 @@ RELIABILITY_SCHEMA = pl.Schema(
 )
 
 
-def _wilson(passed: int, n: int, z: float) -> tuple[float, float]:
-    p = passed / n
+def wilson_interval(
+    passed: np.ndarray | float, n: np.ndarray | float, z: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson's interval of ``passed`` of ``n`` (arrays or numbers), clipped to [0, 1].
+
+    Honest at small n and at 0 or 100 %, where the normal interval collapses to a point.
+    """
+    n = np.asarray(n, dtype=float)
+    p = np.asarray(passed, dtype=float) / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
 def reliability(
@@ -54,7 +61,8 @@ def reliability(
     y = points["human_pass"].to_numpy().astype(bool)
     rows = []
     for part in np.array_split(np.arange(v.size), min(bins, v.size)):
-        lo, hi = _wilson(int(y[part].sum()), part.size, z)
+        low, high = wilson_interval(int(y[part].sum()), part.size, z)
+        lo, hi = float(low), float(high)
         rows.append(
             {
                 "low": float(v[part[0]]),

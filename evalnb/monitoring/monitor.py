@@ -268,15 +268,12 @@ class Monitor(DriftMethods, ReviewMethods):
         completed = pl.DataFrame({"trace_id": done_ids or []}, schema={"trace_id": pl.String()})
         path_text = str(bad[0]) if bad else str(checkpoint[0]) if checkpoint else source
         unread = pl.DataFrame(
-            {
-                "source": [source] * len(bad[1] if bad else []),
-                "path": [path_text] * len(bad[1] if bad else []),
-                "line": [b.line for b in (bad[1] if bad else [])],
-                "reason": [b.reason for b in (bad[1] if bad else [])],
-                "preview": [b.preview for b in (bad[1] if bad else [])],
-                "seen_at": [now] * len(bad[1] if bad else []),
-            },
+            [
+                (source, path_text, b.line, b.reason, b.preview, now)
+                for b in (bad[1] if bad else [])
+            ],
             schema=_QUARANTINE,
+            orient="row",
         )
         counted: list[int] = []
 

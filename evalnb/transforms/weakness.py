@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from evalnb.calibration.reliability import wilson_interval
 from evalnb.lab.verdicts import finite_or_none, verdicts
 from evalnb.text.language import case_languages
 
@@ -168,15 +169,13 @@ def _stats(rows: pl.DataFrame, by: list[str], idx: WeaknessIndex, *, spread: boo
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(n >= INTERVAL_MIN_N, stats.t.ppf(0.975, np.maximum(n - 1, 1)), np.nan)
         half = t * out["_sd"].to_numpy() / np.sqrt(np.maximum(n, 1))
-        p = out["pass_rate"].to_numpy()
-        centre = (p + _Z**2 / (2 * n)) / (1 + _Z**2 / n)
-        spread_w = _Z * np.sqrt(p * (1 - p) / n + _Z**2 / (4 * n * n)) / (1 + _Z**2 / n)
     mean = out["mean"].to_numpy()
+    pass_low, pass_high = wilson_interval(out["pass_rate"].to_numpy() * n, n, _Z)
     out = out.drop("_sd").with_columns(
         ci_low=pl.Series(mean - half).fill_nan(None),
         ci_high=pl.Series(mean + half).fill_nan(None),
-        pass_low=pl.Series(np.clip(centre - spread_w, 0, 1)),
-        pass_high=pl.Series(np.clip(centre + spread_w, 0, 1)),
+        pass_low=pl.Series(pass_low),
+        pass_high=pl.Series(pass_high),
         few=pl.col("n") < max(idx.min_n, INTERVAL_MIN_N),
     )
     if idx.threshold is None:

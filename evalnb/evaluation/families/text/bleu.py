@@ -122,7 +122,6 @@ class Bleu(Evaluator):
 
     id = "bleu"
     version = "2"  # 2: sacrebleu's tokenizer by language, chrF, H2O's "not meaningful"
-    # (metrics= choosing which kernels run changes no score: no new version)
     title = "BLEU"
     domain = "summarization"
     description = (
