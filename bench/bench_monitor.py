@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.monitor_traffic import WORDS  # noqa: E402 - the test traffic's vocabulary
+from evalnb_testkit.monitor_traffic import WORDS  # noqa: E402 - the test traffic's vocabulary
 
 QUESTIONS = ["how do I pay my invoice", "how do I file a claim", "is lost luggage covered"]
 PII = "my SSN is 123-45-6789 and my card 4111 1111 1111 1111"

@@ -35,8 +35,8 @@ timeout "${BENCH_S:-260}" python3 -u bench/bench_gpu.py ${COMPILE:+--compile} \
   --out "$OUT/bench_gpu.json" 2>&1 | grep --line-buffered -v 'Loading weights' | tee "$OUT/bench_gpu.log"
 timeout "${TESTS_S:-90}" python3 -m pytest -q -p no:cacheprovider -o addopts="" -ra \
   --junitxml "$OUT/junit.xml" \
-  tests/test_embedding.py tests/test_engine.py tests/test_model_evaluators.py \
-  tests/test_validation.py tests/test_model_offline.py tests/test_int8_encoder.py \
+  tests/evaluation/test_embedding.py tests/evaluation/test_engine.py tests/evaluation/test_model_evaluators.py \
+  tests/generation/test_validation.py tests/evaluation/test_model_offline.py tests/evaluation/test_int8_encoder.py \
   > "$OUT/tests.log" 2>&1
 echo "pytest rc=$?"
 tail -15 "$OUT/tests.log"

@@ -1,7 +1,7 @@
 """Write data/ragas_dataset.jsonl with ragas itself: 120 of the demo lab's cases as a ragas
 team would hold them (one system's answers, their retrieved contexts and references).
 
-Run where evalnb and ragas both import (tests/ragas_env.py's way):
+Run where evalnb and ragas both import (evalnb_testkit/ragas_env.py's way):
     .venv/bin/python -c "import glob, runpy, sys; sys.path.append(glob.glob('.venv-peers/lib/python3*/site-packages')[0]); runpy.run_path('scripts/make_ragas_demo.py', run_name='__main__')"
 """
 

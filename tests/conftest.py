@@ -2,42 +2,20 @@ from __future__ import annotations
 
 import functools
 import inspect
-import io
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import polars as pl
 import pytest
 
-from tests import budget  # noqa: F401 - loads the Hypothesis profile (ci or fast)
-from tests.pg_server import pg_server  # noqa: F401 - the PostgreSQL fixture, for every module
-
-# Code that the tests copy beside a model's weights (imported by transformers as that
-# model's package, never as a test module), and the Ray tests' helpers: they register an
-# evaluator, and a second import (by --doctest-modules, under another module name) would
-# register it twice.
-# Scripts run in other environments (the peers', or ours with ragas appended): never imported
-# by pytest itself.
-collect_ignore = [
-    "hhem_code",
-    "ray_helpers.py",
-    "bounded_fuzz.py",
-    "peer_agents.py",
-    "peer_inspect.py",
-    "peer_spans.py",
-    "ragas_bridge_data.py",
-    "ragas_bridge_metrics.py",
-    "ragas_bridge_native.py",
-]
+from evalnb_testkit import budget  # noqa: F401 - loads the Hypothesis profile (ci or fast)
+from evalnb_testkit.paths import SHARED
+from evalnb_testkit.pg_server import pg_server  # noqa: F401 - the PostgreSQL fixture, everywhere
 
 # Tests never reach a model hub, and keep their embedding cache out of the home folder.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("EVALNB_CACHE_DIR", tempfile.mkdtemp(prefix="evalnb-cache-"))
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "h2o"
-ROOT = Path(__file__).resolve().parents[1]
 
 
 # -- tiers ----------------------------------------------------------------------------------
@@ -100,32 +78,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(tier)
 
 
-def h2o_files() -> list[Path]:
-    return sorted(SHARED.glob("*.json")) if SHARED.is_dir() else []
-
-
-needs_shared = pytest.mark.skipif(
-    not SHARED.is_dir(), reason=f"H2O reference data not found at {SHARED} (../shared absent)"
-)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _module_embedding_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Give each test module an empty embedding cache and a freshly loaded encoder.
+    """Give each test module an empty embedding cache; the encoder loads once per worker.
 
     A vector read from the cache equals a fresh one to about 1e-7 only (the forward pass
     depends on the batch a text was padded in), and topic models, clusters and fitted
     thresholds can turn on such a difference: with one cache per process a module's results
-    depended on which modules ran before it. Models load again per module (about a second).
+    depended on which modules ran before it. The vectors are what must not carry over, not
+    the model: each module starts with an empty memory and cache folder, the model stays.
     """
-    from evalnb.models.encoder import get_encoder
+    from evalnb.models.encoder import restart_vector_caches
 
     before = os.environ["EVALNB_CACHE_DIR"]
     os.environ["EVALNB_CACHE_DIR"] = str(tmp_path_factory.mktemp("evalnb-cache"))
-    get_encoder.cache_clear()
+    restart_vector_caches()
     yield
-    get_encoder.cache_clear()
     os.environ["EVALNB_CACHE_DIR"] = before
+    restart_vector_caches()
 
 
 @pytest.fixture
@@ -133,8 +103,3 @@ def h2o_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"H2O reference data not found at {SHARED} (../shared absent)")
     return SHARED
-
-
-def from_ipc(data: bytes) -> pl.DataFrame:
-    """Read the Arrow IPC stream bytes a widget sends to the browser back into a frame."""
-    return pl.read_ipc_stream(io.BytesIO(data))

@@ -11,6 +11,7 @@ import copy
 import os
 import tempfile
 import threading
+import weakref
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
     from evalnb.models.int8 import Int8Encoder
 
-__all__ = ["TextEncoder", "cosine", "get_encoder"]
+__all__ = ["TextEncoder", "cosine", "get_encoder", "restart_vector_caches"]
 
 
 class TextEncoder:
@@ -110,9 +111,8 @@ class TextEncoder:
                     self._int8 = Int8Encoder(self._model, self.model_id, Path(scratch))
             self.model_id += "#int8"  # never mixed with fp32 vectors in the cache
         self._memo = VectorMemo()
-        self._cache = (
-            VectorCache(cache_dir, self.model_id, self.dim) if cache_dir is not None else None
-        )
+        self._cache: VectorCache | None = None
+        self.use_cache(cache_dir)
         if token_budget is None and not self.device.startswith("cuda"):
             config = getattr(self._model[0].auto_model, "config", None)
             token_budget = cpu_token_budget(
@@ -153,6 +153,18 @@ class TextEncoder:
         prompt_name = getattr(self._model, "default_prompt_name", None)
         prompt = (getattr(self._model, "prompts", None) or {}).get(prompt_name or "", "")
         return [prompt + t for t in out] if prompt else out
+
+    def use_cache(self, cache_dir: Path | None) -> None:
+        """Forget the vectors held in memory and keep new ones in ``cache_dir`` (None: none).
+
+        The model stays loaded. What the previous cache folder holds stays there, flushed.
+        """
+        if self._cache is not None:
+            self._cache.flush()
+        self._memo = VectorMemo()
+        self._cache = (
+            VectorCache(cache_dir, self.model_id, self.dim) if cache_dir is not None else None
+        )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` (float32, one row per text, in order).
@@ -416,12 +428,30 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("EVALNB_CACHE_DIR", Path.home() / ".cache" / "evalnb"))
 
 
+# The encoders get_encoder has loaded and still holds (weakly: cache_clear lets them go).
+_LOADED: weakref.WeakSet[TextEncoder] = weakref.WeakSet()
+
+
 @lru_cache(maxsize=4)
 def get_encoder(
     model: str = DEFAULT_MODEL, device: str | None = None, precision: str = "fp32"
 ) -> TextEncoder:
     """Return the process-wide encoder for ``model`` at ``precision`` (loaded once)."""
-    return TextEncoder(model, device=device, cache_dir=default_cache_dir(), precision=precision)
+    encoder = TextEncoder(model, device=device, cache_dir=default_cache_dir(), precision=precision)
+    _LOADED.add(encoder)
+    return encoder
+
+
+def restart_vector_caches() -> None:
+    """Give every encoder :func:`get_encoder` holds an empty memory and today's cache folder.
+
+    The models stay loaded (seconds each); only the vectors are forgotten, and new ones go to
+    ``default_cache_dir()`` as it reads now. For a process that works on unrelated labs in
+    turn and wants each one's vectors computed as if it ran alone (the test suite does this
+    per module: a vector read back equals a fresh one only to about 1e-7).
+    """
+    for encoder in list(_LOADED):
+        encoder.use_cache(default_cache_dir())
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:

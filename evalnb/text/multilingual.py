@@ -77,7 +77,7 @@ _INTL = frozenset(
 
 # Code points sacrebleu's zh tokenizer spaces out. Its table compares one character with
 # two-character strings ('\u20000' is '\u2000' + '0'), so what it actually matches is
-# this; tests/test_languages.py checks every code point against sacrebleu's own function.
+# this; tests/text/test_languages.py checks every code point against sacrebleu's own function.
 _ZH_RANGES = (
     (0x2001, 0x2A6D),
     (0x2E80, 0x2FDF),

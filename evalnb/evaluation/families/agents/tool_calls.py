@@ -3,7 +3,7 @@
 Pure functions over lists of calls, ``(name, arguments, result)`` with the arguments parsed;
 the evaluators of :mod:`evalnb.evaluation.families.agents.trajectory_metrics` feed them each row's calls and reference.
 Each namesake follows its tool's own code (ragas 0.4.3 ``collections``, DeepEval 4.3.1),
-checked against the tools themselves by ``tests/test_agents.py``.
+checked against the tools themselves by ``tests/io/test_agents.py``.
 """
 
 from __future__ import annotations

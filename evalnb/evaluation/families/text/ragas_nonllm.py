@@ -1,7 +1,7 @@
 """ragas' judge-free metrics, vectorised over whole columns: ragas' numbers, ours to run.
 
 Each evaluator computes what its ragas namesake computes for a single-turn sample, on every
-row at once, and is tested against ragas itself (``tests/test_ragas.py``) to 1e-9:
+row at once, and is tested against ragas itself (``tests/evaluation/test_ragas.py``) to 1e-9:
 
 ==============================  ================================================
 ``ragas_bleu``                  ``BleuScore`` (sacrebleu's corpus BLEU of ragas' ". " split)
