@@ -14,6 +14,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 from evalnb import transforms
+from evalnb.analysis.estimate import Estimate, estimate
+from evalnb.analysis.pairwise import pairwise
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
 from evalnb.api.adversarial import adversarial
@@ -35,6 +37,7 @@ from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.evaluation.base import Evaluator, MetricSpec, Param, register, result_frame
 from evalnb.evaluation.custom import evaluator
 from evalnb.evaluation.engine import NothingScoredWarning, evaluate, evaluators
+from evalnb.evaluation.families.judges.seed_judges import rubric_judge
 from evalnb.evaluation.families.text.condition import ConditionError
 from evalnb.evaluation.ray_engine import RayEngine
 from evalnb.io.documents import DocumentLimits
@@ -43,8 +46,9 @@ from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError
 from evalnb.lab.schema import SCHEMAS, TABLES
 from evalnb.lab.version import __version__
 from evalnb.llm.client import ChatResult, EndpointUnreachable, LLMClient
+from evalnb.llm.contract import Capabilities, ContractError
 from evalnb.llm.hosts import run_suite
-from evalnb.llm.pairwise import pairwise
+from evalnb.llm.local_judge import LocalJudgeError, local_judge
 from evalnb.team.publish import review
 from evalnb.team.queue import ReviewError, ReviewItem, ReviewQueue, ReviewUnavailable
 from evalnb.workflow import StepWaiting, Workflow, workflow
@@ -83,12 +87,15 @@ __all__ = [
     "FORMATS",
     "SCHEMAS",
     "TABLES",
+    "Capabilities",
     "ChatResult",
     "ConditionError",
+    "ContractError",
     "Corpus",
     "Curator",
     "DocumentLimits",
     "EndpointUnreachable",
+    "Estimate",
     "EvalnbError",
     "Evaluator",
     "Eye",
@@ -97,6 +104,7 @@ __all__ = [
     "LLMClient",
     "Lab",
     "Labeler",
+    "LocalJudgeError",
     "MetricSpec",
     "Monitor",
     "NoTopicsWarning",
@@ -122,6 +130,7 @@ __all__ = [
     "corpus",
     "curator",
     "detect_format",
+    "estimate",
     "evaluate",
     "evaluator",
     "evaluators",
@@ -131,6 +140,7 @@ __all__ = [
     "labeler",
     "load",
     "load_calibration",
+    "local_judge",
     "monitor",
     "open",
     "pairwise",
@@ -138,6 +148,7 @@ __all__ = [
     "result_frame",
     "retrieval_baseline",
     "review",
+    "rubric_judge",
     "run_suite",
     "table",
     "topics",

@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+PROBE_PROMPT = "Say hello in one word."
 _MARK = re.compile(r"\[\[(429|500|drop|badbody)x(\d+)\]\]")
 
 
@@ -48,6 +49,7 @@ class LoopbackLLM:
         self.agent = agent
         self.latency_s = latency_s
         self.calls: Counter[str] = Counter()
+        self.probes = 0
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -89,7 +91,13 @@ class LoopbackLLM:
                     else next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
                 )
                 with owner.lock:
-                    owner.calls[prompt] += 1
+                    # A judge's format probe (evalnb.llm.contract) is not one of the calls a
+                    # test counts: kept apart, and answered as a server without constraints
+                    # would (the responder's rules are for the test's own prompts).
+                    if prompt == PROBE_PROMPT or prompt.endswith("\n\n" + PROBE_PROMPT):
+                        owner.probes += 1
+                    else:
+                        owner.calls[prompt] += 1
                     n = owner.calls[prompt]
                 if owner.latency_s:
                     time.sleep(owner.latency_s)
@@ -121,7 +129,8 @@ class LoopbackLLM:
                         }
                     }
                     return self._send(401, json.dumps(echo).encode())
-                if body.get("tools") and owner.agent is not None:
+                probe = n == 0 and owner.raw is None
+                if body.get("tools") and owner.agent is not None and not probe:
                     decided = owner.agent(messages)
                     if not isinstance(decided, str):
                         calls = [
@@ -149,6 +158,8 @@ class LoopbackLLM:
                         }
                         return self._send(200, json.dumps(payload).encode())
                     reply = decided
+                elif probe:  # a format probe: a plain "hello"
+                    reply = "Hello!"
                 else:
                     reply = owner.responder(prompt)
                 payload = {

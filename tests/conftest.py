@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalnb_testkit import budget  # noqa: F401 - loads the Hypothesis profile (ci or fast)
+from evalnb_testkit.judge_server import local_judge  # noqa: F401 - the real local LLM judge
 from evalnb_testkit.paths import SHARED
 from evalnb_testkit.pg_server import pg_server  # noqa: F401 - the PostgreSQL fixture, everywhere
 

@@ -17,8 +17,9 @@ __all__ = ["judge_report"]
 def judge_report(lab: LabCore) -> pl.DataFrame:
     """Summarise the judges per evaluator and model.
 
-    Rows, parse failures (and their rate), failed judge calls, tokens and cost, read from
-    the ``detail`` the judges store with each score.
+    Rows, parse failures (and their rate), failed judge calls, tokens and cost, the format
+    contract the replies were held to, how many needed a salvage or a repair turn (and how
+    many repairs worked), read from the ``detail`` the judges store with each score.
     """
     judges = catalog().filter(pl.col("judge")).select("id", "primary")
     rows = lab.scores.join(judges, left_on=["evaluator", "metric"], right_on=["id", "primary"])
@@ -30,6 +31,9 @@ def judge_report(lab: LabCore) -> pl.DataFrame:
                 "cost": pl.Float64,
                 "prompt_tokens": pl.Int64,
                 "completion_tokens": pl.Int64,
+                "contract": pl.String,
+                "repair": pl.String,
+                "salvages": pl.List(pl.String),
             }
         )
     )
@@ -44,6 +48,10 @@ def judge_report(lab: LabCore) -> pl.DataFrame:
             prompt_tokens=pl.col("prompt_tokens").sum(),
             completion_tokens=pl.col("completion_tokens").sum(),
             cost=pl.col("cost").sum(),
+            contract=pl.col("contract").drop_nulls().unique().sort().str.join(", "),
+            salvaged=(pl.col("salvages").list.len() > 0).fill_null(value=False).sum(),
+            repairs=pl.col("repair").is_not_null().sum(),
+            repairs_fixed=(pl.col("repair") == "fixed").fill_null(value=False).sum(),
         )
         .with_columns(parse_failure_rate=pl.col("parse_failures") / pl.col("rows"))
         .sort("evaluator", "model")

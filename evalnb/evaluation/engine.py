@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from evalnb.llm.client import LLMClient
 
-__all__ = ["NothingScoredWarning", "evaluate", "evaluators"]
+__all__ = ["NothingScoredWarning", "evaluate", "evaluator_params", "evaluators", "resolve_params"]
 
 _KEY = ["case_id", "model", "sample"]
 # The lab comes back as the class it came in (a user's evalnb.Lab stays one).
@@ -71,6 +71,28 @@ def _split_params(
         for evaluator_id in takers:
             routed[evaluator_id].setdefault(name, value)
     return routed
+
+
+def resolve_params(
+    classes: Sequence[type[Evaluator]],
+    routed: Mapping[str, dict[str, object]],
+    judge: LLMClient | None,
+) -> dict[str, dict[str, object]]:
+    """Return each evaluator's checked parameters, the judge's model named where it judges."""
+    for cls in classes:
+        if (cls.judge or cls.uses_judge) and judge is not None:
+            routed[cls.id].setdefault(
+                "judge_model", f"{judge.model}@{public_url(str(judge.base_url))}"
+            )
+    return {c.id: c.resolve(routed[c.id]) for c in classes}
+
+
+def evaluator_params(
+    names: str | Sequence[object], judge: LLMClient | None, params: Mapping[str, object]
+) -> tuple[list[type[Evaluator]], dict[str, dict[str, object]]]:
+    """Return the evaluators ``names`` selects and their parameters, as :func:`evaluate` would."""
+    classes = _classes([names] if isinstance(names, str) else list(names))
+    return classes, resolve_params(classes, _split_params(classes, params), judge)
 
 
 def _classes(items: list[object]) -> list[type[Evaluator]]:
@@ -160,12 +182,7 @@ def evaluate(
             msg = f"metrics names {evaluator_id!r}, which is not among the evaluators run {sorted(routed)}"
             raise ValueError(msg)
         routed[evaluator_id][ASKED] = list(asked)
-    for cls in classes:
-        if (cls.judge or cls.uses_judge) and judge is not None:
-            routed[cls.id].setdefault(
-                "judge_model", f"{judge.model}@{public_url(str(judge.base_url))}"
-            )
-    resolved = {c.id: c.resolve(routed[c.id]) for c in classes}
+    resolved = resolve_params(classes, routed, judge)
     keys = {c.id: c.scoring_key(resolved[c.id]) for c in classes}
     metric_rows, thresholds = lab.metrics, lab.thresholds
     for cls in classes:

@@ -1,6 +1,8 @@
 """LLM endpoints: the OpenAI-compatible client, model hosts, judge prompts and parsers.
 
-``pairwise`` compares two models' answers through a judge, asked in both positions.
+The format contract a judge's server honours (``contract``), the tolerant reader of its
+replies (``reader``), probabilities from its tokens (``probabilities``), cost estimates
+(``estimate``) and a local llama.cpp judge (``local_judge``).
 
 May import ``lab``.
 """

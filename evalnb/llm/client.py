@@ -20,19 +20,21 @@ import logging
 import os
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalnb.lab.errors import EvalnbError
 from evalnb.llm.redact import SECRET_PARAMS, Redactor, public_url, url_secrets
-from evalnb.llm.reply import content_text, token_count, tool_calls_of
+from evalnb.llm.reply import content_text, logprobs_of, token_count, tool_calls_of
 from evalnb.llm.reply_cache import ChatResult, ReplyCache, reply_key
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Sequence
 
     import httpx
+
+    from evalnb.llm.contract import Capabilities
 
 __all__ = [
     "ChatResult",
@@ -137,6 +139,7 @@ class LLMClient:
     # Whether the endpoint ever answered this client (any HTTP status): until it has, a
     # connection refused or a name that does not resolve is a wrong address, not a blip.
     _answered: bool = field(default=False, init=False, repr=False, compare=False)
+    _capabilities: Capabilities | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.base_url = (self.base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
@@ -171,7 +174,8 @@ class LLMClient:
         query = tuple(v for k, v in self.query.items() if k.lower() in SECRET_PARAMS)
         return Redactor((key, *url_secrets(str(self.base_url)), *query))
 
-    def _cache_path(self) -> Path | None:
+    def cache_path(self) -> Path | None:
+        """Return the DuckDB file of completed calls, None when caching is off."""
         if self.cache is False:
             return None
         if self.cache in (None, True):
@@ -182,6 +186,48 @@ class LLMClient:
     def chat(self, messages: Sequence[dict[str, Any]], **params: Any) -> ChatResult:  # noqa: ANN401
         """Send one chat (see :meth:`chat_many`)."""
         return self.chat_many([list(messages)], params=params, progress=False)[0]
+
+    def capabilities(self, *, refresh: bool = False) -> Capabilities:
+        """Return the format contracts this endpoint and model honour (see :mod:`~evalnb.llm.contract`).
+
+        Probed once with a few tiny requests (never cached as replies), then kept in this
+        client and in its DuckDB cache per endpoint and model; ``refresh=True`` probes again
+        (after the server or its version changed).
+        """
+        from evalnb.llm.contract import Capabilities, probe_requests, read_probes  # noqa: PLC0415
+
+        if self._capabilities is not None and not refresh:
+            return self._capabilities
+        path = self.cache_path()
+        if path is not None and not refresh:
+            cache = ReplyCache(path)
+            try:
+                found = cache.capabilities(self.public_endpoint, self.model)
+            finally:
+                cache.close()
+            if found is not None:
+                self._capabilities = Capabilities.from_json(found)
+                return self._capabilities
+        probes = probe_requests()
+        fresh = replace(self, cache=False, concurrency=1, max_retries=min(self.max_retries, 1))
+        try:
+            results = {
+                kind: fresh.chat_many([messages], params=params, progress=False)[0]
+                for kind, messages, params in probes
+            }
+        finally:  # probes are calls too, also when the first finds nothing listening
+            self.stats.calls += fresh.stats.calls
+            self.stats.failures += fresh.stats.failures
+        self._capabilities = read_probes(self.public_endpoint, self.model, results)
+        if path is not None:
+            cache = ReplyCache(path)
+            try:
+                cache.put_capabilities(
+                    self.public_endpoint, self.model, self._capabilities.to_json()
+                )
+            finally:
+                cache.close()
+        return self._capabilities
 
     def chat_many(
         self,
@@ -216,7 +262,7 @@ class LLMClient:
 
         body_params = {**self.params, **params}
         keys = [reply_key(self.public_endpoint, self.model, c, body_params) for c in conversations]
-        path = self._cache_path()
+        path = self.cache_path()
         cache = ReplyCache(path) if path is not None else None
         try:
             done = cache.get(sorted(set(keys))) if cache else {}
@@ -304,6 +350,7 @@ class LLMClient:
                         attempt + 1,
                         redactor,
                         tools="tools" in request,
+                        request_logprobs=bool(request.get("logprobs")),
                     )
                 # Redacted before it is cut: a key split at the cut would escape the mask.
                 error = f"HTTP {status}: {redactor.redact(text[:4000])[:200]}"
@@ -371,7 +418,14 @@ class LLMClient:
         )
 
     def _parse(
-        self, text: str, duration: float, attempts: int, redactor: Redactor, *, tools: bool = False
+        self,
+        text: str,
+        duration: float,
+        attempts: int,
+        redactor: Redactor,
+        *,
+        tools: bool = False,
+        request_logprobs: bool = False,
     ) -> ChatResult:
         calls: tuple[dict[str, Any], ...] | None = None
         try:
@@ -413,6 +467,7 @@ class LLMClient:
             attempts=attempts,
             contexts=reply_contexts(body),
             tool_calls=calls,
+            logprobs=logprobs_of(body["choices"][0]) if request_logprobs else None,
         )
 
 

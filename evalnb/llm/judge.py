@@ -25,6 +25,7 @@ __all__ = [
     "parse_json",
     "parse_json_schema",
     "parse_words",
+    "schema_errors",
 ]
 
 COMPARATIVE_PROMPT = (
@@ -44,6 +45,10 @@ class Parsed:
     ok: bool
     raw: str
     note: str = ""
+    salvages: tuple[str, ...] = ()
+    """The salvages the reading needed (:mod:`evalnb.llm.reader`), in the order applied."""
+    probability: float | None = None
+    """The value read from token probabilities (P(pass), or the expected score), if asked."""
 
 
 def fill(template: str, fields: dict[str, Any]) -> str:
@@ -148,9 +153,17 @@ def parse_json_schema(text: str | None, schema: dict[str, Any]) -> Parsed:
     parsed = parse_json(text)
     if not parsed.ok:
         return parsed
-    validator = _validator(json.dumps(schema, sort_keys=True))
-    errors = sorted(validator.iter_errors(parsed.value), key=lambda e: list(e.path))
-    if errors:
-        where = "/".join(str(p) for p in errors[0].path) or "reply"
-        return Parsed(None, False, parsed.raw, f"schema: {where}: {errors[0].message[:200]}")
+    problem = schema_errors(parsed.value, schema)
+    if problem:
+        return Parsed(None, False, parsed.raw, problem)
     return parsed
+
+
+def schema_errors(value: object, schema: dict[str, Any]) -> str:
+    """Return why ``value`` breaks ``schema`` (``schema: <place>: <message>``), or ``""``."""
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
+    if not errors:
+        return ""
+    where = "/".join(str(p) for p in errors[0].path) or "reply"
+    return f"schema: {where}: {errors[0].message[:200]}"

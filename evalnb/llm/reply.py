@@ -14,7 +14,7 @@ import logging
 import math
 from typing import Any
 
-__all__ = ["content_text", "token_count", "tool_calls_of"]
+__all__ = ["content_text", "logprobs_of", "token_count", "tool_calls_of"]
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
@@ -90,3 +90,45 @@ def token_count(usage: dict[str, Any], name: str) -> int | None:
         _MAX_TOKENS,
     )
     return None
+
+
+# A verdict or score sits in a reply's first few hundred tokens; more is not kept.
+_MAX_LOGPROB_TOKENS = 512
+
+
+def _logprob(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and number <= 0.0 else None
+
+
+def logprobs_of(
+    choice: dict[str, Any],
+) -> tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] | None:
+    """Return a choice's token log-probabilities, None when it has none or they make no sense.
+
+    OpenAI's shape (``logprobs.content[i] = {token, logprob, top_logprobs: [{token,
+    logprob}]}``), as vLLM and llama.cpp send it. A host's odd values (a positive or NaN
+    log-probability, a token that is not text) drop the whole list: a probability read from
+    half a list would be wrong.
+    """
+    block = choice.get("logprobs")
+    content = block.get("content") if isinstance(block, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    out = []
+    for entry in content[:_MAX_LOGPROB_TOKENS]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
+            return None
+        lp = _logprob(entry.get("logprob"))
+        if lp is None:
+            return None
+        top = []
+        for alt in entry.get("top_logprobs") or []:
+            alt_lp = _logprob(alt.get("logprob")) if isinstance(alt, dict) else None
+            if alt_lp is None or not isinstance(alt.get("token"), str):
+                return None
+            top.append((str(alt["token"]), alt_lp))
+        out.append((entry["token"], lp, tuple(top)))
+    return tuple(out)

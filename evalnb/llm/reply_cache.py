@@ -39,6 +39,9 @@ class ChatResult:
     tool_calls: tuple[dict[str, Any], ...] | None = None
     """The tools the model asked to call (OpenAI's ``tool_calls``), when the request offered
     ``tools``; ``content`` is then the text beside them, often empty."""
+    logprobs: tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] | None = None
+    """Per token of the reply: (token, its log-probability, the top alternatives as
+    (token, log-probability)), when the request asked for ``logprobs`` and the host gave them."""
 
 
 def reply_key(
@@ -65,6 +68,11 @@ class ReplyCache:
         # Caches written before RAG contexts were kept lack the column: add it (null there).
         self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS contexts VARCHAR")
         self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS tool_calls VARCHAR")
+        self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS logprobs VARCHAR")
+        self.con.execute(
+            "CREATE TABLE IF NOT EXISTS capabilities (endpoint VARCHAR, model VARCHAR, "
+            "found VARCHAR, PRIMARY KEY (endpoint, model))"
+        )
 
     def get(self, keys: list[str]) -> dict[str, ChatResult]:
         """Return the stored results of ``keys`` (those present), marked as cached."""
@@ -72,7 +80,7 @@ class ReplyCache:
             return {}
         rows = self.con.execute(
             "SELECT key, content, prompt_tokens, completion_tokens, cost, duration_s, contexts, "
-            "tool_calls "
+            "tool_calls, logprobs "
             "FROM llm_cache WHERE key IN (SELECT unnest(?))",
             [keys],
         ).fetchall()
@@ -87,6 +95,7 @@ class ReplyCache:
                 cached=True,
                 contexts=tuple(json.loads(r[6])) if r[6] is not None else None,
                 tool_calls=tuple(json.loads(r[7])) if r[7] is not None else None,
+                logprobs=_logprobs(r[8]),
             )
             for r in rows
         }
@@ -95,10 +104,11 @@ class ReplyCache:
         """Store one completed result, committed at once."""
         contexts = json.dumps(list(r.contexts)) if r.contexts is not None else None
         calls = json.dumps(list(r.tool_calls)) if r.tool_calls is not None else None
+        logprobs = json.dumps(r.logprobs) if r.logprobs is not None else None
         self.con.execute(
             "INSERT OR REPLACE INTO llm_cache (key, endpoint, model, request, content, "
-            "prompt_tokens, completion_tokens, cost, duration_s, created_at, contexts, tool_calls) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "prompt_tokens, completion_tokens, cost, duration_s, created_at, contexts, tool_calls, "
+            "logprobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 key,
                 endpoint,
@@ -112,9 +122,34 @@ class ReplyCache:
                 dt.datetime.now(dt.UTC),
                 contexts,
                 calls,
+                logprobs,
             ],
+        )
+
+    def capabilities(self, endpoint: str, model: str) -> str | None:
+        """Return what a probe of ``endpoint`` and ``model`` found (JSON), if one was stored."""
+        row = self.con.execute(
+            "SELECT found FROM capabilities WHERE endpoint = ? AND model = ?", [endpoint, model]
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def put_capabilities(self, endpoint: str, model: str, found: str) -> None:
+        """Store what a probe found, replacing an earlier one."""
+        self.con.execute(
+            "INSERT OR REPLACE INTO capabilities VALUES (?, ?, ?)", [endpoint, model, found]
         )
 
     def close(self) -> None:
         """Close the cache file."""
         self.con.close()
+
+
+def _logprobs(
+    text: str | None,
+) -> tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] | None:
+    if text is None:
+        return None
+    return tuple(
+        (str(tok), float(lp), tuple((str(a), float(b)) for a, b in top))
+        for tok, lp, top in json.loads(text)
+    )

@@ -402,6 +402,8 @@ def test_goal_accuracy_and_topic_adherence_read_the_whole_run(tmp_path: Path) ->
             )
         if "reference" in prompt and "broken" in prompt:
             return "the end state is booked, I think"  # not JSON: a parse failure
+        if "could not be read" in prompt:  # the repair turn: still no JSON
+            return "booked, as I said"
         achieved = "[tool result] Paris: 18C" in prompt
         return json.dumps(
             {
@@ -475,6 +477,7 @@ def test_goal_accuracy_and_topic_adherence_read_the_whole_run(tmp_path: Path) ->
         )["detail"][0]
     )
     assert detail["parse_failed"] is True and "booked" in detail["raw"][0]
+    assert detail["repair"] == "failed" and detail["contract"] == "free"
     run = next(p for p in seen if "Weather in Paris" in p and "reference" in p)
     assert '[assistant calls tool] weather({"city": "Paris"})' in run
     assert "[tool result] Paris: 18C" in run and "[assistant] It is 18C." in run

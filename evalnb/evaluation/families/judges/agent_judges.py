@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
 from evalnb.evaluation.families.judges.framework import JudgeEvaluator, Messages, judge_params
-from evalnb.llm.judge import Parsed, parse_json_schema
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from evalnb.evaluation.base import Context
+    from evalnb.llm.judge import Parsed
 
 __all__ = ["AgentGoalAccuracy", "TopicAdherence", "render_trajectory"]
 
@@ -143,9 +143,10 @@ class AgentGoalAccuracy(JudgeEvaluator):
             return []
         return [_ask(_GOAL_WITH_REFERENCE.format(run=run, reference=_cut(reference, 4000)))]
 
-    def parse(self, text: str | None) -> Parsed:
-        """Read a JSON object with the goal, the end state and the verdict."""
-        return parse_json_schema(text, _GOAL_SCHEMA)
+    def reply_schema(self, params: Mapping[str, object]) -> dict[str, Any] | None:
+        """Return the schema of the JSON reply (the judge's reply is read against it)."""
+        del params
+        return _GOAL_SCHEMA
 
     def read(
         self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
@@ -224,9 +225,10 @@ class TopicAdherence(JudgeEvaluator):
             return []
         return [_ask(_TOPICS.format(topics="; ".join(topics), run=run))]
 
-    def parse(self, text: str | None) -> Parsed:
-        """Read a JSON object listing the answers' topics and verdicts."""
-        return parse_json_schema(text, _TOPIC_SCHEMA)
+    def reply_schema(self, params: Mapping[str, object]) -> dict[str, Any] | None:
+        """Return the schema of the JSON reply (the judge's reply is read against it)."""
+        del params
+        return _TOPIC_SCHEMA
 
     def read(
         self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from evalnb.evaluation.base import Evaluator, Param, result_frame
-from evalnb.llm.judge import Parsed, parse_json
+from evalnb.llm.contract import MODES, constraint_params, negotiate, reply_text
+from evalnb.llm.reader import read_object
 from evalnb.text.language import language_name, row_languages
 
 if TYPE_CHECKING:
@@ -30,7 +32,8 @@ if TYPE_CHECKING:
     import polars as pl
 
     from evalnb.evaluation.base import Context
-    from evalnb.llm.client import ChatResult
+    from evalnb.llm.client import ChatResult, LLMClient
+    from evalnb.llm.judge import Parsed
 
 __all__ = [
     "JudgeEvaluator",
@@ -38,7 +41,10 @@ __all__ = [
     "aligned_system",
     "judge_conversation",
     "judge_params",
+    "score_schema",
     "template_fields",
+    "verdict_hint",
+    "verdict_schema",
 ]
 
 _SYSTEM = "You are a careful, impartial evaluator. Follow the output format exactly."
@@ -57,8 +63,48 @@ _GUIDANCE = Param(
     default="",
     description="extra grading rules for the judge (set by Lab.align_judge)",
 )
-_JUDGE = (_JUDGE_MODEL, _EXAMPLES, _GUIDANCE)
+_CONTRACT = Param(
+    "contract",
+    str,
+    default="auto",
+    choices=MODES,
+    description=(
+        "the reply format: 'auto' (the strongest constraint the server honours, else free "
+        "text), 'strict' (a constraint or an error) or 'free' (free text, read tolerantly)"
+    ),
+)
+_JUDGE = (_JUDGE_MODEL, _EXAMPLES, _GUIDANCE, _CONTRACT)
 Messages = list[dict[str, str]]
+
+
+def verdict_schema(classes: tuple[str, ...], field: str = "verdict") -> dict[str, Any]:
+    """Return the JSON schema of a one-word verdict given as ``{field: <class word>}``."""
+    return {
+        "type": "object",
+        "properties": {field: {"type": "string", "enum": list(classes)}},
+        "required": [field],
+        "additionalProperties": False,
+    }
+
+
+def verdict_hint(classes: tuple[str, ...], field: str = "verdict") -> str:
+    """Return the words asking for a verdict as ``{field: <class word>}``."""
+    options = " or ".join(json.dumps(c) for c in classes)
+    return (
+        f'Give that word as the value of "{field}" in one JSON object, and nothing else: '
+        f'{{"{field}": {options}}}'
+    )
+
+
+def score_schema(low: float, high: float, field: str = "score") -> dict[str, Any]:
+    """Return the JSON schema of a score in ``[low, high]`` given as ``{field: <number>}``."""
+    number = "integer" if float(low).is_integer() and float(high).is_integer() else "number"
+    return {
+        "type": "object",
+        "properties": {field: {"type": number, "minimum": low, "maximum": high}},
+        "required": [field],
+        "additionalProperties": False,
+    }
 
 
 def judge_params() -> tuple[Param, ...]:
@@ -133,11 +179,37 @@ def _with_system(conversation: Messages, system: str) -> Messages:
     return [{**m, "content": system} if m["role"] == "system" else m for m in conversation]
 
 
+_REPAIR = "Your reply could not be read ({reason}). Answer the same question again. {hint}"
+
+
+def _with_hint(conversation: Messages, hint: str) -> Messages:
+    """Append the format hint to the last user message (the contract's words to the model)."""
+    if not hint:
+        return conversation
+    last = max(i for i, m in enumerate(conversation) if m["role"] == "user")
+    return [
+        {**m, "content": f"{m['content']}\n\n{hint}"} if i == last else m
+        for i, m in enumerate(conversation)
+    ]
+
+
 class JudgeEvaluator(Evaluator):
-    """Base of judge evaluators: prompts per row → one batch of calls → parsed values."""
+    """Base of judge evaluators: prompts per row → one batch of calls → parsed values.
+
+    Every reply goes out under the format contract negotiated with the judge's server
+    (:mod:`evalnb.llm.contract`; the ``contract`` parameter), is read by the tolerant reader
+    (:mod:`evalnb.llm.reader`; each salvage named in the row's detail), and a reply that
+    still cannot be read gets one repair turn (the reply, the reason, the format asked
+    again). A failure is a null value with the raw reply and the reason, never a default.
+    """
 
     judge = True
     params: ClassVar[tuple[Param, ...]] = _JUDGE
+    # The JSON field holding the verdict or score, for probabilities under a JSON contract.
+    answer_field: ClassVar[str | None] = None
+    # The reply's length in tokens, for cost estimates before a run (evalnb.estimate) when
+    # the lab holds no earlier run of this judge to measure it on.
+    reply_tokens: ClassVar[int] = 150
 
     @abstractmethod
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
@@ -149,79 +221,207 @@ class JudgeEvaluator(Evaluator):
     ) -> dict[str, float | None] | str:
         """Return the metric values from the parsed replies, or why the row has none."""
 
-    def parse(self, text: str | None) -> Parsed:
-        """Read one reply (JSON by default)."""
-        return parse_json(text)
+    def reply_schema(self, params: Mapping[str, object]) -> dict[str, Any] | None:
+        """Return the JSON schema of a reply, None for a free-text judge (no constraint)."""
+        del params
+        return None
+
+    def format_hint(self, params: Mapping[str, object]) -> str:
+        """Return what the model is told of the reply format under a JSON contract."""
+        schema = self.reply_schema(params)
+        if schema is None:
+            return ""
+        return (
+            "Reply with one JSON object and nothing else, following this JSON schema: "
+            + json.dumps(schema, ensure_ascii=False)
+        )
+
+    def parse(
+        self, text: str | None, params: Mapping[str, object], *, contract_json: bool = False
+    ) -> Parsed:
+        """Read one reply: a JSON object checked against :meth:`reply_schema` by default."""
+        del contract_json
+        return read_object(text, self.reply_schema(params))
+
+    def probability(
+        self, result: ChatResult, text: str, params: Mapping[str, object], *, contract_json: bool
+    ) -> float | None:
+        """Return the reply's probability reading (P(pass), or the expected score), if any."""
+        del result, text, params, contract_json
+        return None
+
+    def contract_for(self, judge: LLMClient, params: Mapping[str, object]) -> str:
+        """Return the contract this evaluator's replies go out under with ``judge``."""
+        mode = str(params.get("contract", "auto"))
+        schema = self.reply_schema(params)
+        wants_probe = mode != "free" and schema is not None
+        capabilities = judge.capabilities() if wants_probe else None
+        return negotiate(mode, capabilities, has_schema=schema is not None)
+
+    def request_params(
+        self, judge: LLMClient, params: Mapping[str, object], kind: str
+    ) -> dict[str, Any]:
+        """Return the request fields of every call: the contract's, and logprobs when used."""
+        schema = self.reply_schema(params)
+        request = constraint_params(kind, schema) if kind != "free" and schema else {}
+        if params.get("score_mode") == "logprobs":
+            if not judge.capabilities().logprobs:
+                msg = (
+                    f"{self.id}: score_mode='logprobs', but {judge.public_endpoint} "
+                    f"({judge.model}) returns no token log-probabilities: use score_mode='parsed'"
+                )
+                raise ValueError(msg)
+            request |= {"logprobs": True, "top_logprobs": 10}
+        return request
 
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
-        """Send every row's prompts in one batch, then parse and compute per row."""
+        """Send every row's prompts in one batch, read them, repair once, compute per row."""
         if ctx.judge is None:
             msg = (
                 f"{self.id} needs an LLM judge: evalnb.evaluate(lab, [{self.id!r}], "
                 "judge=evalnb.LLMClient(base_url=..., model=...))"
             )
             raise ValueError(msg)
+        judge = ctx.judge
+        kind = self.contract_for(judge, params)
+        request = self.request_params(judge, params, kind)
         records = rows.to_dicts()
+        asks = self.conversations(rows, params, kind)
+        flat = [c for a in asks for c in a]
+        results = judge.chat_many(flat, params=request, progress=False) if flat else []
+        readings = self._read_all(judge, flat, results, params, kind, request)
+        values: dict[str, list[float | None]] = {m.key: [] for m in self.metrics}
+        details: list[str | None] = []
+        at = 0
+        for row, ask in zip(records, asks, strict=True):
+            got = readings[at : at + len(ask)]
+            at += len(ask)
+            out, detail = self._row(row, ask, got, params, ctx, kind)
+            for key, column in values.items():
+                column.append(out.get(key))
+            details.append(json.dumps(detail, ensure_ascii=False))
+        return result_frame(rows, {k: np.array(v, dtype=float) for k, v in values.items()}, details)
+
+    def conversations(
+        self, rows: pl.DataFrame, params: Mapping[str, object], kind: str
+    ) -> list[list[Messages]]:
+        """Return each row's conversations as sent under contract ``kind`` (none: not judged)."""
+        hint = self.format_hint(params) if kind != "free" else ""
         aligned = aligned_system(params)
         # A judge told nothing grades a Chinese answer as if English were expected; an
         # English case's prompts stay exactly as they were (and their cached replies valid).
         # Latin-script cases are told only the language set on them: on such text the
         # detector can mistake English for Occitan, and telling a judge so would mislead it.
         languages = row_languages(rows, latin_is_enough=True).to_list()
-        asks = [
-            [_with_system(c, _in_language(aligned, lang)) for c in self.prompts(r, params)]
+        return [
+            [
+                _with_hint(_with_system(c, _in_language(aligned, lang)), hint)
+                for c in self.prompts(r, params)
+            ]
             if r["error"] is None
             else []
-            for r, lang in zip(records, languages, strict=True)
+            for r, lang in zip(rows.to_dicts(), languages, strict=True)
         ]
-        flat = [c for a in asks for c in a]
-        results = ctx.judge.chat_many(flat, progress=False) if flat else []
-        values: dict[str, list[float | None]] = {m.key: [] for m in self.metrics}
-        details: list[str | None] = []
-        at = 0
-        for row, ask in zip(records, asks, strict=True):
-            got = results[at : at + len(ask)]
-            at += len(ask)
-            out, detail = self._row(row, ask, got, params, ctx)
-            for key, column in values.items():
-                column.append(out.get(key))
-            details.append(json.dumps(detail, ensure_ascii=False))
-        return result_frame(rows, {k: np.array(v, dtype=float) for k, v in values.items()}, details)
+
+    def _read_all(
+        self,
+        judge: LLMClient,
+        conversations: list[Messages],
+        results: list[ChatResult],
+        params: Mapping[str, object],
+        kind: str,
+        request: dict[str, Any],
+    ) -> list[_Reading]:
+        contract_json = kind != "free"
+        readings = []
+        for result in results:
+            if result.error is not None:
+                readings.append(_Reading(result, None))
+                continue
+            text = reply_text(result, kind) or ""
+            parsed = self.parse(text, params, contract_json=contract_json)
+            if parsed.ok and request.get("logprobs"):
+                p = self.probability(result, text, params, contract_json=contract_json)
+                parsed = replace(parsed, probability=p)
+            readings.append(_Reading(result, parsed))
+        failed = [i for i, r in enumerate(readings) if r.parsed is not None and not r.parsed.ok]
+        if not failed:
+            return readings
+        hint = self.format_hint(params) or self.free_hint(params)
+        repairs = [
+            [
+                *conversations[i],
+                {"role": "assistant", "content": readings[i].parsed.raw},  # type: ignore[union-attr]
+                {
+                    "role": "user",
+                    "content": _REPAIR.format(reason=readings[i].parsed.note, hint=hint),  # type: ignore[union-attr]
+                },
+            ]
+            for i in failed
+        ]
+        answers = judge.chat_many(repairs, params=request, progress=False)
+        for i, answer in zip(failed, answers, strict=True):
+            first = readings[i]
+            if answer.error is not None:
+                readings[i] = replace(first, repair=answer, repaired=False)
+                continue
+            text = reply_text(answer, kind) or ""
+            again = self.parse(text, params, contract_json=contract_json)
+            if again.ok and request.get("logprobs"):
+                p = self.probability(answer, text, params, contract_json=contract_json)
+                again = replace(again, probability=p)
+            readings[i] = replace(
+                first, parsed=again if again.ok else first.parsed, repair=answer, repaired=again.ok
+            )
+        return readings
+
+    def free_hint(self, params: Mapping[str, object]) -> str:
+        """Return the format asked again in a repair turn of a free-text reply."""
+        del params
+        return "Follow the output format given above exactly, with nothing else."
 
     def _row(
         self,
         row: dict[str, Any],
         ask: list[Messages],
-        got: list[ChatResult],
+        got: list[_Reading],
         params: Mapping[str, object],
         ctx: Context,
+        kind: str,
     ) -> tuple[dict[str, float | None], dict[str, Any]]:
-        costs = [r.cost for r in got if r.cost is not None]
+        calls = [r.result for r in got] + [r.repair for r in got if r.repair is not None]
+        costs = [r.cost for r in calls if r.cost is not None]
         accounting = {
             "cost": sum(costs) if costs else None,
-            "prompt_tokens": sum(r.prompt_tokens or 0 for r in got),
-            "completion_tokens": sum(r.completion_tokens or 0 for r in got),
+            "prompt_tokens": sum(r.prompt_tokens or 0 for r in calls),
+            "completion_tokens": sum(r.completion_tokens or 0 for r in calls),
         }
         if row["error"] is not None:
             return {}, {"reason": f"the model host failed to answer: {row['error']}", **accounting}
         if not ask:
             return {}, {"reason": "missing input the judge needs: " + ", ".join(self.requires)}
-        errors = [r.error for r in got if r.error]
+        judged: dict[str, Any] = {"contract": kind, **accounting}
+        errors = [r.result.error for r in got if r.result.error]
         if errors:
-            return {}, {
-                "reason": f"judge call failed: {errors[0]}",
-                "judge_error": True,
-                **accounting,
-            }
-        parsed = [self.parse(r.content) for r in got]
+            return {}, {"reason": f"judge call failed: {errors[0]}", "judge_error": True, **judged}
+        parsed = [r.parsed for r in got if r.parsed is not None]
         raw = [p.raw for p in parsed]
+        repaired = [r.repaired for r in got if r.repair is not None]
+        if repaired:
+            judged["repair"] = "fixed" if all(repaired) else "failed"
+        salvages = sorted({s for p in parsed for s in p.salvages})
+        if salvages:
+            judged["salvages"] = salvages
+        probabilities = [p.probability for p in parsed if p.probability is not None]
+        if probabilities:
+            judged["probability"] = probabilities[0] if len(parsed) == 1 else probabilities
         failed = [p for p in parsed if not p.ok]
         if failed:
             return self.on_parse_failure(), {
                 "reason": f"judge reply not understood: {failed[0].note}",
                 "parse_failed": True,
                 "raw": raw,
-                **accounting,
+                **judged,
             }
         out = self.read(parsed, row, params, ctx)
         if isinstance(out, str):
@@ -229,10 +429,20 @@ class JudgeEvaluator(Evaluator):
                 "reason": out,
                 "parse_failed": True,
                 "raw": raw,
-                **accounting,
+                **judged,
             }
-        return out, {"raw": raw, "parse_failed": False, **accounting}
+        return out, {"raw": raw, "parse_failed": False, **judged}
 
     def on_parse_failure(self) -> dict[str, float | None]:
         """Values recorded when the reply cannot be read (none by default)."""
         return {}
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """One call's result, its reading, and the repair turn it needed, if any."""
+
+    result: ChatResult
+    parsed: Parsed | None
+    repair: ChatResult | None = None
+    repaired: bool = False

@@ -101,10 +101,25 @@ def _numbered(items: list[str]) -> str:
     return "\n".join(f"{i + 1}. {x}" for i, x in enumerate(items))
 
 
+def _arr(items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": items}
+
+
+def _obj(optional: tuple[str, ...] = (), **fields: dict[str, Any]) -> dict[str, Any]:
+    required = sorted(set(fields) - set(optional))
+    return {"type": "object", "properties": fields, "required": required}
+
+
 class _Component(JudgeEvaluator):
     """One JSON question per row and one metric read from the reply."""
 
     key: ClassVar[str]
+    reply_shape: ClassVar[dict[str, Any]]
+
+    def reply_schema(self, params: Mapping[str, object]) -> dict[str, Any] | None:
+        """Return the schema of the component's JSON reply."""
+        del params
+        return self.reply_shape
 
     @abstractmethod
     def ask(self, row: dict[str, Any], params: Mapping[str, object]) -> Messages | None:
@@ -137,6 +152,15 @@ def _numeric(key: str, title: str, description: str) -> tuple[MetricSpec, ...]:
 class Faithfulness(_Component):
     """Share of the answer's claims the retrieved context supports."""
 
+    reply_shape: ClassVar[dict[str, Any]] = _obj(
+        claims=_arr(
+            {
+                "type": "object",
+                "properties": {"claim": {"type": "string"}, "supported": {"type": "boolean"}},
+                "required": ["claim", "supported"],
+            }
+        )
+    )
     id = "faithfulness"
     key = "faithfulness"
     title = "Faithfulness (judge)"
@@ -174,6 +198,11 @@ class Faithfulness(_Component):
 class AnswerRelevancyJudge(_Component):
     """Mean similarity of the question to questions the judge writes for the answer."""
 
+    reply_shape: ClassVar[dict[str, Any]] = _obj(
+        optional=("noncommittal",),
+        questions=_arr({"type": "string"}),
+        noncommittal={"type": "boolean"},
+    )
     id = "answer_relevancy"
     key = "answer_relevancy"
     title = "Answer relevancy (judge)"
@@ -225,6 +254,7 @@ class AnswerRelevancyJudge(_Component):
 class ContextPrecision(_Component):
     """Whether the chunks useful for the expected answer sit at the top of the context."""
 
+    reply_shape: ClassVar[dict[str, Any]] = _obj(verdicts=_arr({"type": "integer", "enum": [0, 1]}))
     id = "context_precision"
     key = "context_precision"
     title = "Context precision (judge)"
@@ -266,6 +296,9 @@ class ContextPrecision(_Component):
 class ContextRecall(_Component):
     """Share of expected-answer sentences attributable to the context."""
 
+    reply_shape: ClassVar[dict[str, Any]] = _obj(
+        attributed=_arr({"type": "integer", "enum": [0, 1]})
+    )
     id = "context_recall"
     key = "context_recall"
     title = "Context recall (judge)"
@@ -299,6 +332,7 @@ class ContextRecall(_Component):
 class ContextRelevancyJudge(_Component):
     """Share of context sentences relevant to the question."""
 
+    reply_shape: ClassVar[dict[str, Any]] = _obj(relevant_sentences=_arr({"type": "string"}))
     id = "context_relevancy_judge"
     key = "context_relevancy"
     title = "Context relevancy (judge)"
@@ -340,6 +374,9 @@ class ContextRelevancyJudge(_Component):
 class AnswerCorrectness(_Component):
     """Factuality F1 of the judge's statement classification, blended with similarity."""
 
+    reply_shape: ClassVar[dict[str, Any]] = _obj(
+        TP=_arr({"type": "string"}), FP=_arr({"type": "string"}), FN=_arr({"type": "string"})
+    )
     id = "answer_correctness"
     key = "answer_correctness"
     title = "Answer correctness (judge)"

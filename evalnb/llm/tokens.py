@@ -1,0 +1,114 @@
+"""Counting a conversation's prompt tokens before it is sent, as the judge's server will.
+
+Three ways, the first that works:
+
+``server``
+    the endpoint's own tokenizer: llama-cpp-python's ``POST /extras/tokenize`` or the
+    llama.cpp server's ``POST /tokenize`` — exact for the text;
+``tiktoken``
+    OpenAI's tokenizer for the model, when ``tiktoken`` is installed and knows the model;
+``approximate``
+    one token per four characters (OpenAI's rule of thumb for English; other scripts run
+    higher, code lower), said as such in the estimate.
+
+A chat template adds tokens around each message (role markers, separators, the prompt
+that opens the reply). They are measured, not guessed, where the judge was probed
+(:attr:`~evalnb.llm.contract.Capabilities.probe_prompt_tokens`: the server's own count for
+a system + user conversation, minus its text); else OpenAI's documented 3 per message and
+3 for the reply.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from evalnb.llm.contract import PROBE_SYSTEM
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from evalnb.llm.client import LLMClient
+
+__all__ = ["TokenCounter", "token_counter"]
+
+_PROBE_USER = "Say hello in one word."
+_FALLBACK_PER_MESSAGE = 3
+_FALLBACK_REPLY = 3
+
+
+class TokenCounter:
+    """Counts prompt tokens of conversations for one judge (see the module docstring)."""
+
+    def __init__(
+        self, method: str, count: Callable[[list[str]], list[int]], overhead: float
+    ) -> None:
+        self.method = method
+        self._count = count
+        self.per_message = overhead
+
+    def conversations(self, conversations: Sequence[Sequence[dict[str, Any]]]) -> list[int]:
+        """Return the prompt tokens of each conversation."""
+        texts = [str(m.get("content") or "") for c in conversations for m in c]
+        counts = iter(self._count(texts) if texts else [])
+        out = []
+        for c in conversations:
+            body = sum(next(counts) for _ in c)
+            out.append(round(body + self.per_message * len(c)))
+        return out
+
+
+def _approximate(texts: list[str]) -> list[int]:
+    return [math.ceil(len(t) / 4) for t in texts]
+
+
+def _server_counter(judge: LLMClient) -> Callable[[list[str]], list[int]] | None:
+    import httpx  # noqa: PLC0415
+
+    root = str(judge.base_url).removesuffix("/v1")
+    for path, field in (("/extras/tokenize", "input"), ("/tokenize", "content")):
+        url = root + path
+        try:
+            reply = httpx.post(url, json={field: "hello"}, timeout=10, params=judge.query)
+        except httpx.HTTPError:
+            continue
+        if reply.status_code == 200 and isinstance(reply.json().get("tokens"), list):
+
+            def count(texts: list[str], url: str = url, field: str = field) -> list[int]:
+                with httpx.Client(timeout=30, params=judge.query) as http:
+                    return [
+                        len(http.post(url, json={field: t}).json()["tokens"]) if t else 0
+                        for t in texts
+                    ]
+
+            return count
+    return None
+
+
+def _tiktoken_counter(model: str) -> Callable[[list[str]], list[int]] | None:
+    try:
+        import tiktoken  # type: ignore[import-not-found]  # noqa: PLC0415 - optional
+    except ImportError:
+        return None
+    try:
+        encoding = tiktoken.encoding_for_model(model)
+    except KeyError:
+        return None
+    return lambda texts: [len(encoding.encode(t)) for t in texts]
+
+
+def token_counter(judge: LLMClient) -> TokenCounter:
+    """Return the best counter for ``judge``: its server's tokenizer, tiktoken, or ~4 chars."""
+    counters = (
+        ("server", _server_counter(judge)),
+        ("tiktoken", _tiktoken_counter(judge.model)),
+        ("approximate", _approximate),
+    )
+    method, count = next((name, c) for name, c in counters if c is not None)
+    probed = judge.capabilities().probe_prompt_tokens
+    if probed is not None:
+        text = sum(count([PROBE_SYSTEM, _PROBE_USER]))
+        per_message = max(0.0, (probed - text) / 2)
+    else:
+        per_message = _FALLBACK_PER_MESSAGE + _FALLBACK_REPLY / 2
+    return TokenCounter(method, count, per_message)
