@@ -3,11 +3,18 @@
 The server runs with a private config/settings/workspace folder (nothing from the user's
 home leaks in) and ``expose_app_in_browser`` so tests can run cells through JupyterLab's
 own commands and read outputs from the notebook model, as a user's clicks would.
+
+One server per test worker: it serves the worker's pytest temporary folder, and each test
+gets a fresh page, its own JupyterLab workspace (no tabs carried over) and its own kernels,
+shut down when the test ends. A JupyterLab start is several seconds of both cores; twenty
+browser tests paid it twenty times.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import itertools
 import json
 import os
 import secrets
@@ -141,9 +148,24 @@ class JupyterLab:
             self.proc.kill()
         self.log.close()
 
-    def open(self, page: Any, name: str) -> None:
+    def sessions(self) -> list[dict[str, Any]]:
+        """Return the kernel sessions the server holds."""
+        with urllib.request.urlopen(f"{self.url}/api/sessions?token={self.token}", timeout=10) as r:
+            return list(json.loads(r.read()))
+
+    def end_sessions(self) -> None:
+        """Shut down every kernel session (what a test started, before the next one)."""
+        for session in self.sessions():
+            request = urllib.request.Request(
+                f"{self.url}/api/sessions/{session['id']}?token={self.token}", method="DELETE"
+            )
+            with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=30):
+                pass
+
+    def open(self, page: Any, name: str, *, workspace: str | None = None) -> None:
         """Open notebook ``name`` and wait until its kernel is idle."""
-        page.goto(f"{self.url}/lab/tree/{name}?token={self.token}")
+        where = f"workspaces/{workspace}/tree" if workspace else "tree"
+        page.goto(f"{self.url}/lab/{where}/{name}?token={self.token}&reset")
         page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
         # wait_for_function polls a plain predicate (a Promise would count as true at once)
         page.wait_for_function(
@@ -266,20 +288,76 @@ class Traffic:
             pytest.fail("the page was not clean:\n" + "\n".join(problems))
 
 
+_SHARED: dict[Path, JupyterLab] = {}
+_WORKSPACES = itertools.count()
+
+
+def _serving_root(root: Path) -> Path | None:
+    """Return the worker's pytest temporary folder above ``root`` (None: not under one)."""
+    for folder in [root, *root.parents]:
+        if folder.name.startswith("popen-gw") or folder.parent.name.startswith("pytest-of-"):
+            return folder
+    return None
+
+
+def _stop_shared() -> None:
+    for server in _SHARED.values():
+        server.stop()
+    _SHARED.clear()
+
+
+atexit.register(_stop_shared)
+
+
+class View:
+    """The worker's server as one test sees it: notebook names relative to the test's root."""
+
+    def __init__(self, server: JupyterLab, prefix: str, workspace: str) -> None:
+        self.server = server
+        self.prefix = prefix
+        self.workspace = workspace
+
+    def open(self, page: Any, name: str) -> None:
+        """Open notebook ``name`` (under the test's root) in the test's own workspace."""
+        self.server.open(page, f"{self.prefix}{name}", workspace=self.workspace)
+
+    def run_cell(self, page: Any, index: int, **kw: Any) -> str:
+        """Run cell ``index`` (see :meth:`JupyterLab.run_cell`)."""
+        return self.server.run_cell(page, index, **kw)
+
+    def run_code(self, page: Any, code: str, **kw: Any) -> str:
+        """Append and run a cell (see :meth:`JupyterLab.run_code`)."""
+        return self.server.run_code(page, code, **kw)
+
+
+def _server_for(root: Path) -> tuple[JupyterLab, str, bool]:
+    """Return the worker's shared server and ``root``'s path on it; or a server of its own."""
+    base = _serving_root(root.resolve())
+    if base is None:
+        return JupyterLab(root, root / ".jupyter"), "", True
+    server = _SHARED.get(base)
+    if server is None or server.proc.poll() is not None:
+        server = _SHARED[base] = JupyterLab(base, base / ".jupyter-shared")
+    relative = root.resolve().relative_to(base).as_posix()
+    return server, f"{relative}/" if relative != "." else "", False
+
+
 @contextlib.contextmanager
-def lab_page(
-    root: Path, *, width: int = 1300, height: int = 1000
-) -> Iterator[tuple[JupyterLab, Any]]:
+def lab_page(root: Path, *, width: int = 1300, height: int = 1000) -> Iterator[tuple[View, Any]]:
     """A JupyterLab serving ``root`` and a chromium page on it, checked clean at the end."""
     sync_api = require_browser()
-    server = JupyterLab(root, root / ".jupyter")
+    server, prefix, own = _server_for(root)
+    view = View(server, prefix, f"test{next(_WORKSPACES)}")
     try:
         with sync_api.sync_playwright() as pw:
             browser = launch(pw)
             page = browser.new_page(viewport={"width": width, "height": height})
             traffic = Traffic(page)
-            yield server, page
+            yield view, page
             traffic.check()
             browser.close()
     finally:
-        server.stop()
+        if own:
+            server.stop()
+        else:
+            server.end_sessions()

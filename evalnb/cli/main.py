@@ -237,6 +237,13 @@ def _add_demo_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "demo", help="evaluate the bundled demo lab; write its store, HTML report and archive"
     )
     demo.add_argument("--out", type=Path, default=Path("out/demo"), help="output folder")
+    demo.add_argument(
+        "--local-judge",
+        type=int,
+        metavar="N",
+        default=0,
+        help="also judge N answers with the local llama.cpp judge (pip install 'evalnb[local-judge]')",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -273,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "info":
             _print(describe(open_lab(args.store)))
             return 0
-        return _demo(args.out)
+        return _demo(args.out, args.local_judge)
     except (EvalnbError, TypeError, ValueError) as exc:
         print(f"evalnb: error: {cli_terms(str(exc))}", file=sys.stderr)
         return 2
@@ -400,7 +407,25 @@ def _metric(args: argparse.Namespace) -> int:
     return 0
 
 
-def _demo(out: Path) -> int:
+_DEMO_JUDGES = ("binary_judge", "sexism")
+
+
+def _demo_judges(lab: Lab, n: int, out: Path) -> None:
+    """Judge the first ``n`` answers with the local judge: the estimate, the run, its report."""
+    from evalnb.analysis.estimate import estimate  # noqa: PLC0415 - only with --local-judge
+    from evalnb.llm.local_judge import local_judge  # noqa: PLC0415
+
+    judge = local_judge()
+    part = Lab({"cases": lab.cases, "outputs": lab.outputs.head(n)})
+    _print(f"local judge {judge.model}: {estimate(part, list(_DEMO_JUDGES), judge=judge)}")
+    judged = evaluate(part, list(_DEMO_JUDGES), judge=judge, progress=sys.stderr.isatty())
+    for old in (out / "demo_judged.duckdb", out / "demo_judged.duckdb.wal"):
+        old.unlink(missing_ok=True)
+    store = judged.save(out / "demo_judged.duckdb")
+    _print(f"{judged.judge_report()}\njudged answers: {store}")
+
+
+def _demo(out: Path, judged: int = 0) -> int:
     source = _DEMO_FILE
     out.mkdir(parents=True, exist_ok=True)
     if not source.is_file():  # installed without the source tree: build the same lab
@@ -417,6 +442,8 @@ def _demo(out: Path) -> int:
     lab = evaluate(
         lab, list(DEMO_EVALUATORS), model="all-MiniLM-L6-v2", progress=sys.stderr.isatty()
     )
+    if judged:
+        _demo_judges(lab, judged, out)
     report = out / "demo_report.html"
     lab.report(report, title="evalnb demo: RAG question answering")
     archive = lab.archive(out / "demo_archive.zip")

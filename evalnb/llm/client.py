@@ -187,6 +187,11 @@ class LLMClient:
         """Send one chat (see :meth:`chat_many`)."""
         return self.chat_many([list(messages)], params=params, progress=False)[0]
 
+    @property
+    def known_capabilities(self) -> Capabilities | None:
+        """Return what an earlier probe found in this process (None: not probed yet)."""
+        return self._capabilities
+
     def capabilities(self, *, refresh: bool = False) -> Capabilities:
         """Return the format contracts this endpoint and model honour (see :mod:`~evalnb.llm.contract`).
 

@@ -50,6 +50,24 @@ def _value_start(text: str, field: str | None) -> int | None:
     return stripped if stripped < len(text) else None
 
 
+def _answer(
+    logprobs: Sequence[tuple[str, float, Sequence[tuple[str, float]]]] | None,
+    text: str,
+    field: str | None,
+) -> tuple[int, str, dict[str, float]] | None:
+    """Return where the answer starts, its token, and the token's alternatives (itself too)."""
+    if not logprobs:
+        return None
+    start = _value_start(text, field)
+    index = _answer_token(logprobs, text, start) if start is not None else None
+    if start is None or index is None:
+        return None
+    token, lp, top = logprobs[index]
+    alternatives = dict(top) if top else {}
+    alternatives.setdefault(token, lp)
+    return start, token, alternatives
+
+
 def verdict_probability(
     logprobs: Sequence[tuple[str, float, Sequence[tuple[str, float]]]] | None,
     text: str,
@@ -71,15 +89,10 @@ def verdict_probability(
     field
         The JSON field holding the verdict under a JSON contract; None: the reply is the word.
     """
-    if not logprobs:
+    found = _answer(logprobs, text, field)
+    if found is None:
         return None
-    start = _value_start(text, field)
-    index = _answer_token(logprobs, text, start) if start is not None else None
-    if index is None:
-        return None
-    token, lp, top = logprobs[index]
-    alternatives = dict(top) if top else {}
-    alternatives.setdefault(token, lp)
+    _, _, alternatives = found
     words = {str(c).lower(): v == passing for c, v in classes.items()}
     mass = {True: 0.0, False: 0.0}
     for alt, alt_lp in alternatives.items():
@@ -102,18 +115,13 @@ def score_expectation(
     field: str | None = None,
 ) -> float | None:
     """Return the probability-weighted mean score at the score's token, or None."""
-    if not logprobs:
+    found = _answer(logprobs, text, field)
+    if found is None:
         return None
-    start = _value_start(text, field)
-    index = _answer_token(logprobs, text, start) if start is not None else None
-    if index is None:
-        return None
-    token, lp, top = logprobs[index]
-    written = re.match(r"\s*-?\d+", text[start:]) if start is not None else None
+    start, token, alternatives = found
+    written = re.match(r"\s*-?\d+", text[start:])
     if written is None or written.group().strip() != token.strip():
         return None  # the score spans several tokens
-    alternatives = dict(top) if top else {}
-    alternatives.setdefault(token, lp)
     weight = total = 0.0
     for alt, alt_lp in alternatives.items():
         piece = alt.strip()

@@ -210,6 +210,30 @@ def _field(obj: dict[str, Any], names: tuple[str, ...], preferred: str) -> tuple
     return present[0], lowered[present[0]]
 
 
+def _json_answer(
+    body: str,
+    salvages: list[str],
+    names: tuple[str, ...],
+    field: str,
+    *,
+    contract_json: bool,
+) -> tuple[str, Any] | str | None:
+    """Return (field, value) of the reply's JSON answer; None: no JSON; a str: why not read."""
+    obj = _json_object(body, salvages) if "{" in body else None
+    if isinstance(obj, str):
+        return obj if body.lstrip().startswith("{") else None
+    if obj is None:
+        return None
+    got = _field(obj, names, field)
+    if isinstance(got, str):
+        return got
+    if not contract_json or got[0] != field:
+        salvages.append("json_field")
+    if not body.strip().startswith("{"):
+        salvages.append("json_in_text")
+    return got
+
+
 def _word_map(
     classes: Mapping[str, Any], passing: object, salvages_ok: bool
 ) -> dict[str, tuple[str, bool]]:
@@ -301,18 +325,11 @@ def read_verdict(
     body, salvages = prepared
     raw = text or ""
     words = _word_map(classes, passing, salvage)
-    obj = _json_object(body, salvages) if "{" in body else None
-    if isinstance(obj, str) and body.lstrip().startswith("{"):
-        return Parsed(None, False, raw, obj)
-    if isinstance(obj, dict):
-        got = _field(obj, _VERDICT_FIELDS, field)
-        if isinstance(got, str):
-            return Parsed(None, False, raw, got)
-        name, value = got
-        if not contract_json or name != field:
-            salvages.append("json_field")
-        if not body.strip().startswith("{"):
-            salvages.append("json_in_text")
+    answer = _json_answer(body, salvages, _VERDICT_FIELDS, field, contract_json=contract_json)
+    if isinstance(answer, str):
+        return Parsed(None, False, raw, answer)
+    if answer is not None:
+        name, value = answer
         if isinstance(value, bool):
             value = "true" if value else "false"
         if not isinstance(value, str | int | float):
@@ -373,16 +390,11 @@ def read_score(
     body, salvages = prepared
     raw = text or ""
     value: float | None = None
-    obj = _json_object(body, salvages) if "{" in body else None
-    if isinstance(obj, str) and body.lstrip().startswith("{"):
-        return Parsed(None, False, raw, obj)
-    if isinstance(obj, dict):
-        got = _field(obj, _SCORE_FIELDS, field)
-        if isinstance(got, str):
-            return Parsed(None, False, raw, got)
-        name, found = got
-        if not contract_json or name != field:
-            salvages.append("json_field")
+    answer = _json_answer(body, salvages, _SCORE_FIELDS, field, contract_json=contract_json)
+    if isinstance(answer, str):
+        return Parsed(None, False, raw, answer)
+    if answer is not None:
+        name, found = answer
         value = _number(found)
         if value is None:
             return Parsed(None, False, raw, f"field {name!r} is not a number: {str(found)[:40]!r}")

@@ -324,7 +324,9 @@ def test_judges_are_told_the_language() -> None:
     sent: list[list[dict[str, str]]] = []
 
     class Recorder:
-        def chat_many(self, conversations: list, progress: bool = False) -> list:
+        def chat_many(
+            self, conversations: list, params: object = None, progress: bool = False
+        ) -> list:
             sent.extend(conversations)
             raise RuntimeError("recorded")  # the replies do not matter here
 
@@ -333,8 +335,9 @@ def test_judges_are_told_the_language() -> None:
     rows = _lab().rows().filter(pl.col("language").is_in(["en", "zh"]))
     from evalnb.evaluation.base import Context
 
+    free = judge.resolve({"contract": "free"})  # no format probe: the recorder is no server
     with pytest.raises(RuntimeError, match="recorded"):
-        judge().score(rows, judge.resolve({}), Context(judge=Recorder()))  # type: ignore[arg-type]
+        judge().score(rows, free, Context(judge=Recorder()))  # type: ignore[arg-type]
     systems = [c[0]["content"] for c in sent]
     told = [s for s in systems if "This case is in Chinese" in s]
     assert len(told) == 8 and len(systems) == 16

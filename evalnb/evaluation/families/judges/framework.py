@@ -288,6 +288,7 @@ class JudgeEvaluator(Evaluator):
         records = rows.to_dicts()
         asks = self.conversations(rows, params, kind)
         flat = [c for a in asks for c in a]
+        _announce(ctx.progress, self.id, flat, judge)
         results = judge.chat_many(flat, params=request, progress=False) if flat else []
         readings = self._read_all(judge, flat, results, params, kind, request)
         values: dict[str, list[float | None]] = {m.key: [] for m in self.metrics}
@@ -332,18 +333,12 @@ class JudgeEvaluator(Evaluator):
         kind: str,
         request: dict[str, Any],
     ) -> list[_Reading]:
-        contract_json = kind != "free"
         readings = []
         for result in results:
             if result.error is not None:
                 readings.append(_Reading(result, None))
                 continue
-            text = reply_text(result, kind) or ""
-            parsed = self.parse(text, params, contract_json=contract_json)
-            if parsed.ok and request.get("logprobs"):
-                p = self.probability(result, text, params, contract_json=contract_json)
-                parsed = replace(parsed, probability=p)
-            readings.append(_Reading(result, parsed))
+            readings.append(_Reading(result, self._reading(result, params, kind, request)))
         failed = [i for i, r in enumerate(readings) if r.parsed is not None and not r.parsed.ok]
         if not failed:
             return readings
@@ -365,15 +360,23 @@ class JudgeEvaluator(Evaluator):
             if answer.error is not None:
                 readings[i] = replace(first, repair=answer, repaired=False)
                 continue
-            text = reply_text(answer, kind) or ""
-            again = self.parse(text, params, contract_json=contract_json)
-            if again.ok and request.get("logprobs"):
-                p = self.probability(answer, text, params, contract_json=contract_json)
-                again = replace(again, probability=p)
+            again = self._reading(answer, params, kind, request)
             readings[i] = replace(
                 first, parsed=again if again.ok else first.parsed, repair=answer, repaired=again.ok
             )
         return readings
+
+    def _reading(
+        self, result: ChatResult, params: Mapping[str, object], kind: str, request: dict[str, Any]
+    ) -> Parsed:
+        """Read one answered call under ``kind``, with its probability when logprobs were asked."""
+        text = reply_text(result, kind) or ""
+        contract_json = kind != "free"
+        parsed = self.parse(text, params, contract_json=contract_json)
+        if parsed.ok and request.get("logprobs"):
+            p = self.probability(result, text, params, contract_json=contract_json)
+            parsed = replace(parsed, probability=p)
+        return parsed
 
     def free_hint(self, params: Mapping[str, object]) -> str:
         """Return the format asked again in a repair turn of a free-text reply."""
@@ -436,6 +439,25 @@ class JudgeEvaluator(Evaluator):
     def on_parse_failure(self) -> dict[str, float | None]:
         """Values recorded when the reply cannot be read (none by default)."""
         return {}
+
+
+def _announce(bar: object, evaluator: str, conversations: list[Messages], judge: LLMClient) -> None:
+    """Put what the calls about to go out will take in the progress bar's header.
+
+    A quick figure (four characters a token, the probe's pace); :func:`evalnb.estimate`
+    gives the exact one before a run.
+    """
+    describe = getattr(bar, "set_description", None)
+    if describe is None or getattr(bar, "disable", True) or not conversations:
+        return
+    chars = sum(len(str(m.get("content") or "")) for c in conversations for m in c)
+    known = judge.known_capabilities
+    pace = known.seconds_per_call if known is not None else None
+    seconds = len(conversations) * (pace or 1.0) / max(1, judge.concurrency)
+    describe(
+        f"{evaluator}: {len(conversations):,} judge calls, ~{chars // 4:,} prompt tokens, "
+        f"~{seconds / 60:.0f} min"
+    )
 
 
 @dataclass(frozen=True)
