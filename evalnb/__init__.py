@@ -14,10 +14,12 @@ import importlib
 from typing import TYPE_CHECKING
 
 from evalnb import transforms
+from evalnb.analysis.decide import Decision, Plan, plan
 from evalnb.analysis.estimate import Estimate, estimate
 from evalnb.analysis.pairwise import pairwise
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
+from evalnb.api import testing
 from evalnb.api.adversarial import adversarial
 from evalnb.api.calibration_methods import load_calibration
 from evalnb.api.corpus import (
@@ -93,6 +95,7 @@ __all__ = [
     "ContractError",
     "Corpus",
     "Curator",
+    "Decision",
     "DocumentLimits",
     "EndpointUnreachable",
     "Estimate",
@@ -110,6 +113,7 @@ __all__ = [
     "NoTopicsWarning",
     "NothingScoredWarning",
     "Param",
+    "Plan",
     "RayEngine",
     "Report",
     "ReviewError",
@@ -144,6 +148,7 @@ __all__ = [
     "monitor",
     "open",
     "pairwise",
+    "plan",
     "register",
     "result_frame",
     "retrieval_baseline",
@@ -151,6 +156,7 @@ __all__ = [
     "rubric_judge",
     "run_suite",
     "table",
+    "testing",
     "topics",
     "transforms",
     "validate_tests",

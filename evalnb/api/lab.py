@@ -14,6 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb.analysis import derived
+from evalnb.analysis.decide import Decision, decide
 from evalnb.analysis.judge_costs import judge_report
 from evalnb.analysis.rendered import Report
 from evalnb.api.calibration_methods import HumanCalibration
@@ -33,7 +34,7 @@ from evalnb.llm.ragas_llm import RAGAS_MISSING
 from evalnb.robustness.perturbed_cases import perturb
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
 
     import altair as alt
@@ -193,6 +194,41 @@ class Lab(HumanCalibration):
         per-metric ranks and may order models differently.
         """
         return derived.leaderboard_of(self, overall=overall, by=by, n_boot=n_boot, seed=seed)
+
+    def decide(
+        self,
+        baseline: str,
+        candidate: str,
+        *,
+        metrics: Sequence[str] | None = None,
+        margin: float | None = None,
+        alpha: float = 0.05,
+        cluster: str | None = None,
+        slices: str | None = None,
+        correction: str = "holm",
+        guardrails: Sequence[str] = (),
+    ) -> Decision:
+        """Decide between two systems: clustered, paired, corrected, with margins.
+
+        Per metric (and per slice of ``slices``): the candidate's paired difference from the
+        baseline (positive: better), its interval and adjusted p-value, and a verdict —
+        ``better``, ``worse``, ``equivalent`` / ``non-inferior`` (within ``margin``) or
+        ``inconclusive`` with the smallest difference the run could have seen. Cases in one
+        ``cluster`` (a case column; the topics by default when the lab has them) are not
+        counted as independent. See :mod:`evalnb.analysis.decide`.
+        """
+        return decide(
+            self,
+            baseline,
+            candidate,
+            metrics=metrics,
+            margin=margin,
+            alpha=alpha,
+            cluster=cluster,
+            slices=slices,
+            correction=correction,
+            guardrails=guardrails,
+        )
 
     def compare(self, evaluator: str, metric: str | None = None, *, seed: int = 0) -> pl.DataFrame:
         """Paired comparison of every two models: difference, 95 % CI, p-value, who wins."""

@@ -14,6 +14,7 @@ import polars as pl
 
 from evalnb.api.demo import build_demo_lab
 from evalnb.api.lab import Lab, load, open_lab
+from evalnb.cli.gate_cmd import add_gate_parser, run_gate
 from evalnb.cli.harbor_metric import harbor_metrics, read_rewards, write_json_atomic
 from evalnb.cli.harpia import run_harpia
 from evalnb.cli.monitor_cmd import add_monitor_parser, run_monitor_command
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_workflow_parser,
         add_review_parser,
         add_monitor_parser,
+        add_gate_parser,
         _add_demo_parser,
     ):
         add(sub)
@@ -280,6 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "info":
             _print(describe(open_lab(args.store)))
             return 0
+        if args.command == "gate":
+            return run_gate(args)
         return _demo(args.out, args.local_judge)
     except (EvalnbError, TypeError, ValueError) as exc:
         print(f"evalnb: error: {cli_terms(str(exc))}", file=sys.stderr)

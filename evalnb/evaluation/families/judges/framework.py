@@ -41,6 +41,7 @@ __all__ = [
     "aligned_system",
     "judge_conversation",
     "judge_params",
+    "score_property",
     "score_schema",
     "template_fields",
     "verdict_hint",
@@ -96,12 +97,23 @@ def verdict_hint(classes: tuple[str, ...], field: str = "verdict") -> str:
     )
 
 
+def score_property(low: float, high: float) -> dict[str, Any]:
+    """Return the JSON schema of one score in ``[low, high]``.
+
+    Whole-number scales list their values (``enum``): grammar-constrained servers enforce an
+    enumeration exactly, while some ignore ``minimum`` / ``maximum`` (llama.cpp let an 11 on
+    a 1–10 scale through).
+    """
+    if float(low).is_integer() and float(high).is_integer() and high - low <= 100:
+        return {"type": "integer", "enum": list(range(int(low), int(high) + 1))}
+    return {"type": "number", "minimum": low, "maximum": high}
+
+
 def score_schema(low: float, high: float, field: str = "score") -> dict[str, Any]:
     """Return the JSON schema of a score in ``[low, high]`` given as ``{field: <number>}``."""
-    number = "integer" if float(low).is_integer() and float(high).is_integer() else "number"
     return {
         "type": "object",
-        "properties": {field: {"type": number, "minimum": low, "maximum": high}},
+        "properties": {field: score_property(low, high)},
         "required": [field],
         "additionalProperties": False,
     }

@@ -24,6 +24,7 @@ from evalnb.evaluation.families.judges.framework import (
     Messages,
     judge_conversation,
     judge_params,
+    score_property,
     score_schema,
     template_fields,
     verdict_hint,
@@ -361,9 +362,7 @@ class RubricJudge(JudgeEvaluator):
         low, high = self.score_range
         return {
             "type": "object",
-            "properties": {
-                name: {"type": "integer", "minimum": low, "maximum": high} for name in self.criteria
-            },
+            "properties": {name: score_property(low, high) for name in self.criteria},
             "required": list(self.criteria),
             "additionalProperties": False,
         }
@@ -523,7 +522,7 @@ class ComparativeJudge(JudgeEvaluator):
     def reply_schema(self, params: Mapping[str, object]) -> dict[str, Any] | None:
         """Return ``{"score_1": <in range>, "score_2": <in range>}``."""
         low, high = _range(params)
-        one = {"type": "integer", "minimum": low, "maximum": high}
+        one = score_property(low, high)
         return {
             "type": "object",
             "properties": {"score_1": one, "score_2": one},

@@ -1,0 +1,505 @@
+"""Decide between two systems: clustered, paired, corrected for many metrics, with margins and power.
+
+:func:`decide` compares a *candidate* with a *baseline* on the cases both answered, metric
+by metric (and per slice when asked). The paired difference is oriented so that a positive
+one means the candidate is better (a lower-is-better metric is turned round). Then:
+
+- **Clusters** (``cluster=``: a case column such as the source document, the template or
+  the conversation; the lab's topics by default when it has them, and said so): the mean
+  difference's standard error is cluster-robust (CR1, the one statsmodels' OLS gives with
+  ``cov_type="cluster"``), and its interval and p-value use Student's t with G − 1 degrees
+  of freedom (G clusters; statsmodels' default normal is too narrow with few clusters). The
+  design effect (the variance over the naive one) is reported.
+- **Without clusters**: verdicts (0/1 metrics) get the exact McNemar test on the discordant
+  pairs (statsmodels' ``mcnemar(exact=True)``), numbers the paired t-test (scipy's
+  ``ttest_rel``), with the Wilcoxon signed-rank p-value beside it (scipy's ``wilcoxon``).
+- **Several samples per case** (``sample`` > 0) are averaged per case first; the
+  within-case variance is kept for :func:`plan` (Miller's K resamples).
+- **Many comparisons**: p-values are adjusted across every metric × slice compared, by Holm
+  (default) or Benjamini–Yekutieli (``correction="by"``).
+- **Verdicts**: ``better`` / ``worse`` (adjusted p under ``alpha``), ``equivalent`` (the
+  interval inside ±margin), ``non-inferior`` (its worst end above −margin), else
+  ``inconclusive`` with the smallest difference the run could have seen (80 % power).
+
+Intervals are two-sided at 1 − alpha and not widened for multiplicity: a margin decision
+read off one is the usual one-sided test at alpha / 2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from evalnb.lab.core import LabCore
+
+__all__ = [
+    "Decision",
+    "PairedTest",
+    "Plan",
+    "adjust",
+    "decide",
+    "paired_test",
+    "plan",
+]
+
+VERDICTS = ("better", "worse", "equivalent", "non-inferior", "inconclusive")
+_POWER_Z = 0.8416212335729143  # z of 80 % power
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """One paired comparison: the oriented mean difference, its SE, interval and p-value."""
+
+    n: int
+    clusters: int
+    difference: float
+    se: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    method: str
+    design_effect: float
+    p_wilcoxon: float | None = None
+
+
+def _cr1_se(d: np.ndarray, groups: np.ndarray) -> tuple[float, int]:
+    """Return the CR1 standard error of the mean of ``d`` clustered by ``groups``, and G."""
+    n = d.size
+    residual = d - d.mean()
+    _, inverse = np.unique(groups, return_inverse=True)
+    sums = np.bincount(inverse, weights=residual)
+    g = sums.size
+    if g < 2:
+        return math.nan, g
+    # statsmodels' small-sample factor for OLS with k = 1 regressor: G/(G-1) · (N-1)/(N-k)
+    factor = g / (g - 1) * (n - 1) / (n - 1)
+    return math.sqrt(factor * float(np.sum(sums**2)) / n**2), g
+
+
+def paired_test(
+    a: np.ndarray, b: np.ndarray, *, clusters: np.ndarray | None = None, alpha: float = 0.05
+) -> PairedTest:
+    """Compare paired values: ``b - a`` (positive: ``b`` better), as described above."""
+    from scipy import stats  # noqa: PLC0415 - heavy import, only when deciding
+
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    d = b - a
+    n = d.size
+    if n < 2:
+        return PairedTest(
+            n,
+            n,
+            float(d.mean()) if n else math.nan,
+            math.nan,
+            math.nan,
+            math.nan,
+            1.0,
+            "too few cases",
+            math.nan,
+        )
+    mean = float(d.mean())
+    naive_se = float(d.std(ddof=1) / math.sqrt(n))
+    wilcoxon = None
+    if np.any(d != 0):
+        wilcoxon = float(stats.wilcoxon(b, a).pvalue)
+    if clusters is not None:
+        se, g = _cr1_se(d, clusters)
+        df = max(g - 1, 1)
+        t = stats.t.ppf(1 - alpha / 2, df)
+        if not math.isfinite(se) or se == 0:
+            p = 1.0 if mean == 0 else 0.0
+        else:
+            p = float(2 * stats.t.sf(abs(mean) / se, df))
+        deff = (se / naive_se) ** 2 if naive_se > 0 else math.nan
+        return PairedTest(
+            n, g, mean, se, mean - t * se, mean + t * se, p, f"CR1, t({df})", deff, wilcoxon
+        )
+    t = stats.t.ppf(1 - alpha / 2, n - 1)
+    binary = bool(np.all(np.isin(a, (0.0, 1.0))) and np.all(np.isin(b, (0.0, 1.0))))
+    if binary:
+        better = int(np.sum((b == 1) & (a == 0)))
+        worse = int(np.sum((b == 0) & (a == 1)))
+        k = better + worse
+        p = float(min(1.0, 2 * stats.binom.cdf(min(better, worse), k, 0.5))) if k else 1.0
+        method = "exact McNemar"
+    else:
+        p = float(stats.ttest_rel(b, a).pvalue) if naive_se > 0 else (1.0 if mean == 0 else 0.0)
+        method = "paired t"
+    return PairedTest(
+        n, n, mean, naive_se, mean - t * naive_se, mean + t * naive_se, p, method, 1.0, wilcoxon
+    )
+
+
+def adjust(p_values: np.ndarray, method: str = "holm") -> np.ndarray:
+    """Return p-values adjusted for multiplicity: Holm's step-down or Benjamini–Yekutieli.
+
+    Equal to statsmodels' ``multipletests(method="holm" | "fdr_by")``; written out here
+    because a few lines do not justify statsmodels at run time.
+    """
+    p = np.asarray(p_values, dtype=float)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    ranked = p[order]
+    if method == "holm":
+        steps = np.maximum.accumulate((m - np.arange(m)) * ranked)
+    elif method == "by":
+        harmonic = float(np.sum(1.0 / np.arange(1, m + 1)))
+        steps = np.minimum.accumulate((ranked * m * harmonic / np.arange(1, m + 1))[::-1])[::-1]
+    else:
+        msg = f"method={method!r}; expected 'holm' or 'by'"
+        raise ValueError(msg)
+    out = np.empty(m)
+    out[order] = np.minimum(steps, 1.0)
+    return out
+
+
+def _verdict(test: PairedTest, adjusted: float, alpha: float, margin: float | None) -> str:
+    if adjusted < alpha and test.difference > 0:
+        return "better"
+    if adjusted < alpha and test.difference < 0:
+        return "worse"
+    if margin is not None and -margin < test.ci_low and test.ci_high < margin:
+        return "equivalent"
+    if margin is not None and test.ci_low > -margin:
+        return "non-inferior"
+    return "inconclusive"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What :func:`decide` found: one row per metric (and slice), and the overall call.
+
+    Attributes
+    ----------
+    frame
+        ``evaluator, metric, slice, n, clusters, difference, ci_low, ci_high, p_value,
+        p_adjusted, p_wilcoxon, method, design_effect, verdict, detectable``: the difference
+        is candidate − baseline, oriented so that positive is better; ``detectable`` is the
+        smallest difference this run had 80 % power to see.
+    verdict
+        ``"better"`` (some metric better, none worse, guardrails kept), ``"worse"`` (a
+        metric or guardrail worse), ``"non-inferior"`` (with a margin: every metric at least
+        non-inferior) or ``"inconclusive"``.
+    """
+
+    baseline: str
+    candidate: str
+    frame: pl.DataFrame
+    verdict: str
+    alpha: float
+    margin: float | None
+    cluster: str | None
+    correction: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def explain(self) -> str:
+        """Return a one-screen explanation (what ``evalnb gate`` prints)."""
+        lines = [
+            f"{self.candidate} vs {self.baseline}: {self.verdict.upper()}",
+            f"alpha {self.alpha:g}, {self.correction} across {self.frame.height} comparison(s)"
+            + (f", margin ±{self.margin:g}" if self.margin is not None else "")
+            + (f", clustered by {self.cluster}" if self.cluster else ", cases independent"),
+        ]
+        for r in self.frame.iter_rows(named=True):
+            where = f" [{r['slice']}]" if r["slice"] else ""
+            line = (
+                f"  {r['evaluator']}.{r['metric']}{where}: {r['difference']:+.4f} "
+                f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}] p={r['p_adjusted']:.3g} → {r['verdict']}"
+            )
+            if r["verdict"] == "inconclusive" and r["detectable"] is not None:
+                line += f" (a difference under {r['detectable']:.4f} would not have been seen)"
+            lines.append(line)
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.explain()
+
+    def _repr_html_(self) -> str:
+        import html  # noqa: PLC0415
+
+        return f"<pre>{html.escape(self.explain())}</pre>"
+
+
+def _metrics(lab: LabCore, metrics: Sequence[str] | None) -> list[tuple[str, str, bool]]:
+    known = lab.metrics.select("evaluator", "metric", "primary", "higher_is_better")
+    scored = lab.scores.select("evaluator", "metric").unique()
+    known = known.join(scored, on=["evaluator", "metric"])
+    if metrics is None:
+        chosen = known.filter(pl.col("primary"))
+    else:
+        keys = []
+        for m in metrics:
+            ev, _, name = m.rpartition(".")
+            hit = known.filter(
+                (pl.col("metric") == name)
+                & ((pl.col("evaluator") == ev) if ev else pl.lit(value=True))
+            )
+            if hit.height != 1:
+                found = sorted(
+                    f"{e}.{x}" for e, x in known.select("evaluator", "metric").iter_rows()
+                )
+                msg = (
+                    f"metric {m!r} names {hit.height} scored metrics; expected one of {found[:20]}"
+                )
+                raise ValueError(msg)
+            keys.append(hit)
+        chosen = pl.concat(keys)
+    return [
+        (e, m, bool(h))
+        for e, m, h in chosen.select("evaluator", "metric", "higher_is_better").iter_rows()
+    ]
+
+
+def _paired(
+    lab: LabCore, evaluator: str, metric: str, baseline: str, candidate: str
+) -> pl.DataFrame:
+    """Per case: each arm's mean over its samples, the samples and their variance."""
+    s = lab.scores.filter(
+        (pl.col("evaluator") == evaluator)
+        & (pl.col("metric") == metric)
+        & pl.col("value").is_not_null()
+    )
+    arms = []
+    for name, model in (("a", baseline), ("b", candidate)):
+        arms.append(
+            s.filter(pl.col("model") == model)
+            .group_by("case_id")
+            .agg(
+                pl.col("value").mean().alias(name),
+                pl.len().alias(f"k_{name}"),
+                pl.col("value").var(ddof=1).alias(f"var_{name}"),
+            )
+        )
+    return arms[0].join(arms[1], on="case_id").sort("case_id")
+
+
+def decide(
+    lab: LabCore,
+    baseline: str,
+    candidate: str,
+    *,
+    metrics: Sequence[str] | None = None,
+    margin: float | None = None,
+    alpha: float = 0.05,
+    cluster: str | None = None,
+    slices: str | None = None,
+    correction: str = "holm",
+    guardrails: Sequence[str] = (),
+) -> Decision:
+    """Compare ``candidate`` with ``baseline`` on ``lab`` (see the module docstring).
+
+    Parameters
+    ----------
+    lab
+        Scores of both systems on the same cases.
+    baseline, candidate
+        Model names.
+    metrics
+        ``"evaluator.metric"`` or a metric name unique in the lab; default: every
+        evaluator's primary metric.
+    margin
+        The difference (in the metric's units) that does not matter: with it, ``equivalent``
+        and ``non-inferior`` verdicts.
+    alpha
+        The family-wise error rate (Holm) or false discovery rate (BY).
+    cluster
+        A case column whose cases are not independent; default: ``topic`` when the lab's
+        cases have topics; ``""`` for independent cases.
+    slices
+        A case column: each of its values gets its own comparisons (in the correction too).
+    correction
+        ``"holm"`` or ``"by"`` (Benjamini–Yekutieli).
+    guardrails
+        Metrics that must not get worse: a ``worse`` one makes the whole call ``worse``.
+    """
+    if correction not in ("holm", "by"):
+        msg = f"correction={correction!r}; expected 'holm' or 'by'"
+        raise ValueError(msg)
+    if margin is not None and margin <= 0:
+        msg = f"margin={margin}; expected a positive difference in the metric's units"
+        raise ValueError(msg)
+    missing = {baseline, candidate} - set(lab.models)
+    if missing:
+        msg = f"model(s) {sorted(missing)} not in the lab; models: {lab.models}"
+        raise ValueError(msg)
+    notes: list[str] = []
+    cases = lab.cases
+    if cluster is None and "topic" in cases.columns and cases["topic"].drop_nulls().n_unique() > 1:
+        cluster = "topic"
+        notes.append(
+            "cases clustered by their topic (the default when the lab has topics): pass cluster='' if they are independent"
+        )
+    cluster = cluster or None
+    if cluster is not None and cluster not in cases.columns:
+        msg = f"cluster={cluster!r} is not a case column; columns: {cases.columns}"
+        raise ValueError(msg)
+    if slices is not None and slices not in cases.columns:
+        msg = f"slices={slices!r} is not a case column; columns: {cases.columns}"
+        raise ValueError(msg)
+    chosen = _metrics(lab, metrics)
+    guarded = {g.rpartition(".")[2] for g in guardrails}
+    extra = [g for g in guardrails if g.rpartition(".")[2] not in {m for _, m, _ in chosen}]
+    if extra:
+        chosen += _metrics(lab, extra)
+    rows: list[dict[str, object]] = []
+    tests: list[PairedTest] = []
+    columns = [c for c in (cluster, slices) if c is not None]
+    for evaluator, metric, higher in chosen:
+        paired = _paired(lab, evaluator, metric, baseline, candidate)
+        if columns:
+            paired = paired.join(cases.select("case_id", *columns), on="case_id", how="left")
+        parts = [("", paired)]
+        if slices is not None:
+            parts += [
+                (str(v), paired.filter(pl.col(slices) == v))
+                for v in paired[slices].unique().sort().drop_nulls()
+            ]
+        for name, part in parts:
+            a, b = part["a"].to_numpy(), part["b"].to_numpy()
+            if not higher:
+                a, b = -a, -b
+            groups = (
+                part[cluster].cast(pl.String).fill_null("(none)").to_numpy() if cluster else None
+            )
+            test = paired_test(a, b, clusters=groups, alpha=alpha)
+            tests.append(test)
+            rows.append(
+                {
+                    "evaluator": evaluator,
+                    "metric": metric,
+                    "slice": name,
+                    "guardrail": metric in guarded,
+                }
+            )
+    if not tests:
+        msg = "no metric scored for both models: run evalnb.evaluate on both first"
+        raise ValueError(msg)
+    p = np.array([t.p_value for t in tests])
+    adjusted = adjust(p, correction)
+    from scipy import stats  # noqa: PLC0415
+
+    z = float(stats.norm.ppf(1 - alpha / 2))
+    out = []
+    for row, test, adj in zip(rows, tests, adjusted, strict=True):
+        detectable = (z + _POWER_Z) * test.se if math.isfinite(test.se) else None
+        out.append(
+            {
+                **row,
+                "n": test.n,
+                "clusters": test.clusters,
+                "difference": test.difference,
+                "ci_low": test.ci_low,
+                "ci_high": test.ci_high,
+                "p_value": test.p_value,
+                "p_adjusted": float(adj),
+                "p_wilcoxon": test.p_wilcoxon,
+                "method": test.method,
+                "design_effect": test.design_effect,
+                "verdict": _verdict(test, float(adj), alpha, margin),
+                "detectable": detectable,
+            }
+        )
+    frame = pl.DataFrame(out)
+    verdicts = frame.filter(pl.col("slice") == "")["verdict"].to_list()
+    if "worse" in verdicts:  # a metric, or a guardrail, got worse
+        overall = "worse"
+    elif margin is not None:
+        kept = all(v in ("better", "equivalent", "non-inferior") for v in verdicts)
+        overall = ("better" if "better" in verdicts else "non-inferior") if kept else "inconclusive"
+    else:
+        overall = "better" if "better" in verdicts else "inconclusive"
+    return Decision(
+        baseline, candidate, frame, overall, alpha, margin, cluster, correction, tuple(notes)
+    )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many cases a comparison needs, from a pilot's variance components (Miller, 2024)."""
+
+    cases: int
+    samples_per_case: int
+    mde: float
+    power: float
+    alpha: float
+    between_case_var: float
+    within_case_var_a: float
+    within_case_var_b: float
+    design_effect: float
+    detectable_now: float
+    pilot_cases: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.cases:,} cases ({self.samples_per_case} sample(s) each) to see a difference "
+            f"of {self.mde:g} with {self.power:.0%} power at alpha {self.alpha:g} "
+            f"(design effect {self.design_effect:.2f}); the pilot's {self.pilot_cases} cases "
+            f"could see {self.detectable_now:.4f}"
+        )
+
+
+def plan(
+    lab: LabCore,
+    metric: str,
+    *,
+    baseline: str,
+    candidate: str,
+    mde: float = 0.02,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    cluster: str | None = None,
+    samples_per_case: int | None = None,
+) -> Plan:
+    """Return the cases needed to detect ``mde`` between two systems, from a pilot lab.
+
+    Follows Miller's formula ``n = (z_{α/2} + z_β)² (ω² + σ²_A/K_A + σ²_B/K_B) / δ²`` times
+    the design effect of ``cluster``: ω² is the between-case variance of the true difference,
+    σ² each system's within-case variance (from several samples per case; 0 with one), K the
+    samples per case (default: the pilot's).
+    """
+    from scipy import stats  # noqa: PLC0415
+
+    if not 0 < power < 1 or not 0 < alpha < 1 or mde <= 0:
+        msg = f"power={power}, alpha={alpha}, mde={mde}: expected 0 < power, alpha < 1 and mde > 0"
+        raise ValueError(msg)
+    ((evaluator, name, higher),) = _metrics(lab, [metric])
+    paired = _paired(lab, evaluator, name, baseline, candidate)
+    if paired.height < 3:
+        msg = f"the pilot has {paired.height} case(s) answered by both: at least 3 are needed"
+        raise ValueError(msg)
+    k_a = max(1, round(float(paired["k_a"].to_numpy().mean())))
+    k_b = max(1, round(float(paired["k_b"].to_numpy().mean())))
+    var_a = float(paired["var_a"].fill_null(0.0).to_numpy().mean()) if k_a > 1 else 0.0
+    var_b = float(paired["var_b"].fill_null(0.0).to_numpy().mean()) if k_b > 1 else 0.0
+    d = (paired["b"] - paired["a"]).to_numpy() * (1 if higher else -1)
+    total = float(np.var(d, ddof=1))
+    omega = max(total - var_a / k_a - var_b / k_b, 0.0)
+    deff = 1.0
+    if cluster:
+        groups = paired.join(lab.cases.select("case_id", cluster), on="case_id", how="left")[
+            cluster
+        ]
+        test = paired_test(
+            np.zeros_like(d),
+            d,
+            clusters=groups.cast(pl.String).fill_null("(none)").to_numpy(),
+            alpha=alpha,
+        )
+        deff = max(test.design_effect, 1.0) if math.isfinite(test.design_effect) else 1.0
+    k = samples_per_case or k_a
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    per_case = omega + var_a / k + var_b / k
+    n = math.ceil(z**2 * per_case * deff / mde**2)
+    now = z * math.sqrt(total * deff / paired.height)
+    return Plan(max(n, 2), k, mde, power, alpha, omega, var_a, var_b, deff, now, paired.height)

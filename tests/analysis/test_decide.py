@@ -1,0 +1,255 @@
+"""Decisions between two systems (issue 59): equal to the reference tests, honest error rates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+import evalnb
+from evalnb.analysis.decide import adjust, paired_test
+from evalnb.cli.main import main
+
+
+def _clustered(
+    rng: np.random.Generator,
+    clusters: int = 50,
+    per: int = 10,
+    icc: float = 0.7,
+    shift: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    groups = np.repeat(np.arange(clusters), per)
+    d = rng.normal(0, np.sqrt(icc), clusters)[groups] + rng.normal(
+        0, np.sqrt(1 - icc), clusters * per
+    )
+    return d + shift, groups
+
+
+def test_cr1_equals_statsmodels_ols_clustered_to_1e9() -> None:
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(3)
+    d, groups = _clustered(rng, clusters=17, per=7)
+    d = d[:-5]  # clusters of unequal size
+    groups = groups[:-5]
+    test = paired_test(np.zeros_like(d), d, clusters=groups)
+    fit = sm.OLS(d, np.ones((d.size, 1))).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    assert test.se == pytest.approx(float(fit.bse[0]), abs=1e-9)
+    assert test.difference == pytest.approx(float(fit.params[0]), abs=1e-12)
+    assert test.clusters == 17 and test.method == "CR1, t(16)"
+
+
+def test_mcnemar_equals_statsmodels_exact() -> None:
+    contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
+    rng = np.random.default_rng(5)
+    a = (rng.random(300) < 0.6).astype(float)
+    b = np.where(rng.random(300) < 0.15, 1 - a, a)
+    test = paired_test(a, b)
+    table = [
+        [np.sum((a == 1) & (b == 1)), np.sum((a == 1) & (b == 0))],
+        [np.sum((a == 0) & (b == 1)), np.sum((a == 0) & (b == 0))],
+    ]
+    assert test.method == "exact McNemar"
+    assert test.p_value == pytest.approx(contingency.mcnemar(table, exact=True).pvalue, abs=1e-12)
+
+
+def test_paired_t_and_wilcoxon_equal_scipy() -> None:
+    rng = np.random.default_rng(7)
+    a = rng.normal(0.5, 0.2, 80)
+    b = a + rng.normal(0.03, 0.1, 80)
+    test = paired_test(a, b)
+    assert test.p_value == pytest.approx(stats.ttest_rel(b, a).pvalue, abs=1e-12)
+    assert test.p_wilcoxon == pytest.approx(stats.wilcoxon(b, a).pvalue, abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["holm", "by"])
+def test_adjustments_equal_statsmodels(method: str) -> None:
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    p = np.array([0.001, 0.04, 0.03, 0.2, 0.5, 0.0001, 0.049, 0.9])
+    theirs = multitest.multipletests(p, method="holm" if method == "holm" else "fdr_by")[1]
+    np.testing.assert_allclose(adjust(p, method), theirs, atol=1e-12)
+
+
+def test_aa_labs_rarely_call_a_winner_clustered_or_not(capsys: pytest.CaptureFixture[str]) -> None:
+    """1,000 A/A labs of 50 clusters × 10 cases (ICC 0.7), then independent cases."""
+    rng = np.random.default_rng(0)
+    for icc in (0.7, 0.0):
+        ours = naive = covered = 0
+        for _ in range(1000):
+            d, groups = _clustered(rng, icc=icc)
+            test = paired_test(np.zeros_like(d), d, clusters=groups if icc else None)
+            ours += test.p_value < 0.05
+            covered += test.ci_low <= 0 <= test.ci_high
+            naive += stats.ttest_1samp(d, 0).pvalue < 0.05
+        with capsys.disabled():
+            print(
+                f"\nA/A ICC {icc}: decide {ours / 10:.1f} % false verdicts, naive paired t {naive / 10:.1f} %, coverage {covered / 10:.1f} %"
+            )
+        assert ours <= 55 and covered >= 940
+        if icc:
+            assert naive > 200  # the naive test is badly wrong here (what decide fixes)
+
+
+def test_plan_predicts_the_cases_for_the_power_asked() -> None:
+    """A pilot of 1,000 cases, a true 3-point gain: the planned n reaches 80 % ± 5 points."""
+    rng = np.random.default_rng(11)
+    sd = 0.15
+
+    def lab(n: int, gain: float) -> evalnb.Lab:
+        base = rng.uniform(0.3, 0.7, n)
+        a = base + rng.normal(0, sd, n)
+        b = base + gain + rng.normal(0, sd, n)
+        ids = [f"c{i}" for i in range(n)]
+        scores = pl.DataFrame(
+            {
+                "case_id": ids * 2,
+                "model": ["A"] * n + ["B"] * n,
+                "sample": 0,
+                "evaluator": "ev",
+                "metric": "score",
+                "value": np.concatenate([a, b]),
+                "params": "{}",
+            }
+        )
+        return _lab(ids, scores)
+
+    pilot = lab(1000, 0.03)
+    planned = evalnb.plan(pilot, "ev.score", baseline="A", candidate="B", mde=0.03, power=0.8)
+    hits = 0
+    for _ in range(1000):
+        d = rng.normal(0.03, sd * np.sqrt(2), planned.cases)
+        hits += paired_test(np.zeros_like(d), d).p_value < 0.05
+    assert abs(hits / 1000 - 0.8) <= 0.05, (planned, hits)
+    assert "cases" in str(planned) and planned.detectable_now > 0.01
+
+
+def _lab(ids: list[str], scores: pl.DataFrame, topics: list[str] | None = None) -> evalnb.Lab:
+    cases = pl.DataFrame({"case_id": ids, "prompt": [f"q {i}" for i in ids]})
+    if topics is not None:
+        cases = cases.with_columns(topic=pl.Series(topics))
+    models = scores["model"].unique().to_list()
+    outputs = pl.DataFrame(
+        {
+            "case_id": [i for _ in models for i in ids],
+            "model": [m for m in models for _ in ids],
+            "sample": 0,
+            "actual": "a",
+        }
+    )
+    metrics = pl.DataFrame(
+        [
+            {
+                "evaluator": e,
+                "metric": m,
+                "domain": "generation",
+                "title": m,
+                "description": "",
+                "min": 0.0,
+                "max": 1.0,
+                "higher_is_better": m != "toxicity",
+                "default_threshold": 0.5,
+                "primary": m == "score",
+            }
+            for e, m in scores.select("evaluator", "metric").unique().iter_rows()
+        ]
+    )
+    return evalnb.Lab({"cases": cases, "outputs": outputs, "scores": scores, "metrics": metrics})
+
+
+def _ab(
+    n: int, gain: float, seed: int, toxicity_gain: float = 0.0, clusters: int = 0
+) -> evalnb.Lab:
+    rng = np.random.default_rng(seed)
+    ids = [f"c{i}" for i in range(n)]
+    base = rng.uniform(0.2, 0.8, n)
+    a = base + rng.normal(0, 0.1, n)
+    b = base + gain + rng.normal(0, 0.1, n)
+    ta = rng.uniform(0, 0.1, n)
+    tb = ta + toxicity_gain + rng.normal(0, 0.01, n)
+    rows = []
+    for metric, (va, vb) in {"score": (a, b), "toxicity": (ta, tb)}.items():
+        for model, v in (("A", va), ("B", vb)):
+            rows.append(
+                pl.DataFrame(
+                    {
+                        "case_id": ids,
+                        "model": model,
+                        "sample": 0,
+                        "evaluator": metric if metric == "toxicity" else "ev",
+                        "metric": metric,
+                        "value": v,
+                        "params": "{}",
+                    }
+                )
+            )
+    topics = [f"t{i % clusters}" for i in range(n)] if clusters else None
+    return _lab(ids, pl.concat(rows), topics)
+
+
+def test_decide_calls_better_worse_and_guards(tmp_path: Path) -> None:
+    better = evalnb.Lab.decide(_ab(300, 0.05, 1), "A", "B", metrics=["ev.score"])
+    assert better.verdict == "better" and better.frame["verdict"].to_list() == ["better"]
+    assert better.frame["difference"][0] == pytest.approx(0.05, abs=0.02)
+    worse = _ab(300, 0.05, 1, toxicity_gain=0.02).decide(
+        "A", "B", metrics=["ev.score"], guardrails=["toxicity"]
+    )
+    assert worse.verdict == "worse"
+    assert dict(zip(worse.frame["metric"], worse.frame["verdict"], strict=True)) == {
+        "score": "better",
+        "toxicity": "worse",
+    }
+    same = _ab(300, 0.0, 2).decide("A", "B", metrics=["ev.score"], margin=0.05)
+    assert same.verdict == "non-inferior" and same.frame["verdict"][0] in (
+        "equivalent",
+        "non-inferior",
+    )
+    small = _ab(20, 0.0, 3).decide("A", "B", metrics=["ev.score"])
+    assert small.verdict == "inconclusive" and "would not have been seen" in small.explain()
+    clustered = _ab(300, 0.0, 4, clusters=10).decide("A", "B", metrics=["ev.score"])
+    assert clustered.cluster == "topic" and "topic" in clustered.notes[0]
+    sliced = _ab(300, 0.05, 5, clusters=3).decide(
+        "A", "B", metrics=["ev.score"], cluster="", slices="topic"
+    )
+    assert sliced.frame.height == 4 and sorted(sliced.frame["slice"].to_list()) == [
+        "",
+        "t0",
+        "t1",
+        "t2",
+    ]
+
+
+def test_the_gate_exits_allow_reject_inconclusive_and_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = {"allow": _ab(300, 0.05, 1), "reject": _ab(300, -0.05, 1), "wait": _ab(15, 0.0, 3)}
+    codes = {}
+    for name, lab in cases.items():
+        store = lab.save(tmp_path / f"{name}.duckdb")
+        codes[name] = main(
+            ["gate", str(store), "--baseline", "A", "--candidate", "B", "--metric", "ev.score"]
+        )
+    assert codes == {"allow": 0, "reject": 1, "wait": 2}
+    assert "B vs A: WORSE" in capsys.readouterr().out
+    assert (
+        main(["gate", str(tmp_path / "allow.duckdb"), "--baseline", "A", "--candidate", "Z"]) == 3
+    )
+    assert "not in the lab" in capsys.readouterr().err
+
+
+def test_assert_not_worse_fails_with_the_explanation() -> None:
+    evalnb.testing.assert_not_worse(_ab(300, 0.0, 2), "A", "B", metric="ev.score", margin=0.05)
+    with pytest.raises(AssertionError, match="WORSE"):
+        evalnb.testing.assert_not_worse(_ab(300, -0.05, 1), "A", "B", metric="ev.score")
+
+
+def test_a_hundred_aa_pull_requests_are_rarely_rejected() -> None:
+    rejected = sum(
+        _ab(120, 0.0, 1000 + i, clusters=12)
+        .decide("A", "B", metrics=["ev.score"], margin=0.02)
+        .verdict
+        == "worse"
+        for i in range(100)
+    )
+    assert rejected <= 5
