@@ -52,6 +52,7 @@ def test_widget_selects_a_cell_and_follows_thresholds(tmp_path: Path) -> None:
     assert from_ipc(w._weak).is_empty() and w._meta["threshold"] == 0.1
 
 
+@pytest.mark.slow  # topic models and clusters over embeddings: ~25 s each
 def test_failure_clusters_group_the_planted_failures() -> None:
     purities = []
     for seed in range(3):
@@ -80,6 +81,7 @@ def test_too_few_failures_is_a_success_with_a_message() -> None:
     assert fc.clusters.is_empty() and "nothing to cluster" in (fc.message or "")
 
 
+@pytest.mark.slow  # topic models and clusters over embeddings: ~25 s each
 def test_topics_are_reproducible_and_editable() -> None:
     lab = weak_lab(per_cell=6)
     a = evalnb.topics(lab, min_topic_size=5, seed=3)
