@@ -13,13 +13,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from evalnb import transforms
+from evalnb import testing, transforms
 from evalnb.analysis.decide import Decision, Plan, plan
 from evalnb.analysis.estimate import Estimate, estimate
 from evalnb.analysis.pairwise import pairwise
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
-from evalnb.api import testing
 from evalnb.api.adversarial import adversarial
 from evalnb.api.calibration_methods import load_calibration
 from evalnb.api.corpus import (
