@@ -13,12 +13,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from evalnb import testing, transforms
-from evalnb.analysis.decide import Decision, Plan, plan
+from evalnb import transforms
+from evalnb.analysis.decide import Decision
 from evalnb.analysis.estimate import Estimate, estimate
 from evalnb.analysis.pairwise import pairwise
+from evalnb.analysis.planning import Plan, plan
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.tables import RichTable, table
+from evalnb.api import testing
 from evalnb.api.adversarial import adversarial
 from evalnb.api.calibration_methods import load_calibration
 from evalnb.api.corpus import (

@@ -14,7 +14,7 @@ one means the candidate is better (a lower-is-better metric is turned round). Th
   pairs (statsmodels' ``mcnemar(exact=True)``), numbers the paired t-test (scipy's
   ``ttest_rel``), with the Wilcoxon signed-rank p-value beside it (scipy's ``wilcoxon``).
 - **Several samples per case** (``sample`` > 0) are averaged per case first; the
-  within-case variance is kept for :func:`plan` (Miller's K resamples).
+  within-case variance is kept for :func:`~evalnb.analysis.planning.plan` (Miller's K resamples).
 - **Many comparisons**: p-values are adjusted across every metric × slice compared, by Holm
   (default) or Benjamini–Yekutieli (``correction="by"``).
 - **Verdicts**: ``better`` / ``worse`` (adjusted p under ``alpha``), ``equivalent`` (the
@@ -34,133 +34,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from evalnb.analysis.paired_tests import PairedTest, adjust, paired_test
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from evalnb.lab.core import LabCore
 
-__all__ = [
-    "Decision",
-    "PairedTest",
-    "Plan",
-    "adjust",
-    "decide",
-    "paired_test",
-    "plan",
-]
+__all__ = ["VERDICTS", "Decision", "chosen_metrics", "decide", "paired_cases"]
 
 VERDICTS = ("better", "worse", "equivalent", "non-inferior", "inconclusive")
 _POWER_Z = 0.8416212335729143  # z of 80 % power
-
-
-@dataclass(frozen=True)
-class PairedTest:
-    """One paired comparison: the oriented mean difference, its SE, interval and p-value."""
-
-    n: int
-    clusters: int
-    difference: float
-    se: float
-    ci_low: float
-    ci_high: float
-    p_value: float
-    method: str
-    design_effect: float
-    p_wilcoxon: float | None = None
-
-
-def _cr1_se(d: np.ndarray, groups: np.ndarray) -> tuple[float, int]:
-    """Return the CR1 standard error of the mean of ``d`` clustered by ``groups``, and G."""
-    n = d.size
-    residual = d - d.mean()
-    _, inverse = np.unique(groups, return_inverse=True)
-    sums = np.bincount(inverse, weights=residual)
-    g = sums.size
-    if g < 2:
-        return math.nan, g
-    # statsmodels' small-sample factor for OLS with k = 1 regressor: G/(G-1) · (N-1)/(N-k)
-    factor = g / (g - 1) * (n - 1) / (n - 1)
-    return math.sqrt(factor * float(np.sum(sums**2)) / n**2), g
-
-
-def paired_test(
-    a: np.ndarray, b: np.ndarray, *, clusters: np.ndarray | None = None, alpha: float = 0.05
-) -> PairedTest:
-    """Compare paired values: ``b - a`` (positive: ``b`` better), as described above."""
-    from scipy import stats  # noqa: PLC0415 - heavy import, only when deciding
-
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    d = b - a
-    n = d.size
-    if n < 2:
-        return PairedTest(
-            n,
-            n,
-            float(d.mean()) if n else math.nan,
-            math.nan,
-            math.nan,
-            math.nan,
-            1.0,
-            "too few cases",
-            math.nan,
-        )
-    mean = float(d.mean())
-    naive_se = float(d.std(ddof=1) / math.sqrt(n))
-    wilcoxon = None
-    if np.any(d != 0):
-        wilcoxon = float(stats.wilcoxon(b, a).pvalue)
-    if clusters is not None:
-        se, g = _cr1_se(d, clusters)
-        df = max(g - 1, 1)
-        t = stats.t.ppf(1 - alpha / 2, df)
-        if not math.isfinite(se) or se == 0:
-            p = 1.0 if mean == 0 else 0.0
-        else:
-            p = float(2 * stats.t.sf(abs(mean) / se, df))
-        deff = (se / naive_se) ** 2 if naive_se > 0 else math.nan
-        return PairedTest(
-            n, g, mean, se, mean - t * se, mean + t * se, p, f"CR1, t({df})", deff, wilcoxon
-        )
-    t = stats.t.ppf(1 - alpha / 2, n - 1)
-    binary = bool(np.all(np.isin(a, (0.0, 1.0))) and np.all(np.isin(b, (0.0, 1.0))))
-    if binary:
-        better = int(np.sum((b == 1) & (a == 0)))
-        worse = int(np.sum((b == 0) & (a == 1)))
-        k = better + worse
-        p = float(min(1.0, 2 * stats.binom.cdf(min(better, worse), k, 0.5))) if k else 1.0
-        method = "exact McNemar"
-    else:
-        p = float(stats.ttest_rel(b, a).pvalue) if naive_se > 0 else (1.0 if mean == 0 else 0.0)
-        method = "paired t"
-    return PairedTest(
-        n, n, mean, naive_se, mean - t * naive_se, mean + t * naive_se, p, method, 1.0, wilcoxon
-    )
-
-
-def adjust(p_values: np.ndarray, method: str = "holm") -> np.ndarray:
-    """Return p-values adjusted for multiplicity: Holm's step-down or Benjamini–Yekutieli.
-
-    Equal to statsmodels' ``multipletests(method="holm" | "fdr_by")``; written out here
-    because a few lines do not justify statsmodels at run time.
-    """
-    p = np.asarray(p_values, dtype=float)
-    m = p.size
-    if m == 0:
-        return p
-    order = np.argsort(p, kind="stable")
-    ranked = p[order]
-    if method == "holm":
-        steps = np.maximum.accumulate((m - np.arange(m)) * ranked)
-    elif method == "by":
-        harmonic = float(np.sum(1.0 / np.arange(1, m + 1)))
-        steps = np.minimum.accumulate((ranked * m * harmonic / np.arange(1, m + 1))[::-1])[::-1]
-    else:
-        msg = f"method={method!r}; expected 'holm' or 'by'"
-        raise ValueError(msg)
-    out = np.empty(m)
-    out[order] = np.minimum(steps, 1.0)
-    return out
 
 
 def _verdict(test: PairedTest, adjusted: float, alpha: float, margin: float | None) -> str:
@@ -231,7 +115,11 @@ class Decision:
         return f"<pre>{html.escape(self.explain())}</pre>"
 
 
-def _metrics(lab: LabCore, metrics: Sequence[str] | None) -> list[tuple[str, str, bool]]:
+def chosen_metrics(lab: LabCore, metrics: Sequence[str] | None) -> list[tuple[str, str, bool]]:
+    """Return (evaluator, metric, higher is better) of the metrics named, or every primary one.
+
+    A name is ``"evaluator.metric"`` or a metric name that only one evaluator of the lab uses.
+    """
     known = lab.metrics.select("evaluator", "metric", "primary", "higher_is_better")
     scored = lab.scores.select("evaluator", "metric").unique()
     known = known.join(scored, on=["evaluator", "metric"])
@@ -261,7 +149,7 @@ def _metrics(lab: LabCore, metrics: Sequence[str] | None) -> list[tuple[str, str
     ]
 
 
-def _paired(
+def paired_cases(
     lab: LabCore, evaluator: str, metric: str, baseline: str, candidate: str
 ) -> pl.DataFrame:
     """Per case: each arm's mean over its samples, the samples and their variance."""
@@ -347,16 +235,16 @@ def decide(
     if slices is not None and slices not in cases.columns:
         msg = f"slices={slices!r} is not a case column; columns: {cases.columns}"
         raise ValueError(msg)
-    chosen = _metrics(lab, metrics)
+    chosen = chosen_metrics(lab, metrics)
     guarded = {g.rpartition(".")[2] for g in guardrails}
     extra = [g for g in guardrails if g.rpartition(".")[2] not in {m for _, m, _ in chosen}]
     if extra:
-        chosen += _metrics(lab, extra)
+        chosen += chosen_metrics(lab, extra)
     rows: list[dict[str, object]] = []
     tests: list[PairedTest] = []
     columns = [c for c in (cluster, slices) if c is not None]
     for evaluator, metric, higher in chosen:
-        paired = _paired(lab, evaluator, metric, baseline, candidate)
+        paired = paired_cases(lab, evaluator, metric, baseline, candidate)
         if columns:
             paired = paired.join(cases.select("case_id", *columns), on="case_id", how="left")
         parts = [("", paired)]
@@ -422,84 +310,3 @@ def decide(
     return Decision(
         baseline, candidate, frame, overall, alpha, margin, cluster, correction, tuple(notes)
     )
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How many cases a comparison needs, from a pilot's variance components (Miller, 2024)."""
-
-    cases: int
-    samples_per_case: int
-    mde: float
-    power: float
-    alpha: float
-    between_case_var: float
-    within_case_var_a: float
-    within_case_var_b: float
-    design_effect: float
-    detectable_now: float
-    pilot_cases: int
-
-    def __str__(self) -> str:
-        return (
-            f"{self.cases:,} cases ({self.samples_per_case} sample(s) each) to see a difference "
-            f"of {self.mde:g} with {self.power:.0%} power at alpha {self.alpha:g} "
-            f"(design effect {self.design_effect:.2f}); the pilot's {self.pilot_cases} cases "
-            f"could see {self.detectable_now:.4f}"
-        )
-
-
-def plan(
-    lab: LabCore,
-    metric: str,
-    *,
-    baseline: str,
-    candidate: str,
-    mde: float = 0.02,
-    power: float = 0.8,
-    alpha: float = 0.05,
-    cluster: str | None = None,
-    samples_per_case: int | None = None,
-) -> Plan:
-    """Return the cases needed to detect ``mde`` between two systems, from a pilot lab.
-
-    Follows Miller's formula ``n = (z_{α/2} + z_β)² (ω² + σ²_A/K_A + σ²_B/K_B) / δ²`` times
-    the design effect of ``cluster``: ω² is the between-case variance of the true difference,
-    σ² each system's within-case variance (from several samples per case; 0 with one), K the
-    samples per case (default: the pilot's).
-    """
-    from scipy import stats  # noqa: PLC0415
-
-    if not 0 < power < 1 or not 0 < alpha < 1 or mde <= 0:
-        msg = f"power={power}, alpha={alpha}, mde={mde}: expected 0 < power, alpha < 1 and mde > 0"
-        raise ValueError(msg)
-    ((evaluator, name, higher),) = _metrics(lab, [metric])
-    paired = _paired(lab, evaluator, name, baseline, candidate)
-    if paired.height < 3:
-        msg = f"the pilot has {paired.height} case(s) answered by both: at least 3 are needed"
-        raise ValueError(msg)
-    k_a = max(1, round(float(paired["k_a"].to_numpy().mean())))
-    k_b = max(1, round(float(paired["k_b"].to_numpy().mean())))
-    var_a = float(paired["var_a"].fill_null(0.0).to_numpy().mean()) if k_a > 1 else 0.0
-    var_b = float(paired["var_b"].fill_null(0.0).to_numpy().mean()) if k_b > 1 else 0.0
-    d = (paired["b"] - paired["a"]).to_numpy() * (1 if higher else -1)
-    total = float(np.var(d, ddof=1))
-    omega = max(total - var_a / k_a - var_b / k_b, 0.0)
-    deff = 1.0
-    if cluster:
-        groups = paired.join(lab.cases.select("case_id", cluster), on="case_id", how="left")[
-            cluster
-        ]
-        test = paired_test(
-            np.zeros_like(d),
-            d,
-            clusters=groups.cast(pl.String).fill_null("(none)").to_numpy(),
-            alpha=alpha,
-        )
-        deff = max(test.design_effect, 1.0) if math.isfinite(test.design_effect) else 1.0
-    k = samples_per_case or k_a
-    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
-    per_case = omega + var_a / k + var_b / k
-    n = math.ceil(z**2 * per_case * deff / mde**2)
-    now = z * math.sqrt(total * deff / paired.height)
-    return Plan(max(n, 2), k, mde, power, alpha, omega, var_a, var_b, deff, now, paired.height)

@@ -104,12 +104,16 @@ def parse_words(text: str | None, classes: dict[str, Any]) -> Parsed:
 
 
 def parse_comparative(text: str | None) -> Parsed:
-    """Two scores from the first line ("8 7", "8.5, 7", "9; 6"); else a parse failure."""
+    """Two scores from the first line ("8 7", "8.5, 7", "9; 6"); else a parse failure.
+
+    Exactly two numbers: the seed takes the first two of any, which reads "9/10 6/10" as
+    9 and 10.
+    """
     raw = text or ""
     first = raw.strip().splitlines()[0] if raw.strip() else ""
     numbers = _NUMBER.findall(first.replace(",", " ").replace(";", " "))
-    if len(numbers) < 2:
-        return Parsed(None, False, raw, "fewer than two scores on the first line")
+    if len(numbers) != 2:
+        return Parsed(None, False, raw, f"{len(numbers)} numbers on the first line, expected 2")
     return Parsed((float(numbers[0]), float(numbers[1])), True, raw)
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from evalnb.llm.client import LLMClient
 
-__all__ = ["TokenCounter", "token_counter"]
+__all__ = ["TokenCounter", "approximate_tokens", "token_counter"]
 
 _PROBE_USER = "Say hello in one word."
 _FALLBACK_PER_MESSAGE = 3
@@ -50,15 +50,18 @@ class TokenCounter:
     def conversations(self, conversations: Sequence[Sequence[dict[str, Any]]]) -> list[int]:
         """Return the prompt tokens of each conversation."""
         texts = [str(m.get("content") or "") for c in conversations for m in c]
-        counts = iter(self._count(texts) if texts else [])
-        out = []
-        for c in conversations:
-            body = sum(next(counts) for _ in c)
-            out.append(round(body + self.per_message * len(c)))
-        return out
+        # Each distinct text is counted once: every conversation repeats the system message,
+        # and a server's tokenizer takes one request per text.
+        distinct = list(dict.fromkeys(texts))
+        counted = dict(zip(distinct, self._count(distinct) if distinct else [], strict=True))
+        counts = iter(counted[t] for t in texts)
+        return [
+            round(sum(next(counts) for _ in c) + self.per_message * len(c)) for c in conversations
+        ]
 
 
-def _approximate(texts: list[str]) -> list[int]:
+def approximate_tokens(texts: list[str]) -> list[int]:
+    """Return one token per four characters of each text (OpenAI's rule of thumb)."""
     return [math.ceil(len(t) / 4) for t in texts]
 
 
@@ -102,7 +105,7 @@ def token_counter(judge: LLMClient) -> TokenCounter:
     counters = (
         ("server", _server_counter(judge)),
         ("tiktoken", _tiktoken_counter(judge.model)),
-        ("approximate", _approximate),
+        ("approximate", approximate_tokens),
     )
     method, count = next((name, c) for name, c in counters if c is not None)
     probed = judge.capabilities().probe_prompt_tokens

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 import evalnb
-from evalnb.analysis.decide import adjust, paired_test
+from evalnb.analysis.paired_tests import adjust, paired_test
 from evalnb.cli.main import main
 
 

@@ -15,6 +15,7 @@ scores with the reason, never a default value.
 from __future__ import annotations
 
 import json
+import re
 from abc import abstractmethod
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -24,6 +25,7 @@ import numpy as np
 from evalnb.evaluation.base import Evaluator, Param, result_frame
 from evalnb.llm.contract import MODES, constraint_params, negotiate, reply_text
 from evalnb.llm.reader import read_object
+from evalnb.llm.tokens import approximate_tokens
 from evalnb.text.language import language_name, row_languages
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ __all__ = [
     "aligned_system",
     "judge_conversation",
     "judge_params",
+    "require_placeholder",
     "score_property",
     "score_schema",
     "template_fields",
@@ -150,6 +153,13 @@ def template_fields(row: dict[str, Any]) -> dict[str, Any]:
         "answer": row.get("actual") or "",
         "context": context,
     }
+
+
+def require_placeholder(template: str, what: str, example: str) -> None:
+    """Refuse a user's prompt template without a ``{field}``: it would judge nothing of the row."""
+    if not re.search(r"\{[A-Za-z_]\w*\}", template):
+        msg = f"{what} needs at least one placeholder of the row's fields, e.g. '{example}'"
+        raise ValueError(msg)
 
 
 def judge_conversation(text: str) -> Messages:
@@ -462,12 +472,14 @@ def _announce(bar: object, evaluator: str, conversations: list[Messages], judge:
     describe = getattr(bar, "set_description", None)
     if describe is None or getattr(bar, "disable", True) or not conversations:
         return
-    chars = sum(len(str(m.get("content") or "")) for c in conversations for m in c)
+    tokens = sum(
+        approximate_tokens([str(m.get("content") or "") for c in conversations for m in c])
+    )
     known = judge.known_capabilities
     pace = known.seconds_per_call if known is not None else None
     seconds = len(conversations) * (pace or 1.0) / max(1, judge.concurrency)
     describe(
-        f"{evaluator}: {len(conversations):,} judge calls, ~{chars // 4:,} prompt tokens, "
+        f"{evaluator}: {len(conversations):,} judge calls, ~{tokens:,} prompt tokens, "
         f"~{seconds / 60:.0f} min"
     )
 

@@ -17,6 +17,7 @@ from evalnb.evaluation.families.judges.framework import (
     Messages,
     judge_conversation,
     judge_params,
+    require_placeholder,
     score_schema,
     template_fields,
     verdict_hint,
@@ -254,7 +255,5 @@ class Byop(_BoolJudge):
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
         """Fill the user's template from the row."""
         template = str(params["prompt_template"])
-        if not re.search(r"\{[A-Za-z_]\w*\}", template):
-            msg = "byop needs prompt_template with at least one placeholder, e.g. '{ACTUAL_OUTPUT}'"
-            raise ValueError(msg)
+        require_placeholder(template, "byop's prompt_template", "{ACTUAL_OUTPUT}")
         return [judge_conversation(fill(template, template_fields(row)))]

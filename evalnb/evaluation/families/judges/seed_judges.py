@@ -24,13 +24,14 @@ from evalnb.evaluation.families.judges.framework import (
     Messages,
     judge_conversation,
     judge_params,
+    require_placeholder,
     score_property,
     score_schema,
     template_fields,
     verdict_hint,
     verdict_schema,
 )
-from evalnb.llm.judge import Parsed, build_comparative, fill
+from evalnb.llm.judge import Parsed, build_comparative, fill, parse_comparative
 from evalnb.llm.probabilities import score_expectation, verdict_probability
 from evalnb.llm.reader import read_object, read_score, read_verdict
 
@@ -112,9 +113,8 @@ def _custom_or(
     template: str, row: dict[str, Any], params: Mapping[str, object], **extra: object
 ) -> str:
     custom = str(params.get("custom_prompt") or "")
-    if custom and not re.search(r"\{[A-Za-z_]\w*\}", custom):
-        msg = "custom_prompt needs at least one placeholder, e.g. '{prediction}'"
-        raise ValueError(msg)
+    if custom:
+        require_placeholder(custom, "custom_prompt", "{prediction}")
     return fill(custom or template, {**_seed_fields(row), **extra})
 
 
@@ -553,15 +553,13 @@ class ComparativeJudge(JudgeEvaluator):
             )
         if contract_json:
             return obj
-        raw = text or ""
-        first = raw.strip().splitlines()[0] if raw.strip() else ""
-        numbers = re.findall(r"-?\d+(?:\.\d+)?", first.replace(",", " ").replace(";", " "))
-        if len(numbers) != 2:
-            return Parsed(None, False, raw, f"{len(numbers)} numbers on the first line, expected 2")
-        a, b = float(numbers[0]), float(numbers[1])
+        first_line = parse_comparative(text)
+        if not first_line.ok:
+            return first_line
+        a, b = first_line.value
         if not (low <= a <= high and low <= b <= high):
-            return Parsed(None, False, raw, f"scores {a:g} {b:g} outside {low}…{high}")
-        return Parsed((a, b), True, raw)
+            return Parsed(None, False, first_line.raw, f"scores {a:g} {b:g} outside {low}…{high}")
+        return first_line
 
     def read(
         self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context

@@ -1,4 +1,4 @@
-"""Assertions for a test suite or CI: fail a pull request whose candidate is worse.
+"""Assertions for a test suite or CI (``evalnb.testing``): fail a pull request whose candidate is worse.
 
 ``evalnb.testing.assert_not_worse(lab, "prod", "candidate", metric="rouge.rouge_l",
 margin=0.01)`` passes when the candidate is better, or not worse by more than the margin;

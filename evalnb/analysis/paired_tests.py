@@ -1,0 +1,126 @@
+"""Paired tests of two systems' per-case values: plain, clustered (CR1), and their corrections.
+
+The statistics behind :func:`evalnb.analysis.decide.decide`, on arrays: the oriented mean
+difference with its standard error, interval and p-value (exact McNemar for 0/1 values,
+paired t for numbers, CR1 with Student's t on G − 1 degrees of freedom for clustered cases),
+and Holm's or Benjamini–Yekutieli's adjustment across many comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["PairedTest", "adjust", "paired_test"]
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """One paired comparison: the oriented mean difference, its SE, interval and p-value."""
+
+    n: int
+    clusters: int
+    difference: float
+    se: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    method: str
+    design_effect: float
+    p_wilcoxon: float | None = None
+
+
+def _cr1_se(d: np.ndarray, groups: np.ndarray) -> tuple[float, int]:
+    """Return the CR1 standard error of the mean of ``d`` clustered by ``groups``, and G."""
+    n = d.size
+    residual = d - d.mean()
+    _, inverse = np.unique(groups, return_inverse=True)
+    sums = np.bincount(inverse, weights=residual)
+    g = sums.size
+    if g < 2:
+        return math.nan, g
+    # statsmodels' small-sample factor for OLS with k = 1 regressor: G/(G-1) · (N-1)/(N-k)
+    factor = g / (g - 1) * (n - 1) / (n - 1)
+    return math.sqrt(factor * float(np.sum(sums**2)) / n**2), g
+
+
+def paired_test(
+    a: np.ndarray, b: np.ndarray, *, clusters: np.ndarray | None = None, alpha: float = 0.05
+) -> PairedTest:
+    """Compare paired values: ``b - a`` (positive: ``b`` better), as described above."""
+    from scipy import stats  # noqa: PLC0415 - heavy import, only when deciding
+
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    d = b - a
+    n = d.size
+    if n < 2:
+        return PairedTest(
+            n,
+            n,
+            float(d.mean()) if n else math.nan,
+            math.nan,
+            math.nan,
+            math.nan,
+            1.0,
+            "too few cases",
+            math.nan,
+        )
+    mean = float(d.mean())
+    naive_se = float(d.std(ddof=1) / math.sqrt(n))
+    wilcoxon = None
+    if np.any(d != 0):
+        wilcoxon = float(stats.wilcoxon(b, a).pvalue)
+    if clusters is not None:
+        se, g = _cr1_se(d, clusters)
+        df = max(g - 1, 1)
+        t = stats.t.ppf(1 - alpha / 2, df)
+        if not math.isfinite(se) or se == 0:
+            p = 1.0 if mean == 0 else 0.0
+        else:
+            p = float(2 * stats.t.sf(abs(mean) / se, df))
+        deff = (se / naive_se) ** 2 if naive_se > 0 else math.nan
+        return PairedTest(
+            n, g, mean, se, mean - t * se, mean + t * se, p, f"CR1, t({df})", deff, wilcoxon
+        )
+    t = stats.t.ppf(1 - alpha / 2, n - 1)
+    binary = bool(np.all(np.isin(a, (0.0, 1.0))) and np.all(np.isin(b, (0.0, 1.0))))
+    if binary:
+        better = int(np.sum((b == 1) & (a == 0)))
+        worse = int(np.sum((b == 0) & (a == 1)))
+        k = better + worse
+        p = float(min(1.0, 2 * stats.binom.cdf(min(better, worse), k, 0.5))) if k else 1.0
+        method = "exact McNemar"
+    else:
+        p = float(stats.ttest_rel(b, a).pvalue) if naive_se > 0 else (1.0 if mean == 0 else 0.0)
+        method = "paired t"
+    return PairedTest(
+        n, n, mean, naive_se, mean - t * naive_se, mean + t * naive_se, p, method, 1.0, wilcoxon
+    )
+
+
+def adjust(p_values: np.ndarray, method: str = "holm") -> np.ndarray:
+    """Return p-values adjusted for multiplicity: Holm's step-down or Benjamini–Yekutieli.
+
+    Equal to statsmodels' ``multipletests(method="holm" | "fdr_by")``; written out here
+    because a few lines do not justify statsmodels at run time.
+    """
+    p = np.asarray(p_values, dtype=float)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    ranked = p[order]
+    if method == "holm":
+        steps = np.maximum.accumulate((m - np.arange(m)) * ranked)
+    elif method == "by":
+        harmonic = float(np.sum(1.0 / np.arange(1, m + 1)))
+        steps = np.minimum.accumulate((ranked * m * harmonic / np.arange(1, m + 1))[::-1])[::-1]
+    else:
+        msg = f"method={method!r}; expected 'holm' or 'by'"
+        raise ValueError(msg)
+    out = np.empty(m)
+    out[order] = np.minimum(steps, 1.0)
+    return out
