@@ -19,6 +19,7 @@ from evalnb.analysis.estimate import Estimate, estimate
 from evalnb.analysis.pairwise import pairwise
 from evalnb.analysis.planning import Plan, plan
 from evalnb.analysis.rendered import Report
+from evalnb.analysis.sequential import Sequential, sequential
 from evalnb.analysis.tables import RichTable, table
 from evalnb.api import testing
 from evalnb.api.adversarial import adversarial
@@ -122,6 +123,7 @@ __all__ = [
     "ReviewQueue",
     "ReviewUnavailable",
     "RichTable",
+    "Sequential",
     "StepWaiting",
     "StoreConflict",
     "StoreError",
@@ -156,6 +158,7 @@ __all__ = [
     "review",
     "rubric_judge",
     "run_suite",
+    "sequential",
     "table",
     "testing",
     "topics",

@@ -9,7 +9,8 @@ Markers in the last user message script trouble: ``[[429x2]]`` (the first two ca
 when given and not None, is the whole body of a 200 reply (odd usage, tool calls, huge),
 or a (status, body) pair. ``agent(messages)``, when given, answers requests that offer
 ``tools``: a final text, or the tool calls to make (``[{"name", "arguments"}]``).
-Otherwise the reply comes from ``responder(prompt) -> str``. Every call is counted per
+Otherwise the reply comes from ``per_model(model, prompt) -> str`` when given (two systems
+behind one endpoint), else ``responder(prompt) -> str``. Every call is counted per
 prompt, so tests can check that a resumed run repeats nothing.
 """
 
@@ -39,6 +40,7 @@ class LoopbackLLM:
         whole: bool = False,
         raw: Callable[[str], bytes | tuple[int, bytes] | None] | None = None,
         agent: Callable[[list[dict[str, object]]], str | list[dict[str, object]]] | None = None,
+        per_model: Callable[[str, str], str] | None = None,
     ) -> None:
         self.responder = responder or (lambda _prompt: "1")
         self.extra = extra  # more top-level keys of the reply (a RAG server's contexts)
@@ -48,6 +50,7 @@ class LoopbackLLM:
         # answer (text) or the calls to make ([{"name", "arguments"}]).
         self.agent = agent
         self.latency_s = latency_s
+        self.per_model = per_model  # (model, prompt) -> reply: systems that answer differently
         self.calls: Counter[str] = Counter()
         self.probes = 0
         self.lock = threading.Lock()
@@ -161,7 +164,11 @@ class LoopbackLLM:
                 elif probe:  # a format probe: a plain "hello"
                     reply = "Hello!"
                 else:
-                    reply = owner.responder(prompt)
+                    reply = (
+                        owner.per_model(str(body.get("model")), prompt)
+                        if owner.per_model is not None
+                        else owner.responder(prompt)
+                    )
                 payload = {
                     "id": f"cmpl-{n}",
                     "object": "chat.completion",

@@ -39,6 +39,7 @@ _TIERS: dict[str, tuple[str, ...]] = {
         "PEERS",
         "with_peers",
         "venv-ppi",
+        "ppi_python_means(",
         "mkdocs",
         "scripts/install",
         "bounded_fuzz",

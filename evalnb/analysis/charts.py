@@ -257,3 +257,60 @@ def monitoring_chart(windows: pl.DataFrame, title: str) -> alt.LayerChart:
         at = alt.Data(values=[{"a": float(accepted[0])}])  # type: ignore[no-untyped-call]
         layers = layers + alt.Chart(at).mark_rule(color="red", strokeDash=[4, 3]).encode(y="a:Q")
     return offline(cast("alt.LayerChart", layers.properties(width=480, title=title)))
+
+
+_VERDICT_COLOURS = {
+    "better": "#43a047",
+    "worse": "#e53935",
+    "equivalent": "#1e88e5",
+    "non-inferior": "#00897b",
+    "inconclusive": "#9e9e9e",
+}
+
+
+def decision_chart(frame: pl.DataFrame, margin: float | None, title: str) -> alt.LayerChart:
+    """Per metric (and slice): candidate − baseline with its interval, coloured by verdict.
+
+    Zero is dashed; with a margin, ±margin bounds a shaded band (the differences that do
+    not matter). ``frame`` is :class:`~evalnb.analysis.decide.Decision`'s.
+    """
+    rows = frame.with_columns(
+        label=pl.concat_str(
+            "evaluator",
+            pl.lit("."),
+            "metric",
+            pl.when(pl.col("slice") != "")
+            .then(pl.concat_str(pl.lit(" ["), "slice", pl.lit("]")))
+            .otherwise(pl.lit("")),
+        )
+    )
+    base = alt.Chart(chart_data(rows))
+    y = alt.Y("label:N", title=None, sort=None)
+    colour = alt.Color(
+        "verdict:N",
+        scale=alt.Scale(domain=list(_VERDICT_COLOURS), range=list(_VERDICT_COLOURS.values())),
+    )
+    bars = base.mark_rule(strokeWidth=2).encode(x="ci_low:Q", x2="ci_high:Q", y=y, color=colour)
+    points = base.mark_point(filled=True, size=70).encode(
+        x=alt.X("difference:Q", title="candidate − baseline (positive: better)"),
+        y=y,
+        color=colour,
+        tooltip=[
+            "label:N",
+            "verdict:N",
+            alt.Tooltip("difference:Q", format="+.4f"),
+            alt.Tooltip("ci_low:Q", format="+.4f"),
+            alt.Tooltip("ci_high:Q", format="+.4f"),
+            alt.Tooltip("p_adjusted:Q", format=".3g"),
+            "n:Q",
+            "clusters:Q",
+        ],
+    )
+    zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(color="gray", strokeDash=[4, 3])  # type: ignore[no-untyped-call]
+    layered = zero.encode(x="x:Q") + bars + points
+    if margin is not None:
+        band = alt.Chart(alt.Data(values=[{"lo": -margin, "hi": margin}])).mark_rect(  # type: ignore[no-untyped-call]
+            color="#1e88e5", opacity=0.08
+        )
+        layered = band.encode(x="lo:Q", x2="hi:Q") + layered
+    return offline(cast("alt.LayerChart", layered.properties(width=420, title=title)))

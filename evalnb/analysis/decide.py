@@ -8,8 +8,11 @@ one means the candidate is better (a lower-is-better metric is turned round). Th
   the conversation; the lab's topics by default when it has them, and said so): the mean
   difference's standard error is cluster-robust (CR1, the one statsmodels' OLS gives with
   ``cov_type="cluster"``), and its interval and p-value use Student's t with G − 1 degrees
-  of freedom (G clusters; statsmodels' default normal is too narrow with few clusters). The
-  design effect (the variance over the naive one) is reported.
+  of freedom (G clusters; statsmodels' default normal is too narrow with few clusters).
+  With fewer than 30 clusters the p-value and interval come from the wild cluster
+  bootstrap instead (CR1's t is still too narrow when few clusters differ in size:
+  :mod:`evalnb.analysis.paired_tests`). The design effect (the variance over the naive one)
+  is reported.
 - **Without clusters**: verdicts (0/1 metrics) get the exact McNemar test on the discordant
   pairs (statsmodels' ``mcnemar(exact=True)``), numbers the paired t-test (scipy's
   ``ttest_rel``), with the Wilcoxon signed-rank p-value beside it (scipy's ``wilcoxon``).
@@ -41,7 +44,14 @@ if TYPE_CHECKING:
 
     from evalnb.lab.core import LabCore
 
-__all__ = ["VERDICTS", "Decision", "chosen_metrics", "decide", "paired_cases"]
+__all__ = [
+    "VERDICTS",
+    "Decision",
+    "chosen_metrics",
+    "decide",
+    "default_cluster",
+    "paired_cases",
+]
 
 VERDICTS = ("better", "worse", "equivalent", "non-inferior", "inconclusive")
 _POWER_Z = 0.8416212335729143  # z of 80 % power
@@ -110,9 +120,28 @@ class Decision:
         return self.explain()
 
     def _repr_html_(self) -> str:
-        import html  # noqa: PLC0415
+        # The report module loads Altair and the SVG renderer: only when a decision is shown.
+        from evalnb.analysis.report import decision_html  # noqa: PLC0415
 
-        return f"<pre>{html.escape(self.explain())}</pre>"
+        return decision_html(self)
+
+
+def default_cluster(cases: pl.DataFrame, cluster: str | None) -> tuple[str | None, list[str]]:
+    """Return the cluster column in force (the topics by default) and a note when defaulted.
+
+    ``""`` asks for independent cases; a name that is not a case column is an error.
+    """
+    notes = []
+    if cluster is None and "topic" in cases.columns and cases["topic"].drop_nulls().n_unique() > 1:
+        cluster = "topic"
+        notes.append(
+            "cases clustered by their topic (the default when the lab has topics): "
+            "pass cluster='' if they are independent"
+        )
+    if cluster and cluster not in cases.columns:
+        msg = f"cluster={cluster!r} is not a case column; columns: {cases.columns}"
+        raise ValueError(msg)
+    return cluster or None, notes
 
 
 def chosen_metrics(lab: LabCore, metrics: Sequence[str] | None) -> list[tuple[str, str, bool]]:
@@ -221,17 +250,8 @@ def decide(
     if missing:
         msg = f"model(s) {sorted(missing)} not in the lab; models: {lab.models}"
         raise ValueError(msg)
-    notes: list[str] = []
     cases = lab.cases
-    if cluster is None and "topic" in cases.columns and cases["topic"].drop_nulls().n_unique() > 1:
-        cluster = "topic"
-        notes.append(
-            "cases clustered by their topic (the default when the lab has topics): pass cluster='' if they are independent"
-        )
-    cluster = cluster or None
-    if cluster is not None and cluster not in cases.columns:
-        msg = f"cluster={cluster!r} is not a case column; columns: {cases.columns}"
-        raise ValueError(msg)
+    cluster, notes = default_cluster(cases, cluster)
     if slices is not None and slices not in cases.columns:
         msg = f"slices={slices!r} is not a case column; columns: {cases.columns}"
         raise ValueError(msg)

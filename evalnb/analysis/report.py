@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalnb.analysis.charts import (
+    decision_chart,
     heatmap,
     leaderboard_chart,
     monitoring_chart,
@@ -29,10 +30,11 @@ from evalnb.lab.version import __version__
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from evalnb.analysis.decide import Decision
     from evalnb.analysis.derived import Analysed
     from evalnb.lab.core import LabCore
 
-__all__ = ["render_report"]
+__all__ = ["decision_html", "render_report"]
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _STYLE = """
@@ -288,6 +290,44 @@ def _monitoring_html(view: Mapping[str, Any] | None) -> str:
     return "".join(parts)
 
 
+_DECISION_COLUMNS = (
+    "evaluator",
+    "metric",
+    "slice",
+    "n",
+    "clusters",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_adjusted",
+    "method",
+    "design_effect",
+    "verdict",
+    "detectable",
+)
+
+
+def decision_html(decision: Decision, *, heading: str = "h3") -> str:
+    """Render a decision: the call, the chart of differences with the margin, the table, notes.
+
+    The notebook view of :class:`~evalnb.analysis.decide.Decision` and the report's
+    "Decision" section; every name from the lab is escaped.
+    """
+    d = decision
+    how = (
+        f"paired, {'clustered by ' + d.cluster if d.cluster else 'cases independent'}; "
+        f"{d.correction} across {d.frame.height} comparison(s) at alpha {d.alpha:g}"
+        + (f"; margin ±{d.margin:g}" if d.margin is not None else "")
+    )
+    title = f"{d.candidate} vs {d.baseline}"
+    return (
+        f"<{heading}>{_e(title)}: {_e(d.verdict.upper())}</{heading}><p>{_e(how)}</p>"
+        f"<figure>{to_svg(decision_chart(d.frame, d.margin, title))}</figure>"
+        + _table(d.frame.select(_DECISION_COLUMNS))
+        + "".join(f"<p>Note: {_e(n)}</p>" for n in d.notes)
+    )
+
+
 def render_report(
     lab: LabCore,
     *,
@@ -296,11 +336,13 @@ def render_report(
     analysed: Analysed | None = None,
     agreement: Sequence[Mapping[str, Any]] = (),
     monitoring: Mapping[str, Any] | None = None,
+    decisions: Sequence[Decision] = (),
 ) -> str:
     """Render the report as HTML text.
 
     ``agreement``: the human-calibration views to show; ``monitoring``: the ongoing-monitoring
-    view (see :func:`_monitoring_html`), or None.
+    view (see :func:`_monitoring_html`), or None; ``decisions``: :func:`evalnb.analysis.decide.decide`'s
+    results, each a part of the "Decisions" section.
     """
     done = analysed or analyse(lab, seed)
     verdicts, board, probs, ins = done.verdicts, done.board, done.problems, done.insights
@@ -320,6 +362,7 @@ def render_report(
         f"<h2>Problems</h2>{_problems_html(probs)}"
         f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
         + "".join(_evaluator_section(lab, verdicts, board, probs, ins, e) for e in evaluators)
+        + ("<h2>Decisions</h2>" + "".join(decision_html(d) for d in decisions) if decisions else "")
         + _agreement_html(agreement)
         + _monitoring_html(monitoring)
         + _eda(lab)

@@ -18,7 +18,11 @@ from evalnb.calibration.alignment import (
     judge_versions,
 )
 from evalnb.calibration.bundle import apply_calibration, export_calibration, read_calibration
-from evalnb.calibration.corrected import corrected_leaderboard
+from evalnb.calibration.corrected import (
+    CorrectedDifference,
+    corrected_difference,
+    corrected_leaderboard,
+)
 from evalnb.calibration.guardrail import corpus_patch, guardrail_config
 from evalnb.calibration.judge_agreement import judge_agreement
 from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
@@ -159,6 +163,36 @@ class HumanCalibration(LabCore):
         """
         return corrected_leaderboard(
             self, evaluator, metric, assume_random=assume_random, level=level
+        )
+
+    def corrected_difference(
+        self,
+        baseline: str,
+        candidate: str,
+        evaluator: str,
+        metric: str,
+        *,
+        assume_random: bool = False,
+        level: float = 0.95,
+        method: str = "finite",
+    ) -> CorrectedDifference:
+        """Candidate − baseline in the pass rate humans would give, with a label planner.
+
+        The two PPI-corrected rates of :meth:`corrected_leaderboard` differenced on the cases
+        both answered; labels on the same cases of both arms narrow the interval (their
+        covariance is subtracted). ``label_plan`` says how far k more random labels on one
+        arm, or on both, would shrink it. ``method="superpopulation"``: PPI++ on the paired
+        differences, as ``ppi-python`` computes it (:mod:`evalnb.calibration.corrected`).
+        """
+        return corrected_difference(
+            self,
+            baseline,
+            candidate,
+            evaluator,
+            metric,
+            assume_random=assume_random,
+            level=level,
+            method=method,
         )
 
     def reliability(self, evaluator: str, metric: str, *, bins: int = 8) -> pl.DataFrame:

@@ -14,9 +14,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb.analysis import derived
-from evalnb.analysis.decide import Decision, decide
+from evalnb.analysis.decide import Decision, decide, default_cluster
 from evalnb.analysis.judge_costs import judge_report
 from evalnb.analysis.rendered import Report
+from evalnb.analysis.sequential import Sequential, sequential
 from evalnb.api.calibration_methods import HumanCalibration
 from evalnb.calibration.judge_agreement import with_human_agreement
 from evalnb.calibration.reliability import agreement_views
@@ -141,6 +142,7 @@ class Lab(HumanCalibration):
         seed: int = 0,
         monitor: Monitor | None = None,
         every: str = "1d",
+        decisions: Sequence[Decision] = (),
     ) -> Report:
         """Render the self-contained HTML report; also write it to ``path`` when given.
 
@@ -149,7 +151,9 @@ class Lab(HumanCalibration):
         problems, parameters), human calibration (κ with its interval, labels still needed,
         the reliability of each labelled metric), with ``monitor`` (:func:`evalnb.monitor`)
         ongoing monitoring (its ``every`` windows: pass rates, corrected ones with their
-        confidence sequences, alerts, drift), the dataset, models and thresholds in
+        confidence sequences, alerts, drift), with ``decisions`` (:meth:`decide`'s results)
+        a section per decision (the call, each difference and interval with the margin
+        drawn, clusters and correction stated), the dataset, models and thresholds in
         force. The returned
         :class:`evalnb.Report` prints as its path, shows itself in a notebook cell, and
         holds the document in ``html``.
@@ -162,6 +166,7 @@ class Lab(HumanCalibration):
             seed=seed,
             agreement=agreement_views(self),
             monitoring=monitor.report_view(every) if monitor is not None else None,
+            decisions=decisions,
         )
         return Report.written(html, path)
 
@@ -228,6 +233,42 @@ class Lab(HumanCalibration):
             slices=slices,
             correction=correction,
             guardrails=guardrails,
+        )
+
+    def decide_rule(
+        self,
+        baseline: str,
+        candidate: str,
+        evaluator: Any,  # noqa: ANN401 (a catalog id or an evaluator class, as evaluate takes)
+        *,
+        metric: str | None = None,
+        margin: float | None = None,
+        alpha: float = 0.05,
+        batch: int = 20,
+        cluster: str | None = None,
+        seed: int = 0,
+        judge: LLMClient | None = None,
+    ) -> Sequential:
+        """Return a rule that stops ``evalnb.run_suite(lab, ..., until=rule)`` once settled.
+
+        As :func:`evalnb.sequential`, with this lab's defaults: cases cluster by their topic
+        when the lab has topics (as in :meth:`decide`; ``cluster=""`` for independent cases).
+        The run asks the cases in a seeded random order, a batch at a time, and stops when an
+        anytime-valid confidence sequence on the paired difference settles the verdict
+        (:mod:`evalnb.analysis.sequential`); ``print(rule)`` then says what it saved.
+        """
+        chosen, _ = default_cluster(self.cases, cluster)
+        return sequential(
+            baseline,
+            candidate,
+            evaluator,
+            metric=metric,
+            margin=margin,
+            alpha=alpha,
+            batch=batch,
+            cluster=chosen,
+            seed=seed,
+            judge=judge,
         )
 
     def compare(self, evaluator: str, metric: str | None = None, *, seed: int = 0) -> pl.DataFrame:

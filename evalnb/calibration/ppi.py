@@ -24,12 +24,13 @@ count only when the caller says they were drawn at random (``assume_random=True`
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["PPIEstimate", "ppi_mean"]
+__all__ = ["Interval", "PPIEstimate", "ppi_mean", "ppi_superpopulation"]
 
 
 @dataclass(frozen=True)
@@ -133,3 +134,64 @@ def ppi_mean(
         big_n,
         eff,
     )
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its interval (and the λ that weighed the metric, where there is one)."""
+
+    estimate: float
+    low: float
+    high: float
+    lam: float | None = None
+
+
+def ppi_superpopulation(
+    human: np.ndarray,
+    metric_labelled: np.ndarray,
+    metric_unlabelled: np.ndarray,
+    *,
+    level: float = 0.95,
+    lam: float | None = None,
+) -> Interval:
+    """PPI++ estimate and z-interval of a mean, equal to ``ppi-python``'s for the same data.
+
+    Parameters
+    ----------
+    human
+        The reviewers' verdicts (1 pass, 0 fail) on the labelled rows, a uniform random sample.
+    metric_labelled
+        The metric's verdicts on the same rows.
+    metric_unlabelled
+        The metric's verdicts on the rows nobody labelled.
+    level
+        The interval's coverage (``ppi-python``'s ``1 - alpha``).
+    lam
+        λ, or None to fit it (the power-tuned value, clipped to [0, 1]).
+
+    Returns
+    -------
+    Interval
+        The estimate and interval, not clipped to [0, 1] (as the reference gives them).
+    """
+    y = np.asarray(human, dtype=float)
+    f = np.asarray(metric_labelled, dtype=float)
+    u = np.asarray(metric_unlabelled, dtype=float)
+    n, big_n = y.size, u.size
+    if n < 2 or big_n < 1:
+        msg = (
+            "a PPI estimate needs at least 2 labelled rows and 1 unlabelled row; "
+            f"got {n} and {big_n}"
+        )
+        raise ValueError(msg)
+    if lam is None:
+        # The covariance over the labelled rows (divided by n), the variance over all rows
+        # (divided by n + N - 1): the reference's `_calc_lam_glm` for a mean.
+        cov = float(np.mean((y - y.mean()) * (f - f.mean())))
+        var = float(np.var(np.concatenate([f, u]), ddof=1))
+        lam = float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0)) if var > 0 else 0.0
+    estimate = float(lam * u.mean() + np.mean(y - lam * f))
+    # Standard deviations with ddof 0, as numpy's default that the reference uses.
+    sd = math.sqrt(np.var(lam * u) / big_n + np.var(y - lam * f) / n)
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    return Interval(estimate, estimate - z * sd, estimate + z * sd, lam)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import polars as pl
+from tqdm.auto import tqdm
 
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
@@ -27,10 +28,26 @@ if TYPE_CHECKING:
 
     from evalnb.llm.client import LLMClient
 
-__all__ = ["answer_with", "run_suite"]
+__all__ = ["StopRule", "answer_with", "run_suite"]
 
 # The lab comes back as the class it came in (a user's evalnb.Lab stays one).
 L = TypeVar("L", bound=LabCore)
+
+
+class StopRule(Protocol):
+    """What ``run_suite(until=...)`` takes: :class:`evalnb.analysis.sequential.Sequential`."""
+
+    def order(self, cases: pl.DataFrame) -> list[list[str]]:
+        """Return the case ids to ask, batch by batch."""
+        ...
+
+    def check(self, lab: L, *, asked: int, total: int, calls_per_case: int) -> tuple[L, bool]:
+        """Score what has arrived; return the scored lab and whether the run may stop."""
+        ...
+
+    def explain(self) -> str:
+        """Return what the rule decided, and what stopping saved."""
+        ...
 
 
 def _conversation(case: dict[str, Any]) -> list[dict[str, str]]:
@@ -65,6 +82,7 @@ def run_suite(
     tools: Mapping[str, Callable[..., Any]] | None = None,
     max_steps: int = 8,
     tool_timeout_s: float = 60.0,
+    until: StopRule | None = None,
     **params: Any,  # noqa: ANN401
 ) -> L:
     """Ask every model every case ``n`` times; return the lab with the answers in ``outputs``.
@@ -79,7 +97,27 @@ def run_suite(
     message and tool call goes to the lab's ``steps`` table and the final answer to
     ``outputs``, ready for the agent evaluators. A tool call taking longer than
     ``tool_timeout_s`` seconds is an error of its step; the run goes on.
+
+    ``until``: a stopping rule (``evalnb.sequential(...)`` or ``lab.decide_rule(...)``). The
+    cases are then asked a batch at a time in the rule's seeded random order; after each
+    batch the rule scores the answers and the run stops once its verdict is settled. The lab
+    comes back scored by the rule's evaluator; ``print(rule)`` says what was decided and how
+    many calls stopping saved.
     """
+    if until is not None:
+        return _run_until(
+            lab,
+            client,
+            models,
+            until,
+            n=n,
+            progress=progress,
+            cases=cases,
+            tools=tools,
+            max_steps=max_steps,
+            tool_timeout_s=tool_timeout_s,
+            params=params,
+        )
     if tools is not None:
         return _run_agents(
             lab,
@@ -112,6 +150,36 @@ def run_suite(
         rows += _rows(todo, model, results)
         _add_stats(client, asker)
     return _with_outputs(lab, rows, models)
+
+
+def _run_until(
+    lab: L,
+    client: LLMClient,
+    models: Sequence[str],
+    until: StopRule,
+    *,
+    n: int,
+    progress: bool,
+    cases: Sequence[str] | None,
+    params: dict[str, Any],
+    **agents: Any,  # noqa: ANN401 (tools, max_steps, tool_timeout_s as run_suite takes them)
+) -> L:
+    asked = lab.cases if cases is None else lab.cases.filter(pl.col("case_id").is_in(list(cases)))
+    done = 0
+    with tqdm(total=asked.height, disable=not progress, desc="run_suite until settled") as bar:
+        for batch in until.order(asked):
+            lab = run_suite(
+                lab, client, models, n=n, progress=False, cases=batch, **agents, **params
+            )
+            done += len(batch)
+            lab, stop = until.check(
+                lab, asked=done, total=asked.height, calls_per_case=len(models) * n
+            )
+            bar.update(len(batch))
+            bar.set_postfix_str(until.explain().partition(": ")[2][:80])
+            if stop:
+                break
+    return lab
 
 
 def _run_agents(

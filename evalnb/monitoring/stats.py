@@ -2,8 +2,8 @@
 
 Three estimates of a pass rate, each for a stated question:
 
-* :func:`ppi_superpopulation` — the fixed-time PPI++ estimate and z-interval of the pass rate
-  of the process the traffic comes from (Angelopoulos, Duchi & Zrnic 2023, "PPI++"). The same
+* :func:`evalnb.calibration.ppi.ppi_superpopulation` — the fixed-time PPI++ estimate and
+  z-interval of the pass rate of the process the traffic comes from (Angelopoulos, Duchi & Zrnic 2023, "PPI++"). The same
   estimand, λ rule and interval as the reference implementation ``ppi-python``
   (``ppi_mean_pointestimate`` / ``ppi_mean_ci``): λ = Cov(Y, Ŷ) / ((1 + n/N) Var(Ŷ)), the
   covariance over the labelled rows, the variance over every row, clipped to [0, 1].
@@ -15,7 +15,8 @@ Three estimates of a pass rate, each for a stated question:
   look at once, so a dashboard checked after every window keeps its stated coverage. It is the
   asymptotic confidence sequence of Waudby-Smith, Arnold, Wu & Ramdas ("Time-uniform central
   limit theory and asymptotic confidence sequences", Annals of Statistics 52(6), 2024,
-  Theorem 2.2: Robbins' normal-mixture boundary on a running mean with its running variance),
+  Theorem 2.2: Robbins' normal-mixture boundary on a running mean with its running variance;
+  the kernel is :mod:`evalnb.analysis.sequential`'s, which stops A/B runs early),
   applied to one PPI increment per trace (the inverse-probability form of PPI, as in Zrnic &
   Candès, "Active statistical inference", ICML 2024)::
 
@@ -35,86 +36,11 @@ no alarm in that horizon with probability at least 1 − α.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from statistics import NormalDist
-
 import numpy as np
 
-__all__ = [
-    "Interval",
-    "confidence_sequence",
-    "cs_radius",
-    "drop_bound",
-    "fitted_lambda",
-    "ppi_increments",
-    "ppi_superpopulation",
-]
+from evalnb.analysis.sequential import cs_radius, running_interval
 
-
-@dataclass(frozen=True)
-class Interval:
-    """An estimate with its interval (and the λ that weighed the metric, where there is one)."""
-
-    estimate: float
-    low: float
-    high: float
-    lam: float | None = None
-
-
-def _clip(value: float) -> float:
-    return float(min(1.0, max(0.0, value)))
-
-
-def ppi_superpopulation(
-    human: np.ndarray,
-    metric_labelled: np.ndarray,
-    metric_unlabelled: np.ndarray,
-    *,
-    level: float = 0.95,
-    lam: float | None = None,
-) -> Interval:
-    """PPI++ estimate and z-interval of a mean, equal to ``ppi-python``'s for the same data.
-
-    Parameters
-    ----------
-    human
-        The reviewers' verdicts (1 pass, 0 fail) on the labelled rows, a uniform random sample.
-    metric_labelled
-        The metric's verdicts on the same rows.
-    metric_unlabelled
-        The metric's verdicts on the rows nobody labelled.
-    level
-        The interval's coverage (``ppi-python``'s ``1 - alpha``).
-    lam
-        λ, or None to fit it (the power-tuned value, clipped to [0, 1]).
-
-    Returns
-    -------
-    Interval
-        The estimate and interval, not clipped to [0, 1] (as the reference gives them).
-    """
-    y = np.asarray(human, dtype=float)
-    f = np.asarray(metric_labelled, dtype=float)
-    u = np.asarray(metric_unlabelled, dtype=float)
-    n, big_n = y.size, u.size
-    if n < 2 or big_n < 1:
-        msg = (
-            "a PPI estimate needs at least 2 labelled rows and 1 unlabelled row; "
-            f"got {n} and {big_n}"
-        )
-        raise ValueError(msg)
-    if lam is None:
-        # The covariance over the labelled rows (divided by n), the variance over all rows
-        # (divided by n + N - 1): the reference's `_calc_lam_glm` for a mean.
-        cov = float(np.mean((y - y.mean()) * (f - f.mean())))
-        var = float(np.var(np.concatenate([f, u]), ddof=1))
-        lam = float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0)) if var > 0 else 0.0
-    estimate = float(lam * u.mean() + np.mean(y - lam * f))
-    # Standard deviations with ddof 0, as numpy's default that the reference uses.
-    sd = math.sqrt(np.var(lam * u) / big_n + np.var(y - lam * f) / n)
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    return Interval(estimate, estimate - z * sd, estimate + z * sd, lam)
+__all__ = ["confidence_sequence", "drop_bound", "fitted_lambda", "ppi_increments"]
 
 
 def fitted_lambda(human: np.ndarray, metric: np.ndarray) -> float:
@@ -167,26 +93,6 @@ def ppi_increments(
     return z
 
 
-def _rho2(alpha: float, t_opt: float) -> float:
-    """Robbins' mixture variance tuned so the boundary is tightest at ``t_opt`` observations."""
-    log_a = -2 * math.log(alpha)
-    return (log_a + math.log(log_a + 1)) / t_opt
-
-
-def cs_radius(t: np.ndarray, sd: np.ndarray, alpha: float, t_opt: float) -> np.ndarray:
-    """Half-width of the two-sided asymptotic confidence sequence after ``t`` observations.
-
-    ``sd`` is the running standard deviation; a one-sided bound at level α uses the same
-    radius (conservative: the two-sided boundary at α bounds each side at α).
-    """
-    rho2 = _rho2(alpha, t_opt)
-    t = np.asarray(t, dtype=float)
-    tr = t * rho2 + 1
-    return np.asarray(sd, dtype=float) * np.sqrt(
-        2 * tr / (t**2 * rho2) * np.log(np.sqrt(tr) / alpha)
-    )
-
-
 def confidence_sequence(
     z: np.ndarray, *, level: float = 0.95, t_opt: float | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -206,15 +112,8 @@ def confidence_sequence(
     tuple of ndarray
         Running mean, lower and upper bound (clipped to [0, 1]).
     """
-    values = np.asarray(z, dtype=float)
-    t = np.arange(1, values.size + 1, dtype=float)
-    mean = np.cumsum(values) / t
-    # Running variance by Welford's sums; with fewer than two observations, the widest a
-    # rate's increments can spread.
-    second = np.cumsum(values**2) / t
-    var = np.maximum(second - mean**2, 0.0) * t / np.maximum(t - 1, 1)
-    radius = cs_radius(t, np.sqrt(var), 1 - level, t_opt or max(float(values.size), 1.0))
-    return mean, np.clip(mean - radius, 0.0, 1.0), np.clip(mean + radius, 0.0, 1.0)
+    mean, low, high = running_interval(z, alpha=1 - level, t_opt=t_opt)
+    return mean, np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
 def drop_bound(

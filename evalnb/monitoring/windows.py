@@ -19,13 +19,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from evalnb.calibration.ppi import ppi_mean
-from evalnb.monitoring.stats import (
-    cs_radius,
-    drop_bound,
-    fitted_lambda,
-    ppi_superpopulation,
-)
+from evalnb.analysis.sequential import cs_radius
+from evalnb.calibration.ppi import ppi_mean, ppi_superpopulation
+from evalnb.monitoring.stats import drop_bound, fitted_lambda
 
 __all__ = ["WINDOW_SCHEMA", "Settings", "estimate_windows", "parse_every"]
 

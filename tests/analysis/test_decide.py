@@ -34,11 +34,33 @@ def test_cr1_equals_statsmodels_ols_clustered_to_1e9() -> None:
     d, groups = _clustered(rng, clusters=17, per=7)
     d = d[:-5]  # clusters of unequal size
     groups = groups[:-5]
-    test = paired_test(np.zeros_like(d), d, clusters=groups)
+    test = paired_test(np.zeros_like(d), d, clusters=groups, bootstrap=False)
     fit = sm.OLS(d, np.ones((d.size, 1))).fit(cov_type="cluster", cov_kwds={"groups": groups})
     assert test.se == pytest.approx(float(fit.bse[0]), abs=1e-9)
     assert test.difference == pytest.approx(float(fit.params[0]), abs=1e-12)
     assert test.clusters == 17 and test.method == "CR1, t(16)"
+
+
+def test_few_unequal_clusters_get_the_wild_bootstrap_which_keeps_the_error_rate() -> None:
+    rng = np.random.default_rng(0)
+    sizes = np.array([3, 40] * 3)  # six clusters; the big ones vary more
+    groups = np.repeat(np.arange(6), sizes)
+    cr1 = wild = covered = 0
+    runs = 500
+    for _ in range(runs):
+        effect = rng.normal(0, 1, 6) * np.where(sizes > 10, 1.0, 0.2)
+        d = effect[groups] + rng.normal(0, 0.5, groups.size)
+        plain = paired_test(np.zeros_like(d), d, clusters=groups, bootstrap=False)
+        boot = paired_test(np.zeros_like(d), d, clusters=groups)
+        assert boot.method == "wild cluster bootstrap"
+        assert (boot.p_value < 0.05) == (not boot.ci_low <= 0 <= boot.ci_high)
+        cr1 += plain.p_value < 0.05
+        wild += boot.p_value < 0.05
+        covered += boot.ci_low <= 0 <= boot.ci_high
+    print(f"6 unequal clusters, A/A: CR1 t(5) {cr1 / runs:.1%} false, wild {wild / runs:.1%}")
+    assert cr1 / runs > 0.1  # why the bootstrap is needed
+    assert wild / runs <= 0.05
+    assert covered / runs >= 0.95
 
 
 def test_mcnemar_equals_statsmodels_exact() -> None:
@@ -253,3 +275,21 @@ def test_a_hundred_aa_pull_requests_are_rarely_rejected() -> None:
         for i in range(100)
     )
     assert rejected <= 5
+
+
+def test_the_view_and_the_report_draw_the_differences_with_the_margin(tmp_path: Path) -> None:
+    lab = _ab(200, 0.03, 8, toxicity_gain=0.0)
+    renamed = {"A": "<b>old</b>", "B": "new&shiny"}
+    lab = lab.with_tables(
+        {
+            "scores": lab.scores.with_columns(pl.col("model").replace(renamed)),
+            "outputs": lab.outputs.with_columns(pl.col("model").replace(renamed)),
+        }
+    )
+    d = lab.decide("<b>old</b>", "new&shiny", metrics=["ev.score", "toxicity"], margin=0.02)
+    view = d._repr_html_()
+    assert "<svg" in view and "&lt;b&gt;old&lt;/b&gt;" in view and "<b>old</b>" not in view
+    assert "margin ±0.02" in view and view.count("<tr>") == 1 + d.frame.height
+    report = lab.report(tmp_path / "r.html", decisions=[d]).html
+    assert "<h2>Decisions</h2>" in report and report.count("<svg") >= 2
+    assert "<b>old</b>" not in report

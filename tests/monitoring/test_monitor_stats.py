@@ -10,55 +10,20 @@ accepted level raises an alarm in at most 5 %.
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
-from evalnb.monitoring.stats import confidence_sequence, ppi_increments, ppi_superpopulation
+from evalnb.calibration.ppi import ppi_superpopulation
+from evalnb.monitoring.stats import confidence_sequence, ppi_increments
 from evalnb.monitoring.windows import Settings, estimate_windows
-
-ROOT = Path(__file__).resolve().parents[2]
-PPI = ROOT / ".venv-ppi"
+from evalnb_testkit.ppi_reference import ppi_python_means
 
 # The scenario of every stream: 30 daily windows of 200 traces, 50 of each labelled at
 # random; the metric agrees with the reviewers on 97 % of traces.
 WINDOWS, PER_WINDOW, LABELS, AGREE = 30, 200, 50, 0.97
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-
-
-def _reference(cases: list[dict[str, list[float]]]) -> list[list[float]]:
-    """ppi-python's estimate and 90 % interval for each case, in a process of its own."""
-    if not (PPI / "ppi_py").is_dir():
-        pytest.skip("ppi-python is installed into .venv-ppi by scripts/test")
-    script = (
-        "import json, sys, numpy as np\n"
-        "from ppi_py import ppi_mean_ci, ppi_mean_pointestimate\n"
-        "out = []\n"
-        "for c in json.load(sys.stdin):\n"
-        "    y, f, u = (np.array(c[k]) for k in ('y', 'f', 'u'))\n"
-        "    lo, hi = ppi_mean_ci(y, f, u, alpha=0.1)\n"
-        "    est = ppi_mean_pointestimate(y, f, u)\n"
-        "    out.append([float(np.ravel(est)[0]), float(np.ravel(lo)[0]), float(np.ravel(hi)[0])])\n"
-        "print(json.dumps(out))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(PPI)}
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-        timeout=300,
-        cwd=PPI,  # not the repository: ppi-python's own `tests` package must not meet ours
-    )
-    return json.loads(done.stdout)
 
 
 def test_the_fixed_time_estimate_and_interval_equal_ppi_python() -> None:
@@ -77,7 +42,7 @@ def test_the_fixed_time_estimate_and_interval_equal_ppi_python() -> None:
             "u": s[40:].tolist(),
         }
     )
-    reference = _reference(cases)
+    reference = ppi_python_means(cases, alpha=0.1)
     for case, (est, low, high) in zip(cases, reference, strict=True):
         ours = ppi_superpopulation(
             np.array(case["y"]), np.array(case["f"]), np.array(case["u"]), level=0.9
