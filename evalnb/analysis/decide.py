@@ -69,7 +69,7 @@ def _verdict(test: PairedTest, adjusted: float, alpha: float, margin: float | No
     return "inconclusive"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Decision:
     """What :func:`decide` found: one row per metric (and slice), and the overall call.
 
@@ -118,6 +118,8 @@ class Decision:
 
     def __str__(self) -> str:
         return self.explain()
+
+    __repr__ = __str__
 
     def _repr_html_(self) -> str:
         # The report module loads Altair and the SVG renderer: only when a decision is shown.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from evalnb.analysis.decide import chosen_metrics, paired_cases
+from evalnb.analysis.decide import chosen_metrics, default_cluster, paired_cases
 from evalnb.analysis.paired_tests import paired_test
 
 if TYPE_CHECKING:
@@ -60,7 +60,8 @@ def plan(
     Follows Miller's formula ``n = (z_{α/2} + z_β)² (ω² + σ²_A/K_A + σ²_B/K_B) / δ²`` times
     the design effect of ``cluster``: ω² is the between-case variance of the true difference,
     σ² each system's within-case variance (from several samples per case; 0 with one), K the
-    samples per case (default: the pilot's).
+    samples per case (default: the pilot's). ``cluster`` defaults to the lab's topics, as in
+    :func:`~evalnb.analysis.decide.decide` (``""``: independent cases).
     """
     from scipy import stats  # noqa: PLC0415
 
@@ -80,6 +81,7 @@ def plan(
     total = float(np.var(d, ddof=1))
     omega = max(total - var_a / k_a - var_b / k_b, 0.0)
     deff = 1.0
+    cluster, _ = default_cluster(lab.cases, cluster)
     if cluster:
         groups = paired.join(lab.cases.select("case_id", cluster), on="case_id", how="left")[
             cluster
@@ -89,6 +91,7 @@ def plan(
             d,
             clusters=groups.cast(pl.String).fill_null("(none)").to_numpy(),
             alpha=alpha,
+            bootstrap=False,  # only the design effect is needed
         )
         deff = max(test.design_effect, 1.0) if math.isfinite(test.design_effect) else 1.0
     k = samples_per_case or k_a
