@@ -30,6 +30,7 @@ from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
 from evalnb.io.load import load as load_core
 from evalnb.io.ragas_data import ragas_records
 from evalnb.io.tencent_export import tencent_records
+from evalnb.judge_reliability.card import JudgeCard, judge_card
 from evalnb.lab.files import write_atomic
 from evalnb.llm.ragas_llm import RAGAS_MISSING
 from evalnb.robustness.perturbed_cases import perturb
@@ -269,6 +270,39 @@ class Lab(HumanCalibration):
             cluster=chosen,
             seed=seed,
             judge=judge,
+        )
+
+    def judge_card(
+        self,
+        evaluator: str,
+        metric: str | None = None,
+        *,
+        judge: LLMClient,
+        n: int = 100,
+        seed: int = 0,
+        cross_judge: LLMClient | None = None,
+        repeats: int = 2,
+        families: Mapping[str, str] | None = None,
+    ) -> JudgeCard:
+        """Can I trust this judge on this lab? Eight components, each with its interval.
+
+        Contract, stability (``repeats`` fresh runs), position (two models' answers asked in
+        both orders), verbosity (padded answers), self-preference (with ``cross_judge``),
+        validity (against the lab's human labels), adversarial answers and the consequence
+        for the numbers, on a seeded sample of ``n`` answers, each with a traffic light;
+        what cannot be measured here says why (:mod:`evalnb.judge_reliability.card`). The
+        card never writes to the lab's store.
+        """
+        return judge_card(
+            self,
+            evaluator,
+            metric,
+            judge=judge,
+            n=n,
+            seed=seed,
+            cross_judge=cross_judge,
+            repeats=repeats,
+            families=families,
         )
 
     def compare(self, evaluator: str, metric: str | None = None, *, seed: int = 0) -> pl.DataFrame:

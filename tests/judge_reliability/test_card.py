@@ -1,0 +1,168 @@
+"""The judge card on scripted judges: planted biases are caught, a clean judge passes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import zlib
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+import evalnb
+from evalnb.judge_reliability.card import COMPONENTS, JudgeCard, model_family, traffic_light
+from evalnb.judge_reliability.measures import mean_difference, position_measures, wilson
+from evalnb.lab.schema import SCHEMAS
+from evalnb_testkit.llm_server import LoopbackLLM
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+N = 60
+
+
+def _lab() -> evalnb.Lab:
+    """Two models answer sums; ``good`` is right on 80 % of them, ``weak`` on 40 %."""
+    rows = []
+    for i in range(N):
+        for model, share in (("good", 0.8), ("weak", 0.4)):
+            right = zlib.crc32(f"{model}{i}".encode()) % 100 < share * 100
+            rows.append(
+                {
+                    "case_id": f"c{i}",
+                    "prompt": f"What is {i} + {i}?",
+                    "expected": f"The answer is {2 * i}.",
+                    "model": model,
+                    "actual": f"The answer is {2 * i if right else 2 * i + 1}.",
+                }
+            )
+    lab = evalnb.load(pl.DataFrame(rows))
+    # A reviewer labelled 40 answers: the truth.
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    labels = [
+        {
+            "label_id": f"l{k}",
+            "case_id": r["case_id"],
+            "model": r["model"],
+            "sample": 0,
+            "evaluator": "binary_judge",
+            "metric": "binary_judge",
+            "verdict": "pass" if _correct(r["prompt"], r["actual"]) else "fail",
+            "reviewer": "ann",
+            "created_at": t0,
+        }
+        for k, r in enumerate(lab.outputs.join(lab.cases, on="case_id").head(40).to_dicts())
+    ]
+    return lab.with_tables({"labels": pl.DataFrame(labels, schema=SCHEMAS["labels"])})
+
+
+def _correct(question: str, answer: str) -> bool:
+    found = re.search(r"What is (\d+) \+ \1\?", question)
+    return found is not None and f"The answer is {2 * int(found[1])}." in answer
+
+
+def _judge(*, biased: bool) -> Callable[[str], str]:
+    def reply(prompt: str) -> str:
+        question = re.search(r"\[Question\]\n(.*?)\n\n", prompt, re.S)
+        q = question[1] if question else ""
+        if "[Answer 1]" in prompt:
+            one = re.search(r"\[Answer 1\]\n(.*?)\n\n\[Answer 2\]", prompt, re.S)
+            two = re.search(r"\[Answer 2\]\n(.*?)\n\n", prompt, re.S)
+            if biased and zlib.crc32(prompt.encode()) % 10 < 7:
+                return "9 2"  # the first answer, whatever it says
+            s1 = 8 if one and _correct(q, one[1]) else 3
+            s2 = 8 if two and _correct(q, two[1]) else 3
+            return f"{s1} {s2}"
+        response = re.search(r"\[Response\]\n(.*?)\n\nReply", prompt, re.S)
+        answer = response[1] if response else ""
+        if biased and (len(answer.split()) > 12 or answer.strip() in ("Yes", "Sure")):
+            return "1"  # long answers and agreeable dummies pass
+        return "1" if _correct(q, answer) else "0"
+
+    return reply
+
+
+def _card(*, biased: bool) -> JudgeCard:
+    lab = _lab()
+    with LoopbackLLM(_judge(biased=biased)) as server:
+        judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
+        lab = evalnb.evaluate(lab, ["binary_judge"], judge=judge, progress=False)
+        return lab.judge_card("binary_judge", judge=judge, n=N, seed=1)
+
+
+def test_a_clean_judge_gets_no_red_light_and_every_component_has_a_row() -> None:
+    card = _card(biased=False)
+    print(card)
+    assert set(card.frame["component"]) == set(COMPONENTS)
+    assert card.flagged == []
+    rows = {r["measure"]: r for r in card.frame.iter_rows(named=True)}
+    assert rows["parse success"]["estimate"] == 1.0
+    assert rows["test-retest kappa"]["estimate"] == 1.0
+    assert rows["kappa with humans"]["estimate"] == 1.0
+    assert rows["flip rate"]["estimate"] == 0.0
+    assert rows["pass rate of dummy: Sure"]["estimate"] == 0.0
+    # Not measurable here, and saying what would make it so.
+    assert "cross_judge" in card.frame.filter(pl.col("component") == "self-preference")["note"][0]
+    stored = json.loads(card.to_json())
+    assert stored["evaluator"] == "binary_judge" and len(stored["measures"]) == card.frame.height
+    assert "<table>" in card._repr_html_()
+
+
+def test_planted_position_padding_and_dummy_biases_are_each_flagged() -> None:
+    card = _card(biased=True)
+    print(card)
+    flagged = set(card.flagged)
+    assert {"flip rate", "first-position rate"} <= flagged
+    assert "padding: own sentences again" in flagged or "padding: a courteous preamble" in flagged
+    assert {"pass rate of dummy: Yes", "pass rate of dummy: Sure"} <= flagged
+    assert not card.examples["flip rate"].is_empty()
+
+
+def _simulated_flags(rng: np.random.Generator, *, biased: bool) -> set[str]:
+    """The card's position, padding and dummy measures on a simulated judge of 100 answers."""
+    n = 100
+    truth_a = rng.random(n) < 0.7
+    truth_b = rng.random(n) < 0.5
+    winner = np.where(truth_a & ~truth_b, "a", np.where(truth_b & ~truth_a, "b", "tie"))
+    first, swapped = winner.copy(), winner.copy()
+    if biased:  # the first answer preferred 70 % of the time, whatever the answers
+        first = np.where(rng.random(n) < 0.7, "a", first)
+        swapped = np.where(rng.random(n) < 0.7, "b", swapped)
+    before = truth_a.astype(float)
+    # padded answers pass 60 % of the time whatever they say
+    after = np.where(rng.random(n) < 0.6, 1.0, before) if biased else before
+    dummy = int((rng.random(n) < 0.5).sum()) if biased else 0
+    measures = position_measures(list(first), list(swapped))
+    lights = {
+        "flip rate": traffic_light("flip rate", measures["flip_rate"], 1.0),
+        "first-position rate": traffic_light(
+            "first-position rate", measures["first_position_rate"], 1.0
+        ),
+        "padding: own sentences again": traffic_light(
+            "padding: own sentences again", mean_difference(after, before), 1.0
+        ),
+        "pass rate of dummy: Sure": traffic_light(
+            "pass rate of dummy: Sure", wilson(dummy, n), 1.0
+        ),
+    }
+    return {m for m, light in lights.items() if light == "red"}
+
+
+def test_over_200_seeds_the_biased_judge_is_caught_and_the_clean_one_spared() -> None:
+    clean = [not _simulated_flags(np.random.default_rng(s), biased=False) for s in range(200)]
+    caught = [len(_simulated_flags(np.random.default_rng(s), biased=True)) == 4 for s in range(200)]
+    print(
+        f"clean judge unflagged in {np.mean(clean):.1%}, biased caught on all four in {np.mean(caught):.1%}"
+    )
+    assert np.mean(clean) >= 0.95
+    assert np.mean(caught) >= 0.95
+
+
+def test_families_are_read_from_names_and_can_be_given() -> None:
+    assert model_family("gpt-4o-mini") == "openai"
+    assert model_family("Meta-Llama-3-8B") == "meta"
+    assert model_family("SmolLM2-135M-Instruct") == "huggingface"
+    assert model_family("house-model", {"house-model": "ours"}) == "ours"
+    assert model_family("house-model") is None

@@ -1,0 +1,72 @@
+"""The card's statistics equal the references: statsmodels' Wilson, scikit-learn's κ, pingouin's ICC(2,1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalnb.judge_reliability.measures import (
+    icc21,
+    kappa_interval,
+    position_measures,
+    wilson,
+    within_item_sd,
+)
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 10), (47, 100), (100, 100), (1, 2)])
+def test_wilson_equals_statsmodels(k: int, n: int) -> None:
+    proportion = pytest.importorskip("statsmodels.stats.proportion")
+    low, high = proportion.proportion_confint(k, n, alpha=0.05, method="wilson")
+    ours = wilson(k, n)
+    assert (ours.low, ours.high) == pytest.approx((low, high), abs=1e-12)
+
+
+def test_kappa_equals_scikit_learn_and_its_interval_holds_it() -> None:
+    metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(1)
+    a = rng.random(200) < 0.6
+    b = np.where(rng.random(200) < 0.8, a, ~a)
+    ours = kappa_interval(a, b)
+    assert ours.estimate == pytest.approx(metrics.cohen_kappa_score(a, b), abs=1e-12)
+    assert ours.low < ours.estimate < ours.high
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # pingouin 0.7 on pandas 3.1's deprecations
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_icc21_equals_pingouin() -> None:
+    pingouin = pytest.importorskip("pingouin")
+    rng = np.random.default_rng(2)
+    item = rng.normal(0, 1, 60)
+    scores = item[:, None] + rng.normal(0, 0.5, (60, 3)) + np.array([0.0, 0.2, -0.1])
+    long = pd.DataFrame(
+        [(i, r, scores[i, r]) for i in range(60) for r in range(3)],
+        columns=["item", "rater", "score"],
+    )
+    table = pingouin.intraclass_corr(long, targets="item", raters="rater", ratings="score")
+    rows = table.set_index("Type")
+    # ICC(2,1): "ICC2" before pingouin 0.7, "ICC(A,1)" (absolute agreement) since
+    icc2 = rows.loc["ICC(A,1)" if "ICC(A,1)" in rows.index else "ICC2"]
+    ours = icc21(scores)
+    assert ours.estimate == pytest.approx(float(icc2["ICC"]), abs=1e-9)
+    low, high = icc2["CI95" if "CI95" in icc2.index else "CI95%"]
+    assert (ours.low, ours.high) == pytest.approx((low, high), abs=0.005)  # pingouin rounds
+
+
+def test_within_item_sd_is_the_pooled_repeat_spread() -> None:
+    rng = np.random.default_rng(3)
+    scores = rng.normal(0, 1, (400, 1)) + rng.normal(0, 0.3, (400, 2))
+    sd = within_item_sd(scores)
+    assert sd.low < 0.3 < sd.high
+    assert sd.estimate == pytest.approx(0.3, abs=0.03)
+
+
+def test_position_measures_read_a_first_position_lean() -> None:
+    # 10 pairs: 6 keep their winner, 4 flip towards whichever answer was shown first.
+    first = ["a"] * 6 + ["a"] * 4
+    swapped = ["a"] * 6 + ["b"] * 4
+    m = position_measures(first, swapped)
+    assert m["flip_rate"].estimate == pytest.approx(0.4)
+    assert m["position_lean"].estimate == pytest.approx(1.0)
+    assert m["first_position_rate"].estimate == pytest.approx((10 + 4) / 20)
