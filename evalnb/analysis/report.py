@@ -25,6 +25,7 @@ from evalnb.analysis.charts import (
 )
 from evalnb.analysis.derived import analyse
 from evalnb.analysis.overall import overall_leaderboard
+from evalnb.lab.schema import JUDGE_CARD_KEY
 from evalnb.lab.version import __version__
 
 if TYPE_CHECKING:
@@ -328,6 +329,38 @@ def decision_html(decision: Decision, *, heading: str = "h3") -> str:
     )
 
 
+_LIGHTS = {"green": "#43a047", "amber": "#f9a825", "red": "#e53935", "grey": "#9e9e9e"}
+
+
+def _judge_cards_html(lab: LabCore) -> str:
+    """Render "Judge reliability": every card kept in the lab, one line per measure."""
+    cards = [v for k, v in lab.info.items() if k.startswith(JUDGE_CARD_KEY)]
+    if not cards:
+        return ""
+    parts = ["<h2>Judge reliability</h2>"]
+    for card in cards:
+        assert isinstance(card, dict)
+        rows = []
+        for m in card["measures"]:
+            light = _LIGHTS.get(str(m["flag"]), "#1e88e5")
+            interval = (
+                f"[{_num(m['ci_low'])}, {_num(m['ci_high'])}]" if m["ci_low"] is not None else ""
+            )
+            rows.append(
+                f"<tr><td><span class='sev' style='background:{light}'>{_e(m['flag'])}</span></td>"
+                f"<td>{_e(m['component'])}</td><td>{_e(m['measure'])}</td>"
+                f"<td class='num'>{_num(m['estimate'])}</td><td>{interval}</td>"
+                f"<td class='num'>{_e(m['n'])}</td><td>{_e(m['note'])}</td></tr>"
+            )
+        parts.append(
+            f"<h3>{_e(card['judge'])} as {_e(card['evaluator'])}.{_e(card['metric'])}</h3>"
+            f"<p>{_e(card['calls'])} calls on a seeded sample of the lab's answers.</p>"
+            "<table><tr><th></th><th>component</th><th>measure</th><th>estimate</th>"
+            f"<th>95 % CI</th><th>n</th><th></th></tr>{''.join(rows)}</table>"
+        )
+    return "".join(parts)
+
+
 def render_report(
     lab: LabCore,
     *,
@@ -363,6 +396,7 @@ def render_report(
         f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
         + "".join(_evaluator_section(lab, verdicts, board, probs, ins, e) for e in evaluators)
         + ("<h2>Decisions</h2>" + "".join(decision_html(d) for d in decisions) if decisions else "")
+        + _judge_cards_html(lab)
         + _agreement_html(agreement)
         + _monitoring_html(monitoring)
         + _eda(lab)

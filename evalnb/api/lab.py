@@ -30,7 +30,7 @@ from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
 from evalnb.io.load import load as load_core
 from evalnb.io.ragas_data import ragas_records
 from evalnb.io.tencent_export import tencent_records
-from evalnb.judge_reliability.card import JudgeCard, judge_card
+from evalnb.judge_reliability.card import JudgeCard, judge_card, kept_with
 from evalnb.lab.files import write_atomic
 from evalnb.llm.ragas_llm import RAGAS_MISSING
 from evalnb.robustness.perturbed_cases import perturb
@@ -304,6 +304,14 @@ class Lab(HumanCalibration):
             repeats=repeats,
             families=families,
         )
+
+    def with_judge_card(self, card: JudgeCard) -> Lab:
+        """Return the lab with ``card`` kept, in its store too.
+
+        The report's "Judge reliability" section shows it and ``export_calibration`` carries
+        it in the bundle.
+        """
+        return kept_with(self, card)
 
     def compare(self, evaluator: str, metric: str | None = None, *, seed: int = 0) -> pl.DataFrame:
         """Paired comparison of every two models: difference, 95 % CI, p-value, who wins."""

@@ -34,7 +34,7 @@ from evalnb.calibration.labels import current_labels
 from evalnb.calibration.recalibrate import calibrate
 from evalnb.lab.errors import InputError
 from evalnb.lab.files import read_json, write_atomic
-from evalnb.lab.schema import SCHEMAS
+from evalnb.lab.schema import JUDGE_CARD_KEY, SCHEMAS
 from evalnb.lab.version import __version__
 
 if TYPE_CHECKING:
@@ -71,6 +71,10 @@ BUNDLE_SCHEMA: dict[str, Any] = {
         "judges",
     ],
     "properties": {
+        "judge_cards": {
+            "type": "array",
+            "items": {"type": "object", "required": ["evaluator", "metric", "judge", "measures"]},
+        },
         "format": {"const": FORMAT},
         "version": {"enum": list(_READABLE)},
         "evalnb_version": {"type": "string"},
@@ -244,6 +248,9 @@ def calibration_bundle(
         "metrics": metrics,
         "judges": kept_versions(lab),
     }
+    cards = [v for k, v in lab.info.items() if k.startswith(JUDGE_CARD_KEY)]
+    if cards:  # what the judges' reliability cards found, signed off with the thresholds
+        bundle["judge_cards"] = cards
     used = [m["evaluator"] for m in metrics] + [j["evaluator"] for j in kept_versions(lab)]
     bundle["evaluators"] = evaluator_records(lab, used)
     bundle["reference"] = reference_sample(lab)

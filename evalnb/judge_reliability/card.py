@@ -36,7 +36,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -58,6 +58,7 @@ from evalnb.judge_reliability.measures import (
 )
 from evalnb.judge_reliability.probes import dummy_answers, padded, with_preamble
 from evalnb.lab.core import LabCore
+from evalnb.lab.schema import JUDGE_CARD_KEY
 from evalnb.lab.verdicts import verdicts
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ __all__ = [
     "FAMILIES",
     "JudgeCard",
     "judge_card",
+    "kept_with",
     "model_family",
     "traffic_light",
 ]
@@ -119,6 +121,7 @@ FAMILIES = {
     "huggingface": r"smollm",
 }
 _KEYS = ["case_id", "model", "sample"]
+L = TypeVar("L", bound=LabCore)  # a user's evalnb.Lab comes back as one
 _LIGHTS = {
     "green": "#43a047",
     "amber": "#f9a825",
@@ -718,3 +721,15 @@ def _consequence(
             Estimate(float(np.mean(cost.to_numpy())), math.nan, math.nan, cost.len()),
             "the judge client's prices",
         )
+
+
+def kept_with(lab: L, card: JudgeCard) -> L:
+    """Return ``lab`` with ``card`` kept in its ``info`` (and its store).
+
+    The report shows it and the calibration bundle carries it; a later card of the same
+    judge metric replaces it.
+    """
+    key = f"{JUDGE_CARD_KEY}{card.evaluator}.{card.metric}"
+    info = lab.table("info").filter(pl.col("key") != key)
+    row = pl.DataFrame({"key": [key], "value": [card.to_json()]}, schema=info.schema)
+    return lab.with_tables({"info": pl.concat([row, info])})

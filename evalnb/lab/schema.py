@@ -9,7 +9,11 @@ import polars as pl
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["SCHEMAS", "TABLES", "conform", "empty", "sql_type"]
+__all__ = ["JUDGE_CARD_KEY", "SCHEMAS", "TABLES", "conform", "empty", "sql_type"]
+
+# The ``info`` key under which a judge reliability card is kept (then ``evaluator.metric``):
+# the report shows it, the calibration bundle carries it.
+JUDGE_CARD_KEY = "judge_card/"
 
 _STR = pl.String()
 _LIST = pl.List(pl.String())

@@ -6,12 +6,14 @@ import datetime as dt
 import json
 import re
 import zlib
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 import evalnb
+from evalnb.calibration.bundle import calibration_bundle
 from evalnb.judge_reliability.card import COMPONENTS, JudgeCard, model_family, traffic_light
 from evalnb.judge_reliability.measures import mean_difference, position_measures, wilson
 from evalnb.lab.schema import SCHEMAS
@@ -84,16 +86,16 @@ def _judge(*, biased: bool) -> Callable[[str], str]:
     return reply
 
 
-def _card(*, biased: bool) -> JudgeCard:
+def _card(*, biased: bool) -> tuple[evalnb.Lab, JudgeCard]:
     lab = _lab()
     with LoopbackLLM(_judge(biased=biased)) as server:
         judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
         lab = evalnb.evaluate(lab, ["binary_judge"], judge=judge, progress=False)
-        return lab.judge_card("binary_judge", judge=judge, n=N, seed=1)
+        return lab, lab.judge_card("binary_judge", judge=judge, n=N, seed=1)
 
 
-def test_a_clean_judge_gets_no_red_light_and_every_component_has_a_row() -> None:
-    card = _card(biased=False)
+def test_a_clean_judge_gets_no_red_light_and_every_component_has_a_row(tmp_path: Path) -> None:
+    lab, card = _card(biased=False)
     print(card)
     assert set(card.frame["component"]) == set(COMPONENTS)
     assert card.flagged == []
@@ -108,10 +110,19 @@ def test_a_clean_judge_gets_no_red_light_and_every_component_has_a_row() -> None
     stored = json.loads(card.to_json())
     assert stored["evaluator"] == "binary_judge" and len(stored["measures"]) == card.frame.height
     assert "<table>" in card._repr_html_()
+    # Kept with the lab (and its store): the report shows it, the bundle carries it.
+    lab.save(tmp_path / "lab.duckdb")
+    kept = evalnb.open(tmp_path / "lab.duckdb").with_judge_card(card)
+    assert evalnb.open(tmp_path / "lab.duckdb").info["judge_card/binary_judge.binary_judge"]
+    report = kept.report().html
+    assert "<h2>Judge reliability</h2>" in report and "first-position rate" in report
+    assert "pass rate of dummy: I don&#x27;t know." in report
+    bundle = calibration_bundle(kept)
+    assert bundle["judge_cards"][0]["judge"] == "judge"
 
 
 def test_planted_position_padding_and_dummy_biases_are_each_flagged() -> None:
-    card = _card(biased=True)
+    _, card = _card(biased=True)
     print(card)
     flagged = set(card.flagged)
     assert {"flip rate", "first-position rate"} <= flagged
