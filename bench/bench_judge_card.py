@@ -22,7 +22,9 @@ def main(n: int = 100) -> None:
     card = lab.judge_card("binary_judge", judge=judge, n=n, seed=0)
     elapsed = time.monotonic() - started
     print(card)
-    print(f"judge card on {n} answers: {card.calls} calls in {elapsed:.0f} s ({judge.model}, this machine's CPU)")
+    print(
+        f"judge card on {n} answers: {card.calls} calls in {elapsed:.0f} s ({judge.model}, this machine's CPU)"
+    )
 
 
 if __name__ == "__main__":
