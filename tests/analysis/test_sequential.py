@@ -107,6 +107,7 @@ def _systems(good: float, bad: float) -> LoopbackLLM:
     return LoopbackLLM(per_model=answer)
 
 
+@pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
 def test_run_suite_stops_once_settled_and_says_what_it_saved() -> None:
     lab = _lab(400)
     rule = lab.decide_rule("old", "new", "ragas_exact_match", batch=25)
@@ -126,6 +127,7 @@ def test_run_suite_stops_once_settled_and_says_what_it_saved() -> None:
     assert set(out.outputs["case_id"].unique()) != {f"c{i:03d}" for i in range(asked)}
 
 
+@pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
 def test_a_a_run_asks_everything_and_stays_inconclusive() -> None:
     lab = _lab(120)
     rule = evalnb.sequential("old", "new", "ragas_exact_match", batch=40)

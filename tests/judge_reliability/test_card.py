@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
+import pytest
 
 import evalnb
 from evalnb.calibration.bundle import calibration_bundle
@@ -94,6 +95,7 @@ def _card(*, biased: bool) -> tuple[evalnb.Lab, JudgeCard]:
         return lab, lab.judge_card("binary_judge", judge=judge, n=N, seed=1)
 
 
+@pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
 def test_a_clean_judge_gets_no_red_light_and_every_component_has_a_row(tmp_path: Path) -> None:
     lab, card = _card(biased=False)
     print(card)
@@ -121,6 +123,7 @@ def test_a_clean_judge_gets_no_red_light_and_every_component_has_a_row(tmp_path:
     assert bundle["judge_cards"][0]["judge"] == "judge"
 
 
+@pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
 def test_planted_position_padding_and_dummy_biases_are_each_flagged() -> None:
     _, card = _card(biased=True)
     print(card)

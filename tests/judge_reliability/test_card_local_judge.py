@@ -1,0 +1,31 @@
+"""The judge card on the real local judge: SmolLM2-135M through llama.cpp's server."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import evalnb
+from evalnb.judge_reliability.card import COMPONENTS
+from evalnb_testkit.paths import ROOT
+
+pytestmark = pytest.mark.xdist_group("local_judge")  # one server per worker: these share it
+
+
+def test_the_card_of_the_local_judge_has_every_component_and_says_what_it_found(
+    local_judge: evalnb.LLMClient,
+) -> None:
+    lab = evalnb.load(ROOT / "data" / "demo_lab.json")
+    card = lab.judge_card("binary_judge", judge=local_judge, n=12, seed=0)
+    print(card)
+    assert set(card.frame["component"]) == set(COMPONENTS)
+    # A 135M model: measured, not assumed; each measured row has its interval and light.
+    measured = card.frame.filter(pl.col("flag") != "grey")
+    assert measured.height >= 12
+    assert (
+        measured.filter(pl.col("ci_low").is_not_null())["flag"]
+        .is_in(["green", "amber", "red"])
+        .all()
+    )
+    assert card.calls >= 12 * 8  # the answers, repeats, paddings, dummies, both orders
+    assert card.frame.filter(pl.col("measure") == "parse success")["n"].item() > 0
