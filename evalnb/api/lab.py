@@ -283,6 +283,7 @@ class Lab(HumanCalibration):
         cross_judge: LLMClient | None = None,
         repeats: int = 2,
         families: Mapping[str, str] | None = None,
+        probes: int = 50,
     ) -> JudgeCard:
         """Can I trust this judge on this lab? Eight components, each with its interval.
 
@@ -291,7 +292,8 @@ class Lab(HumanCalibration):
         validity (against the lab's human labels), adversarial answers and the consequence
         for the numbers, on a seeded sample of ``n`` answers, each with a traffic light;
         what cannot be measured here says why (:mod:`evalnb.judge_reliability.card`). The
-        card never writes to the lab's store.
+        components that ask again do so on ``probes`` of the answers. The card never writes
+        to the lab's store.
         """
         return judge_card(
             self,
@@ -303,6 +305,7 @@ class Lab(HumanCalibration):
             cross_judge=cross_judge,
             repeats=repeats,
             families=families,
+            probes=probes,
         )
 
     def with_judge_card(self, card: JudgeCard) -> Lab:

@@ -332,6 +332,7 @@ def judge_card(
     cross_judge: LLMClient | None = None,
     repeats: int = 2,
     families: Mapping[str, str] | None = None,
+    probes: int = 50,
 ) -> JudgeCard:
     """Measure how far ``judge``, as ``evaluator``, can be trusted on ``lab``.
 
@@ -351,6 +352,10 @@ def judge_card(
         Fresh runs (the reply cache bypassed) for the stability component; at least 2.
     families
         Model name → family, overriding the families read from names (``FAMILIES``).
+    probes
+        Answers of the sample asked again for the stability, position and verbosity
+        components (their intervals are on these), and twice fewer cases for the dummy
+        answers: the card's calls grow with it, not with ``n``, past the first run.
     """
     started, calls0 = time.monotonic(), judge.stats.calls
     answers = lab.outputs.filter(pl.col("error").is_null() & pl.col("actual").is_not_null())
@@ -375,12 +380,23 @@ def judge_card(
     scale = float((spec.get("max") or 1.0) - (spec.get("min") or 0.0)) or 1.0
     card = _Card(scale)
     _contract(card, base)
-    _stability(card, sub, evaluator, metric, judge, repeats)
-    _position(card, lab, sample, judge)
-    _verbosity(card, sub, base, evaluator, metric, judge)
+    # The components that ask the judge again do so on the first `probes` answers of the
+    # sample (and the dummies on half as many cases: they do not depend on the answer).
+    few = sample.head(probes)
+    few_lab = _in_memory(lab, few)
+    _stability(card, few_lab, evaluator, metric, judge, repeats)
+    _position(card, lab, few, judge)
+    _verbosity(card, few_lab, base, evaluator, metric, judge, sample)
     _self_preference(card, sub, base, evaluator, metric, judge, cross_judge, families)
     _validity(card, lab, evaluator, metric)
-    _adversarial(card, lab, sample, evaluator, metric, judge)
+    _adversarial(
+        card,
+        lab,
+        few.unique("case_id", keep="first").head(max(10, probes // 2)),
+        evaluator,
+        metric,
+        judge,
+    )
     _consequence(card, lab, base, evaluator, metric, started, judge.stats.calls - calls0)
     return JudgeCard(
         evaluator,
@@ -512,7 +528,13 @@ def _probe_lab(sub: LabCore, kinds: Mapping[str, Callable[[str], str]]) -> LabCo
 
 
 def _verbosity(
-    card: _Card, sub: LabCore, base: pl.DataFrame, evaluator: str, metric: str, judge: LLMClient
+    card: _Card,
+    sub: LabCore,
+    base: pl.DataFrame,
+    evaluator: str,
+    metric: str,
+    judge: LLMClient,
+    sample: pl.DataFrame,
 ) -> None:
     kinds = {"own sentences again": padded, "a courteous preamble": with_preamble}
     probed = _scored(_probe_lab(sub, kinds), evaluator, metric, judge)
@@ -534,7 +556,7 @@ def _verbosity(
             .sort("change", descending=True)
             .head(10)
         )
-    words = sub.outputs.select(*_KEYS, words=pl.col("actual").str.count_matches(r"\S+"))
+    words = sample.select(*_KEYS, words=pl.col("actual").str.count_matches(r"\S+"))
     lengths = base.join(words, on=_KEYS)
     card.add(
         "verbosity",

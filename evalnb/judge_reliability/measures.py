@@ -50,7 +50,7 @@ def wilson(successes: int, n: int) -> Estimate:
     denominator = 1 + _Z**2 / n
     centre = (p + _Z**2 / (2 * n)) / denominator
     half = _Z * math.sqrt(p * (1 - p) / n + _Z**2 / (4 * n**2)) / denominator
-    return Estimate(p, centre - half, centre + half, n)
+    return Estimate(p, max(0.0, centre - half), min(1.0, centre + half), n)
 
 
 def kappa_interval(a: np.ndarray, b: np.ndarray, *, draws: int = 2000, seed: int = 0) -> Estimate:
@@ -188,7 +188,7 @@ def position_measures(first_order: list[str], swapped: list[str]) -> dict[str, E
     first_picks = sum((x == "a") + (y == "b") for x, y in decisive)
     lean_first = sum(x == "a" and y == "b" for x, y in flips)
     lean_second = len(flips) - lean_first
-    lean = (lean_first - lean_second) / len(flips) if flips else 0.0
+    lean = (lean_first - lean_second) / len(flips) if flips else math.nan
     # the lean's interval: from the share of flips that went to the first position
     share = wilson(lean_first, len(flips))
     return {
