@@ -41,6 +41,7 @@ def test_cr1_equals_statsmodels_ols_clustered_to_1e9() -> None:
     assert test.clusters == 17 and test.method == "CR1, t(16)"
 
 
+@pytest.mark.slow  # 500 simulated labs, each bootstrapped over 46,656 weight patterns
 def test_few_unequal_clusters_get_the_wild_bootstrap_which_keeps_the_error_rate() -> None:
     rng = np.random.default_rng(0)
     sizes = np.array([3, 40] * 3)  # six clusters; the big ones vary more
