@@ -24,7 +24,7 @@ def test_the_card_of_the_local_judge_has_every_component_and_says_what_it_found(
     assert measured.height >= 12
     assert (
         measured.filter(pl.col("ci_low").is_not_null())["flag"]
-        .is_in(["green", "amber", "red"])
+        .is_in(["green", "amber", "red", "info"])
         .all()
     )
     assert card.calls >= 12 * 8  # the answers, repeats, paddings, dummies, both orders
