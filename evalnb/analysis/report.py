@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from evalnb.analysis.derived import Analysed
     from evalnb.lab.core import LabCore
 
-__all__ = ["decision_html", "render_report"]
+__all__ = ["decision_html", "judge_card_html", "render_report"]
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _STYLE = """
@@ -332,33 +332,38 @@ def decision_html(decision: Decision, *, heading: str = "h3") -> str:
 _LIGHTS = {"green": "#43a047", "amber": "#f9a825", "red": "#e53935", "grey": "#9e9e9e"}
 
 
+def judge_card_html(card: Mapping[str, Any], *, heading: str = "h3") -> str:
+    """Render one judge card (as ``JudgeCard.to_json`` writes it): a line per measure, lit.
+
+    The card's notebook view and the report's "Judge reliability" section; every text is
+    escaped.
+    """
+    rows = []
+    for m in card["measures"]:
+        light = _LIGHTS.get(str(m["flag"]), "#1e88e5")
+        interval = f"[{_num(m['ci_low'])}, {_num(m['ci_high'])}]" if m["ci_low"] is not None else ""
+        rows.append(
+            f"<tr><td><span class='sev' style='background:{light}'>{_e(m['flag'])}</span></td>"
+            f"<td>{_e(m['component'])}</td><td>{_e(m['measure'])}</td>"
+            f"<td class='num'>{_num(m['estimate'])}</td><td>{interval}</td>"
+            f"<td class='num'>{_e(m['n'])}</td><td>{_e(m['note'])}</td></tr>"
+        )
+    return (
+        f"<{heading}>{_e(card['judge'])} as {_e(card['evaluator'])}.{_e(card['metric'])}</{heading}>"
+        f"<p>{_e(card['calls'])} calls on a seeded sample of the lab's answers.</p>"
+        "<table><tr><th></th><th>component</th><th>measure</th><th>estimate</th>"
+        f"<th>95 % CI</th><th>n</th><th></th></tr>{''.join(rows)}</table>"
+    )
+
+
 def _judge_cards_html(lab: LabCore) -> str:
-    """Render "Judge reliability": every card kept in the lab, one line per measure."""
+    """Render "Judge reliability": every card kept in the lab."""
     cards = [v for k, v in lab.info.items() if k.startswith(JUDGE_CARD_KEY)]
     if not cards:
         return ""
-    parts = ["<h2>Judge reliability</h2>"]
-    for card in cards:
-        assert isinstance(card, dict)
-        rows = []
-        for m in card["measures"]:
-            light = _LIGHTS.get(str(m["flag"]), "#1e88e5")
-            interval = (
-                f"[{_num(m['ci_low'])}, {_num(m['ci_high'])}]" if m["ci_low"] is not None else ""
-            )
-            rows.append(
-                f"<tr><td><span class='sev' style='background:{light}'>{_e(m['flag'])}</span></td>"
-                f"<td>{_e(m['component'])}</td><td>{_e(m['measure'])}</td>"
-                f"<td class='num'>{_num(m['estimate'])}</td><td>{interval}</td>"
-                f"<td class='num'>{_e(m['n'])}</td><td>{_e(m['note'])}</td></tr>"
-            )
-        parts.append(
-            f"<h3>{_e(card['judge'])} as {_e(card['evaluator'])}.{_e(card['metric'])}</h3>"
-            f"<p>{_e(card['calls'])} calls on a seeded sample of the lab's answers.</p>"
-            "<table><tr><th></th><th>component</th><th>measure</th><th>estimate</th>"
-            f"<th>95 % CI</th><th>n</th><th></th></tr>{''.join(rows)}</table>"
-        )
-    return "".join(parts)
+    return "<h2>Judge reliability</h2>" + "".join(
+        judge_card_html(c) for c in cards if isinstance(c, dict)
+    )
 
 
 def render_report(

@@ -30,7 +30,6 @@ cannot be measured on this lab says why and what would make it measurable (**gre
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
 import math
 import re
@@ -122,13 +121,6 @@ FAMILIES = {
 }
 _KEYS = ["case_id", "model", "sample"]
 L = TypeVar("L", bound=LabCore)  # a user's evalnb.Lab comes back as one
-_LIGHTS = {
-    "green": "#43a047",
-    "amber": "#f9a825",
-    "red": "#e53935",
-    "grey": "#9e9e9e",
-    "info": "#1e88e5",
-}
 
 
 def model_family(name: str, families: Mapping[str, str] | None = None) -> str | None:
@@ -225,32 +217,10 @@ class JudgeCard:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        e = html.escape
-        rows = []
-        for r in self.frame.iter_rows(named=True):
-            colour = _LIGHTS[r["flag"]]
+        # The report's renderer (it loads Altair): only when a card is shown.
+        from evalnb.analysis.report import judge_card_html  # noqa: PLC0415
 
-            def num(v: float | None) -> str:
-                return "" if v is None else f"{v:.3f}"
-
-            interval = (
-                f"[{num(r['ci_low'])}, {num(r['ci_high'])}]" if r["ci_low"] is not None else ""
-            )
-            rows.append(
-                f"<tr><td><span title='{e(r['flag'])}' style='display:inline-block;width:.8em;"
-                f"height:.8em;border-radius:50%;background:{colour}'></span></td>"
-                f"<td>{e(r['component'])}</td><td>{e(r['measure'])}</td>"
-                f"<td style='text-align:right'>{num(r['estimate'])}</td><td>{interval}</td>"
-                f"<td style='text-align:right'>{r['n']}</td><td>{e(r['note'] or '')}</td></tr>"
-            )
-        head = "".join(
-            f"<th>{h}</th>" for h in ("", "component", "measure", "estimate", "95 % CI", "n", "")
-        )
-        title = e(f"Judge card: {self.judge} as {self.evaluator}.{self.metric}")
-        return (
-            f"<div><strong>{title}</strong> — {self.calls} calls, {self.seconds:.0f} s"
-            f"<table><tr>{head}</tr>{''.join(rows)}</table></div>"
-        )
+        return judge_card_html(json.loads(self.to_json()), heading="strong")
 
 
 # -- building the card ------------------------------------------------------------------
