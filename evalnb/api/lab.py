@@ -503,11 +503,25 @@ class Lab(HumanCalibration):
 
     # -- widgets -------------------------------------------------------------------------------
 
-    def eye(self, *, max_dots: int = 2000, seed: int = 0) -> Eye:
-        """Open the eval eye on this lab (:class:`evalnb.Eye`): domains → cases drill-down."""
+    def eye(
+        self,
+        *,
+        max_dots: int = 2000,
+        seed: int = 0,
+        card: JudgeCard | None = None,
+        measure: str | None = None,
+    ) -> Eye:
+        """Open the eval eye on this lab (:class:`evalnb.Eye`): domains → cases drill-down.
+
+        With a judge ``card``, the eye opens on the answer that shows ``measure`` worst
+        (by default the card's first red measure): :meth:`evalnb.JudgeCard.worst`.
+        """
         from evalnb.widgets.eye import Eye  # noqa: PLC0415 - widgets load late
 
-        return Eye(self, max_dots=max_dots, seed=seed)
+        shown = Eye(self, max_dots=max_dots, seed=seed)
+        if card is not None:
+            shown.focus(card.evaluator, card.metric, card.worst(measure))
+        return shown
 
     def weakness(
         self,

@@ -30,6 +30,7 @@ cannot be measured on this lab says why and what would make it measurable (**gre
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import math
 import re
@@ -96,7 +97,6 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "first-position rate": (0.4, 0.6),
     "padding: own sentences again": (-0.05, 0.05),
     "padding: a courteous preamble": (-0.05, 0.05),
-    "score per 100 words": (-0.05, 0.05),
     "self-preference gap": (-0.05, 0.05),
     "kappa with humans": (0.4, 1.0),
     "leniency (false-pass rate)": (0.0, 0.2),
@@ -150,7 +150,6 @@ def traffic_light(measure: str, e: Estimate, scale: float = 1.0) -> str:
 _SCALED = {
     "padding: own sentences again",
     "padding: a courteous preamble",
-    "score per 100 words",
     "self-preference gap",
 }
 
@@ -182,6 +181,33 @@ class JudgeCard:
     def flagged(self) -> list[str]:
         """The measures whose light is red."""
         return self.frame.filter(pl.col("flag") == "red")["measure"].to_list()
+
+    def worst(self, measure: str | None = None) -> dict[str, Any]:
+        """Return the answer that shows ``measure`` worst: ``{"case_id", "model", "sample"}``.
+
+        ``measure`` defaults to the first red measure that has examples, else the first
+        with any. Open it in the eye with ``lab.eye(card=card, measure=...)``.
+
+        Raises
+        ------
+        ValueError
+            When ``measure`` has no examples; the message names those that have.
+        """
+        have = [m for m in self.frame["measure"] if len(self.examples.get(m, ())) > 0]
+        if measure is None:
+            red = [m for m in self.flagged if m in have]
+            if not (red or have):
+                msg = "no measure of this card kept an example: every probe passed"
+                raise ValueError(msg)
+            measure = (red or have)[0]
+        if measure not in have:
+            msg = (
+                f"the card kept no example for {measure!r}; measures with examples: {have}. "
+                "Pass one of these (card.frame lists every measure)"
+            )
+            raise ValueError(msg)
+        row = self.examples[measure].row(0, named=True)
+        return {"case_id": row["case_id"], "model": row["model"], "sample": row["sample"]}
 
     def to_json(self) -> str:
         """Return the card as JSON (stored with the lab, carried by the calibration bundle)."""
@@ -220,7 +246,15 @@ class JudgeCard:
         # The report's renderer (it loads Altair): only when a card is shown.
         from evalnb.analysis.report import judge_card_html  # noqa: PLC0415
 
-        return judge_card_html(json.loads(self.to_json()), heading="strong")
+        shown = judge_card_html(json.loads(self.to_json()), heading="strong")
+        kept = {m: len(f) for m, f in self.examples.items() if len(f)}
+        if not kept:
+            return shown
+        listed = ", ".join(f"{html.escape(m)} ({k})" for m, k in kept.items())
+        return (
+            f"{shown}<p>Examples kept: {listed}. Open the worst in the eye: "
+            "<code>lab.eye(card=card, measure=…)</code></p>"
+        )
 
 
 # -- building the card ------------------------------------------------------------------
@@ -447,7 +481,9 @@ def _stability(
     spread = joined.with_columns(
         spread=pl.max_horizontal(pl.col("^v\\d+$")) - pl.min_horizontal(pl.col("^v\\d+$"))
     )
-    card.examples["within-item SD"] = spread.sort("spread", descending=True).head(10)
+    card.examples["within-item SD"] = (
+        spread.filter(pl.col("spread") > 0).sort("spread", descending=True).head(10)
+    )
 
 
 def _position(card: _Card, lab: LabCore, sample: pl.DataFrame, judge: LLMClient) -> None:
@@ -480,7 +516,12 @@ def _position(card: _Card, lab: LabCore, sample: pl.DataFrame, judge: LLMClient)
         "+1: first shown, −1: second",
     )
     card.examples["flip rate"] = read.filter(~pl.col("consistent")).select(
-        "case_id", "sample", "winner_a_first", "winner_b_first"
+        "case_id",
+        model=pl.lit(a),
+        sample=pl.lit(0),
+        other=pl.lit(b),
+        winner_a_first="winner_a_first",
+        winner_b_first="winner_b_first",
     )
 
 
@@ -532,7 +573,9 @@ def _verbosity(
         "verbosity",
         "score per 100 words",
         length_slope(lengths["value"].to_numpy(), lengths["words"].to_numpy()),
-        "slope on the sampled answers",
+        # No light: on a lab where the longer answers are the better ones a fair judge has
+        # a slope too. The padding rows, same content longer, are the causal test.
+        "slope on the sampled answers; longer may be better here, the padding rows tell",
     )
 
 
@@ -654,7 +697,9 @@ def _adversarial(
         card.add(
             "adversarial", f"pass rate of {kind}", wilson(passed, part.height), "should be near 0"
         )
-        card.examples[f"pass rate of {kind}"] = part.filter(pl.col("passed")).select(*_KEYS)
+        card.examples[f"pass rate of {kind}"] = part.filter(pl.col("passed")).select(
+            "case_id", pl.col("model").str.strip_suffix(f" ⟨{kind}⟩"), "sample"
+        )
 
 
 def _consequence(

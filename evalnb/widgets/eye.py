@@ -31,6 +31,8 @@ from evalnb.widgets.arrow import to_ipc
 from evalnb.widgets.base import EvalWidget
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from evalnb.lab.core import LabCore
     from evalnb.transforms import EyeIndex
 
@@ -189,6 +191,27 @@ class Eye(EvalWidget):
             else:
                 self._show_level()
             self._show_case()
+
+    def focus(self, evaluator: str, metric: str, case: Mapping[str, Any]) -> Eye:
+        """Drill to ``evaluator``/``metric`` at ``case``'s model and show that case.
+
+        ``case`` holds ``case_id`` and ``model`` (``sample`` optional), as
+        :meth:`evalnb.JudgeCard.worst` returns it. Returns the eye, to display.
+        """
+        domains = self._index.specs.filter(
+            (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+        )["domain"]
+        if domains.is_empty():
+            shown = sorted(f"{e}.{m}" for e, m in self._metric_keys())
+            msg = (
+                f"the eye has no scores of {evaluator}.{metric} to focus on; it shows "
+                f"{shown}: score that metric first (evalnb.evaluate), or focus on one of these"
+            )
+            raise ValueError(msg)
+        with self.hold_sync():
+            self.path = [str(domains[0]), evaluator, metric, str(case["model"])]
+            self.selected_case = dict(case)
+        return self
 
     def _on_path(self, change: dict[str, Any]) -> None:
         old, new = list(change["old"]), list(change["new"])

@@ -20,7 +20,9 @@ from evalnb.api.corpus import Corpus, generate_tests, generation_report
 from evalnb.api.corpus import corpus as read_corpus
 from evalnb.api.validation import validate_tests
 from evalnb.calibration.labels import current_labels
+from evalnb.evaluation.catalog import get_evaluator
 from evalnb.evaluation.engine import evaluate
+from evalnb.lab.schema import JUDGE_CARD_KEY
 from evalnb.transforms.weakness import univariate, weakness_index, weaknesses
 
 if TYPE_CHECKING:
@@ -200,6 +202,29 @@ def _calibration(run: Run, p: dict[str, Any]) -> Summary:
         "kappa_before": cal.kappa_before,
         "kappa_after": cal.kappa_after,
         "text": cal.summary(),
+        **_judge_card(run, p["evaluator"], p["metric"]),
+    }
+
+
+def _judge_card(run: Run, evaluator: str, metric: str) -> Summary:
+    """Summarise the judge reliability card kept for this metric, or say how to keep one."""
+    card = run.lab.info.get(f"{JUDGE_CARD_KEY}{evaluator}.{metric}")
+    if not isinstance(card, dict) and not get_evaluator(evaluator).judge:
+        return {}  # no judge to vouch for: the metric is computed, not asked
+    if not isinstance(card, dict):
+        return {
+            "judge_card": (
+                "none kept for this metric: card = lab.judge_card(evaluator, metric, "
+                "judge=...); lab = lab.with_judge_card(card); then run this step again"
+            )
+        }
+    shown = ("component", "measure", "estimate", "ci_low", "ci_high", "n", "flag")
+    measures = [{k: m.get(k) for k in shown} for m in card.get("measures", [])]
+    return {
+        "judge_card": f"{card.get('judge')}: {card.get('calls')} calls",
+        "judge_red_lights": ", ".join(m["measure"] for m in measures if m["flag"] == "red")
+        or "none",
+        "judge_card_measures": measures,
     }
 
 

@@ -18,6 +18,8 @@ from evalnb.calibration.bundle import calibration_bundle
 from evalnb.judge_reliability.card import COMPONENTS, JudgeCard, model_family, traffic_light
 from evalnb.judge_reliability.measures import mean_difference, position_measures, wilson
 from evalnb.lab.schema import SCHEMAS
+from evalnb.workflow import STEPS
+from evalnb.workflow.steps import Run
 from evalnb_testkit.llm_server import LoopbackLLM
 
 if TYPE_CHECKING:
@@ -121,17 +123,40 @@ def test_a_clean_judge_gets_no_red_light_and_every_component_has_a_row(tmp_path:
     assert "pass rate of dummy: I don&#x27;t know." in report
     bundle = calibration_bundle(kept)
     assert bundle["judge_cards"][0]["judge"] == "judge"
+    # The MRM workflow's calibration step carries it too.
+    step = next(s for s in STEPS if s.name == "calibration")
+    run = Run(kept, tmp_path, [], None, None, lambda _: {})
+    found = step.run(run, {**step.defaults, "evaluator": "binary_judge", "metric": "binary_judge"})
+    assert found["judge_red_lights"] == "none"
+    assert len(found["judge_card_measures"]) == card.frame.height
+    found = step.run(
+        Run(lab, tmp_path, [], None, None, lambda _: {}),
+        {**step.defaults, "evaluator": "binary_judge", "metric": "binary_judge"},
+    )
+    assert "lab.with_judge_card(card)" in found["judge_card"]
 
 
 @pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
 def test_planted_position_padding_and_dummy_biases_are_each_flagged() -> None:
-    _, card = _card(biased=True)
+    lab, card = _card(biased=True)
     print(card)
     flagged = set(card.flagged)
     assert {"flip rate", "first-position rate"} <= flagged
     assert "padding: own sentences again" in flagged or "padding: a courteous preamble" in flagged
     assert {"pass rate of dummy: Yes", "pass rate of dummy: Sure"} <= flagged
     assert not card.examples["flip rate"].is_empty()
+    assert "lab.eye(card=card" in card._repr_html_()
+    # The worst examples are one call away in the eye, at the judged answer itself.
+    dummy = card.worst("pass rate of dummy: Yes")
+    assert dummy["model"] in ("good", "weak")
+    shown = lab.eye(card=card, measure="pass rate of dummy: Yes")
+    assert shown.path[1:] == ["binary_judge", "binary_judge", dummy["model"]]
+    assert shown.selected_case == dummy
+    assert shown.selection()["case_id"].unique().to_list() == [dummy["case_id"]]
+    first_red = next(m for m in card.flagged if len(card.examples.get(m, ())))
+    assert card.worst() == card.worst(first_red)
+    with pytest.raises(ValueError, match="measures with examples"):
+        card.worst("parse success")
 
 
 def _simulated_flags(rng: np.random.Generator, *, biased: bool) -> set[str]:
