@@ -1,5 +1,5 @@
 """What the Ray engine tests run inside Ray workers: an evaluator that kills its own worker
-once, and a setup hook that logs every encoder load and encode call of a worker process."""
+once, and one that logs every encoder load and encode call of its process."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from evalnb.evaluation.base import Param, register
+from evalnb.evaluation.families.models.embedding import AnswerSimilarity
 from evalnb.evaluation.families.text.rouge import Rouge
 
 if TYPE_CHECKING:
@@ -50,10 +51,29 @@ class RougeKillingItsWorker(Rouge):
         return super().score(rows, own, ctx)
 
 
+@register
+class AnswerSimilarityLogged(AnswerSimilarity):
+    """Answer similarity that logs, per process, every encoder load and encode call.
+
+    Its first batch in a process patches the encoder there (before the encoder is asked
+    for), appending ``load PID`` / ``encode PID`` lines to the file named by ``LOG_ENV``.
+    A Ray worker setup hook did this once, but any ``runtime_env`` made every Ray run of
+    the tests three to five times slower.
+    """
+
+    id = "answer_similarity_logged"
+
+    def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
+        log_encoder_use()
+        return super().score(rows, params, ctx)
+
+
 def log_encoder_use() -> None:
-    """Ray worker setup hook: append ``load PID`` / ``encode PID`` lines to the log file."""
+    """Append ``load PID`` / ``encode PID`` lines to the log file (once per process)."""
     from evalnb.models import encoder
 
+    if getattr(encoder.TextEncoder, "_logged", False):
+        return
     log = Path(os.environ[LOG_ENV])
     init, encode = encoder.TextEncoder.__init__, encoder.TextEncoder.encode
 
@@ -69,3 +89,4 @@ def log_encoder_use() -> None:
 
     encoder.TextEncoder.__init__ = logged_init  # type: ignore[method-assign]
     encoder.TextEncoder.encode = logged_encode  # type: ignore[method-assign,assignment]
+    encoder.TextEncoder._logged = True  # type: ignore[attr-defined]

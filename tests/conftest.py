@@ -80,6 +80,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(tier)
 
 
+@pytest.hookimpl(trylast=True)  # after xdist's own hook has named the groups
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Fail when ``--dist loadgroup`` does not take effect: a group's server would start twice.
+
+    xdist groups tests by appending ``@group`` to their node ids; a pytest that stores ids
+    elsewhere (9.2) leaves them unchanged and every worker starts its own PostgreSQL, Ray
+    cluster and local judge, doubling the slowest setups without any test failing.
+    """
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    lost = [
+        i.nodeid
+        for i in session.items
+        if i.get_closest_marker("xdist_group") and "@" not in i.nodeid
+    ]
+    if lost:
+        msg = (
+            f"pytest-xdist's --dist loadgroup did not group {len(lost)} test(s) (e.g. {lost[0]}): "
+            "this pytest/xdist pair does not rename node ids; install the pins of "
+            "pyproject.toml's dev extra (bash scripts/install)"
+        )
+        raise pytest.UsageError(msg)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _module_embedding_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Give each test module an empty embedding cache; the encoder loads once per worker.

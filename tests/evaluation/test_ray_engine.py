@@ -34,13 +34,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ[ray_helpers.LOG_ENV] = str(log)
     # The test helpers travel by value: Ray workers do not have the tests folder on their path.
     cloudpickle.register_pickle_by_value(ray_helpers)
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level="ERROR",
-        runtime_env={"worker_process_setup_hook": ray_helpers.log_encoder_use},
-    )
+    # No runtime_env: any (even an empty setup hook) made each Ray run 3-5x slower here.
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
         yield log
     finally:
@@ -186,7 +181,7 @@ def test_an_actor_loads_the_encoder_once(cluster: Path) -> None:
     lab = distinct_lab(1200)
     engine = evalnb.RayEngine(actors=1, shard_rows=200, batch_rows=200)
     on_ray = evalnb.evaluate(
-        lab, ["answer_similarity"], progress=False, engine=engine, model="all-MiniLM-L6-v2"
+        lab, ["answer_similarity_logged"], progress=False, engine=engine, model="all-MiniLM-L6-v2"
     )
     events = Counter(tuple(line.split()) for line in cluster.read_text().splitlines())
     loads = {pid for (what, pid) in events if what == "load"}
@@ -196,7 +191,9 @@ def test_an_actor_loads_the_encoder_once(cluster: Path) -> None:
     assert events[("load", next(iter(loads)))] == 1
     assert encodes[next(iter(loads))] >= 6  # six batches of 200 rows, all in that actor
     local = evalnb.evaluate(lab, ["answer_similarity"], progress=False, model="all-MiniLM-L6-v2")
-    assert_frame_equal(on_ray.scores, local.scores, abs_tol=1e-5, rel_tol=0)
+    assert_frame_equal(
+        on_ray.scores.drop("evaluator"), local.scores.drop("evaluator"), abs_tol=1e-5, rel_tol=0
+    )
 
 
 def test_the_cli_evaluates_on_a_cluster_address(cluster: Path, tmp_path: Path) -> None:
