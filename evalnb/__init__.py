@@ -46,6 +46,7 @@ from evalnb.evaluation.families.text.condition import ConditionError
 from evalnb.evaluation.ray_engine import RayEngine
 from evalnb.io.documents import DocumentLimits
 from evalnb.io.load import FORMATS, detect_format
+from evalnb.judge_reliability.card import JudgeCard
 from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError, TableTooLarge
 from evalnb.lab.schema import SCHEMAS, TABLES
 from evalnb.lab.version import __version__
@@ -60,6 +61,7 @@ from evalnb.workflow import StepWaiting, Workflow, workflow
 if TYPE_CHECKING:
     from evalnb.widgets.curator import Curator, curator
     from evalnb.widgets.eye import Eye, eye
+    from evalnb.widgets.judge_card_view import JudgeCardView
     from evalnb.widgets.labeler import Labeler, labeler
     from evalnb.widgets.weakness import Weakness, weakness
 
@@ -70,6 +72,7 @@ _WIDGETS = {
     "curator": "curator",
     "Eye": "eye",
     "eye": "eye",
+    "JudgeCardView": "judge_card_view",
     "Labeler": "labeler",
     "labeler": "labeler",
     "Weakness": "weakness",
@@ -106,6 +109,8 @@ __all__ = [
     "Eye",
     "FailureClusters",
     "InputError",
+    "JudgeCard",
+    "JudgeCardView",
     "LLMClient",
     "Lab",
     "Labeler",

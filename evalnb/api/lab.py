@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from evalnb.monitoring.monitor import Monitor
     from evalnb.widgets.curator import Curator
     from evalnb.widgets.eye import Eye
+    from evalnb.widgets.judge_card_view import JudgeCardView
     from evalnb.widgets.weakness import Weakness
 
 __all__ = ["Lab", "load", "open_lab"]
@@ -522,6 +523,12 @@ class Lab(HumanCalibration):
         if card is not None:
             shown.focus(card.evaluator, card.metric, card.worst(measure))
         return shown
+
+    def judge_card_view(self, card: JudgeCard) -> JudgeCardView:
+        """Show ``card`` with a button per measure that opens its worst answer in the eye."""
+        from evalnb.widgets.judge_card_view import JudgeCardView  # noqa: PLC0415 - widgets load late
+
+        return JudgeCardView(self, card)
 
     def weakness(
         self,

@@ -243,6 +243,10 @@ class JudgeCard:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
+        return self.html()
+
+    def html(self) -> str:
+        """Return the card's HTML: a lit line per measure, and the examples kept."""
         # The report's renderer (it loads Altair): only when a card is shown.
         from evalnb.analysis.report import judge_card_html  # noqa: PLC0415
 
@@ -253,7 +257,7 @@ class JudgeCard:
         listed = ", ".join(f"{html.escape(m)} ({k})" for m, k in kept.items())
         return (
             f"{shown}<p>Examples kept: {listed}. Open the worst in the eye: "
-            "<code>lab.eye(card=card, measure=…)</code></p>"
+            "<code>lab.judge_card_view(card)</code> or <code>lab.eye(card=card, measure=…)</code></p>"
         )
 
 

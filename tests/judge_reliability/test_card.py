@@ -157,6 +157,17 @@ def test_planted_position_padding_and_dummy_biases_are_each_flagged() -> None:
     assert card.worst() == card.worst(first_red)
     with pytest.raises(ValueError, match="measures with examples"):
         card.worst("parse success")
+    # The card's view: a button per measure with examples, red first; a click opens the eye.
+    view = lab.judge_card_view(card)
+    assert view.eye is None  # built on the first click only
+    assert view.buttons.options[0] in card.flagged
+    assert "parse success" not in view.buttons.options
+    view.buttons.value = "flip rate"
+    assert view.eye is not None and view.detail.children == (view.eye,)
+    assert view.eye.selected_case == card.worst("flip rate")
+    assert view.show("pass rate of dummy: Yes").selected_case == dummy
+    view.buttons.value = None
+    assert view.detail.children == ()
 
 
 def _simulated_flags(rng: np.random.Generator, *, biased: bool) -> set[str]:
