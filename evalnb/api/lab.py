@@ -4,8 +4,9 @@
 data scientist expects ``lab.leaderboard()``, ``lab.recalibrate(...)`` and ``lab.eye()``.
 This class is where the two meet: each method here is a one-line call into the function
 that does the work in its own subpackage (analysis, calibration, robustness, weakness,
-widgets, io), and code below this package calls those functions directly. Nothing below
-imports this module; ``evalnb/__init__.py`` exports it.
+widgets, io), and code below this package calls those functions directly. The methods of
+one concern come from a mixin of this package (``calibration_methods``, ``decision_methods``,
+``judge_methods``). Nothing below imports this module; ``evalnb/__init__.py`` exports it.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb.analysis import derived
-from evalnb.analysis.decide import Decision, decide, default_cluster
-from evalnb.analysis.judge_costs import judge_report
 from evalnb.analysis.rendered import Report
-from evalnb.analysis.sequential import Sequential, sequential
 from evalnb.api.calibration_methods import HumanCalibration
-from evalnb.calibration.judge_agreement import with_human_agreement
+from evalnb.api.decision_methods import Decisions
+from evalnb.api.judge_methods import JudgeMethods
 from evalnb.calibration.reliability import agreement_views
 from evalnb.diagnosis.failure_clusters import failure_clusters
 from evalnb.diagnosis.languages import answer_languages, language_summary, set_languages
@@ -30,7 +29,6 @@ from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
 from evalnb.io.load import load as load_core
 from evalnb.io.ragas_data import ragas_records
 from evalnb.io.tencent_export import tencent_records
-from evalnb.judge_reliability.card import JudgeCard, judge_card, kept_with
 from evalnb.lab.files import write_atomic
 from evalnb.llm.ragas_llm import RAGAS_MISSING
 from evalnb.robustness.perturbed_cases import perturb
@@ -43,19 +41,20 @@ if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
+    from evalnb.analysis.decide import Decision
     from evalnb.analysis.tables import RichTable
     from evalnb.diagnosis.failure_clusters import FailureClusters
+    from evalnb.judge_reliability.card import JudgeCard
     from evalnb.llm.client import LLMClient
     from evalnb.monitoring.monitor import Monitor
     from evalnb.widgets.curator import Curator
     from evalnb.widgets.eye import Eye
-    from evalnb.widgets.judge_card_view import JudgeCardView
     from evalnb.widgets.weakness import Weakness
 
 __all__ = ["Lab", "load", "open_lab"]
 
 
-class Lab(HumanCalibration):
+class Lab(HumanCalibration, Decisions, JudgeMethods):
     """A test lab: cases, model outputs, scores, metric specs, human labels and thresholds.
 
     Build one with :func:`evalnb.load` (from a file or frame) or :func:`evalnb.open` (from a
@@ -202,125 +201,6 @@ class Lab(HumanCalibration):
         """
         return derived.leaderboard_of(self, overall=overall, by=by, n_boot=n_boot, seed=seed)
 
-    def decide(
-        self,
-        baseline: str,
-        candidate: str,
-        *,
-        metrics: Sequence[str] | None = None,
-        margin: float | None = None,
-        alpha: float = 0.05,
-        cluster: str | None = None,
-        slices: str | None = None,
-        correction: str = "holm",
-        guardrails: Sequence[str] = (),
-    ) -> Decision:
-        """Decide between two systems: clustered, paired, corrected, with margins.
-
-        Per metric (and per slice of ``slices``): the candidate's paired difference from the
-        baseline (positive: better), its interval and adjusted p-value, and a verdict —
-        ``better``, ``worse``, ``equivalent`` / ``non-inferior`` (within ``margin``) or
-        ``inconclusive`` with the smallest difference the run could have seen. Cases in one
-        ``cluster`` (a case column; the topics by default when the lab has them) are not
-        counted as independent. See :mod:`evalnb.analysis.decide`.
-        """
-        return decide(
-            self,
-            baseline,
-            candidate,
-            metrics=metrics,
-            margin=margin,
-            alpha=alpha,
-            cluster=cluster,
-            slices=slices,
-            correction=correction,
-            guardrails=guardrails,
-        )
-
-    def decide_rule(
-        self,
-        baseline: str,
-        candidate: str,
-        evaluator: Any,  # noqa: ANN401 (a catalog id or an evaluator class, as evaluate takes)
-        *,
-        metric: str | None = None,
-        margin: float | None = None,
-        alpha: float = 0.05,
-        batch: int = 20,
-        cluster: str | None = None,
-        seed: int = 0,
-        judge: LLMClient | None = None,
-    ) -> Sequential:
-        """Return a rule that stops ``evalnb.run_suite(lab, ..., until=rule)`` once settled.
-
-        As :func:`evalnb.sequential`, with this lab's defaults: cases cluster by their topic
-        when the lab has topics (as in :meth:`decide`; ``cluster=""`` for independent cases).
-        The run asks the cases in a seeded random order, a batch at a time, and stops when an
-        anytime-valid confidence sequence on the paired difference settles the verdict
-        (:mod:`evalnb.analysis.sequential`); ``print(rule)`` then says what it saved.
-        """
-        chosen, _ = default_cluster(self.cases, cluster)
-        return sequential(
-            baseline,
-            candidate,
-            evaluator,
-            metric=metric,
-            margin=margin,
-            alpha=alpha,
-            batch=batch,
-            cluster=chosen,
-            seed=seed,
-            judge=judge,
-        )
-
-    def judge_card(
-        self,
-        evaluator: str,
-        metric: str | None = None,
-        *,
-        judge: LLMClient,
-        n: int = 100,
-        seed: int = 0,
-        cross_judge: LLMClient | None = None,
-        repeats: int = 2,
-        families: Mapping[str, str] | None = None,
-        probes: int = 50,
-    ) -> JudgeCard:
-        """Can I trust this judge on this lab? Eight components, each with its interval.
-
-        Contract, stability (``repeats`` fresh runs), position (two models' answers asked in
-        both orders), verbosity (padded answers), self-preference (with ``cross_judge``),
-        validity (against the lab's human labels), adversarial answers and the consequence
-        for the numbers, on a seeded sample of ``n`` answers, each with a traffic light;
-        what cannot be measured here says why (:mod:`evalnb.judge_reliability.card`). The
-        components that ask again do so on ``probes`` of the answers. The card never writes
-        to the lab's store.
-        """
-        return judge_card(
-            self,
-            evaluator,
-            metric,
-            judge=judge,
-            n=n,
-            seed=seed,
-            cross_judge=cross_judge,
-            repeats=repeats,
-            families=families,
-            probes=probes,
-        )
-
-    def with_judge_card(self, card: JudgeCard) -> Lab:
-        """Return the lab with ``card`` kept, in its store too.
-
-        The report's "Judge reliability" section shows it and ``export_calibration`` carries
-        it in the bundle.
-        """
-        return kept_with(self, card)
-
-    def compare(self, evaluator: str, metric: str | None = None, *, seed: int = 0) -> pl.DataFrame:
-        """Paired comparison of every two models: difference, 95 % CI, p-value, who wins."""
-        return derived.compare_of(self, evaluator, metric, seed=seed)
-
     def problems(self, *, seed: int = 0, all_metrics: bool = False) -> pl.DataFrame:
         """Problems, most severe first: thresholds failed, perturbation flips, data issues.
 
@@ -360,15 +240,6 @@ class Lab(HumanCalibration):
     def insights_json(self, path: str | Path | None = None) -> str:
         """H2O's ``insights_and_actions.json`` text (written to ``path`` when given)."""
         return derived.insights_json_of(self, path)
-
-    def judge_report(self) -> pl.DataFrame:
-        """Per judge evaluator and model: parse failures, failed calls, tokens, cost.
-
-        Where reviewers labelled the evaluator's primary metric, the judge–human agreement
-        over those labels joins it: ``n_labels``, ``kappa`` and the confusion matrix
-        (``both_pass``, ``judge_pass_human_fail``, ``judge_fail_human_pass``, ``both_fail``).
-        """
-        return with_human_agreement(self, judge_report(self))
 
     # -- robustness and weakness ---------------------------------------------------------------
 
@@ -523,12 +394,6 @@ class Lab(HumanCalibration):
         if card is not None:
             shown.focus(card.evaluator, card.metric, card.worst(measure))
         return shown
-
-    def judge_card_view(self, card: JudgeCard) -> JudgeCardView:
-        """Show ``card`` with a button per measure that opens its worst answer in the eye."""
-        from evalnb.widgets.judge_card_view import JudgeCardView  # noqa: PLC0415 - widgets load late
-
-        return JudgeCardView(self, card)
 
     def weakness(
         self,
