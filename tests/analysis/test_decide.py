@@ -95,6 +95,7 @@ def test_adjustments_equal_statsmodels(method: str) -> None:
     np.testing.assert_allclose(adjust(p, method), theirs, atol=1e-12)
 
 
+@pytest.mark.slow  # 2,000 simulated labs
 def test_aa_labs_rarely_call_a_winner_clustered_or_not(capsys: pytest.CaptureFixture[str]) -> None:
     """1,000 A/A labs of 50 clusters × 10 cases (ICC 0.7), then independent cases."""
     rng = np.random.default_rng(0)
