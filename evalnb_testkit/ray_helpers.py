@@ -3,16 +3,17 @@ once, and one that logs every encoder load and encode call of its process."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from evalnb.evaluation.base import Param, register
+from evalnb.evaluation.base import Param, register, unregister
 from evalnb.evaluation.families.models.embedding import AnswerSimilarity
 from evalnb.evaluation.families.text.rouge import Rouge
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
     import polars as pl
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 LOG_ENV = "EVALNB_TEST_RAY_LOG"
 
 
-@register
 class RougeKillingItsWorker(Rouge):
     """ROUGE, except that the first batch holding ``victim`` kills its worker process.
 
@@ -51,7 +51,6 @@ class RougeKillingItsWorker(Rouge):
         return super().score(rows, own, ctx)
 
 
-@register
 class AnswerSimilarityLogged(AnswerSimilarity):
     """Answer similarity that logs, per process, every encoder load and encode call.
 
@@ -68,11 +67,28 @@ class AnswerSimilarityLogged(AnswerSimilarity):
         return super().score(rows, params, ctx)
 
 
+@contextlib.contextmanager
+def registered_helpers() -> Iterator[None]:
+    """Register these evaluators for the Ray tests only, and forget them after.
+
+    Registered at import, every test process that merely collected the Ray tests listed
+    them beside the built-ins, and a test running every evaluator ran these too.
+    """
+    helpers = (RougeKillingItsWorker, AnswerSimilarityLogged)
+    for cls in helpers:
+        register(cls, replace=True)
+    try:
+        yield
+    finally:
+        for cls in helpers:
+            unregister(cls.id)
+
+
 def log_encoder_use() -> None:
     """Append ``load PID`` / ``encode PID`` lines to the log file (once per process)."""
     from evalnb.models import encoder
 
-    if getattr(encoder.TextEncoder, "_logged", False):
+    if getattr(encoder.TextEncoder, "_logged", False) or LOG_ENV not in os.environ:
         return
     log = Path(os.environ[LOG_ENV])
     init, encode = encoder.TextEncoder.__init__, encoder.TextEncoder.encode

@@ -37,10 +37,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     # No runtime_env: any (even an empty setup hook) made each Ray run 3-5x slower here.
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
-        yield log
+        with ray_helpers.registered_helpers():
+            yield log
     finally:
         ray.shutdown()
         cloudpickle.unregister_pickle_by_value(ray_helpers)
+        del os.environ[ray_helpers.LOG_ENV]
 
 
 def distinct_lab(n: int = N) -> evalnb.Lab:
