@@ -22,7 +22,7 @@ from evalnb.generation.judge_free import JUDGE_FREE
 from evalnb.generation.llm_generators import REPORT_SCHEMA
 from evalnb.generation.llm_kinds import LLM_KINDS
 from evalnb.generation.retrieval_baseline import retrieval_answers
-from evalnb.generation.suite import generate_cases
+from evalnb.generation.suite import check_request, generate_cases
 from evalnb.io.documents import DocumentLimits, document_paths, read_document
 from evalnb.models.resolve import model_tokenizer
 from evalnb.text.chunking import chunk_texts
@@ -258,6 +258,7 @@ def generate_tests(
         counts are kept with it (:func:`generation_report`).
     """
     names = list(generators or (LLM_KINDS if llm is not None else JUDGE_FREE))
+    check_request(names, n, llm)  # before topic modeling: a wrong call fails at once
     if corpus.chunks["topic"].is_null().all() and corpus.chunks.height:
         _find_topics(corpus, seed=seed, auto=auto_topics)
     cases, report = generate_cases(

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from evalnb.llm.client import LLMClient
 
-__all__ = ["generate_cases"]
+__all__ = ["check_request", "generate_cases"]
 
 _NO_TOPIC = ""
 _OVERDRAW = 1.25  # LLM calls per case wanted: some replies fail to parse or duplicate others
@@ -89,7 +89,11 @@ def _judge_free(
     return found
 
 
-def _check(generators: Sequence[str], n: int, llm: LLMClient | None) -> None:
+def check_request(generators: Sequence[str], n: int, llm: LLMClient | None) -> None:
+    """Refuse unknown generators, LLM ones without a client, and ``n`` below 1, saying why.
+
+    Called before any work (topic modeling included), so a forgotten ``llm=`` costs nothing.
+    """
     unknown = sorted(set(generators) - set(JUDGE_FREE) - set(LLM_KINDS))
     if unknown:
         msg = (
@@ -135,7 +139,7 @@ def generate_cases(
         whether the corpus answers it); and the LLM generators' report
         (:meth:`GenerationReport.frame`, empty without LLM generators).
     """
-    _check(generators, n, llm)
+    check_request(generators, n, llm)
     if topics is not None:
         chunks = chunks.filter(pl.col("topic").is_in(list(topics)))
     if chunks.height == 0:
