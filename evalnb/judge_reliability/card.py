@@ -72,6 +72,7 @@ __all__ = [
     "FAMILIES",
     "JudgeCard",
     "judge_card",
+    "kept_card",
     "kept_with",
     "model_family",
     "traffic_light",
@@ -209,20 +210,20 @@ class JudgeCard:
         row = self.examples[measure].row(0, named=True)
         return {"case_id": row["case_id"], "model": row["model"], "sample": row["sample"]}
 
+    def to_dict(self) -> dict[str, Any]:
+        """Return the card as plain data: what :meth:`to_json` writes and the views read."""
+        return {
+            "evaluator": self.evaluator,
+            "metric": self.metric,
+            "judge": self.judge,
+            "calls": self.calls,
+            "seconds": self.seconds,
+            "measures": self.frame.to_dicts(),
+        }
+
     def to_json(self) -> str:
         """Return the card as JSON (stored with the lab, carried by the calibration bundle)."""
-        return json.dumps(
-            {
-                "evaluator": self.evaluator,
-                "metric": self.metric,
-                "judge": self.judge,
-                "calls": self.calls,
-                "seconds": self.seconds,
-                "measures": self.frame.to_dicts(),
-            },
-            allow_nan=False,
-            default=str,
-        )
+        return json.dumps(self.to_dict(), allow_nan=False, default=str)
 
     def explain(self) -> str:
         """Return one line per measure: the light, the number and its interval."""
@@ -250,7 +251,7 @@ class JudgeCard:
         # The report's renderer (it loads Altair): only when a card is shown.
         from evalnb.analysis.report import judge_card_html  # noqa: PLC0415
 
-        shown = judge_card_html(json.loads(self.to_json()), heading="strong")
+        shown = judge_card_html(self.to_dict(), heading="strong")
         kept = {m: len(f) for m, f in self.examples.items() if len(f)}
         if not kept:
             return shown
@@ -764,13 +765,23 @@ def _consequence(
         )
 
 
+def _key(evaluator: str, metric: str) -> str:
+    return f"{JUDGE_CARD_KEY}{evaluator}.{metric}"
+
+
+def kept_card(lab: LabCore, evaluator: str, metric: str) -> dict[str, Any] | None:
+    """Return the card kept in ``lab`` for this judge metric (as :meth:`JudgeCard.to_dict`), or None."""
+    card = lab.info.get(_key(evaluator, metric))
+    return card if isinstance(card, dict) else None
+
+
 def kept_with(lab: L, card: JudgeCard) -> L:
     """Return ``lab`` with ``card`` kept in its ``info`` (and its store).
 
     The report shows it and the calibration bundle carries it; a later card of the same
     judge metric replaces it.
     """
-    key = f"{JUDGE_CARD_KEY}{card.evaluator}.{card.metric}"
+    key = _key(card.evaluator, card.metric)
     info = lab.table("info").filter(pl.col("key") != key)
     row = pl.DataFrame({"key": [key], "value": [card.to_json()]}, schema=info.schema)
     return lab.with_tables({"info": pl.concat([row, info])})

@@ -22,7 +22,7 @@ from evalnb.api.validation import validate_tests
 from evalnb.calibration.labels import current_labels
 from evalnb.evaluation.catalog import get_evaluator
 from evalnb.evaluation.engine import evaluate
-from evalnb.lab.schema import JUDGE_CARD_KEY
+from evalnb.judge_reliability.card import kept_card
 from evalnb.transforms.weakness import univariate, weakness_index, weaknesses
 
 if TYPE_CHECKING:
@@ -208,10 +208,10 @@ def _calibration(run: Run, p: dict[str, Any]) -> Summary:
 
 def _judge_card(run: Run, evaluator: str, metric: str) -> Summary:
     """Summarise the judge reliability card kept for this metric, or say how to keep one."""
-    card = run.lab.info.get(f"{JUDGE_CARD_KEY}{evaluator}.{metric}")
-    if not isinstance(card, dict) and not get_evaluator(evaluator).judge:
-        return {}  # no judge to vouch for: the metric is computed, not asked
-    if not isinstance(card, dict):
+    card = kept_card(run.lab, evaluator, metric)
+    if card is None:
+        if not get_evaluator(evaluator).judge:
+            return {}  # no judge to vouch for: the metric is computed, not asked
         return {
             "judge_card": (
                 "none kept for this metric: card = lab.judge_card(evaluator, metric, "
