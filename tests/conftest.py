@@ -3,6 +3,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,6 +103,29 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             "pyproject.toml's dev extra (bash scripts/install)"
         )
         raise pytest.UsageError(msg)
+
+
+# Polars raises its deprecations from Rust: under ``filterwarnings = error`` such a warning is
+# printed to stderr and swallowed instead of raised, so the setting alone never sees it. Python
+# itself prints a warning after its file and line, never at the start of a line.
+_SWALLOWED_WARNING = re.compile(r"^(\w*Warning): (.*)$", re.MULTILINE)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Iterator[pytest.TestReport]:
+    """Fail a passing test whose captured stderr shows a warning that was printed, not raised."""
+    report: pytest.TestReport = yield
+    if report.when == "call" and report.passed:
+        found = _SWALLOWED_WARNING.search(report.capstderr)
+        if found:
+            report.outcome = "failed"
+            report.longrepr = (
+                f"{item.nodeid}: a {found[1]} was printed to stderr instead of raised "
+                f"(filterwarnings = error cannot see it): {found[2]!r}; fix its cause"
+            )
+    return report
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -26,6 +26,9 @@ from evalnb_testkit.llm_server import LoopbackLLM
 pytestmark = [
     pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files"),
     pytest.mark.slow,
+    pytest.mark.xdist_group(
+        "generation_adversarial"
+    ),  # its module fixture is built once: on one worker
 ]
 _HINT = re.compile(r"\n\(I am quite sure the answer is (.*)\.\)$", re.DOTALL)
 

@@ -18,6 +18,7 @@ from evalnb_testkit.corpus_docs import LICENSES, readme_markdown
 pytestmark = [
     pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files"),
     pytest.mark.slow,
+    pytest.mark.xdist_group("generation"),  # its module fixture is built once: on one worker
 ]
 
 

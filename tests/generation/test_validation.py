@@ -20,6 +20,9 @@ from evalnb_testkit.precision import EMBEDDING_TOL, MODEL_TOL
 pytestmark = [
     pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files"),
     pytest.mark.slow,
+    pytest.mark.xdist_group(
+        "generation_validation"
+    ),  # its module fixture is built once: on one worker
 ]
 
 UNRELATED = "Cats sleep for most of the afternoon while the rain keeps falling on Paris."

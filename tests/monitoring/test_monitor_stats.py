@@ -91,6 +91,7 @@ def steady() -> list[pl.DataFrame]:
 
 
 @pytest.mark.slow  # hundreds of simulated streams: the slow tier
+@pytest.mark.xdist_group("steady_streams")  # `steady` is simulated once: on one worker
 def test_the_sequence_covers_the_true_rate_at_every_window_in_95_percent_of_streams(
     steady: list[pl.DataFrame],
 ) -> None:
@@ -105,6 +106,7 @@ def test_the_sequence_covers_the_true_rate_at_every_window_in_95_percent_of_stre
 
 
 @pytest.mark.slow  # hundreds of simulated streams: the slow tier
+@pytest.mark.xdist_group("steady_streams")  # `steady` is simulated once: on one worker
 def test_a_stream_that_keeps_the_accepted_rate_rarely_alarms(steady: list[pl.DataFrame]) -> None:
     alarmed = [bool(w["below_accepted"].any()) for w in steady]
     assert np.mean(alarmed) <= 0.05

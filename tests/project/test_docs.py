@@ -64,6 +64,7 @@ def unchanged_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("docs_build")  # `unchanged_site` is built once: on one worker
 @pytest.mark.parametrize(
     ("additions", "complaints"),
     [

@@ -18,7 +18,11 @@ from evalnb.cli.main import DEMO_EVALUATORS
 from evalnb.transforms import eye_bars, eye_dots, eye_index, eye_nodes
 from evalnb_testkit.jupyter_harness import ARTIFACTS, lab_page, notebook, require_browser
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.xdist_group("eye_browser"),  # its module fixture is built once: on one worker
+]
 
 EVIL = '<script>window.__evalnb_xss = 1</script><img src=x onerror="window.__evalnb_xss = 2">'
 

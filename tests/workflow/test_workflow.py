@@ -29,6 +29,7 @@ from evalnb_testkit.workflow_system import async_rag, lazy_rag
 pytestmark = [
     pytest.mark.skipif(not LICENSES.is_dir(), reason="needs Debian's base-files"),
     pytest.mark.slow,
+    pytest.mark.xdist_group("workflow"),  # its module fixture is built once: on one worker
 ]
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [str(LICENSES / "Apache-2.0"), str(LICENSES / "MPL-2.0")]
