@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import sys
 import warnings
 from typing import TYPE_CHECKING
 
@@ -11,6 +13,34 @@ if TYPE_CHECKING:
     import umap
 
 __all__ = ["fit_transform", "umap_model"]
+
+
+@functools.cache
+def _import_umap() -> None:
+    """Import UMAP once per process, with numba's on-disk cache on for its kernels.
+
+    umap-learn and pynndescent declare about 250 numba functions without ``cache=True``, so
+    every new process (a notebook kernel, a CLI call, a worker) compiled them again before
+    its first reduction: 20 of the 30 s of topic modeling on an 80 KB corpus (measured on two
+    cores). ``enable_caching`` is what ``cache=True`` does at decoration; numba keys each entry
+    on the source file's timestamp and the signature, so an upgrade recompiles and the
+    projection is the same as compiled fresh.
+    """
+    from numba.core.dispatcher import Dispatcher  # noqa: PLC0415 - numba comes with umap
+
+    with warnings.catch_warnings():
+        # umap warns at import that TensorFlow (for ParametricUMAP, unused here) is missing
+        warnings.simplefilter("ignore", ImportWarning)
+        import umap  # noqa: PLC0415, F401 - slow import (numba): only when a reduction runs
+
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] in {"umap", "pynndescent"}:
+            for value in list(vars(module).values()):
+                if isinstance(value, Dispatcher):
+                    try:
+                        value.enable_caching()
+                    except RuntimeError:  # no writable cache folder: compile in memory, as before
+                        continue
 
 
 def umap_model(
@@ -26,10 +56,8 @@ def umap_model(
 
     Tiny inputs get a random init: UMAP's spectral init needs more points than components.
     """
-    with warnings.catch_warnings():
-        # umap warns at import that TensorFlow (for ParametricUMAP, unused here) is missing
-        warnings.simplefilter("ignore", ImportWarning)
-        import umap  # noqa: PLC0415 - slow import (numba): only when a reduction runs
+    _import_umap()
+    import umap  # noqa: PLC0415 - imported above, with its numba cache on
 
     components = max(min(n_components, n_points - 2), 2)
     return umap.UMAP(
