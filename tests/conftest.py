@@ -5,7 +5,7 @@ import inspect
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -66,8 +66,19 @@ def _code_of(function: object) -> str:
         return ""
 
 
+# The order tests are handed to the workers in: a group (one worker runs all of it), then
+# the browser, soak, slow and services tiers, the fast tests last. The longest work starts
+# first and the short tests fill the end, so neither worker idles while the other finishes
+# a ten-minute group. Within a rank pytest-randomly's shuffle stands (the sort is stable).
+_RANKS = ("xdist_group", "browser", "soak", "slow", "services")
+
+
+def _rank(item: pytest.Item) -> int:
+    return next((i for i, mark in enumerate(_RANKS) if item.get_closest_marker(mark)), len(_RANKS))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test with the tier of what it starts (see ``_TIERS``)."""
+    """Mark each test with the tier of what it starts (see ``_TIERS``); longest work first."""
     del config
     for item in items:
         function = getattr(item, "function", None)
@@ -79,6 +90,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             tiers.add("services")
         for tier in sorted(tiers):
             item.add_marker(tier)
+    items.sort(key=_rank)
 
 
 @pytest.hookimpl(trylast=True)  # after xdist's own hook has named the groups
@@ -114,7 +126,7 @@ _SWALLOWED_WARNING = re.compile(r"^(\w*Warning): (.*)$", re.MULTILINE)
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
-) -> Iterator[pytest.TestReport]:
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Fail a passing test whose captured stderr shows a warning that was printed, not raised."""
     report: pytest.TestReport = yield
     if report.when == "call" and report.passed:
