@@ -321,7 +321,9 @@ def _in_memory(lab: LabCore, outputs: pl.DataFrame) -> LabCore:
     """Return a lab of these answers only, in memory: the card never writes to the user's store."""
     return LabCore(
         {
-            "cases": lab.cases.filter(pl.col("case_id").is_in(outputs["case_id"].unique().implode())),
+            "cases": lab.cases.filter(
+                pl.col("case_id").is_in(outputs["case_id"].unique().implode())
+            ),
             "outputs": outputs,
             "metrics": lab.metrics,
             "thresholds": lab.thresholds,
@@ -499,7 +501,10 @@ def _position(card: _Card, lab: LabCore, sample: pl.DataFrame, judge: LLMClient)
     a, b = models[0], models[1]
     cases = sample["case_id"].unique()
     pair_lab = _in_memory(
-        lab, lab.outputs.filter(pl.col("case_id").is_in(cases.implode()) & pl.col("model").is_in([a, b]))
+        lab,
+        lab.outputs.filter(
+            pl.col("case_id").is_in(cases.implode()) & pl.col("model").is_in([a, b])
+        ),
     )
     try:
         pairs = pairwise(pair_lab, a, b, judge)

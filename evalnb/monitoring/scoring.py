@@ -216,8 +216,12 @@ def score_requests(
         if chosen.height:
             sub = LabCore(
                 {
-                    "cases": lab.cases.filter(pl.col("case_id").is_in(chosen["trace_id"].implode())),
-                    "outputs": lab.outputs.filter(pl.col("case_id").is_in(chosen["trace_id"].implode())),
+                    "cases": lab.cases.filter(
+                        pl.col("case_id").is_in(chosen["trace_id"].implode())
+                    ),
+                    "outputs": lab.outputs.filter(
+                        pl.col("case_id").is_in(chosen["trace_id"].implode())
+                    ),
                 }
             )
             names = sorted(spec.judges)
