@@ -2,7 +2,9 @@
 
 ``lazy_rag(store)`` reads the corpus from the workflow's store at its first call (the
 topic-modeling step puts it there) and logs every prompt it is asked to
-``$EVALNB_TEST_ASKED`` (one line each), so a test can count what was asked.
+``$EVALNB_TEST_ASKED`` (one line each), so a test can count what was asked. With
+``$EVALNB_TEST_HANG_AFTER=N`` it answers N calls and then stops answering (a system that
+hangs mid-step), so a test can kill the run at a known point instead of racing it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class Rag:
         self.store, self.delay_s = Path(store), delay_s
         self.chunks: list[str] | None = None
         self.vectors: np.ndarray | None = None
+        self.calls = 0
 
     def _load(self) -> None:
         import evalnb
@@ -39,7 +42,10 @@ class Rag:
         from evalnb.text.sentences import split_sentences
 
         log = os.environ.get("EVALNB_TEST_ASKED")
+        answers = int(os.environ.get("EVALNB_TEST_HANG_AFTER") or 0)
         with _lock:  # one encoder and one log file for all the threads
+            self.calls += 1
+            hangs = 0 < answers < self.calls
             if log:
                 with Path(log).open("a", encoding="utf-8") as f:
                     f.write(prompt.replace("\n", "\\n") + "\n")
@@ -53,6 +59,8 @@ class Rag:
             sentences = [s for c in contexts for s in split_sentences([c])[0]] or contexts
             sv = encoder.encode(sentences)
             best = sentences[int(np.argmax(sv @ q / np.linalg.norm(sv, axis=1)))]
+        if hangs:
+            time.sleep(3600)  # until the test kills the process
         time.sleep(self.delay_s)
         return best, contexts
 

@@ -16,8 +16,12 @@ def test_the_card_of_the_local_judge_has_every_component_and_says_what_it_found(
     local_judge: evalnb.LLMClient,
 ) -> None:
     lab = evalnb.load(ROOT / "data" / "demo_lab.json")
-    # Twelve answers, six of them asked again: every component, in about a minute on two cores.
-    card = lab.judge_card("binary_judge", judge=local_judge, n=12, seed=0, probes=6)
+    # The same server, without the reply cache the other local-judge tests fill: every call
+    # of the card is made here, whatever ran before it.
+    judge = evalnb.local_judge(cache=False)
+    assert judge.base_url == local_judge.base_url
+    # Twelve answers, six of them asked again: every component, in about two minutes on two cores.
+    card = lab.judge_card("binary_judge", judge=judge, n=12, seed=0, probes=6)
     print(card)
     assert set(card.frame["component"]) == set(COMPONENTS)
     # A 135M model: measured, not assumed; each measured row has its interval and light.
