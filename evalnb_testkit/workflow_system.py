@@ -43,12 +43,15 @@ class Rag:
 
         log = os.environ.get("EVALNB_TEST_ASKED")
         answers = int(os.environ.get("EVALNB_TEST_HANG_AFTER") or 0)
-        with _lock:  # one encoder and one log file for all the threads
+        with _lock:  # one call count and one log file for all the threads
             self.calls += 1
             hangs = 0 < answers < self.calls
             if log:
                 with Path(log).open("a", encoding="utf-8") as f:
                     f.write(prompt.replace("\n", "\\n") + "\n")
+        if hangs:
+            time.sleep(3600)  # until the test kills the process: no answer to compute
+        with _lock:  # one encoder for all the threads
             if self.chunks is None:
                 self._load()
             assert self.chunks is not None and self.vectors is not None
@@ -59,8 +62,6 @@ class Rag:
             sentences = [s for c in contexts for s in split_sentences([c])[0]] or contexts
             sv = encoder.encode(sentences)
             best = sentences[int(np.argmax(sv @ q / np.linalg.norm(sv, axis=1)))]
-        if hangs:
-            time.sleep(3600)  # until the test kills the process
         time.sleep(self.delay_s)
         return best, contexts
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from evalnb.judge_reliability.card import JudgeCard
     from evalnb.lab.core import LabCore
 
-__all__ = ["JudgeCardView", "judge_card_view"]
+__all__ = ["JudgeCardView"]
 
 
 class JudgeCardView(ipywidgets.VBox):  # type: ignore[misc]
@@ -69,8 +69,3 @@ class JudgeCardView(ipywidgets.VBox):  # type: ignore[misc]
             self.eye = Eye(self.lab)
         self.eye.focus(self.card.evaluator, self.card.metric, self.card.worst(measure))
         self.detail.children = [self.eye]
-
-
-def judge_card_view(lab: LabCore, card: JudgeCard) -> JudgeCardView:
-    """Open the view of ``card`` over ``lab`` (see :class:`JudgeCardView`)."""
-    return JudgeCardView(lab, card)
