@@ -154,10 +154,14 @@ def _start(
     ]
     if n_threads:
         command += ["--n_threads", str(n_threads)]
+    # llama.cpp's OpenMP threads spin between tokens by default, holding cores that the
+    # notebook and the evaluators running beside the judge need: passive waiting halved the
+    # wall time of twelve judge calls on a busy two-core machine (12.6 s to 6.7 s) and the
+    # server's CPU time with it. A policy the user set stands.
+    env = {**os.environ, "NO_PROXY": "*"}
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     with log.open("wb") as out:
-        process = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "NO_PROXY": "*"}
-        )
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:

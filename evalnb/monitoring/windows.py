@@ -94,19 +94,48 @@ def _wilson(passes: int, n: int, level: float) -> tuple[float | None, float | No
 
 
 def _increment_sums(
-    passes: int, scored: int, lab: pl.DataFrame, lam: float, centre: float
+    passes: int, scored: int, labels: _Labels, lam: float, centre: float
 ) -> tuple[float, float]:
     """Σz and Σz² over a window's traces without listing them: counts stand for the unlabelled."""
-    f = lab.get_column("predicted").to_numpy().astype(float)
-    y = lab.get_column("human").to_numpy().astype(float)
-    pi = lab.get_column("pi").to_numpy().astype(float)
+    f, y, pi = labels.predicted, labels.human, labels.pi
     base_lab = lam * f + centre
     z_lab = base_lab + (y - lam * f - centre) / pi
     unl_pass = passes - float(f.sum())
-    unl_fail = (scored - lab.height) - unl_pass
+    unl_fail = (scored - y.size) - unl_pass
     s = float(z_lab.sum()) + unl_pass * (lam + centre) + unl_fail * centre
     q = float((z_lab**2).sum()) + unl_pass * (lam + centre) ** 2 + unl_fail * centre**2
     return s, q
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """One window's labelled traces as arrays: the metric's verdict, the human's, π, how drawn."""
+
+    predicted: np.ndarray
+    human: np.ndarray
+    pi: np.ndarray
+    uniform: bool
+
+
+def _labels_by_window(labelled: pl.DataFrame, starts: pl.Series) -> list[_Labels]:
+    """Each window's labels (in ``starts``' order), read out of the frame once.
+
+    A monitor checks every window after each one closes: a filter per window was most of
+    the time of a 30-window stream (97 collects), slices of sorted arrays are not.
+    """
+    lab = labelled.with_columns(pl.col("window_start").cast(starts.dtype)).sort("window_start")
+    keys = lab.get_column("window_start").to_physical().to_numpy()
+    wanted = starts.to_physical().to_numpy()
+    lows = np.searchsorted(keys, wanted, side="left")
+    highs = np.searchsorted(keys, wanted, side="right")
+    predicted = lab.get_column("predicted").to_numpy().astype(float)
+    human = lab.get_column("human").to_numpy().astype(float)
+    pi = lab.get_column("pi").to_numpy().astype(float)
+    random = (lab.get_column("strategy") == "random").fill_null(value=False).to_numpy()
+    return [
+        _Labels(predicted[a:b], human[a:b], pi[a:b], bool(random[a:b].all()))
+        for a, b in zip(lows.tolist(), highs.tolist(), strict=True)
+    ]
 
 
 def _metric_windows(
@@ -128,10 +157,12 @@ def _metric_windows(
     squares: list[float] = []
     counts: list[float] = []
     starts: list[object] = []
-    for row in agg.sort("window_start").iter_rows(named=True):
+    agg = agg.sort("window_start")
+    windows = _labels_by_window(labelled, agg.get_column("window_start"))
+    for row, lab in zip(agg.iter_rows(named=True), windows, strict=True):
         n, scored, passes = row["n"], row["scored"], row["passes"]
         low, high = _wilson(passes, scored, settings.level)
-        lab = labelled.filter(pl.col("window_start") == row["window_start"])
+        labels = lab.human.size
         rec: dict[str, Any] = {
             **{
                 k: row[k]
@@ -141,7 +172,7 @@ def _metric_windows(
             "pass_rate": passes / scored if scored else None,
             "pass_low": low,
             "pass_high": high,
-            "labels": lab.height,
+            "labels": labels,
             "accepted": accepted,
             "raw_level": raw_level,
         }
@@ -162,16 +193,14 @@ def _metric_windows(
                 "raw_drop_bound": raw_bound,
                 "raw_below": raw_level is not None and raw_bound < raw_level,
             }
-        if lab.height >= 2 and scored > lab.height:
-            y = lab.get_column("human").to_numpy().astype(float)
-            f = lab.get_column("predicted").to_numpy().astype(float)
-            uniform = bool((lab.get_column("strategy") == "random").all())
-            weights = None if uniform else 1 / lab.get_column("pi").to_numpy()
+        if labels >= 2 and scored > labels:
+            y, f, uniform = lab.human, lab.predicted, lab.uniform
+            weights = None if uniform else 1 / lab.pi
             all_f = np.concatenate(
                 [
                     f,
                     np.ones(passes - int(f.sum())),
-                    np.zeros(scored - lab.height - (passes - int(f.sum()))),
+                    np.zeros(scored - labels - (passes - int(f.sum()))),
                 ]
             )
             fixed = ppi_mean(y, f, all_f, weights=weights, level=settings.level)
@@ -183,7 +212,7 @@ def _metric_windows(
                 "lam": fixed.lam,
             }
             if uniform:
-                sup = ppi_superpopulation(y, f, all_f[lab.height :], level=settings.level)
+                sup = ppi_superpopulation(y, f, all_f[labels:], level=settings.level)
                 rec |= {
                     "superpop": sup.estimate,
                     "superpop_low": sup.low,
