@@ -36,12 +36,12 @@ def quiet_loading() -> Iterator[None]:
     from transformers.utils import logging as hf_logging  # noqa: PLC0415 - heavy import
 
     shown = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    hf_logging.disable_progress_bar()
     try:
         yield
     finally:
         if shown:
-            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+            hf_logging.enable_progress_bar()
 
 
 def endpoint() -> str:
