@@ -640,10 +640,17 @@ def _self_preference(
 
 def _validity(card: _Card, lab: LabCore, evaluator: str, metric: str) -> None:
     human = human_verdicts(lab.labels, evaluator, metric).drop_nulls("human_pass")
-    if human.is_empty() or lab.metric_scores(evaluator, metric).is_empty():
+    if human.is_empty():
         card.unmeasured(
             "validity",
             f"label 40 rows of {evaluator}.{metric} (evalnb.labeler) to measure agreement with humans",
+        )
+        return
+    if lab.metric_scores(evaluator, metric).is_empty():
+        card.unmeasured(
+            "validity",
+            f"the lab has {human.height} labels but no {evaluator}.{metric} scores to hold them "
+            "against: evaluate it with this judge first",
         )
         return
     judged = verdicts(lab.metric_scores(evaluator, metric), lab.metrics, lab.thresholds).select(

@@ -137,6 +137,16 @@ def test_a_clean_judge_gets_no_red_light_and_every_component_has_a_row(tmp_path:
 
 
 @pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
+def test_labels_without_the_judges_scores_say_to_evaluate_first() -> None:
+    with LoopbackLLM(_judge(biased=False)) as server:
+        judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
+        card = _lab().judge_card("binary_judge", judge=judge, n=10, seed=1, probes=4)
+    (note,) = card.frame.filter(pl.col("component") == "validity")["note"].to_list()
+    assert note.startswith("the lab has 40 labels but no binary_judge.binary_judge scores")
+    assert note.endswith("evaluate it with this judge first")
+
+
+@pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
 def test_planted_position_padding_and_dummy_biases_are_each_flagged() -> None:
     lab, card = _card(biased=True)
     print(card)
