@@ -192,8 +192,8 @@ def test_a_worker_killed_mid_run_loses_and_doubles_no_row(cluster: Path, tmp_pat
 
 
 def test_an_actor_loads_the_encoder_once(cluster: Path) -> None:
-    lab = distinct_lab(600)
-    engine = evalnb.RayEngine(actors=1, shard_rows=100, batch_rows=100)
+    lab = distinct_lab(300)
+    engine = evalnb.RayEngine(actors=1, shard_rows=50, batch_rows=50)
     on_ray = evalnb.evaluate(
         lab, ["answer_similarity_logged"], progress=False, engine=engine, model="all-MiniLM-L6-v2"
     )
@@ -203,7 +203,7 @@ def test_an_actor_loads_the_encoder_once(cluster: Path) -> None:
     assert len(loads) == 1  # one actor: one load, in that actor's process
     assert str(os.getpid()) not in loads
     assert events[("load", next(iter(loads)))] == 1
-    assert encodes[next(iter(loads))] >= 6  # six batches of 100 rows, all in that actor
+    assert encodes[next(iter(loads))] >= 6  # six batches of 50 rows, all in that actor
     local = evalnb.evaluate(lab, ["answer_similarity"], progress=False, model="all-MiniLM-L6-v2")
     assert_frame_equal(
         on_ray.scores.drop("evaluator"), local.scores.drop("evaluator"), abs_tol=1e-5, rel_tol=0
