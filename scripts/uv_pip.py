@@ -53,6 +53,9 @@ def uv_command(python: str, settings: dict[str, str], args: list[str]) -> list[s
     # pip takes the best version across all its indexes and wheel folders; uv by default
     # stops at the first index that has the package (a local mirror's older release).
     command += ["--index-strategy", "unsafe-best-match"]
+    # pip writes each module's bytecode at install; uv leaves it to the first import, which
+    # then compiles in every process that imports it first (both test workers at once).
+    command.append("--compile-bytecode")
     if "index-url" in settings:
         command += ["--index-url", settings["index-url"]]
     if settings.get("no-index", "").lower() in ("1", "true", "yes", "on"):

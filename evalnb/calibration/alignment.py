@@ -23,7 +23,7 @@ import polars as pl
 
 from evalnb.calibration.labels import cohen_kappa, human_verdicts
 from evalnb.evaluation.engine import evaluate
-from evalnb.evaluation.families.judges.framework import aligned_system
+from evalnb.evaluation.families.judges.prompts import aligned_system
 from evalnb.lab.core import LabCore
 from evalnb.lab.verdicts import verdicts
 

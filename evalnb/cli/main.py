@@ -10,15 +10,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
-from evalnb.api.demo import build_demo_lab
-from evalnb.api.lab import Lab, load, open_lab
+from evalnb.api.lab import load, open_lab
+from evalnb.cli.demo_cmd import add_demo_parser, run_demo
 from evalnb.cli.gate_cmd import add_gate_parser, run_gate
 from evalnb.cli.harbor_metric import harbor_metrics, read_rewards, write_json_atomic
 from evalnb.cli.harpia import run_harpia
 from evalnb.cli.monitor_cmd import add_monitor_parser, run_monitor_command
 from evalnb.cli.review_cmd import add_review_parser, run_review_command
+from evalnb.cli.show import describe, say, show, table_text
 from evalnb.cli.workflow_cmd import add_workflow_parser, run_workflow_command
 from evalnb.evaluation.engine import evaluate, evaluators
 from evalnb.evaluation.ray_engine import RayEngine
@@ -31,23 +30,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = ["main"]
-
-_log = logging.getLogger(__name__)
-DEMO_EVALUATORS = (
-    "text_matching",
-    "pii_leakage",
-    "sensitive_data_leakage",
-    "bleu",
-    "rouge",
-    "answer_similarity",
-    "answer_sentence_similarity",
-    "answer_relevancy_similarity",
-    "groundedness",
-    "context_mrr",
-    "context_relevancy",
-    "looping_detection",
-)
-_DEMO_FILE = Path(__file__).resolve().parents[2] / "data" / "demo_lab.json"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_review_parser,
         add_monitor_parser,
         add_gate_parser,
-        _add_demo_parser,
+        add_demo_parser,
     ):
         add(sub)
     return parser
@@ -233,21 +215,6 @@ def _add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     )
 
 
-def _add_demo_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``demo``: the bundled demo lab evaluated, reported and archived."""
-    demo = sub.add_parser(
-        "demo", help="evaluate the bundled demo lab; write its store, HTML report and archive"
-    )
-    demo.add_argument("--out", type=Path, default=Path("out/demo"), help="output folder")
-    demo.add_argument(
-        "--local-judge",
-        type=int,
-        metavar="N",
-        default=0,
-        help="also judge N answers with the local llama.cpp judge (pip install 'evalnb[local-judge]')",
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -260,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "evaluate":
             return _evaluate(args)
         if args.command == "evaluators":
-            _print(_table(evaluators().select("id", "domain", "title")))
+            say(table_text(evaluators().select("id", "domain", "title")))
             return 0
         if args.command == "harpia":
             run_harpia(args.input, args.output, args.log)
@@ -269,22 +236,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             lab = open_lab(args.store)
             lab.report(args.output)
             written = [str(args.output)] + ([str(lab.archive(args.zip))] if args.zip else [])
-            _print("wrote " + ", ".join(written))
+            say("wrote " + ", ".join(written))
             return 0
         if args.command == "calibrate":
             return _calibrate_export(args)
         if args.command == "workflow":
-            return run_workflow_command(args, _show)
+            return run_workflow_command(args, show)
         if args.command == "review":
-            return run_review_command(args, _show)
+            return run_review_command(args, show)
         if args.command == "monitor":
-            return run_monitor_command(args, _show)
+            return run_monitor_command(args, show)
         if args.command == "info":
-            _print(describe(open_lab(args.store)))
+            say(describe(open_lab(args.store)))
             return 0
         if args.command == "gate":
             return run_gate(args)
-        return _demo(args.out, args.local_judge)
+        return run_demo(args.out, args.local_judge)
     except (EvalnbError, TypeError, ValueError) as exc:
         print(f"evalnb: error: {cli_terms(str(exc))}", file=sys.stderr)
         return 2
@@ -330,7 +297,7 @@ def _calibrate_export(args: argparse.Namespace) -> int:
             for p in (args.corpus_patch, args.corpus_patch_json)
             if p
         ]
-    _print("wrote " + ", ".join(written))
+    say("wrote " + ", ".join(written))
     return 0
 
 
@@ -382,7 +349,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     )
     # A store-backed lab writes its scores to the store in one transaction.
     lab = evaluate(lab, list(args.evaluator), progress=sys.stderr.isatty(), engine=engine, **params)
-    _print(f"evaluated {', '.join(args.evaluator)} → {target}\n{describe(lab)}")
+    say(f"evaluated {', '.join(args.evaluator)} → {target}\n{describe(lab)}")
     return 0
 
 
@@ -393,7 +360,7 @@ def _import(args: argparse.Namespace) -> int:
     if args.to.exists() and not args.replace:
         lab = open_lab(args.to).merge(lab)
     lab.save(args.to, on_disk=("outputs", "scores") if args.on_disk else None)
-    _print(f"imported {args.file} into {args.to}\n{describe(lab)}")
+    say(f"imported {args.file} into {args.to}\n{describe(lab)}")
     return 0
 
 
@@ -409,124 +376,6 @@ def _metric(args: argparse.Namespace) -> int:
     )
     write_json_atomic(args.output_path, result)
     return 0
-
-
-_DEMO_JUDGES = ("binary_judge", "sexism")
-
-
-def _demo_judges(lab: Lab, n: int, out: Path) -> None:
-    """Judge the first ``n`` answers with the local judge: the estimate, the run, its report."""
-    from evalnb.analysis.estimate import estimate  # noqa: PLC0415 - only with --local-judge
-    from evalnb.llm.local_judge import local_judge  # noqa: PLC0415
-
-    judge = local_judge()
-    part = Lab({"cases": lab.cases, "outputs": lab.outputs.head(n)})
-    _print(f"local judge {judge.model}: {estimate(part, list(_DEMO_JUDGES), judge=judge)}")
-    judged = evaluate(part, list(_DEMO_JUDGES), judge=judge, progress=sys.stderr.isatty())
-    for old in (out / "demo_judged.duckdb", out / "demo_judged.duckdb.wal"):
-        old.unlink(missing_ok=True)
-    store = judged.save(out / "demo_judged.duckdb")
-    _print(f"{judged.judge_report()}\njudged answers: {store}")
-
-
-def _demo(out: Path, judged: int = 0) -> int:
-    source = _DEMO_FILE
-    out.mkdir(parents=True, exist_ok=True)
-    if not source.is_file():  # installed without the source tree: build the same lab
-        source = build_demo_lab().export(out / "demo_lab.json")
-    lab = load(source)
-    # The demo's store is its own output: rebuilt from scratch on every run, so a store left
-    # by an older evalnb (or an earlier demo's scores) never blocks or leaks into this one.
-    for old in (out / "demo_lab.duckdb", out / "demo_lab.duckdb.wal"):
-        old.unlink(missing_ok=True)
-    store = lab.save(out / "demo_lab.duckdb")
-    # The judge-free evaluators that fit a RAG question-answering lab and run offline with
-    # what evalnb installs (the model-backed ones need models from the hub, the demo has no
-    # JSON answers or class labels); scores are written to the store.
-    lab = evaluate(
-        lab, list(DEMO_EVALUATORS), model="all-MiniLM-L6-v2", progress=sys.stderr.isatty()
-    )
-    if judged:
-        _demo_judges(lab, judged, out)
-    report = out / "demo_report.html"
-    lab.report(report, title="evalnb demo: RAG question answering")
-    archive = lab.archive(out / "demo_archive.zip")
-    problems = lab.problems()
-    _print(
-        f"demo lab {source} → {store}\n{describe(lab)}\n"
-        f"{problems.height} problem(s) ({(problems['severity'] == 'HIGH').sum()} HIGH), "
-        f"{lab.insights().height} insight(s)\nreport:  {report}\narchive: {archive}"
-    )
-    return 0
-
-
-def describe(lab: Lab) -> str:
-    """Summarise a lab as text: counts per table, models, evaluators run, answers per model."""
-    lines = [repr(lab), "", "tables:"]
-    counts = list(lab.summary().iter_rows())
-    width = max(len(str(t)) for t, _ in counts) + 2  # the longest name sets the column
-    # The models table holds what is known about a model (host, settings); a lab read from
-    # answers alone has none, which "0 rows" beside three models answering would misstate.
-    noted = {"models": f"  (details of the models; {len(lab.models)} answered)"}
-    lines += [f"  {t:<{width}}{n:>9,} rows{noted.get(t, '') if not n else ''}" for t, n in counts]
-    lines.append(f"models: {', '.join(lab.models) or '(none)'}")
-    # Through scans: a lab kept on disk is described without loading its big tables.
-    scores = lab.scan("scores")
-    found = scores.select(pl.col("evaluator").unique().sort()).collect()
-    lines.append(f"evaluators run: {', '.join(found['evaluator'].drop_nulls()) or '(none yet)'}")
-    if lab.height("outputs"):
-        stats = (
-            lab.scan("outputs")
-            .group_by("model", maintain_order=True)
-            .agg(
-                answers=pl.len(),
-                empty=(pl.col("actual").str.strip_chars() == "").sum(),
-                errors=pl.col("error").is_not_null().sum(),
-                mean_s=pl.col("duration_s").mean().round(2),
-                total_cost=pl.col("cost").sum().round(4),
-            )
-            .sort("model")
-            .collect()
-        )
-        lines += ["", "answers per model:", _table(stats)]
-    if lab.height("scores"):
-        lines += ["", "primary metric per model (mean over scored rows):", _table(_board(lab))]
-    cells = lab.cases.filter(pl.col("topic").is_not_null() | pl.col("question_type").is_not_null())
-    if cells.height:
-        grid = cells.group_by("topic", "question_type").len().sort("topic", "question_type")
-        lines += ["", f"topics × question types: {grid.height} cells"]
-    perturbed = lab.cases["perturbation_of"].is_not_null().sum()
-    if perturbed:
-        lines.append(f"perturbed cases: {perturbed}")
-    fmt = lab.info.get("format")
-    if fmt:
-        lines.append(f"source format: {json.dumps(fmt)}")
-    return "\n".join(lines)
-
-
-def _board(lab: Lab) -> pl.DataFrame:
-    primary = lab.metrics.filter(pl.col("primary")).select("evaluator", "metric")
-    return (
-        lab.scan("scores")
-        .join(primary.lazy(), on=["evaluator", "metric"])
-        .group_by("evaluator", "metric", "model")
-        .agg(mean=pl.col("value").mean().round(4), scored=pl.col("value").count())
-        .sort("evaluator", "mean", descending=[False, True])
-        .collect()
-    )
-
-
-def _table(frame: pl.DataFrame) -> str:
-    with pl.Config(tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, tbl_rows=100):
-        return str(frame)
-
-
-def _print(text: str) -> None:
-    sys.stdout.write(text + "\n")
-
-
-def _show(value: pl.DataFrame | str) -> None:
-    _print(_table(value) if isinstance(value, pl.DataFrame) else value)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
-from evalnb.calibration.bundle import bundle_hash, check_calibration
+from evalnb.calibration.bundle_check import bundle_hash, check_calibration
 from evalnb.lab.connection import run
 from evalnb.lab.errors import InputError
 from evalnb.lab.files import read_json

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalnb.calibration.bundle import bundle_hash
+from evalnb.calibration.bundle_check import bundle_hash
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalnb.calibration.bundle import bundle_hash
+from evalnb.calibration.bundle_check import bundle_hash
 from evalnb.evaluation.catalog import get_evaluator
 from evalnb.evaluation.engine import NothingScoredWarning, evaluate
 from evalnb.lab.core import LabCore

@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.calibration.bundle import seal
+from evalnb.calibration.bundle_check import seal
 from evalnb.cli.main import main as cli
 from evalnb.evaluation.catalog import get_evaluator
 from evalnb.lab.errors import InputError

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.calibration.bundle import check_calibration, seal
+from evalnb.calibration.bundle_check import check_calibration, seal
 from evalnb.lab.errors import InputError
 from evalnb.monitoring import ingest
 from evalnb.monitoring.alerts import post_alert

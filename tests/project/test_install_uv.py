@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -51,8 +52,9 @@ def test_each_source_becomes_a_uv_option_and_the_best_version_wins_across_them()
     }
     command = _uv_pip().uv_command("/env/bin/python", settings, ["-q", "numpy"])
     assert command[:5] == ["/env/bin/uv", "pip", "install", "--python", "/env/bin/python"]
-    pairs = list(zip(command[5:-2:2], command[6:-2:2], strict=True))
+    pairs = list(itertools.pairwise(command))
     assert ("--index-strategy", "unsafe-best-match") in pairs  # pip's choice, not the first index's
+    assert "--compile-bytecode" in command  # as pip does, not at each process's first import
     assert ("--find-links", "/wheels") in pairs and ("--find-links", "/more-wheels") in pairs
     assert ("--extra-index-url", "file:///mirror/simple") in pairs
     assert ("--constraint", "/caps.txt") in pairs and (

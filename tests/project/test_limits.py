@@ -392,7 +392,7 @@ def bundle_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
 
 def _edited(bundle: dict[str, object], edit: object) -> dict[str, object]:
     """The bundle edited, and sealed again: these tests are about the values, not the digest."""
-    from evalnb.calibration.bundle import seal
+    from evalnb.calibration.bundle_check import seal
 
     copy = json.loads(json.dumps(bundle))
     edit(copy)  # type: ignore[operator]

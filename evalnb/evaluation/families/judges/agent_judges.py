@@ -13,12 +13,13 @@ import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
-from evalnb.evaluation.families.judges.framework import JudgeEvaluator, Messages, judge_params
+from evalnb.evaluation.families.judges.framework import JudgeEvaluator, judge_params
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from evalnb.evaluation.base import Context
+    from evalnb.evaluation.families.judges.prompts import Messages
     from evalnb.llm.judge import Parsed
 
 __all__ = ["AgentGoalAccuracy", "TopicAdherence", "render_trajectory"]

@@ -12,11 +12,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalnb.evaluation.base import Param, register, threshold_param
-from evalnb.evaluation.families.judges.framework import (
-    JudgeEvaluator,
+from evalnb.evaluation.families.judges.framework import JudgeEvaluator, judge_params
+from evalnb.evaluation.families.judges.prompts import (
     Messages,
     judge_conversation,
-    judge_params,
     require_placeholder,
     score_schema,
     template_fields,

@@ -14,13 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
-from evalnb.evaluation.families.judges.framework import (
-    JudgeEvaluator,
-    Messages,
-    judge_conversation,
-    judge_params,
-    template_fields,
-)
+from evalnb.evaluation.families.judges.framework import JudgeEvaluator, judge_params
+from evalnb.evaluation.families.judges.prompts import Messages, judge_conversation, template_fields
 from evalnb.evaluation.families.shared import EMBEDDING_MODEL
 from evalnb.llm.judge import fill
 from evalnb.text.sentences import split_sentences

@@ -19,11 +19,10 @@ import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
-from evalnb.evaluation.families.judges.framework import (
-    JudgeEvaluator,
+from evalnb.evaluation.families.judges.framework import JudgeEvaluator, judge_params
+from evalnb.evaluation.families.judges.prompts import (
     Messages,
     judge_conversation,
-    judge_params,
     require_placeholder,
     score_property,
     score_schema,
