@@ -14,7 +14,7 @@ import pytest
 
 import evalnb
 from evalnb.api.demo import build_demo_lab
-from evalnb.cli.main import DEMO_EVALUATORS
+from evalnb.cli.demo_cmd import DEMO_EVALUATORS
 from evalnb.transforms import eye_bars, eye_dots, eye_index, eye_nodes
 from evalnb_testkit.jupyter_harness import ARTIFACTS, lab_page, notebook, require_browser
 
