@@ -53,7 +53,7 @@ def uv_command(python: str, settings: dict[str, str], args: list[str]) -> list[s
     # pip takes the best version across all its indexes and wheel folders; uv by default
     # stops at the first index that has the package (a local mirror's older release).
     command += ["--index-strategy", "unsafe-best-match"]
-    # No --compile-bytecode (which pip's default matches): compiling all of site-packages
+    # No --compile-bytecode, though pip compiles at install: compiling all of site-packages
     # took 70 s of a fresh install, while the modules a run imports compile at their first
     # import for a fraction of that (20 s more of pytest's collection, on two workers).
     if "index-url" in settings:
