@@ -54,6 +54,7 @@ def test_each_source_becomes_a_uv_option_and_the_best_version_wins_across_them()
     assert command[:5] == ["/env/bin/uv", "pip", "install", "--python", "/env/bin/python"]
     pairs = list(itertools.pairwise(command))
     assert ("--index-strategy", "unsafe-best-match") in pairs  # pip's choice, not the first index's
+    assert "--compile-bytecode" in command  # as pip does: nothing may write it later
     assert ("--find-links", "/wheels") in pairs and ("--find-links", "/more-wheels") in pairs
     assert ("--extra-index-url", "file:///mirror/simple") in pairs
     assert ("--constraint", "/caps.txt") in pairs and (
