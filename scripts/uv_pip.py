@@ -53,11 +53,13 @@ def uv_command(python: str, settings: dict[str, str], args: list[str]) -> list[s
     # pip takes the best version across all its indexes and wheel folders; uv by default
     # stops at the first index that has the package (a local mirror's older release).
     command += ["--index-strategy", "unsafe-best-match"]
-    # pip writes every module's bytecode at install; uv only when asked. Where
-    # PYTHONDONTWRITEBYTECODE is set (these machines set it), nothing imported later writes
-    # it either, and every Python process would compile what it imports again: pytest's
-    # collection took 41 s instead of 21 without it. It costs about a minute of the install.
-    command.append("--compile-bytecode")
+    # pip writes every module's bytecode at install, uv only when asked. Where
+    # PYTHONDONTWRITEBYTECODE is set (these machines set it), no import writes it later, and
+    # every Python process would compile what it imports again (pytest's collection took
+    # 41 s instead of 21): then uv compiles, for about a minute of a first install.
+    # Elsewhere the first import of a module writes its bytecode, for only what is used.
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        command.append("--compile-bytecode")
     if "index-url" in settings:
         command += ["--index-url", settings["index-url"]]
     if settings.get("no-index", "").lower() in ("1", "true", "yes", "on"):

@@ -42,7 +42,10 @@ def test_a_variable_beats_the_install_section_which_beats_global(
     assert _uv_pip().pip_settings(sys.executable)["find-links"] == "/from/env"
 
 
-def test_each_source_becomes_a_uv_option_and_the_best_version_wins_across_them() -> None:
+def test_each_source_becomes_a_uv_option_and_the_best_version_wins_across_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     settings = {
         "find-links": "/wheels /more-wheels",
         "extra-index-url": "file:///mirror/simple",
@@ -54,7 +57,6 @@ def test_each_source_becomes_a_uv_option_and_the_best_version_wins_across_them()
     assert command[:5] == ["/env/bin/uv", "pip", "install", "--python", "/env/bin/python"]
     pairs = list(itertools.pairwise(command))
     assert ("--index-strategy", "unsafe-best-match") in pairs  # pip's choice, not the first index's
-    assert "--compile-bytecode" in command  # as pip does: nothing may write it later
     assert ("--find-links", "/wheels") in pairs and ("--find-links", "/more-wheels") in pairs
     assert ("--extra-index-url", "file:///mirror/simple") in pairs
     assert ("--constraint", "/caps.txt") in pairs and (
@@ -62,3 +64,7 @@ def test_each_source_becomes_a_uv_option_and_the_best_version_wins_across_them()
         "https://index/simple",
     ) in pairs
     assert "--no-index" not in command and command[-2:] == ["-q", "numpy"]
+    assert "--compile-bytecode" not in command  # the first import of a module writes it
+    # Where no import may write bytecode, uv writes it all at install, as pip does.
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert "--compile-bytecode" in _uv_pip().uv_command("/env/bin/python", settings, [])
