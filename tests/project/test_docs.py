@@ -7,28 +7,18 @@ sections say what the code says.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from evalnb.io.tabular import FIELDS
-from evalnb_testkit.paths import ROOT
+from evalnb_testkit.paths import ROOT, script_module
 
 MKDOCS = Path(sys.executable).with_name("mkdocs")
-
-
-def _hooks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "scripts" / "docs_hooks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _copy(tmp: Path) -> Path:
@@ -88,7 +78,7 @@ def test_the_strict_build_fails_on(
 
 
 def test_the_generated_sections_follow_the_code() -> None:
-    hooks = _hooks()
+    hooks = script_module("docs_hooks")
     columns = hooks._columns()
     for field, names in FIELDS.items():
         row = next(line for line in columns.splitlines() if line.startswith(f"| `{field}` |"))
@@ -103,7 +93,7 @@ def test_the_generated_sections_follow_the_code() -> None:
 
 
 def test_an_undescribed_loader_field_stops_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    hooks = _hooks()
+    hooks = script_module("docs_hooks")
     monkeypatch.setitem(FIELDS, "new_field", ("new_field",))
     with pytest.raises(Exception, match=r"describe the loader fields \['new_field'\]"):
         hooks._columns()

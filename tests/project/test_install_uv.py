@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from evalnb_testkit.paths import ROOT
+from evalnb_testkit.paths import script_module
 
-
-def _uv_pip() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("uv_pip", ROOT / "scripts" / "uv_pip.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+UV_PIP = script_module("uv_pip")
 
 
 def test_a_variable_beats_the_install_section_which_beats_global(
@@ -34,12 +26,12 @@ def test_a_variable_beats_the_install_section_which_beats_global(
         monkeypatch.delenv(name)
     monkeypatch.setenv("PIP_CONFIG_FILE", str(config))
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "file:///one/simple https://two/simple")
-    settings = _uv_pip().pip_settings(sys.executable)
+    settings = UV_PIP.pip_settings(sys.executable)
     assert settings["find-links"] == "/from/install"
     assert settings["constraint"] == "/caps.txt"
     assert settings["extra-index-url"] == "file:///one/simple https://two/simple"
     monkeypatch.setenv("PIP_FIND_LINKS", "/from/env")
-    assert _uv_pip().pip_settings(sys.executable)["find-links"] == "/from/env"
+    assert UV_PIP.pip_settings(sys.executable)["find-links"] == "/from/env"
 
 
 def test_each_source_becomes_a_uv_option_and_the_best_version_wins_across_them(
@@ -53,7 +45,7 @@ def test_each_source_becomes_a_uv_option_and_the_best_version_wins_across_them(
         "index-url": "https://index/simple",
         "no-index": "false",
     }
-    command = _uv_pip().uv_command("/env/bin/python", settings, ["-q", "numpy"])
+    command = UV_PIP.uv_command("/env/bin/python", settings, ["-q", "numpy"])
     assert command[:5] == ["/env/bin/uv", "pip", "install", "--python", "/env/bin/python"]
     pairs = list(itertools.pairwise(command))
     assert ("--index-strategy", "unsafe-best-match") in pairs  # pip's choice, not the first index's
@@ -67,4 +59,4 @@ def test_each_source_becomes_a_uv_option_and_the_best_version_wins_across_them(
     assert "--compile-bytecode" not in command  # the first import of a module writes it
     # Where no import may write bytecode, uv writes it all at install, as pip does.
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
-    assert "--compile-bytecode" in _uv_pip().uv_command("/env/bin/python", settings, [])
+    assert "--compile-bytecode" in UV_PIP.uv_command("/env/bin/python", settings, [])
