@@ -646,16 +646,15 @@ def _validity(card: _Card, lab: LabCore, evaluator: str, metric: str) -> None:
             f"label 40 rows of {evaluator}.{metric} (evalnb.labeler) to measure agreement with humans",
         )
         return
-    if lab.metric_scores(evaluator, metric).is_empty():
+    scores = lab.metric_scores(evaluator, metric)
+    if scores.is_empty():
         card.unmeasured(
             "validity",
             f"the lab has {human.height} labels but no {evaluator}.{metric} scores to hold them "
             "against: evaluate it with this judge first",
         )
         return
-    judged = verdicts(lab.metric_scores(evaluator, metric), lab.metrics, lab.thresholds).select(
-        *_KEYS, "passed"
-    )
+    judged = verdicts(scores, lab.metrics, lab.thresholds).select(*_KEYS, "passed")
     both = human.select(*_KEYS, "human_pass").join(judged, on=_KEYS).drop_nulls()
     if both.height < 10:
         card.unmeasured(
