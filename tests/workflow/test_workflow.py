@@ -174,9 +174,23 @@ def test_a_changed_threshold_makes_the_steps_after_calibration_stale(
 ) -> None:
     wf = finished
     before = wf.summary("weakness_detection")["threshold"]
-    wf.lab.recalibrate("answer_similarity", "answer_similarity", criterion="accuracy")
-    label_like_a_reviewer(wf, n=6)  # more labels, then the labeler's apply: a new threshold
-    wf.lab.recalibrate("answer_similarity", "answer_similarity")
+    # A stricter second reviewer fails the six lowest-scored answers that pass now: the
+    # labels no longer fit the current threshold, so the labeler's apply moves it (a reviewer
+    # who agreed with it would leave it where it is, as recalibrate keeps a threshold that
+    # fits the labels as well as any).
+    lab = wf.lab
+    unlabelled = lab.calibration_sample("answer_similarity", "answer_similarity", n=10_000)
+    for r in unlabelled.filter(pl.col("passed")).sort("value").head(6).iter_rows(named=True):
+        lab.add_label(
+            r["case_id"],
+            r["model"],
+            "answer_similarity",
+            "answer_similarity",
+            "fail",
+            reviewer="bob",
+        )
+    moved = lab.recalibrate("answer_similarity", "answer_similarity")
+    assert moved.threshold > before, moved
     status = dict(wf.status().select("step", "status").iter_rows())
     assert status["calibration"] == "done"  # its own inputs did not change
     assert status["failure_clustering"] == status["weakness_detection"] == "stale"
