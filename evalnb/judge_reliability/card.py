@@ -29,7 +29,6 @@ cannot be measured on this lab says why and what would make it measurable (**gre
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import json
 import math
@@ -466,7 +465,7 @@ def _stability(
     if repeats < 2:
         card.unmeasured("stability", "repeats=2 or more fresh runs are needed")
         return
-    fresh = dataclasses.replace(judge, cache=False)
+    fresh = judge.with_settings(cache=False)
     runs = [_scored(sub, evaluator, metric, fresh).sort(_KEYS) for _ in range(repeats)]
     joined = runs[0].select(*_KEYS, v0="value", p0="passed")
     for i, r in enumerate(runs[1:], start=1):

@@ -187,6 +187,22 @@ class LLMClient:
         """Send one chat (see :meth:`chat_many`)."""
         return self.chat_many([list(messages)], params=params, progress=False)[0]
 
+    def with_settings(self, **changes: Any) -> LLMClient:  # noqa: ANN401 - dataclass fields
+        """Return a copy of this client with ``changes`` to its fields (``cache=False``, ``model=…``).
+
+        Unlike :func:`dataclasses.replace`, the copy counts its calls, tokens and cost in this
+        client's ``stats`` (one tally: what the client a user holds reports includes what
+        copies made for them spent), and keeps what this client already probed of the
+        server (:meth:`capabilities`) while it asks the same endpoint and model: a copy made
+        for one pass (the judge card's fresh runs) would otherwise probe again, seven calls
+        in a row, whenever its reply cache is off.
+        """
+        copy = replace(self, **changes)
+        copy.stats = self.stats
+        if (copy.public_endpoint, copy.model) == (self.public_endpoint, self.model):
+            copy._capabilities = self._capabilities
+        return copy
+
     @property
     def known_capabilities(self) -> Capabilities | None:
         """Return what an earlier probe found in this process (None: not probed yet)."""
@@ -214,15 +230,12 @@ class LLMClient:
                 self._capabilities = Capabilities.from_json(found)
                 return self._capabilities
         probes = probe_requests()
-        fresh = replace(self, cache=False, concurrency=1, max_retries=min(self.max_retries, 1))
-        try:
-            results = {
-                kind: fresh.chat_many([messages], params=params, progress=False)[0]
-                for kind, messages, params in probes
-            }
-        finally:  # probes are calls too, also when the first finds nothing listening
-            self.stats.calls += fresh.stats.calls
-            self.stats.failures += fresh.stats.failures
+        # Probes are calls too (counted in this client's stats), never cached as replies.
+        fresh = self.with_settings(cache=False, concurrency=1, max_retries=min(self.max_retries, 1))
+        results = {
+            kind: fresh.chat_many([messages], params=params, progress=False)[0]
+            for kind, messages, params in probes
+        }
         self._capabilities = read_probes(self.public_endpoint, self.model, results)
         if path is not None:
             cache = ReplyCache(path)

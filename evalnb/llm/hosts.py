@@ -10,7 +10,6 @@ output with ``error`` set, never dropped; answers already in the lab are not ask
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -135,7 +134,7 @@ def run_suite(
     have = set(lab.outputs.select("case_id", "model", "sample").iter_rows())
     rows: list[dict[str, Any]] = []
     for model in models:
-        asker = dataclasses.replace(client, model=model)
+        asker = client.with_settings(model=model)
         todo = [(c, s) for c in asked for s in range(n) if (c["case_id"], model, s) not in have]
         convs = [_conversation(c) for c, _ in todo]
         per_sample: dict[int, list[int]] = {}
@@ -148,7 +147,6 @@ def run_suite(
             for i, r in zip(idx, got, strict=True):
                 results[i] = r
         rows += _rows(todo, model, results)
-        _add_stats(client, asker)
     return _with_outputs(lab, rows, models)
 
 
@@ -200,7 +198,7 @@ def _run_agents(
     rows: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
     for model in models:
-        asker = dataclasses.replace(client, model=model)
+        asker = client.with_settings(model=model)
         for s in range(n):
             todo = [c for c in asked if (c["case_id"], model, s) not in have]
             extra = {**params, "sample": s} if n > 1 else dict(params)
@@ -235,17 +233,9 @@ def _run_agents(
                         ),
                     }
                 )
-        _add_stats(client, asker)
     new = pl.DataFrame(steps, schema=SCHEMAS["steps"])
     # Answers and their steps land in one transaction: never answers without their steps.
     return _with_outputs(lab, rows, models, also={"steps": pl.concat([lab.table("steps"), new])})
-
-
-def _add_stats(client: LLMClient, asker: LLMClient) -> None:
-    """Count a per-model copy's calls on the client the user holds."""
-    client.stats.calls += asker.stats.calls
-    client.stats.cache_hits += asker.stats.cache_hits
-    client.stats.failures += asker.stats.failures
 
 
 def _rows(

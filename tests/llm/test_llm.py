@@ -285,6 +285,28 @@ def test_run_suite_fills_outputs_and_records_failures(tmp_path: Path) -> None:
     assert {"m1", "m2"} <= set(lab.models)
 
 
+def test_a_copy_with_other_settings_keeps_the_probe_and_counts_on_the_original(
+    tmp_path: Path,
+) -> None:
+    with LoopbackLLM(lambda p: "one two three") as server:
+        client = _client(server, tmp_path, cache=False, prices=(2.0, 10.0))
+        caps = client.capabilities()
+        probes = server.probes
+        assert client.stats.calls == probes > 0
+        spent, one = client.stats.cost, (4 * 2.0 + 3 * 10.0) / 1e6  # a call of 4 + 3 tokens
+        fresh = client.with_settings(concurrency=1, max_retries=0)
+        assert fresh.capabilities() is caps and server.probes == probes  # not probed again
+        fresh.chat(_ask("four words in here"))
+        assert client.stats.calls == probes + 1  # the copy's call is on the original's tally
+        assert client.stats.cost == pytest.approx(spent + one)
+        other = client.with_settings(model="another")  # another model: its own contract
+        assert other.known_capabilities is None
+        lab = evalnb.load(pl.DataFrame({"prompt": ["hello"], "expected": ["hi"]}))
+        evalnb.run_suite(lab, client, ["m1", "m2"], progress=False)
+        assert client.stats.calls == probes + 3  # each model's copy counted too, with its cost
+        assert client.stats.cost > spent + one  # "one two three" for "hello": its own price
+
+
 def _closed_port() -> int:
     """A loopback port nothing listens on (bound, then released)."""
     import socket
@@ -304,10 +326,14 @@ def test_an_endpoint_where_nothing_listens_fails_fast_naming_the_url(tmp_path: P
         evalnb.EndpointUnreachable, match=rf"{url}/chat/completions: cannot connect"
     ):
         evalnb.run_suite(suite, host, ["m1", "m2"], progress=False)
+    # Two tries of one call, not six retries of each of 90: nothing fanned out (the calls
+    # of run_suite's per-model copy count on the client passed).
+    assert host.stats.calls == 2
     with pytest.raises(evalnb.EndpointUnreachable, match="no other call was sent"):
         host.chat_many([_ask(f"q{i}") for i in range(90)], progress=False)
-    # Two tries of one call, not six retries of each of 90: nothing fanned out.
-    assert host.stats.calls == 2 and isinstance(evalnb.EndpointUnreachable("x"), ConnectionError)
+    assert host.stats.calls == 2 + 2 and isinstance(
+        evalnb.EndpointUnreachable("x"), ConnectionError
+    )
     answered = evalnb.load(
         pl.DataFrame(
             {"prompt": [f"q{i}" for i in range(20)], "actual": ["a"] * 20, "context": [["c"]] * 20}
