@@ -2,11 +2,11 @@
 
 ``scripts/install`` installs with uv: the same versions pip resolves (checked with
 ``pip freeze`` on both); a fresh install, local judge included, took 1:12 where pip took
-3:34 on two cores, since uv downloads and unpacks in parallel. uv reads neither pip's configuration files nor its
-``PIP_*`` variables, so what a machine tells pip about where packages come from is handed on
-here: wheel folders (``find-links``), indexes, constraint files (a cap on torch), a CA bundle
-and the network timeout. pip's own precedence holds: a variable beats a file, and a file's
-``[install]`` section beats its ``[global]`` one.
+3:34 on two cores, since uv downloads and unpacks in parallel. uv reads neither pip's
+configuration files nor its ``PIP_*`` variables, so what a machine tells pip about where
+packages come from is handed on here: wheel folders (``find-links``), indexes, constraint
+files (a cap on torch), a CA bundle and the network timeout. pip's own precedence holds: a
+variable beats a file, and a file's ``[install]`` section beats its ``[global]`` one.
 
 Usage: ``python scripts/uv_pip.py <uv pip install arguments>`` (run by .venv's Python, which
 has both pip and uv).
