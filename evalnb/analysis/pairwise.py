@@ -1,7 +1,7 @@
 """Pairwise comparison of two models' answers by an LLM judge, asked in both positions.
 
 Asking with each model shown first measures the judge's position stability. The calls are
-:class:`~evalnb.evaluation.families.judges.seed_judges.ComparativeJudge`'s: batched,
+:class:`~evalnb.evaluation.families.judges.comparative.ComparativeJudge`'s: batched,
 cached, resumable, under the format contract negotiated with the judge, read tolerantly
 and repaired once. The judge's other bookkeeping lives with its concern
 (:mod:`evalnb.analysis.judge_costs` reports parse failures and cost,
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalnb.evaluation.base import Context
-from evalnb.evaluation.families.judges.seed_judges import ComparativeJudge, other_answer_extra
+from evalnb.evaluation.families.judges.comparative import ComparativeJudge, other_answer_extra
 from evalnb.lab.core import with_cases
 
 if TYPE_CHECKING:

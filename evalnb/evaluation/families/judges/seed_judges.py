@@ -1,4 +1,4 @@
-"""The lmms-eval judge family (seed 004) as evaluators: binary, correctness, score, rubric, comparative.
+"""The lmms-eval judge family (seed 004) as evaluators: binary, correctness, score, rubric.
 
 The seed's prompt builders and parsers, on the shared judge machinery (batched, cached,
 resumable, costed, under the negotiated format contract, read tolerantly, one repair turn).
@@ -14,7 +14,6 @@ user-defined field of the row.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -23,14 +22,20 @@ from evalnb.evaluation.families.judges.framework import JudgeEvaluator, judge_pa
 from evalnb.evaluation.families.judges.prompts import (
     Messages,
     judge_conversation,
-    require_placeholder,
     score_property,
     score_schema,
-    template_fields,
     verdict_hint,
     verdict_schema,
 )
-from evalnb.llm.judge import Parsed, build_comparative, fill, parse_comparative
+from evalnb.evaluation.families.judges.seed_params import (
+    CUSTOM_PROMPT,
+    OUTPUT_FORMATS,
+    SCORE_HIGH,
+    SCORE_LOW,
+    SCORE_MODE,
+    custom_or,
+    score_range,
+)
 from evalnb.llm.probabilities import score_expectation, verdict_probability
 from evalnb.llm.reader import read_object, read_score, read_verdict
 
@@ -39,10 +44,10 @@ if TYPE_CHECKING:
 
     from evalnb.evaluation.base import Context
     from evalnb.llm.client import ChatResult
+    from evalnb.llm.judge import Parsed
 
 __all__ = [
     "BinaryJudge",
-    "ComparativeJudge",
     "CorrectnessJudge",
     "RubricJudge",
     "ScoreJudge",
@@ -73,48 +78,6 @@ _RUBRIC = (
     "{reference_section}[Response]\n{prediction}\n\n"
     "Reply with one JSON object mapping each criterion's name to its score, and nothing else."
 )
-_FORMATS = {"0/1": ("1", "0"), "yes/no": ("yes", "no")}
-_CUSTOM = Param(
-    "custom_prompt",
-    str,
-    default="",
-    description=(
-        "your prompt template; fields {question}, {answer} (the reference), {prediction}, "
-        "H2O's {INPUT} / {EXPECTED_OUTPUT} / {ACTUAL_OUTPUT} / {CONTEXT} and any field of the row"
-    ),
-)
-_SCORE_MODE = Param(
-    "score_mode",
-    str,
-    default="parsed",
-    choices=("parsed", "logprobs"),
-    description=(
-        "'parsed': the value read from the reply; 'logprobs': P(pass), or the expected score, "
-        "from the judge's token probabilities (the server must return them)"
-    ),
-)
-
-
-def _seed_fields(row: dict[str, Any]) -> dict[str, Any]:
-    """Return the row's template fields under the seed's names (``answer``: the reference)."""
-    fields = template_fields(row)
-    reference = fields["EXPECTED_OUTPUT"]
-    return {
-        **fields,
-        "answer": reference,
-        "prediction": fields["ACTUAL_OUTPUT"],
-        "pred": fields["ACTUAL_OUTPUT"],
-        "reference_section": f"[Reference answer]\n{reference}\n\n" if reference else "",
-    }
-
-
-def _custom_or(
-    template: str, row: dict[str, Any], params: Mapping[str, object], **extra: object
-) -> str:
-    custom = str(params.get("custom_prompt") or "")
-    if custom:
-        require_placeholder(custom, "custom_prompt", "{prediction}")
-    return fill(custom or template, {**_seed_fields(row), **extra})
 
 
 class _VerdictJudge(JudgeEvaluator):
@@ -126,15 +89,15 @@ class _VerdictJudge(JudgeEvaluator):
 
     def classes(self, params: Mapping[str, object]) -> dict[str, float]:
         """Return the class words of ``output_format`` and their values."""
-        positive, negative = _FORMATS[str(params["output_format"])]
+        positive, negative = OUTPUT_FORMATS[str(params["output_format"])]
         return {positive: 1.0, negative: 0.0}
 
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
         """One conversation: the seed's template (or yours) filled from the row."""
         if not row.get("actual") or any(not row.get(c) for c in self.requires):
             return []
-        positive, negative = _FORMATS[str(params["output_format"])]
-        text = _custom_or(self.template, row, params, positive=positive, negative=negative)
+        positive, negative = OUTPUT_FORMATS[str(params["output_format"])]
+        text = custom_or(self.template, row, params, positive=positive, negative=negative)
         return [judge_conversation(text)]
 
     def reply_schema(self, params: Mapping[str, object]) -> dict[str, Any] | None:
@@ -193,11 +156,11 @@ class BinaryJudge(_VerdictJudge):
             "output_format",
             str,
             default="0/1",
-            choices=tuple(_FORMATS),
+            choices=tuple(OUTPUT_FORMATS),
             description="the class words",
         ),
-        _CUSTOM,
-        _SCORE_MODE,
+        CUSTOM_PROMPT,
+        SCORE_MODE,
         threshold_param(0.5, "binary_judge"),
     )
 
@@ -226,24 +189,12 @@ class CorrectnessJudge(_VerdictJudge):
             "output_format",
             str,
             default="yes/no",
-            choices=tuple(_FORMATS),
+            choices=tuple(OUTPUT_FORMATS),
             description="the class words",
         ),
-        _SCORE_MODE,
+        SCORE_MODE,
         threshold_param(0.5, "correctness_judge"),
     )
-
-
-def _range(params: Mapping[str, object]) -> tuple[int, int]:
-    low, high = int(params["score_low"]), int(params["score_high"])  # type: ignore[call-overload]
-    if low >= high:
-        msg = f"score_low={low} must be below score_high={high}"
-        raise ValueError(msg)
-    return low, high
-
-
-_LOW = Param("score_low", int, default=1, low=0, high=99, description="the lowest score")
-_HIGH = Param("score_high", int, default=10, low=1, high=100, description="the highest score")
 
 
 @register
@@ -272,16 +223,16 @@ class ScoreJudge(JudgeEvaluator):
     reply_tokens: ClassVar[int] = 8
     params: ClassVar[tuple[Param, ...]] = (
         *judge_params(),
-        _LOW,
-        _HIGH,
+        SCORE_LOW,
+        SCORE_HIGH,
         Param(
             "criteria",
             str,
             default="correctness, completeness and clarity",
             description="what the score rates (in the default prompt)",
         ),
-        _CUSTOM,
-        _SCORE_MODE,
+        CUSTOM_PROMPT,
+        SCORE_MODE,
         threshold_param(0.5, "score_judge"),
     )
 
@@ -289,38 +240,38 @@ class ScoreJudge(JudgeEvaluator):
         """One conversation asking for one score."""
         if not row.get("actual"):
             return []
-        low, high = _range(params)
-        text = _custom_or(_SCORE, row, params, low=low, high=high, criteria=str(params["criteria"]))
+        low, high = score_range(params)
+        text = custom_or(_SCORE, row, params, low=low, high=high, criteria=str(params["criteria"]))
         return [judge_conversation(text)]
 
     def reply_schema(self, params: Mapping[str, object]) -> dict[str, Any] | None:
         """Return ``{"score": <integer in range>}``."""
-        return score_schema(*_range(params))
+        return score_schema(*score_range(params))
 
     def format_hint(self, params: Mapping[str, object]) -> str:
         """Ask for the score as a JSON object's ``score``."""
-        low, high = _range(params)
+        low, high = score_range(params)
         return f'Give the score as one JSON object and nothing else: {{"score": <{low} to {high}>}}'
 
     def parse(
         self, text: str | None, params: Mapping[str, object], *, contract_json: bool = False
     ) -> Parsed:
         """Read one score in range (``Score: 8/10``, ``8 out of 10`` …)."""
-        return read_score(text, *_range(params), contract_json=contract_json)
+        return read_score(text, *score_range(params), contract_json=contract_json)
 
     def probability(
         self, result: ChatResult, text: str, params: Mapping[str, object], *, contract_json: bool
     ) -> float | None:
         """Return the expected score over the score tokens in range."""
         field = "score" if contract_json else None
-        return score_expectation(result.logprobs, text, *_range(params), field=field)
+        return score_expectation(result.logprobs, text, *score_range(params), field=field)
 
     def read(
         self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
     ) -> dict[str, float | None] | str:
         """Return the score, raw and scaled to 0…1 (its expectation under logprobs)."""
         del row, ctx
-        low, high = _range(params)
+        low, high = score_range(params)
         reply = replies[0]
         value = float(reply.value)
         if params.get("score_mode") == "logprobs":
@@ -341,7 +292,7 @@ class RubricJudge(JudgeEvaluator):
     score_range: ClassVar[tuple[int, int]] = (1, 5)
     reply_tokens: ClassVar[int] = 30
     requires = ("prompt", "actual")
-    params: ClassVar[tuple[Param, ...]] = (*judge_params(), _CUSTOM)
+    params: ClassVar[tuple[Param, ...]] = (*judge_params(), CUSTOM_PROMPT)
 
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
         """One conversation listing the criteria."""
@@ -350,9 +301,7 @@ class RubricJudge(JudgeEvaluator):
         low, high = self.score_range
         listed = "\n".join(f"- {name}: {text}" for name, text in self.criteria.items())
         return [
-            judge_conversation(
-                _custom_or(_RUBRIC, row, params, low=low, high=high, criteria=listed)
-            )
+            judge_conversation(custom_or(_RUBRIC, row, params, low=low, high=high, criteria=listed))
         ]
 
     def reply_schema(self, params: Mapping[str, object]) -> dict[str, Any] | None:
@@ -455,7 +404,7 @@ def rubric_judge(
             "metrics": metrics,
             "criteria": dict(criteria),
             "score_range": (int(low), int(high)),
-            "params": (*judge_params(), _CUSTOM, threshold_param(0.5, id)),
+            "params": (*judge_params(), CUSTOM_PROMPT, threshold_param(0.5, id)),
             "__module__": __name__,
         },
     )
@@ -464,120 +413,3 @@ def rubric_judge(
 
 
 rubric_judge(_DEFAULT_RUBRIC)
-
-
-@register
-class ComparativeJudge(JudgeEvaluator):
-    """Two answers to the same question scored side by side (the seed's comparative judge).
-
-    The answer judged is the row's; the other is the row's ``other_answer`` field (an extra
-    field of the output or the case). :func:`evalnb.pairwise` fills it from a second model
-    and asks in both orders.
-    """
-
-    id = "comparative_judge"
-    reply_tokens: ClassVar[int] = 16
-    title = "Comparative judge"
-    domain = "generation"
-    description = "The judge scores the answer and another one to the same question, side by side."
-    requires = ("prompt", "actual")
-    metrics = (
-        MetricSpec(
-            "comparative_judge",
-            "Win",
-            "1 when the answer scores higher, 0.5 a tie, else 0",
-            primary=True,
-        ),
-        MetricSpec("comparative_score", "Score", "the answer's score, scaled to 0…1"),
-        MetricSpec("comparative_score_other", "Other's score", "the other answer's score, 0…1"),
-    )
-    params: ClassVar[tuple[Param, ...]] = (
-        *judge_params(),
-        _LOW,
-        _HIGH,
-        Param("instruction", str, default="", description="what to judge on (default: overall)"),
-        _CUSTOM,
-        threshold_param(0.5, "comparative_judge"),
-    )
-
-    def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
-        """One conversation: the row's answer first, the other second."""
-        fields = _seed_fields(row)
-        other = fields.get("other_answer")
-        if not row.get("actual") or not other:
-            return []
-        custom = str(params.get("custom_prompt") or "")
-        text = build_comparative(
-            fields["question"],
-            fields["prediction"],
-            str(other),
-            context=fields["context"] or None,
-            score_range=_range(params),
-            custom_prompt=custom or None,
-            instruction=str(params.get("instruction") or "") or None,
-        )
-        return [judge_conversation(text)]
-
-    def reply_schema(self, params: Mapping[str, object]) -> dict[str, Any] | None:
-        """Return ``{"score_1": <in range>, "score_2": <in range>}``."""
-        low, high = _range(params)
-        one = score_property(low, high)
-        return {
-            "type": "object",
-            "properties": {"score_1": one, "score_2": one},
-            "required": ["score_1", "score_2"],
-            "additionalProperties": False,
-        }
-
-    def format_hint(self, params: Mapping[str, object]) -> str:
-        """Ask for both scores as one JSON object."""
-        low, high = _range(params)
-        return (
-            f'Reply with one JSON object and nothing else: {{"score_1": <{low} to {high}, '
-            f'answer 1>, "score_2": <{low} to {high}, answer 2>}}'
-        )
-
-    def parse(
-        self, text: str | None, params: Mapping[str, object], *, contract_json: bool = False
-    ) -> Parsed:
-        """Both scores: the JSON object, or the seed's first line ``8 7``; in range."""
-        low, high = _range(params)
-        obj = read_object(text, self.reply_schema(params))
-        if obj.ok:
-            return Parsed(
-                (float(obj.value["score_1"]), float(obj.value["score_2"])),
-                True,
-                obj.raw,
-                salvages=obj.salvages,
-            )
-        if contract_json:
-            return obj
-        first_line = parse_comparative(text)
-        if not first_line.ok:
-            return first_line
-        a, b = first_line.value
-        if not (low <= a <= high and low <= b <= high):
-            return Parsed(None, False, first_line.raw, f"scores {a:g} {b:g} outside {low}…{high}")
-        return first_line
-
-    def read(
-        self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
-    ) -> dict[str, float | None] | str:
-        """Win (1 / 0.5 / 0) and both scores scaled to 0…1."""
-        del row, ctx
-        low, high = _range(params)
-        a, b = replies[0].value
-        win = 1.0 if a > b else 0.5 if a == b else 0.0
-        return {
-            "comparative_judge": win,
-            "comparative_score": (a - low) / (high - low),
-            "comparative_score_other": (b - low) / (high - low),
-        }
-
-
-def other_answer_extra(extra: str | None, other: str) -> str:
-    """Return an output's ``extra`` JSON with ``other_answer`` set (for :class:`ComparativeJudge`)."""
-    data = json.loads(extra) if extra else {}
-    if not isinstance(data, dict):
-        data = {}
-    return json.dumps({**data, "other_answer": other}, ensure_ascii=False)
