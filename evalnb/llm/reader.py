@@ -16,7 +16,9 @@ Salvages, in the order they are tried:
     the verdict or score read from a JSON object's field (``verdict``, ``answer``, ``score``
     …) when free text was asked for; under a JSON contract that is the contract, not a salvage.
 ``json_in_text``
-    the one JSON object inside prose around it.
+    the one JSON object inside prose around it; the prose is read too, and a reply whose
+    prose names another class or score than its object (``No. {"verdict": "yes"}``)
+    contradicts itself: a failure.
 ``trailing_comma`` / ``single_quotes``
     a JSON object with a comma before its closing bracket, or written as a Python literal.
 ``markdown``
@@ -27,12 +29,22 @@ Salvages, in the order they are tried:
     yes/no ↔ true/false ↔ 1/0 for a two-valued verdict that uses one of these pairs, and
     pass/fail where the evaluator says which class passes.
 ``first_word``
-    the answer's first word is a class word and no other word names another class.
+    the answer's first word is a class word standing alone (``No, it is not``) and no other
+    word names another class.
 ``last_word``
-    the answer's last word is a class word, not negated, and no other word names another
-    class (``I would say false.``); a class word inside a sentence is never read.
+    the answer's last word is a class word and no other word names another class
+    (``I would say false.``); a class word inside a sentence is never read.
+
+A class word counts only where its sentence cannot mean the other class: it stands alone
+(``No doubt, it is correct`` and ``no sexist language`` name no verdict), nothing earlier
+in its sentence negates it (``I would not say yes``), no hedge weakens it (``probably
+yes``), and a number is a class only when it is one exactly (``-1`` and ``0.5`` are no
+``1`` or ``0``).
+
 ``number_in_text``
-    the one score in a sentence (``Score: 8/10``, ``8 out of 10``, ``I'd rate it 7.``).
+    the one score in a sentence (``Score: 8/10``, ``8 out of 10``, ``I'd rate it 7.``); a
+    labelled score wins over counts in the prose (``2 of 10 facts are wrong. Score: 8`` is
+    8), ``7½`` is 7.5 and a fraction with no exact decimal (``7⅓``) fails.
 ``scale_restated``
     the scale the prompt gave (``on a scale of 1 to 10``) removed before reading the score.
 
@@ -44,6 +56,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from evalnb.llm.judge import Parsed
@@ -85,9 +98,42 @@ _PREFIX = re.compile(
     r"output|classification|response|rating|score|grade|evaluation)(?:\s+is)?\s*[:=\-–]?\s+",
     re.I,
 )
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# Words, whole numbers (a sign, decimals, fractions and units stay part of the number, so
+# "-1" and "0.5" are never the class "1" or "0") and the punctuation that ends a mention.
+_TOKEN = re.compile(
+    r"[-+]?\d+(?:[.,/:]\d+)*(?:%|[a-z]+)?|[a-z]+(?:'[a-z]+)?|[.;!?\n]|[,:()\-\u2013\u2014\"]"
+)
+_SENTENCE_END = frozenset({".", ";", "!", "?", "\n"})
+_STANDALONE_AFTER = frozenset(
+    {".", ";", "!", "?", "\n", ",", ":", "(", ")", "-", "\u2013", "\u2014", '"'}
+)
+# After yes/no, a pronoun starts the sentence that restates it ("No it is not", "Yes it does").
+_RESTATING = frozenset({"it", "this", "that", "i", "he", "she", "they", "there", "we"})
 _NEGATIONS = frozenset(
-    {"not", "no", "never", "neither", "nor", "isn't", "aren't", "wasn't", "don't", "doesn't"}
+    {"not", "no", "never", "neither", "nor", "cannot", "nothing", "hardly", "without"}
+)
+# "no doubt" and "no question" affirm: they negate nothing that follows.
+_AFFIRMING_NO = frozenset({"doubt", "doubts", "question", "wonder"})
+_HEDGES = frozenset(
+    {
+        "maybe",
+        "perhaps",
+        "probably",
+        "possibly",
+        "likely",
+        "unlikely",
+        "might",
+        "may",
+        "unsure",
+        "uncertain",
+        "arguably",
+        "partially",
+        "partly",
+        "somewhat",
+        "depends",
+        "seemingly",
+        "presumably",
+    }
 )
 _AFFIRM = ("yes", "true", "1")
 _DENY = ("no", "false", "0")
@@ -108,6 +154,15 @@ _VERDICT_FIELDS = (
 _SCORE_FIELDS = ("score", "rating", "grade", "value", "result", "answer")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\d)")
 _OUT_OF = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:/|out\s+of|of)\s*(\d+(?:\.\d+)?)", re.I)
+# A score named as one: "Score: 8", "rating of 7/10", "I'd rate it 7", "I give it a 6".
+_LABELLED = re.compile(
+    r"\b(?:score|rating|grade|rate\s+(?:it|this)|give\s+(?:it|this)|rated)"
+    r"(?:\s+(?:is|of|as|at))?\s*[:=\-–]?\s*(?:an?\s+)?"
+    r"(-?\d+(?:\.\d+)?)(?![\d.]*\w)(?:\s*(?:/|out\s+of)\s*(\d+(?:\.\d+)?))?",
+    re.I,
+)
+_FRACTION = re.compile(r"(\d*)\s?([\u00bc-\u00be\u2150-\u215e])")
+_INEXACT_FRACTION = re.compile(r"[\u2150\u2151\u2153\u2154\u2159\u215a]")
 
 
 def _strip_thinking(text: str, salvages: list[str]) -> str | Parsed:
@@ -217,8 +272,13 @@ def _json_answer(
     field: str,
     *,
     contract_json: bool,
-) -> tuple[str, Any] | str | None:
-    """Return (field, value) of the reply's JSON answer; None: no JSON; a str: why not read."""
+) -> tuple[str, Any, str] | str | None:
+    """Return (field, value, the prose around the object) of the reply's JSON answer.
+
+    None: no JSON; a str: why it could not be read. The prose is empty when the reply is
+    the object alone; otherwise the caller reads it too, so that an object cannot overrule
+    the sentence it sits in (``No. {"verdict": "yes"}`` contradicts itself).
+    """
     obj = _json_object(body, salvages) if "{" in body else None
     if isinstance(obj, str):
         return obj if body.lstrip().startswith("{") else None
@@ -229,9 +289,10 @@ def _json_answer(
         return got
     if not contract_json or got[0] != field:
         salvages.append("json_field")
-    if not body.strip().startswith("{"):
+    prose = (body[: body.find("{")] + " " + body[body.rfind("}") + 1 :]).strip()
+    if prose:
         salvages.append("json_in_text")
-    return got
+    return got[0], got[1], prose
 
 
 def _word_map(
@@ -260,31 +321,103 @@ def _word_map(
     return words
 
 
+def _class_token(token: str) -> str:
+    """Return a number token as the class word it equals exactly (``1.0`` → ``1``)."""
+    if not (token[:1].isdigit() or token[:1] in "+-"):
+        return token
+    try:
+        value = float(token)
+    except ValueError:  # 1,000 / 1/2 / 50% / 3rd: a number, but no class
+        return token
+    return str(int(value)) if value.is_integer() and value >= 0 else token
+
+
+def _negation_at(tokens: list[str], j: int) -> bool:
+    token = tokens[j]
+    if token.endswith("n't"):
+        return True
+    if token not in _NEGATIONS:
+        return False
+    following = tokens[j + 1] if j + 1 < len(tokens) else ""
+    # "No doubt" affirms; a standalone "No," is the verdict itself, not a negation of the rest.
+    return not (token == "no" and (following in _AFFIRMING_NO or following in _STANDALONE_AFTER))
+
+
+def _sentence(tokens: list[str], i: int) -> tuple[int, int]:
+    start = i
+    while start > 0 and tokens[start - 1] not in _SENTENCE_END:
+        start -= 1
+    end = i
+    while end + 1 < len(tokens) and tokens[end + 1] not in _SENTENCE_END:
+        end += 1
+    return start, end
+
+
+def _mention_problem(tokens: list[str], i: int) -> str | None:
+    """Why the class word at ``i`` cannot be read as the verdict, or None."""
+    start, end = _sentence(tokens, i)
+    for j in range(start, i):
+        if _negation_at(tokens, j):
+            return f"a class word negated: {' '.join(tokens[j : i + 1])!r}"
+    hedges = sorted({t for t in tokens[start : end + 1] if t in _HEDGES})
+    if hedges:
+        return f"a hedged verdict ({hedges[0]!r}): it could mean either class"
+    return None
+
+
 def _words_verdict(
     text: str, words: dict[str, tuple[str, bool]], salvages: list[str]
 ) -> tuple[str, bool] | str:
-    tokens = _WORD.findall(text.lower())
-    if not tokens:
+    """Read the one class the words name, where no reading of the sentence names another.
+
+    A class word is a *mention* of the verdict only where it stands alone (followed by the
+    end, punctuation or, after yes/no, a pronoun that restates it): "No doubt, it is correct"
+    and "no sexist language" mention no verdict. Every class word, mention or not, must name
+    the same class ("Yes and no" names two), and a mention may be neither negated earlier in
+    its sentence ("I would not say yes") nor hedged ("probably yes").
+    """
+    tokens = _TOKEN.findall(text.lower().replace("\u2019", "'"))
+    classed = [_class_token(t) for t in tokens]
+    word_positions = [i for i, t in enumerate(tokens) if t[-1:].isalnum() or t[-1:] == "%"]
+    if not word_positions:
         return "no words"
-    hits = [(i, words[t]) for i, t in enumerate(tokens) if t in words]
+    hits = [
+        (i, words[t])
+        for i, t in enumerate(classed)
+        if t in words and not (t == "no" and tokens[i + 1 : i + 2] in (["doubt"], ["question"]))
+    ]
     if not hits:
+        numbers = [t for t in tokens if t[-1:].isalnum() and not t[:1].isalpha()]
+        if numbers:
+            return f"{numbers[0]!r} is a number but not exactly one of the classes"
         return "no class word"
     kinds = {h[1][0] for h in hits}
     if len(kinds) > 1:
-        named = sorted({tokens[i] for i, _ in hits})
+        named = sorted({classed[i] for i, _ in hits})
         return f"could mean two things: {named}"
-    position, found = hits[0]
-    if len(tokens) == 1:
-        return found
-    if position == 0:
+    mentions = [
+        (i, found)
+        for i, found in hits
+        if i + 1 == len(tokens)
+        or tokens[i + 1] in _STANDALONE_AFTER
+        or (classed[i] in {"yes", "no"} and tokens[i + 1] in _RESTATING)
+    ]
+    if not mentions:
+        i = hits[0][0]
+        return f"a class word used as another word: {' '.join(tokens[i : i + 2])!r}"
+    for i, _ in mentions:
+        problem = _mention_problem(tokens, i)
+        if problem is not None:
+            return problem
+    if len(word_positions) == 1:
+        return mentions[0][1]
+    if mentions[0][0] == word_positions[0]:
         salvages.append("first_word")
-        return found
-    if any(tokens[i - 1] in _NEGATIONS for i, _ in hits if i > 0):
-        return f"a class word negated: {' '.join(tokens[max(0, position - 1) : position + 1])!r}"
-    if hits[-1][0] != len(tokens) - 1:
+        return mentions[0][1]
+    if mentions[-1][0] != word_positions[-1]:
         return "a class word inside a sentence, not its first or last word"
     salvages.append("last_word")
-    return hits[-1][1]
+    return mentions[-1][1]
 
 
 def read_verdict(
@@ -328,8 +461,9 @@ def read_verdict(
     answer = _json_answer(body, salvages, _VERDICT_FIELDS, field, contract_json=contract_json)
     if isinstance(answer, str):
         return Parsed(None, False, raw, answer)
+    prose = ""
     if answer is not None:
-        name, value = answer
+        name, value, prose = answer
         if isinstance(value, bool):
             value = "true" if value else "false"
         if not isinstance(value, str | int | float):
@@ -350,6 +484,15 @@ def read_verdict(
     if isinstance(found, str):
         return Parsed(None, False, raw, found)
     word, through_synonym = found
+    if prose:
+        around = _words_verdict(_PREFIX.sub("", _MARKS.sub(" ", prose), count=1), words, [])
+        if isinstance(around, tuple) and around[0] != word:
+            return Parsed(
+                None,
+                False,
+                raw,
+                f"reply contradicts itself: its text reads {around[0]!r}, its JSON {word!r}",
+            )
     if through_synonym:
         salvages.append("synonym")
     return Parsed(classes_value(classes, word), True, raw, salvages=tuple(salvages))
@@ -394,10 +537,18 @@ def read_score(
     if isinstance(answer, str):
         return Parsed(None, False, raw, answer)
     if answer is not None:
-        name, found = answer
+        name, found, prose = answer
         value = _number(found)
         if value is None:
             return Parsed(None, False, raw, f"field {name!r} is not a number: {str(found)[:40]!r}")
+        around = _score_in_text(prose, low, high, []) if prose else None
+        if isinstance(around, float) and around != value:
+            return Parsed(
+                None,
+                False,
+                raw,
+                f"reply contradicts itself: its text reads {around:g}, its JSON {value:g}",
+            )
     elif re.fullmatch(r"-?\d+(?:\.\d+)?\.?", body):
         value = float(body.rstrip("."))
     elif not salvage:
@@ -412,10 +563,27 @@ def read_score(
     return Parsed(value, True, raw, salvages=tuple(salvages))
 
 
+def _vulgar_fractions(text: str) -> str | None:
+    """Write ``7½`` as ``7.5``; None when a fraction has no exact decimal (``7⅓``)."""
+
+    def decimal(match: re.Match[str]) -> str:
+        whole = int(match[1]) if match[1] else 0
+        return f"{whole + unicodedata.numeric(match[2]):g}"
+
+    if _INEXACT_FRACTION.search(text):
+        return None
+    return _FRACTION.sub(decimal, text)
+
+
 def _score_in_text(body: str, low: float, high: float, salvages: list[str]) -> float | str:
+    """Read the one score of a sentence; a labelled score (``Score: 8``) wins over counts."""
     plain = _MARKS.sub(" ", body)
     if plain.split() != body.split():
         salvages.append("markdown")
+    exact = _vulgar_fractions(plain)
+    if exact is None:
+        return "a fraction with no exact decimal value (such as ⅓): no score the scale can hold"
+    plain = exact
     scale = re.compile(
         rf"(?:(?:on\s+)?a\s+scale\s+(?:of|from)\s+|from\s+|between\s+|range\s+(?:of\s+)?)?"
         rf"\(?{_num(low)}\s*(?:to|-|–|and)\s*{_num(high)}\)?",
@@ -424,6 +592,17 @@ def _score_in_text(body: str, low: float, high: float, salvages: list[str]) -> f
     unscaled = scale.sub(" ", plain)
     if unscaled != plain:
         salvages.append("scale_restated")
+    labelled = _LABELLED.findall(unscaled)
+    if labelled:
+        # "2 out of 10 facts are wrong. Score: 8": the count is prose, the label the score.
+        out_of = {d for _, d in labelled if d and float(d) != high}
+        if out_of:
+            return f"a score out of {sorted(out_of)[0]}, the scale is {low:g}…{high:g}"
+        values = {float(n) for n, _ in labelled}
+        if len(values) != 1:
+            return f"several labelled scores {sorted(values)}"
+        salvages.append("number_in_text")
+        return values.pop()
     ratios = _OUT_OF.findall(unscaled)
     if ratios:
         wanted = {float(n) for n, d in ratios if float(d) == high}

@@ -103,3 +103,37 @@ def test_text_without_a_class_word_never_reads_as_a_verdict(text: str) -> None:
 @settings(max_examples=examples(50))
 def test_a_negated_class_word_is_never_read(word: str, negation: str) -> None:
     assert not read_verdict(f"{negation}{word}.", SEXISM, passing=True).ok
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("No doubt, the response is correct.", "no class word"),
+        ("I would not say yes.", "negated"),
+        ("Perhaps yes.", "hedged"),
+        ('{"verdict": "I would not say yes"}', "negated"),
+        ('No. {"verdict": "yes"}', "contradicts itself"),
+    ],
+)
+def test_a_class_word_out_of_its_sentence_is_a_failure_with_the_reason(
+    reply: str, why: str
+) -> None:
+    parsed = read_verdict(reply, {"yes": 1.0, "no": 0.0}, passing=1.0)
+    assert not parsed.ok and parsed.value is None and why in parsed.note
+
+
+@pytest.mark.parametrize(
+    ("reply", "meant"),
+    [("1", 1.0), ("0", 0.0), ("1.0", 1.0), ("-1", None), ("0.5", None), ("1/2", None)],
+)
+def test_a_number_counts_as_a_class_only_when_it_is_exactly_one(
+    reply: str, meant: float | None
+) -> None:
+    assert read_verdict(reply, {"0": 0.0, "1": 1.0}, passing=1.0).value == meant
+
+
+def test_a_labelled_score_wins_over_counts_in_the_prose() -> None:
+    assert read_score("2 out of 10 facts are wrong. Score: 8", 1, 10).value == 8.0
+    assert read_score("Score: 7\u00bd", 1, 10).value == 7.5
+    assert not read_score("Score: 7\u2153", 1, 10).ok
+    assert "contradicts" in read_score('Score: 3. {"score": 8}', 1, 10).note
