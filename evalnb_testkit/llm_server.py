@@ -10,7 +10,9 @@ when given and not None, is the whole body of a 200 reply (odd usage, tool calls
 or a (status, body) pair. ``agent(messages)``, when given, answers requests that offer
 ``tools``: a final text, or the tool calls to make (``[{"name", "arguments"}]``).
 Otherwise the reply comes from ``per_model(model, prompt) -> str`` when given (two systems
-behind one endpoint), else ``responder(prompt) -> str``. Every call is counted per
+behind one endpoint), else ``responder(prompt) -> str``. ``by_request(body)``, when given
+and not None, answers from the whole request (its ``max_tokens``, say) with the reply text
+and its ``finish_reason``. Every call is counted per
 prompt, so tests can check that a resumed run repeats nothing.
 """
 
@@ -41,6 +43,7 @@ class LoopbackLLM:
         raw: Callable[[str], bytes | tuple[int, bytes] | None] | None = None,
         agent: Callable[[list[dict[str, object]]], str | list[dict[str, object]]] | None = None,
         per_model: Callable[[str, str], str] | None = None,
+        by_request: Callable[[dict[str, object]], tuple[str, str] | None] | None = None,
     ) -> None:
         self.responder = responder or (lambda _prompt: "1")
         self.extra = extra  # more top-level keys of the reply (a RAG server's contexts)
@@ -51,6 +54,7 @@ class LoopbackLLM:
         self.agent = agent
         self.latency_s = latency_s
         self.per_model = per_model  # (model, prompt) -> reply: systems that answer differently
+        self.by_request = by_request  # request body -> (reply, finish_reason)
         self.calls: Counter[str] = Counter()
         self.probes = 0
         self.lock = threading.Lock()
@@ -169,6 +173,10 @@ class LoopbackLLM:
                         if owner.per_model is not None
                         else owner.responder(prompt)
                     )
+                finish = "stop"
+                answered = owner.by_request(body) if owner.by_request and not probe else None
+                if answered is not None:
+                    reply, finish = answered
                 payload = {
                     "id": f"cmpl-{n}",
                     "object": "chat.completion",
@@ -177,7 +185,7 @@ class LoopbackLLM:
                         {
                             "index": 0,
                             "message": {"role": "assistant", "content": reply},
-                            "finish_reason": "stop",
+                            "finish_reason": finish,
                         }
                     ],
                     "usage": {

@@ -17,7 +17,8 @@ __all__ = ["judge_report"]
 def judge_report(lab: LabCore) -> pl.DataFrame:
     """Summarise the judges per evaluator and model.
 
-    Rows, parse failures (and their rate), failed judge calls, tokens and cost, the format
+    Rows, parse failures (and their rate), failed judge calls, replies the host cut off at
+    its token limit (``truncated``: resent once with twice ``max_tokens``), tokens and cost, the format
     contract the replies were held to, how many needed a salvage or a repair turn (and how
     many repairs worked), read from the ``detail`` the judges store with each score.
     """
@@ -33,6 +34,7 @@ def judge_report(lab: LabCore) -> pl.DataFrame:
                 "completion_tokens": pl.Int64,
                 "contract": pl.String,
                 "repair": pl.String,
+                "truncated": pl.Boolean,
                 "salvages": pl.List(pl.String),
             }
         )
@@ -45,6 +47,7 @@ def judge_report(lab: LabCore) -> pl.DataFrame:
             rows=pl.len(),
             parse_failures=pl.col("parse_failed").fill_null(value=False).sum(),
             judge_errors=pl.col("judge_error").fill_null(value=False).sum(),
+            truncated=pl.col("truncated").fill_null(value=False).sum(),
             prompt_tokens=pl.col("prompt_tokens").sum(),
             completion_tokens=pl.col("completion_tokens").sum(),
             cost=pl.col("cost").sum(),

@@ -486,7 +486,14 @@ class LLMClient:
             contexts=reply_contexts(body),
             tool_calls=calls,
             logprobs=logprobs_of(body["choices"][0]) if request_logprobs else None,
+            finish_reason=_finish_reason(body["choices"][0]),
         )
+
+
+def _finish_reason(choice: object) -> str | None:
+    """Return the choice's ``finish_reason`` as short text, or None when the host sent none."""
+    reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+    return reason[:40] if isinstance(reason, str) else None
 
 
 def _passage(item: object) -> str | None:

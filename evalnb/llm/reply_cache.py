@@ -42,6 +42,9 @@ class ChatResult:
     logprobs: tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] | None = None
     """Per token of the reply: (token, its log-probability, the top alternatives as
     (token, log-probability)), when the request asked for ``logprobs`` and the host gave them."""
+    finish_reason: str | None = None
+    """Why the host stopped (``stop``, ``length``, ``tool_calls`` …): ``length`` means the
+    reply was cut off at ``max_tokens`` and is not the whole answer."""
 
 
 def reply_key(
@@ -69,6 +72,7 @@ class ReplyCache:
         self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS contexts VARCHAR")
         self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS tool_calls VARCHAR")
         self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS logprobs VARCHAR")
+        self.con.execute("ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS finish_reason VARCHAR")
         self.con.execute(
             "CREATE TABLE IF NOT EXISTS capabilities (endpoint VARCHAR, model VARCHAR, "
             "found VARCHAR, PRIMARY KEY (endpoint, model))"
@@ -80,7 +84,7 @@ class ReplyCache:
             return {}
         rows = self.con.execute(
             "SELECT key, content, prompt_tokens, completion_tokens, cost, duration_s, contexts, "
-            "tool_calls, logprobs "
+            "tool_calls, logprobs, finish_reason "
             "FROM llm_cache WHERE key IN (SELECT unnest(?))",
             [keys],
         ).fetchall()
@@ -96,6 +100,7 @@ class ReplyCache:
                 contexts=tuple(json.loads(r[6])) if r[6] is not None else None,
                 tool_calls=tuple(json.loads(r[7])) if r[7] is not None else None,
                 logprobs=_logprobs(r[8]),
+                finish_reason=r[9],
             )
             for r in rows
         }
@@ -108,7 +113,7 @@ class ReplyCache:
         self.con.execute(
             "INSERT OR REPLACE INTO llm_cache (key, endpoint, model, request, content, "
             "prompt_tokens, completion_tokens, cost, duration_s, created_at, contexts, tool_calls, "
-            "logprobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "logprobs, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 key,
                 endpoint,
@@ -123,6 +128,7 @@ class ReplyCache:
                 contexts,
                 calls,
                 logprobs,
+                r.finish_reason,
             ],
         )
 

@@ -31,6 +31,7 @@ from evalnb.evaluation.families.judges.prompts import (
     with_system,
 )
 from evalnb.llm.contract import MODES, constraint_params, negotiate, reply_text
+from evalnb.llm.judge import Parsed
 from evalnb.llm.reader import read_object
 from evalnb.llm.tokens import approximate_tokens
 from evalnb.text.language import row_languages
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 
     from evalnb.evaluation.base import Context
     from evalnb.llm.client import ChatResult, LLMClient
-    from evalnb.llm.judge import Parsed
 
 __all__ = ["JudgeEvaluator", "judge_params"]
 
@@ -225,7 +225,12 @@ class JudgeEvaluator(Evaluator):
                 readings.append(_Reading(result, None))
                 continue
             readings.append(_Reading(result, self._reading(result, params, kind, request)))
-        failed = [i for i, r in enumerate(readings) if r.parsed is not None and not r.parsed.ok]
+        readings = self._resend_truncated(judge, conversations, readings, params, kind, request)
+        failed = [
+            i
+            for i, r in enumerate(readings)
+            if r.parsed is not None and not r.parsed.ok and r.result.finish_reason != "length"
+        ]
         if not failed:
             return readings
         hint = self.format_hint(params) or self.free_hint(params)
@@ -252,10 +257,61 @@ class JudgeEvaluator(Evaluator):
             )
         return readings
 
+    def _resend_truncated(
+        self,
+        judge: LLMClient,
+        conversations: list[Messages],
+        readings: list[_Reading],
+        params: Mapping[str, object],
+        kind: str,
+        request: dict[str, Any],
+    ) -> list[_Reading]:
+        """Ask once more, with twice the ``max_tokens``, for each reply the host cut off.
+
+        A cut-off reply is never read (``{"score": 1`` is not a score of 1). Where no
+        ``max_tokens`` was set the host's own limit cut it, and no larger one can be asked:
+        the row stays a failure saying so.
+        """
+        cut = [i for i, r in enumerate(readings) if r.result.finish_reason == "length"]
+        limit_key = next(
+            (
+                k
+                for k in ("max_completion_tokens", "max_tokens")
+                if k in request or k in judge.params
+            ),
+            None,
+        )
+        if not cut or limit_key is None:
+            return readings
+        current = request.get(limit_key, judge.params.get(limit_key))
+        if not isinstance(current, int) or isinstance(current, bool) or current <= 0:
+            return readings
+        larger = {**request, limit_key: 2 * current}
+        answers = judge.chat_many([conversations[i] for i in cut], params=larger, progress=False)
+        out = list(readings)
+        for i, answer in zip(cut, answers, strict=True):
+            first = out[i]
+            if answer.error is not None:
+                out[i] = replace(first, repair=answer, repaired=False)
+                continue
+            again = self._reading(answer, params, kind, request)
+            out[i] = replace(
+                first, parsed=again if again.ok else first.parsed, repair=answer, repaired=again.ok
+            )
+        return out
+
     def _reading(
         self, result: ChatResult, params: Mapping[str, object], kind: str, request: dict[str, Any]
     ) -> Parsed:
         """Read one answered call under ``kind``, with its probability when logprobs were asked."""
+        if result.finish_reason == "length":
+            return Parsed(
+                None,
+                False,
+                result.content or "",
+                "truncated: the host stopped the reply at its token limit (finish_reason "
+                "'length'); a cut-off reply is never read",
+            )
         text = reply_text(result, kind) or ""
         contract_json = kind != "free"
         parsed = self.parse(text, params, contract_json=contract_json)
@@ -304,6 +360,8 @@ class JudgeEvaluator(Evaluator):
         probabilities = [p.probability for p in parsed if p.probability is not None]
         if probabilities:
             judged["probability"] = probabilities[0] if len(parsed) == 1 else probabilities
+        if any(r.result.finish_reason == "length" for r in got):
+            judged["truncated"] = True
         failed = [p for p in parsed if not p.ok]
         if failed:
             return self.on_parse_failure(), {
