@@ -13,9 +13,14 @@ one means the candidate is better (a lower-is-better metric is turned round). Th
   bootstrap instead (CR1's t is still too narrow when few clusters differ in size:
   :mod:`evalnb.analysis.paired_tests`). The design effect (the variance over the naive one)
   is reported.
-- **Without clusters**: verdicts (0/1 metrics) get the exact McNemar test on the discordant
-  pairs (statsmodels' ``mcnemar(exact=True)``), numbers the paired t-test (scipy's
-  ``ttest_rel``), with the Wilcoxon signed-rank p-value beside it (scipy's ``wilcoxon``).
+  Fewer than two clusters (one topic, a cluster column null everywhere, a slice inside
+  one cluster) leave nothing to estimate that error from: no verdict, and a note says why.
+- **Without clusters**: verdicts (0/1 metrics, whichever way they point) get the exact
+  McNemar test on the discordant pairs (statsmodels' ``mcnemar(exact=True)``) and Tango's
+  score interval (it keeps its width when no pair is discordant, where the Wald interval
+  is [0, 0] and would call two systems equivalent on 30 agreeing cases); numbers the
+  paired t-test (scipy's ``ttest_rel``), with the Wilcoxon signed-rank p-value beside it
+  (scipy's ``wilcoxon``).
 - **Several samples per case** (``sample`` > 0) are averaged per case first; the
   within-case variance is kept for :func:`~evalnb.analysis.planning.plan` (Miller's K resamples).
 - **Many comparisons**: p-values are adjusted across every metric × slice compared, by Holm
@@ -37,7 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from evalnb.analysis.paired_tests import PairedTest, adjust, paired_test
+from evalnb.analysis.paired_tests import ONE_CLUSTER, PairedTest, adjust, paired_test
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -264,7 +269,7 @@ def decide(
         chosen += chosen_metrics(lab, extra)
     rows: list[dict[str, object]] = []
     tests: list[PairedTest] = []
-    columns = [c for c in (cluster, slices) if c is not None]
+    columns = list(dict.fromkeys(c for c in (cluster, slices) if c is not None))
     for evaluator, metric, higher in chosen:
         paired = paired_cases(lab, evaluator, metric, baseline, candidate)
         if columns:
@@ -277,12 +282,17 @@ def decide(
             ]
         for name, part in parts:
             a, b = part["a"].to_numpy(), part["b"].to_numpy()
-            if not higher:
-                a, b = -a, -b
             groups = (
                 part[cluster].cast(pl.String).fill_null("(none)").to_numpy() if cluster else None
             )
-            test = paired_test(a, b, clusters=groups, alpha=alpha)
+            test = paired_test(a, b, clusters=groups, alpha=alpha, higher_is_better=higher)
+            if test.method == ONE_CLUSTER:
+                where = f" [{slices} = {name}]" if name else ""
+                notes.append(
+                    f"{evaluator}.{metric}{where}: all {test.n} cases fall in one cluster of "
+                    f"{cluster!r}, and a cluster-robust error needs two at least: no verdict. "
+                    "Cluster by a finer column, or pass cluster='' if the cases are independent"
+                )
             tests.append(test)
             rows.append(
                 {

@@ -26,9 +26,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FEW_CLUSTERS", "PairedTest", "adjust", "paired_test", "wild_cluster_bootstrap"]
+__all__ = [
+    "FEW_CLUSTERS",
+    "ONE_CLUSTER",
+    "PairedTest",
+    "adjust",
+    "paired_test",
+    "tango_interval",
+    "wild_cluster_bootstrap",
+]
 
 FEW_CLUSTERS = 30
+ONE_CLUSTER = "fewer than 2 clusters"
+_NO_DISCORDANCE = "exact McNemar, Tango's interval (no discordant pair in any cluster)"
 _WEBB = 6  # up to 6^6 = 46,656 patterns of Webb's weights, all of them
 _ENUMERATE = 12  # up to 2^12 = 4,096 sign patterns: all of them, not a sample
 
@@ -143,6 +153,58 @@ def wild_cluster_bootstrap(
     return p_value(0.0), edge(-1.0), edge(1.0)
 
 
+def tango_interval(better: int, worse: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Return Tango's score interval for a paired difference of proportions.
+
+    ``better`` and ``worse`` are the discordant pairs (b = 1, a = 0 and the reverse) of
+    ``n``; the difference is (better − worse) / n. Tango ("Equivalence test and confidence
+    interval for the difference in proportions for the paired-sample design", Statistics
+    in Medicine 1998) inverts the score test whose variance is taken under each null
+    difference Δ₀ (the discordance probability re-estimated there), so that, unlike the
+    Wald interval, it keeps its width when no pair is discordant: with none of 30 pairs it
+    is ±z²/(n + z²) = ±0.114 at 95 %, not [0, 0].
+    """
+    from scipy import stats  # noqa: PLC0415
+
+    z = float(stats.norm.ppf(1 - alpha / 2))
+    observed = (better - worse) / n
+
+    def score(delta: float) -> float:
+        w = -better - worse + (2 * n - better + worse) * delta
+        root = math.sqrt(max(w * w + 8 * n * worse * delta * (1 - delta), 0.0))
+        q21 = max((root - w) / (4 * n), 0.0)
+        variance = n * (2 * q21 + delta * (1 - delta))
+        if variance <= 0:
+            return math.inf if better - worse > n * delta else -math.inf
+        return (better - worse - n * delta) / math.sqrt(variance)
+
+    def edge(inside: float, outside: float) -> float:
+        if abs(score(outside)) <= z:
+            return round(outside)  # the interval reaches ±1
+        for _ in range(100):  # the score falls with Δ₀: bisect to 1e-12 or so
+            middle = (inside + outside) / 2
+            if abs(score(middle)) <= z:
+                inside = middle
+            else:
+                outside = middle
+        return (inside + outside) / 2
+
+    end = 1 - 1e-12
+    return edge(observed, -end), edge(observed, end)
+
+
+def _mcnemar(d: np.ndarray, alpha: float) -> tuple[float, float, float]:
+    """Exact McNemar's p-value of oriented 0/±1 differences, with Tango's interval."""
+    from scipy import stats  # noqa: PLC0415
+
+    better = int(np.sum(d > 0))
+    worse = int(np.sum(d < 0))
+    k = better + worse
+    p = float(min(1.0, 2 * stats.binom.cdf(min(better, worse), k, 0.5))) if k else 1.0
+    low, high = tango_interval(better, worse, d.size, alpha)
+    return p, low, high
+
+
 def paired_test(
     a: np.ndarray,
     b: np.ndarray,
@@ -150,16 +212,27 @@ def paired_test(
     clusters: np.ndarray | None = None,
     alpha: float = 0.05,
     bootstrap: bool | None = None,
+    higher_is_better: bool = True,
 ) -> PairedTest:
     """Compare paired values: ``b - a`` (positive: ``b`` better), as described above.
 
     ``bootstrap``: the wild cluster bootstrap for clustered cases; None (default) uses it
-    when there are fewer than :data:`FEW_CLUSTERS` clusters.
+    when there are fewer than :data:`FEW_CLUSTERS` clusters. ``higher_is_better`` False
+    turns the difference round (``a - b``); the test chosen depends on the values only
+    (0/1 values get McNemar's whichever way the metric points).
+
+    Unclustered 0/1 values get exact McNemar's p-value and Tango's score interval
+    (:func:`tango_interval`), which keeps its width when no pair is discordant. Clustered
+    values need two clusters at least for a cluster-robust error: with fewer, the result
+    says so (method ``"fewer than 2 clusters"``) and has no interval and p = 1.
     """
     from scipy import stats  # noqa: PLC0415 - heavy import, only when deciding
 
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
+    binary = bool(np.all(np.isin(a, (0.0, 1.0))) and np.all(np.isin(b, (0.0, 1.0))))
+    if not higher_is_better:
+        a, b = -a, -b
     d = b - a
     n = d.size
     if n < 2:
@@ -181,6 +254,25 @@ def paired_test(
         wilcoxon = float(stats.wilcoxon(b, a).pvalue)
     if clusters is not None:
         se, g = _cr1_se(d, clusters)
+        if g < 2:  # one cluster: its residuals sum to 0, so CR1 has nothing to estimate from
+            return PairedTest(
+                n, g, mean, math.nan, math.nan, math.nan, 1.0, ONE_CLUSTER, math.nan, wilcoxon
+            )
+        if se == 0 and binary:  # no discordant pair anywhere: CR1 says 0, Tango does not
+            p, low, high = _mcnemar(d, alpha)
+            z = float(stats.norm.ppf(1 - alpha / 2))
+            return PairedTest(
+                n,
+                g,
+                mean,
+                (high - low) / (2 * z),
+                low,
+                high,
+                p,
+                _NO_DISCORDANCE,
+                math.nan,
+                wilcoxon,
+            )
         df = max(g - 1, 1)
         t = stats.t.ppf(1 - alpha / 2, df)
         if not math.isfinite(se) or se == 0:
@@ -196,19 +288,16 @@ def paired_test(
         return PairedTest(
             n, g, mean, se, mean - t * se, mean + t * se, p, f"CR1, t({df})", deff, wilcoxon
         )
-    t = stats.t.ppf(1 - alpha / 2, n - 1)
-    binary = bool(np.all(np.isin(a, (0.0, 1.0))) and np.all(np.isin(b, (0.0, 1.0))))
     if binary:
-        better = int(np.sum((b == 1) & (a == 0)))
-        worse = int(np.sum((b == 0) & (a == 1)))
-        k = better + worse
-        p = float(min(1.0, 2 * stats.binom.cdf(min(better, worse), k, 0.5))) if k else 1.0
-        method = "exact McNemar"
-    else:
-        p = float(stats.ttest_rel(b, a).pvalue) if naive_se > 0 else (1.0 if mean == 0 else 0.0)
-        method = "paired t"
+        p, low, high = _mcnemar(d, alpha)
+        z = float(stats.norm.ppf(1 - alpha / 2))
+        return PairedTest(
+            n, n, mean, (high - low) / (2 * z), low, high, p, "exact McNemar", 1.0, wilcoxon
+        )
+    t = stats.t.ppf(1 - alpha / 2, n - 1)
+    p = float(stats.ttest_rel(b, a).pvalue) if naive_se > 0 else (1.0 if mean == 0 else 0.0)
     return PairedTest(
-        n, n, mean, naive_se, mean - t * naive_se, mean + t * naive_se, p, method, 1.0, wilcoxon
+        n, n, mean, naive_se, mean - t * naive_se, mean + t * naive_se, p, "paired t", 1.0, wilcoxon
     )
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "Look",
     "Sequential",
     "cs_radius",
+    "difference_prior",
     "running_interval",
     "sequential",
     "settled",
@@ -61,6 +62,7 @@ __all__ = [
 
 L = TypeVar("L", bound="LabCore")
 _MIN_UNITS = 30  # the asymptotic sequence's running variance needs a few dozen increments
+_PRIOR_WEIGHT = 4.0  # pseudo-observations of variance 1 (see difference_prior)
 
 
 def _rho2(alpha: float, t_opt: float) -> float:
@@ -84,7 +86,11 @@ def cs_radius(t: np.ndarray, sd: np.ndarray, alpha: float, t_opt: float) -> np.n
 
 
 def running_interval(
-    values: np.ndarray, *, alpha: float = 0.05, t_opt: float | None = None
+    values: np.ndarray,
+    *,
+    alpha: float = 0.05,
+    t_opt: float | None = None,
+    prior_variance: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return the running mean of ``values`` and its anytime-valid interval after every observation.
 
@@ -96,6 +102,12 @@ def running_interval(
         The error level, simultaneous over every time.
     t_opt
         The number of observations at which the sequence is tightest (default: all of them).
+    prior_variance
+        Added to the running sum of squares, as pseudo-observations of variance 1 (0: none).
+        Differences of 0/1 verdicts often start with a run of zeros (the systems agree on
+        the first 30 cases), whose running variance is 0 and interval [0, 0]: an
+        "equivalent" on no evidence. :func:`difference_prior` gives the one for
+        differences of scores in [0, 1] (1, the largest variance such a difference has).
 
     Returns
     -------
@@ -108,8 +120,23 @@ def running_interval(
     # Running variance from the running sums; with one observation the spread is unknown (0).
     second = np.cumsum(x**2) / t
     var = np.maximum(second - mean**2, 0.0) * t / np.maximum(t - 1, 1)
+    if prior_variance:
+        var = (prior_variance + var * (t - 1)) / (t - 1 + prior_variance)
     radius = cs_radius(t, np.sqrt(var), alpha, t_opt or max(float(x.size), 1.0))
     return mean, mean - radius, mean + radius
+
+
+def difference_prior(d: np.ndarray) -> float:
+    """Return the prior variance for :func:`running_interval` of paired differences ``d``.
+
+    Where every difference is within ±1 (scores in [0, 1], whose difference has at most
+    variance 1): that variance counted as four observations, about z² at 95 % — the weight
+    Wilson's and Tango's intervals give the unseen when nothing was seen (with no
+    discordant pair in n, Tango's half-width is z²/(n + z²)). 0 otherwise: no scale is
+    known.
+    """
+    x = np.asarray(d, dtype=float)
+    return _PRIOR_WEIGHT if x.size and float(np.max(np.abs(x))) <= 1.0 else 0.0
 
 
 def settled(low: float, high: float, margin: float | None) -> str | None:
@@ -203,7 +230,12 @@ class Sequential:
         self.total_cases = total
         t_opt = self.t_opt or max(self._units(scored, total) / 2, self.min_units)
         if d.size:
-            mean, low, high = (a[-1] for a in running_interval(d, alpha=self.alpha, t_opt=t_opt))
+            mean, low, high = (
+                a[-1]
+                for a in running_interval(
+                    d, alpha=self.alpha, t_opt=t_opt, prior_variance=difference_prior(d)
+                )
+            )
         else:
             mean = low = high = float("nan")
         verdict = (
@@ -357,7 +389,12 @@ def stream_verdict(
     ``t_opt`` defaults to half the stream, as the rule's does.
     """
     x = np.asarray(d, dtype=float)
-    _, low, high = running_interval(x, alpha=alpha, t_opt=t_opt or max(x.size / 2, min_units))
+    _, low, high = running_interval(
+        x,
+        alpha=alpha,
+        t_opt=t_opt or max(x.size / 2, min_units),
+        prior_variance=difference_prior(x),
+    )
     for end in range(batch, x.size + batch, batch):
         t = min(end, x.size)
         if t < min_units:

@@ -295,3 +295,110 @@ def test_the_view_and_the_report_draw_the_differences_with_the_margin(tmp_path: 
     report = lab.report(tmp_path / "r.html", decisions=[d]).html
     assert "<h2>Decisions</h2>" in report and report.count("<svg") >= 2
     assert "<b>old</b>" not in report
+
+
+def _binary_lab(a: np.ndarray, b: np.ndarray, topics: list[str] | None, higher: bool) -> evalnb.Lab:
+    ids = [f"c{i}" for i in range(a.size)]
+    rows = [
+        pl.DataFrame(
+            {
+                "case_id": ids,
+                "model": model,
+                "sample": 0,
+                "evaluator": "ev",
+                "metric": "score" if higher else "toxicity",
+                "value": v.astype(float),
+                "params": "{}",
+            }
+        )
+        for model, v in (("A", a), ("B", b))
+    ]
+    return _lab(ids, pl.concat(rows), topics)
+
+
+def test_one_cluster_gives_no_verdict_and_says_why() -> None:
+    rng = np.random.default_rng(1)
+    a = (rng.random(200) < 0.5).astype(float)
+    b = (rng.random(200) < 0.5).astype(float)
+    for topics in (["only"] * 200, [None] * 200):
+        lab = _binary_lab(a, b, topics, higher=True)
+        got = lab.decide("A", "B", metrics=["ev.score"], cluster="topic")
+        assert got.verdict == "inconclusive" and got.frame["p_value"][0] == 1.0
+        assert got.frame["method"][0] == "fewer than 2 clusters"
+        assert any("one cluster" in n for n in got.notes)
+    # per slice with one cluster each: every slice says why, none has a verdict
+    two = _binary_lab(a, b, ["x", "y"] * 100, higher=True)
+    sliced = two.decide("A", "B", metrics=["ev.score"], cluster="topic", slices="topic")
+    inner = sliced.frame.filter(pl.col("slice") != "")
+    assert set(inner["verdict"]) == {"inconclusive"} and set(inner["p_value"]) == {1.0}
+    assert sum("one cluster" in n for n in sliced.notes) == 2
+
+
+def test_the_metric_direction_does_not_change_the_test() -> None:
+    a = np.array([1, 0] * 10 + [0] * 5 + [1] * 5, dtype=float)
+    b = np.array([1, 1] * 10 + [0] * 5 + [1] * 5, dtype=float)
+    up = _binary_lab(a, b, None, higher=True).decide("A", "B", metrics=["ev.score"], cluster="")
+    down = _binary_lab(1 - a, 1 - b, None, higher=False).decide(
+        "A", "B", metrics=["ev.toxicity"], cluster=""
+    )
+    assert up.frame["method"][0] == down.frame["method"][0] == "exact McNemar"
+    assert up.frame["p_value"][0] == pytest.approx(down.frame["p_value"][0], abs=1e-15)
+    assert up.frame["difference"][0] == pytest.approx(down.frame["difference"][0], abs=1e-15)
+
+
+def test_no_discordant_pair_still_leaves_an_interval() -> None:
+    same = np.array([1.0] * 20 + [0.0] * 10)
+    got = _binary_lab(same, same, None, higher=True).decide(
+        "A", "B", metrics=["ev.score"], cluster="", margin=0.02
+    )
+    z2 = 1.959963984540054**2
+    assert got.frame["ci_high"][0] == pytest.approx(z2 / (30 + z2), abs=1e-9)
+    assert got.verdict == "inconclusive"
+    # a true difference of -0.05 at 30 cases: non-inferior at margin 0.02 must stay rare
+    rng = np.random.default_rng(2)
+    false = 0
+    for _ in range(200):
+        a = (rng.random(30) < 0.7).astype(float)
+        b = np.where(rng.random(30) < 0.05, 0.0, a)
+        test = paired_test(a, b)
+        false += test.ci_low > -0.02
+    assert false <= 10
+
+
+def test_tango_interval_equals_the_constrained_score_inversion() -> None:
+    from scipy import optimize
+
+    from evalnb.analysis.paired_tests import tango_interval
+
+    def score(better: int, worse: int, n: int, delta: float) -> float:
+        def nll(q: float) -> float:
+            p12, rest = q + delta, 1 - 2 * q - delta
+            return -(better * np.log(p12) + worse * np.log(q) + (n - better - worse) * np.log(rest))
+
+        q = optimize.minimize_scalar(
+            nll,
+            bounds=(max(0, -delta) + 1e-12, (1 - delta) / 2 - 1e-12),
+            method="bounded",
+            options={"xatol": 1e-14},
+        ).x
+        return (better - worse - n * delta) / np.sqrt(n * (2 * q + delta * (1 - delta)))
+
+    z = 1.959963984540054
+    for better, worse, n in ((5, 2, 100), (12, 3, 50), (3, 9, 40), (1, 0, 20)):
+        low, high = tango_interval(better, worse, n)
+        assert abs(score(better, worse, n, low)) == pytest.approx(z, abs=1e-6)
+        assert abs(score(better, worse, n, high)) == pytest.approx(z, abs=1e-6)
+
+
+def test_a_stream_of_agreeing_cases_is_not_settled_on_its_first_looks() -> None:
+    from evalnb.analysis.sequential import stream_verdict
+
+    verdict, used = stream_verdict(np.zeros(400), margin=0.02)
+    assert used > 200 or verdict == "inconclusive"
+    rng = np.random.default_rng(3)
+    false = sum(
+        stream_verdict(-(rng.random(400) < 0.05).astype(float), margin=0.02)[0]
+        in ("equivalent", "non-inferior")
+        for _ in range(200)
+    )
+    assert false <= 10
