@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from evalnb.calibration.labels import cohen_kappa, human_verdicts
+from evalnb.evaluation.base import key_params
 from evalnb.evaluation.engine import evaluate
 from evalnb.evaluation.families.judges.prompts import aligned_system
 from evalnb.lab.core import LabCore
@@ -128,7 +129,7 @@ def _current_params(lab: LabCore, evaluator: str) -> dict[str, Any]:
         .collect()
         .to_series()
     )
-    params = json.loads(found[0]) if found.len() else {}
+    params = key_params(found[0]) if found.len() else {}
     return {k: v for k, v in params.items() if k != "judge_model"}
 
 

@@ -7,11 +7,12 @@ accepted at sign-off, and measures drift against a sample of the lab's questions
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+from evalnb.evaluation.base import key_params, key_version
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -64,13 +65,14 @@ def evaluator_records(lab: LabCore, evaluators: list[str]) -> list[dict[str, Any
             .len()
             .sort(["len", "params"], descending=True)
         )
-        params = (
-            json.loads(keys.item(0, "params")) if keys.height and keys.item(0, "params") else {}
-        )
+        key = keys.item(0, "params") if keys.height else None
+        params = key_params(key)
         try:
-            version = get_evaluator(ev).version
+            current = get_evaluator(ev).version
         except ValueError:  # an object made in a session (ragas.*): no catalog entry
-            version = "session"
+            current = "session"
+        # The version the scores were made with, which the thresholds were calibrated on.
+        version = key_version(key) or current
         out.append({"id": ev, "version": version, "params": params})
     return out
 

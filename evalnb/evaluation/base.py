@@ -11,7 +11,7 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import polars as pl
@@ -28,10 +28,13 @@ if TYPE_CHECKING:
 __all__ = [
     "BLOCK_ROWS",
     "DOMAINS",
+    "VERSION_KEY",
     "Context",
     "Evaluator",
     "MetricSpec",
     "Param",
+    "key_params",
+    "key_version",
     "per_distinct",
     "reasons",
     "register",
@@ -103,6 +106,8 @@ class MetricSpec:
 
 
 ASKED = "metrics"
+# The evaluator's version in its scoring key: no parameter can be named so.
+VERSION_KEY = "@version"
 """The parameter every evaluator takes: which of its metrics to compute (all when None)."""
 
 
@@ -293,19 +298,40 @@ class Evaluator(ABC):
 
     @classmethod
     def scoring_key(cls, params: Mapping[str, object]) -> str:
-        """Canonical JSON of the parameters that change scores (stored with each score).
+        """Canonical JSON of what decides the scores (stored with each score).
 
-        The metrics asked for are part of it: a later run asking for more rescores.
+        The parameters that change scores, the metrics asked for (a later run asking for
+        more rescores) and the evaluator's :attr:`version` under :data:`VERSION_KEY` (a
+        redefined user function, or a built-in whose computation changed, rescores rather
+        than keep the old function's scores). :func:`key_params` reads the parameters back.
         """
         scoring = {p.name for p in cls.params if p.scoring}
         if params.get(ASKED) is not None:
             scoring.add(ASKED)
-        return json.dumps({k: params[k] for k in sorted(scoring)}, sort_keys=True)
+        key: dict[str, object] = {k: params[k] for k in sorted(scoring)}
+        key[VERSION_KEY] = cls.version
+        return json.dumps(key, sort_keys=True)
 
     @classmethod
     def primary(cls) -> MetricSpec:
         """Return the primary metric."""
         return next((m for m in cls.metrics if m.primary), cls.metrics[0])
+
+
+def key_params(key: str | None) -> dict[str, Any]:
+    """Return the scoring parameters of a scoring key (its version left out)."""
+    params = json.loads(key) if key else {}
+    if not isinstance(params, dict):
+        return {}
+    params.pop(VERSION_KEY, None)
+    return params
+
+
+def key_version(key: str | None) -> str | None:
+    """Return the evaluator version a scoring key records (None: a key from before versions)."""
+    params = json.loads(key) if key else {}
+    version = params.get(VERSION_KEY) if isinstance(params, dict) else None
+    return str(version) if version is not None else None
 
 
 def reasons(

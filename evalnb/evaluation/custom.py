@@ -11,8 +11,11 @@ unscored with a reason, as every evaluator does.
 The decorator makes a registered :class:`~evalnb.evaluation.base.Evaluator`, so the
 function's metrics go everywhere a built-in's go: ``evaluate``, the eye, the weakness grid,
 labels and recalibration, the calibration bundle. Its **version is the hash of the
-function's source**: a bundle records it, and a monitor refuses to score with a function
-that changed since the thresholds were calibrated. A function defined in a notebook
+function's source** (with the constants and helper functions of its module it reads:
+:func:`source_version`): it is part of every score's key, so a redefined function rescores
+(the old one's scores are never kept under the new name), a bundle records it, and a
+monitor refuses to score with a function that changed since the thresholds were
+calibrated. A function defined in a notebook
 (``__main__``) runs in the notebook's process (Ray workers cannot import it); one in an
 installed module can also be found by processes that never imported it, through the
 ``evalnb.evaluators`` entry point group (:mod:`evalnb.evaluation.catalog`).
@@ -49,14 +52,70 @@ __all__ = ["evaluator", "source_version"]
 _ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
+# Values whose repr is their whole meaning: a constant a function reads from its module.
+_PLAIN = (int, float, complex, str, bytes, bool, type(None), range)
+
+
 def source_version(func: Callable[..., object]) -> str:
-    """Return ``src-`` and 12 hex digits of the function's source (its evaluator's version)."""
+    """Return ``src-`` and 12 hex digits of what the function computes (its evaluator's version).
+
+    The hash covers the function's source (or, with none to read, its byte code *and* its
+    constants: ``> 5`` and ``> 50`` differ), and what it reads from outside itself: each
+    plain constant of its module or closure by value (``LIMIT = 5`` changed to 50), and
+    each helper function of its module by the same hash, recursively. A library it calls
+    counts by name only: its own version is the library's business.
+    """
+    parts: list[str] = []
+    _describe(func, parts, seen=set())
+    return "src-" + hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:12]
+
+
+def _describe(func: object, parts: list[str], seen: set[int]) -> None:
+    if id(func) in seen:
+        return
+    seen.add(id(func))
+    code = getattr(func, "__code__", None)
     try:
-        text = inspect.getsource(func)
+        parts.append(inspect.getsource(func))  # type: ignore[arg-type]
     except (OSError, TypeError):  # no source to read (a lambda typed at a prompt): its code
-        code = getattr(func, "__code__", None)
-        text = repr(code.co_code) if code is not None else repr(func)
-    return "src-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+        parts.append(
+            repr(code.co_code) + repr(_constants(code)) if code is not None else repr(func)
+        )
+    if code is None:
+        return
+    module = getattr(func, "__module__", None)
+    scope = dict(getattr(func, "__globals__", {}))
+    for cell_name, cell in zip(
+        code.co_freevars, getattr(func, "__closure__", None) or (), strict=False
+    ):
+        try:
+            scope[cell_name] = cell.cell_contents
+        except ValueError:  # an empty cell: nothing bound yet
+            continue
+    for name in sorted(_names(code) | set(code.co_freevars)):
+        if name not in scope:
+            continue
+        value = scope[name]
+        if isinstance(value, _PLAIN) or (
+            isinstance(value, tuple | frozenset) and all(isinstance(v, _PLAIN) for v in value)
+        ):
+            parts.append(f"{name}={value!r}")
+        elif inspect.isfunction(value) and value.__module__ == module:
+            parts.append(f"{name}:")
+            _describe(value, parts, seen)
+
+
+def _names(code: object) -> set[str]:
+    """Return the global names a code object and its nested functions read."""
+    names = set(getattr(code, "co_names", ()))
+    for const in getattr(code, "co_consts", ()):
+        if inspect.iscode(const):
+            names |= _names(const)
+    return names
+
+
+def _constants(code: object) -> tuple[object, ...]:
+    return tuple(_constants(c) if inspect.iscode(c) else c for c in getattr(code, "co_consts", ()))
 
 
 def evaluator(
@@ -205,6 +264,15 @@ class _UserEvaluator(Evaluator):
                     "declare value_range"
                 )
                 raise ValueError(msg)
+            for row in np.flatnonzero(np.isinf(bad)).tolist():
+                # inf is no score (it passes any threshold and makes every mean inf): null,
+                # with the row's reason saying what the function gave.
+                reasons[row] = json.dumps(
+                    {
+                        "reason": f"{self.id} gave {key} = {bad[row]!r} for this row, not a finite number"
+                    }
+                )
+                bad[row] = math.nan
             for row in np.flatnonzero(~np.isfinite(bad)).tolist():
                 if reasons[row] is None:
                     reasons[row] = json.dumps({"reason": f"{self.id} gave no value for this row"})
@@ -213,7 +281,9 @@ class _UserEvaluator(Evaluator):
     def _call(self, rows: pl.DataFrame) -> object:
         function = type(self).function
         if not self.per_row:
-            return function(rows)
+            # A copy (cheap: Polars shares the columns): a function that grows its input in
+            # place (insert_column, hstack(in_place=True)) must not change the rows scored.
+            return function(rows.clone())
         out = [function(row) for row in rows.iter_rows(named=True)]
         if out and all(isinstance(o, Mapping) for o in out):
             return pl.DataFrame([dict(o) for o in out])

@@ -299,11 +299,7 @@ class LLMClient:
             gate = asyncio.Semaphore(self.concurrency)
             pacing = _Pacer(self.requests_per_second)
             redactor = self._redactor()  # once per batch: every failed call's text goes through it
-            headers = {"Content-Type": "application/json"}
-            key = self.api_key or os.environ.get(self.api_key_env)
-            if key:
-                bearer = self.auth_header.lower() == "authorization"
-                headers[self.auth_header] = f"Bearer {key}" if bearer else key
+            headers = self._headers()
             limits = httpx.Limits(
                 max_connections=self.concurrency, max_keepalive_connections=self.concurrency
             )
@@ -346,6 +342,57 @@ class LLMClient:
             if cache is not None:
                 cache.close()
         return [r if r is not None else ChatResult(None, "not sent") for r in results]
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        key = self.api_key or os.environ.get(self.api_key_env)
+        if key:
+            bearer = self.auth_header.lower() == "authorization"
+            headers[self.auth_header] = f"Bearer {key}" if bearer else key
+        return headers
+
+    def post_json(
+        self, url: str, payloads: Sequence[dict[str, Any]]
+    ) -> list[tuple[int, Any] | str]:
+        """POST each payload as JSON to ``url``, another route of this server (``/tokenize``).
+
+        Under the bounds of a chat call: one attempt's deadline (``timeout_s``: connecting
+        and every read together, so a host dripping a byte a second cannot hold it longer)
+        and the reply size cap (``max_reply_bytes``, refused as it streams in), with this
+        client's credentials, query and concurrency; no retries, no cache. Returns, per
+        payload in order, (HTTP status, the body read as JSON, or None where it is not
+        JSON), or the error text of a call that failed.
+        """
+        return run_blocking(self._post_all(url, list(payloads)))
+
+    async def _post_all(
+        self, url: str, payloads: list[dict[str, Any]]
+    ) -> list[tuple[int, Any] | str]:
+        import httpx  # noqa: PLC0415
+
+        gate = asyncio.Semaphore(self.concurrency)
+        redactor = self._redactor()
+
+        async def one(http: httpx.AsyncClient, payload: dict[str, Any]) -> tuple[int, Any] | str:
+            async with gate:
+                try:
+                    status, text, _ = await self._post(http, payload, url=url)
+                except _TooLarge as exc:
+                    return str(exc)
+                except TimeoutError:
+                    return f"Timeout: no complete reply within timeout_s={self.timeout_s:g} s"
+                except httpx.HTTPError as exc:
+                    return redactor.redact(f"{type(exc).__name__}: {exc}")[:300]
+            try:
+                body = json.loads(text)
+            except (ValueError, RecursionError):
+                body = None
+            return status, body
+
+        async with httpx.AsyncClient(
+            headers=self._headers(), timeout=self.timeout_s, params=self.query
+        ) as http:
+            return list(await asyncio.gather(*(one(http, p) for p in payloads)))
 
     async def _call(
         self, http: httpx.AsyncClient, request: dict[str, Any], pacing: _Pacer, redactor: Redactor
@@ -412,11 +459,11 @@ class LLMClient:
         return EndpointUnreachable(msg)
 
     async def _post(
-        self, http: httpx.AsyncClient, request: dict[str, Any]
+        self, http: httpx.AsyncClient, request: dict[str, Any], *, url: str | None = None
     ) -> tuple[int, str, str | None]:
         """Send one attempt under its deadline; read at most ``max_reply_bytes`` of the reply."""
         async with asyncio.timeout(self.timeout_s):
-            async with http.stream("POST", self.endpoint, json=request) as reply:
+            async with http.stream("POST", url or self.endpoint, json=request) as reply:
                 declared = reply.headers.get("content-length")
                 if declared and declared.isdigit() and int(declared) > self.max_reply_bytes:
                     raise _TooLarge(self._too_large(int(declared)))

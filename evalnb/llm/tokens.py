@@ -65,26 +65,55 @@ def approximate_tokens(texts: list[str]) -> list[int]:
     return [math.ceil(len(t) / 4) for t in texts]
 
 
-def _server_counter(judge: LLMClient) -> Callable[[list[str]], list[int]] | None:
-    import httpx  # noqa: PLC0415
+def _tokens(answer: tuple[int, Any] | str) -> list[Any] | str:
+    """Return the token list of a tokenizer's answer, or what was wrong with it."""
+    if isinstance(answer, str):
+        return answer
+    status, body = answer
+    if status != 200:
+        return f"HTTP {status}"
+    tokens = body.get("tokens") if isinstance(body, dict) else None
+    if not isinstance(tokens, list):
+        found = type(body).__name__ if body is not None else "a body that is not JSON"
+        return f"{found} where a JSON object with a list 'tokens' was expected"
+    return tokens
 
+
+def _server_counter(judge: LLMClient) -> Callable[[list[str]], list[int]] | None:
+    """Return a counter on the judge server's own tokenizer, if it has one that answers sense.
+
+    Every call is bounded as a chat call is (:meth:`~evalnb.llm.client.LLMClient.post_json`:
+    the client's deadline and reply size cap); a route whose first answer is not a JSON
+    object with a list of tokens (an HTML page, a bare list, a string) is not a tokenizer.
+    """
     root = str(judge.base_url).removesuffix("/v1")
     for path, field in (("/extras/tokenize", "input"), ("/tokenize", "content")):
         url = root + path
-        try:
-            reply = httpx.post(url, json={field: "hello"}, timeout=10, params=judge.query)
-        except httpx.HTTPError:
+        if isinstance(_tokens(judge.post_json(url, [{field: "hello"}])[0]), str):
             continue
-        if reply.status_code == 200 and isinstance(reply.json().get("tokens"), list):
 
-            def count(texts: list[str], url: str = url, field: str = field) -> list[int]:
-                with httpx.Client(timeout=30, params=judge.query) as http:
-                    return [
-                        len(http.post(url, json={field: t}).json()["tokens"]) if t else 0
-                        for t in texts
-                    ]
+        def count(
+            texts: list[str], url: str = url, field: str = field, path: str = path
+        ) -> list[int]:
+            asked = [t for t in texts if t]
+            answers = iter(judge.post_json(url, [{field: t} for t in asked]))
+            out = []
+            for i, text in enumerate(texts):
+                if not text:
+                    out.append(0)
+                    continue
+                tokens = _tokens(next(answers))
+                if isinstance(tokens, str):
+                    msg = (
+                        f"{judge.public_endpoint}: its tokenizer ({path}) answered text {i} "
+                        f"with {tokens}; it answered the probe: retry, or count without it "
+                        "(tiktoken, or four characters a token)"
+                    )
+                    raise ValueError(msg)
+                out.append(len(tokens))
+            return out
 
-            return count
+        return count
     return None
 
 

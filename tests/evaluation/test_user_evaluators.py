@@ -171,3 +171,66 @@ def test_the_catalog_finds_every_family_module_and_installed_entry_points(
         found = catalog.all_evaluators()
     assert "acme_len" in found
     assert any("broken_metrics" in str(w.message) for w in caught)
+
+
+def test_an_infinite_value_is_stored_null_with_the_reason() -> None:
+    @evalnb.evaluator(metrics="ratio")
+    def ratio(rows: pl.DataFrame) -> list[float]:
+        return [
+            float("inf") if i == 0 else (float("-inf") if i == 1 else 0.5)
+            for i in range(rows.height)
+        ]
+
+    lab = evalnb.evaluate(_lab(), [ratio], progress=False)
+    values = lab.scores.sort("case_id")["value"]
+    assert values.null_count() == 2 and values.drop_nulls().to_list() == [0.5] * 38
+    reasons = lab.scores.filter(pl.col("value").is_null())["detail"].to_list()
+    assert all("not a finite number" in json.loads(r)["reason"] for r in reasons)
+    board = lab.leaderboard()
+    assert board.filter(pl.col("evaluator") == "ratio")["mean"].is_finite().all()
+
+
+def test_a_redefined_function_rescores_instead_of_keeping_the_old_scores() -> None:
+    @evalnb.evaluator(metrics="says_please")
+    def says_please(rows: pl.DataFrame) -> pl.Series:
+        return rows["actual"].str.contains("(?i)please").cast(pl.Float64)
+
+    first = evalnb.evaluate(_lab(), [says_please], progress=False)
+    assert first.scores["value"].sum() > 0
+
+    @evalnb.evaluator(metrics="says_please")
+    def says_please(rows: pl.DataFrame) -> pl.Series:
+        return pl.Series([0.0] * rows.height)
+
+    again = evalnb.evaluate(first, [says_please], progress=False)
+    assert again.scores["value"].sum() == 0 and again.scores.height == first.scores.height
+    assert json.loads(again.scores["params"][0])["@version"] == says_please.version
+
+
+def test_a_version_changes_with_constants_and_helpers_it_reads() -> None:
+    from evalnb.evaluation.custom import source_version
+
+    def make(limit: int) -> object:
+        return eval("lambda rows: rows > " + str(limit))  # no source to read: its byte code
+
+    assert source_version(make(5)) != source_version(make(50))  # type: ignore[arg-type]
+    scope: dict[str, object] = {"__name__": "user_module"}
+    exec(
+        "LIMIT = 5\ndef helper(x):\n    return x > LIMIT\ndef f(rows):\n    return helper(rows)",
+        scope,
+    )
+    before = source_version(scope["f"])  # type: ignore[arg-type]
+    scope["LIMIT"] = 50
+    assert source_version(scope["f"]) != before  # type: ignore[arg-type]
+    exec("def helper(x):\n    return x < LIMIT", scope)
+    assert source_version(scope["f"]) not in (before,)  # type: ignore[arg-type]
+
+
+def test_a_function_that_grows_its_input_in_place_stores_one_score_per_answer() -> None:
+    @evalnb.evaluator(metrics="grown")
+    def grown(rows: pl.DataFrame) -> pl.Series:
+        rows.insert_column(rows.width, pl.Series("value", [9.0] * rows.height))
+        return pl.Series([1.0] * rows.height)
+
+    lab = evalnb.evaluate(_lab(), [grown], progress=False)
+    assert lab.scores.height == 40 and lab.scores["value"].to_list() == [1.0] * 40
