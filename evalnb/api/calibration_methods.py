@@ -87,8 +87,9 @@ class HumanCalibration(LabCore):
         """Write a review queue's labels into the ``labels`` table (and the store, committed).
 
         ``rule``: ``"majority"`` (one label per item, the reviewers' majority; ties give
-        none), ``"adjudicated"`` (the lead's label where there is one, else the majority) or
-        ``"all"`` (every reviewer's label; the lab's own majority rule then decides). The
+        none) or ``"all"`` (every reviewer's label; the lab's own majority rule then
+        decides); under either, an item the lead adjudicated carries the lead's label alone,
+        and no later pull retracts it (``"adjudicated"`` names the same as ``"majority"``). The
         rule and the queue are recorded with the batch, and how each item was drawn, so
         ``recalibrate``, the PPI-corrected pass rates, judge alignment and the calibration
         bundle use the labels unchanged. The queue speaks in the lab with one voice, the

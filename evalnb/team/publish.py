@@ -215,13 +215,15 @@ def pulled_labels(
     """Return the ``labels`` rows that make the lab hold the queue's labels under ``rule``.
 
     ``all``: every reviewer's label in force. ``majority``: one label per item, the
-    reviewers' majority (a tie gives none). ``adjudicated``: the lead's where there is one,
-    else the majority. Only pass/fail labels go to a lab.
+    reviewers' majority (a tie gives none). Under every rule an item the lead adjudicated
+    carries the lead's label alone: an adjudication is final, and no later pull retracts it
+    (``adjudicated``, the lead's label where there is one and else the majority, is what
+    ``majority`` now gives; the name stays). Only pass/fail labels go to a lab.
 
     The queue speaks in the lab with one voice, the latest pull's: the rows returned add
     what the rule gives now and is not in force yet, and **retract** (a null verdict) what
     an earlier pull put there and the rule no longer gives — a tie that a reviewer's edit
-    made, a majority replaced by an adjudication, another rule's labels. Pulling again with
+    made, a majority or reviewers' labels replaced by an adjudication, another rule's labels. Pulling again with
     nothing changed adds nothing.
     """
     if rule not in RULES:
@@ -309,8 +311,18 @@ def pulled_labels(
 def _by_rule(votes: pl.DataFrame, queue: str, rule: str) -> pl.DataFrame:
     """Return the labels ``rule`` gives: one row per item and voice (reviewer, majority or lead)."""
     reviewed = votes.filter(pl.col("kind") == "review")
+    # The lead's adjudication is the item's final word under every rule: a later pull with
+    # another rule never takes it back (it did, once, and the lead's decision was lost).
+    lead = (
+        votes.filter(pl.col("kind") == "adjudication")
+        .sort("label_no")
+        .group_by("item_id", maintain_order=True)
+        .last()
+        .select(_CHOSEN)
+    )
+    settled = pl.col("item_id").is_in(lead["item_id"].implode())
     if rule == "all":
-        return reviewed
+        return pl.concat([reviewed.filter(~settled).select(_CHOSEN), lead])
     majority = (
         reviewed.group_by("item_id", "case_id", "model", "sample")
         .agg(
@@ -329,16 +341,7 @@ def _by_rule(votes: pl.DataFrame, queue: str, rule: str) -> pl.DataFrame:
         )
         .select(_CHOSEN)
     )
-    if rule == "majority":
-        return majority
-    lead = (
-        votes.filter(pl.col("kind") == "adjudication")
-        .sort("label_no")
-        .group_by("item_id", maintain_order=True)
-        .last()
-        .select(_CHOSEN)
-    )
-    return pl.concat([majority.filter(~pl.col("item_id").is_in(lead["item_id"].implode())), lead])
+    return pl.concat([majority.filter(~settled), lead])
 
 
 def _check_cases(lab: LabCore, queue: ReviewQueue) -> None:

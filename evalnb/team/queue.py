@@ -78,7 +78,8 @@ WITH mine AS (
   FROM evalnb.items i
   WHERE i.queue = %(q)s AND NOT i.done
     AND NOT EXISTS (SELECT 1 FROM evalnb.assignments a
-                    WHERE a.queue = i.queue AND a.item_id = i.item_id AND a.reviewer = %(r)s)
+                    WHERE a.queue = i.queue AND a.item_id = i.item_id AND a.reviewer = %(r)s
+                      AND (a.state <> 'leased' OR a.lease_until > clock_timestamp()))
 )
 SELECT count(*) FILTER (WHERE held < %(n)s),
        count(*) FILTER (WHERE held >= %(n)s AND first_end IS NOT NULL),
@@ -89,7 +90,8 @@ _SCAN = """
 SELECT i.item_id FROM evalnb.items i
 WHERE i.queue = %(q)s AND NOT i.done
   AND NOT EXISTS (SELECT 1 FROM evalnb.assignments a
-                  WHERE a.queue = i.queue AND a.item_id = i.item_id AND a.reviewer = %(r)s)
+                  WHERE a.queue = i.queue AND a.item_id = i.item_id AND a.reviewer = %(r)s
+                    AND (a.state <> 'leased' OR a.lease_until > clock_timestamp()))
   AND (SELECT count(*) FROM evalnb.assignments a
        WHERE a.queue = i.queue AND a.item_id = i.item_id
          AND (a.state = 'submitted'
@@ -105,10 +107,11 @@ WITH held AS (
   WHERE queue = %(q)s AND item_id = %(i)s AND reviewer <> %(r)s
     AND (state = 'submitted' OR (state = 'leased' AND lease_until > clock_timestamp()))
 ), reserved AS (
-  INSERT INTO evalnb.assignments (queue, item_id, reviewer, state, lease_until)
+  INSERT INTO evalnb.assignments AS a (queue, item_id, reviewer, state, lease_until)
   SELECT %(q)s, %(i)s, %(r)s, 'leased', clock_timestamp() + make_interval(secs => %(s)s)
   FROM held WHERE held.n < %(n)s
-  ON CONFLICT (queue, item_id, reviewer) DO NOTHING
+  ON CONFLICT (queue, item_id, reviewer) DO UPDATE SET state = 'leased'
+  WHERE a.state = 'leased' AND a.lease_until <= clock_timestamp()
   RETURNING item_id, lease_until
 )
 SELECT i.case_id, i.model, i.sample, r.lease_until, i.payload
@@ -232,8 +235,11 @@ class ReviewQueue:
     def next(self, reviewer: str, *, wait: float = 0.0) -> ReviewItem | None:
         """Reserve the next item for ``reviewer`` until its lease ends; None when none is left.
 
-        Never an item this reviewer had before (held, labelled or skipped); never one that
-        ``per_item`` others hold or labelled. When nothing is free now but others hold
+        Never an item this reviewer labelled, skipped or holds; never one that ``per_item``
+        others hold or labelled. An item whose lease this reviewer let end unlabelled (the
+        notebook was killed mid-item, or they were slow) is theirs to take again while it
+        has room: without that, a reviewer killed and back under their name could never
+        finish it, and with few reviewers an item could be left short of ``per_item``. When nothing is free now but others hold
         items whose leases may end (a reviewer gone mid-item), ``wait`` seconds are spent
         waiting for one to come back; None then means "not now", and
         :meth:`remaining` tells *finished for you* (``finished``) from *come back at*

@@ -29,8 +29,9 @@ __all__ = ["CREATE", "GUARDS", "REFUSED", "SCHEMA_LOCK", "VERSION"]
 
 # An advisory lock key: two processes creating the tables at once take turns.
 SCHEMA_LOCK = 0x6576616C6E62  # "evalnb"
-VERSION = "2"
-"""The schema's version: 1 had no guards and global keys; 2 the triggers below."""
+VERSION = "3"
+"""The schema's version: 1 had no guards and global keys; 2 the triggers below; 3 renews a
+reviewer's own ended lease (a reviewer killed mid-item takes it back when they return)."""
 REFUSED = "EVQ01"
 """The SQLSTATE of a queue rule's refusal (the message is written for the reviewer)."""
 
@@ -153,6 +154,21 @@ BEGIN
     NEW.lease_until := NEW.leased_at + make_interval(secs => q.lease_s);
     RETURN NEW;
   END IF;
+  -- Renewal: a reviewer's own lease that ended unlabelled (they were killed, or slow) is
+  -- theirs again when the item still has room; the new lease times are the server's.
+  IF OLD.state = 'leased' AND NEW.state = 'leased'
+     AND (NEW.queue, NEW.item_id, NEW.reviewer) IS NOT DISTINCT FROM
+         (OLD.queue, OLD.item_id, OLD.reviewer)
+     AND OLD.lease_until <= clock_timestamp() THEN
+    SELECT per_item, lease_s INTO q FROM evalnb.queues WHERE name = NEW.queue;
+    PERFORM evalnb.lock_item(NEW.queue, NEW.item_id);
+    IF evalnb.holders(NEW.queue, NEW.item_id, NEW.reviewer) >= q.per_item THEN
+      RETURN NULL;  -- others filled it meanwhile: nothing renewed
+    END IF;
+    NEW.leased_at := clock_timestamp();
+    NEW.lease_until := NEW.leased_at + make_interval(secs => q.lease_s);
+    RETURN NEW;
+  END IF;
   IF (NEW.queue, NEW.item_id, NEW.reviewer, NEW.leased_at, NEW.lease_until)
      IS DISTINCT FROM (OLD.queue, OLD.item_id, OLD.reviewer, OLD.leased_at, OLD.lease_until) THEN
     RAISE EXCEPTION USING ERRCODE = 'EVQ01',
@@ -260,5 +276,5 @@ DROP TRIGGER IF EXISTS labels_count ON evalnb.labels;
 CREATE TRIGGER labels_count AFTER INSERT ON evalnb.labels
   FOR EACH ROW WHEN (NEW.kind = 'review') EXECUTE FUNCTION evalnb.labels_count();
 
-INSERT INTO evalnb.meta VALUES ('schema', '2') ON CONFLICT (key) DO UPDATE SET value = '2';
+INSERT INTO evalnb.meta VALUES ('schema', '3') ON CONFLICT (key) DO UPDATE SET value = '3';
 """

@@ -267,17 +267,19 @@ def test_pulls_speak_with_one_voice_and_retract_what_no_longer_holds(
 
     lab.pull_labels(queue, rule="adjudicated")
     assert verdicts() == {"item0": True, "item1": False}
-    # 8: another rule after it: the adjudication is retracted, not left to tie a majority
+    # another rule after it: the adjudication is final under every rule, never retracted
     lab.pull_labels(queue, rule="majority")
-    assert verdicts() == {"item0": True, "item1": None}
+    assert verdicts() == {"item0": True, "item1": False}
+    lab.pull_labels(queue, rule="all")
+    assert verdicts() == {"item0": True, "item1": False}
     lab.pull_labels(queue, rule="adjudicated")
     assert verdicts() == {"item0": True, "item1": False}
     assert lab.pull_labels(queue, rule="adjudicated").height == 0  # nothing changed
-    # 9: an edit that turns item 0's majority into a tie retracts it on the next pull
+    # an edit that turns item 0's majority into a tie retracts it on the next pull
     queue.submit(0, "fail", reviewer="bob")
     added = lab.pull_labels(queue, rule="majority")
     assert added["verdict"].null_count() >= 1
-    assert verdicts() == {"item0": None, "item1": None}
+    assert verdicts() == {"item0": None, "item1": False}
     with pytest.raises(evalnb.ReviewError, match=r"lacks \d of the 2 answers"):
         _lab(1).pull_labels(queue)  # another lab: no orphan labels
     queue.close()
@@ -306,6 +308,26 @@ def test_next_tells_finished_from_come_back_and_the_documented_loop_reaches_n(
     assert set(counts["len"]) == {2}  # exactly N on every item
     with pytest.raises(evalnb.ReviewError, match="wait is seconds"):
         queue.next("cat", wait=-1)
+    queue.close()
+
+
+def test_a_reviewer_killed_mid_items_takes_them_back_so_few_reviewers_reach_n(
+    pg_server: PgServer,
+) -> None:
+    queue = _queue(_lab(3), pg_server.dsn(), per_item=2, lease_s=0.5)
+    held = [queue.next("gone") for _ in range(3)]  # killed holding all three
+    assert all(held)
+    while (item := queue.next("ann")) is not None:
+        queue.submit(item, "pass", reviewer="ann")
+    time.sleep(0.7)  # gone's leases end; gone reopens the notebook under the same name
+    back = []
+    while (item := queue.next("gone", wait=1.0)) is not None:
+        queue.submit(item, "fail", reviewer="gone")
+        back.append(item.item_id)
+    assert sorted(back) == [0, 1, 2]
+    assert queue.remaining() == 0 and queue.remaining("gone").finished
+    counts = queue.labels().group_by("item_id").agg(n=pl.len(), who=pl.col("reviewer").n_unique())
+    assert set(counts["n"]) == {2} and set(counts["who"]) == {2}  # exactly N, N distinct
     queue.close()
 
 
