@@ -12,7 +12,9 @@ A line that cannot be read — torn by a collector killed mid-write (the next ex
 glued to its half: that export is read from where it begins), not JSON, longer than
 :data:`MAX_LINE_BYTES` (skipped to its newline without holding it in memory) — is
 **quarantined**: reported with its file, line and reason, and reading goes on past it. A file
-that is not JSON lines at all (a gzip archive named ``.json``) is quarantined whole.
+that is not JSON lines at all (a gzip archive named ``.json``) is quarantined whole. The trace
+ids still legible in such a line are kept with it (:attr:`Bad.traces`): a trace that lost
+spans there is quarantined too rather than scored from the spans that were read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,6 +66,18 @@ class Bad:
     line: int
     reason: str
     preview: str
+    traces: tuple[str, ...] = ()
+    """Trace ids named in the unread bytes: those traces lost spans there, and a request
+    made of their other spans would be scored as if it were whole."""
+
+
+# A trace id in bytes that could not be parsed (OTLP's traceId, the SDK's trace_id).
+_TRACE_ID = re.compile(rb'"(?:traceId|trace_id)"\s*:\s*"([^"\\]{1,128})"')
+
+
+def _trace_ids(raw: bytes) -> tuple[str, ...]:
+    found = dict.fromkeys(m.decode("utf-8", "replace") for m in _TRACE_ID.findall(raw))
+    return tuple(found)
 
 
 def _preview(raw: bytes) -> str:
@@ -117,7 +132,7 @@ class Chunk:
                     raw = raw[:cut]
                 except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     pass
-            bad.append(Bad(number, reason, _preview(raw)))
+            bad.append(Bad(number, reason, _preview(raw), _trace_ids(raw)))
         return good, bad
 
     def checkpoint(self) -> Checkpoint:

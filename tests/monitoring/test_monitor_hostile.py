@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import socket
 import threading
 import time
@@ -34,6 +35,14 @@ def test_a_torn_line_a_gzip_file_and_a_late_span_are_quarantined_not_fatal(
     path = folder / "traces.json"
     lines = path.read_text().splitlines()
     assert len(lines) >= 3
+    # One trace split over the two first exports: a child span in the first (to be torn),
+    # its root and the rest in the second.
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    later = second["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    child = next(s for s in later if s.get("parentSpanId"))
+    later.remove(child)
+    first["resourceSpans"][0]["scopeSpans"][0]["spans"].insert(0, child)
+    lines[0], lines[1] = json.dumps(first), json.dumps(second)
     # A collector killed mid-write, restarted: half a line, then its next export glued on.
     torn = lines[0][: len(lines[0]) // 2] + lines[1]
     bad_otlp = '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 7}]}]}]}'
@@ -42,9 +51,21 @@ def test_a_torn_line_a_gzip_file_and_a_late_span_are_quarantined_not_fatal(
     mon = evalnb.monitor(bundle, tmp_path / "m.duckdb")
     report = mon.ingest(folder)
     quarantined = mon.quarantine()
-    # everything readable is in: every trace but those of the torn half
-    held = mon.status()["traces"]
-    assert held >= 80 - len(json.loads(lines[0])["resourceSpans"][0]["scopeSpans"][0]["spans"])
+
+    # everything readable is in: every trace but those of the torn half, and none of those
+    def ids(line: str) -> set[str]:
+        return {
+            span["traceId"]
+            for rs in json.loads(line)["resourceSpans"]
+            for ss in rs["scopeSpans"]
+            for span in ss["spans"]
+        }
+
+    legible = set(re.findall(r'"traceId":\s*"([0-9a-f]+)"', lines[0][: len(lines[0]) // 2]))
+    readable = set().union(*(ids(line) for line in lines[1:])) - legible
+    held_ids = {r[0] for r in mon.store.rows("SELECT trace_id FROM traces")}
+    assert child["traceId"] in legible  # the split trace lost a span in the tear
+    assert not held_ids & legible and held_ids == readable
     reasons = " | ".join(quarantined["reason"])
     assert "a torn line" in reasons and "not one JSON object" in reasons
     assert "not an OTLP export request" in reasons and "traceId" in reasons
