@@ -139,20 +139,27 @@ def human_verdicts(labels: pl.DataFrame, evaluator: str, metric: str) -> pl.Data
 
 
 def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
-    """Cohen's κ of two boolean verdict arrays (NaN when there are none).
+    """Cohen's κ of two raters' labels on the same items (booleans or category codes).
 
     Observed agreement corrected for the agreement expected by chance from each side's own
-    pass rate; 1.0 when both sides agree and always give the same verdict.
+    label rates, equal to scikit-learn's ``cohen_kappa_score``, degenerate cases included:
+    NaN when there are no items, or when chance agreement is already 1 (both sides gave one
+    and the same label to every item: a constant rater's agreement says nothing of its
+    judgement, and must not read as a perfect 1.0). The one κ of evalnb: the review queue's
+    agreement, the judge card and recalibration all call it.
     """
-    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    a, b = np.asarray(a), np.asarray(b)
     if a.size == 0:
         return float("nan")
-    observed = float(np.mean(a == b))
-    pa, pb = float(a.mean()), float(b.mean())
-    chance = pa * pb + (1 - pa) * (1 - pb)
+    _, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
+    k = int(codes.max()) + 1
+    x, y = codes[: a.size], codes[a.size :]
+    table = np.bincount(x * k + y, minlength=k * k).reshape(k, k) / a.size
+    observed = float(np.trace(table))
+    chance = float(table.sum(axis=1) @ table.sum(axis=0))
     if chance >= 1.0:
-        return 1.0 if observed == 1.0 else 0.0
-    return (observed - chance) / (1 - chance)
+        return float("nan")
+    return (observed - chance) / (1.0 - chance)
 
 
 def reviewer_agreement(labels: pl.DataFrame, evaluator: str, metric: str) -> pl.DataFrame:

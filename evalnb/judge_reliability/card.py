@@ -477,7 +477,14 @@ def _stability(
     passes = joined.select([f"p{i}" for i in range(repeats)]).drop_nulls()
     note = f"{repeats} fresh runs, the reply cache bypassed"
     if passes.height >= 2:
-        card.add("stability", "test-retest kappa", repeat_kappa(passes.to_numpy()), note)
+        retest = repeat_kappa(passes.to_numpy())
+        constant = passes.to_numpy().all() or not passes.to_numpy().any()
+        card.add(
+            "stability",
+            "test-retest kappa",
+            retest,
+            note + (_CONSTANT if constant and not math.isfinite(retest.estimate) else ""),
+        )
     matrix = values.to_numpy()
     if len(np.unique(matrix)) > 2:  # scores, not verdicts
         card.add("stability", "ICC(2,1)", icc21(matrix), note)
@@ -637,6 +644,12 @@ def _self_preference(
     )
 
 
+_CONSTANT = (
+    "; one verdict on every item, on both sides: κ is undefined (a constant rater agrees by "
+    "default, which says nothing of its judgement)"
+)
+
+
 def _validity(card: _Card, lab: LabCore, evaluator: str, metric: str) -> None:
     human = human_verdicts(lab.labels, evaluator, metric).drop_nulls("human_pass")
     if human.is_empty():
@@ -664,11 +677,13 @@ def _validity(card: _Card, lab: LabCore, evaluator: str, metric: str) -> None:
     h, j = both["human_pass"].to_numpy(), both["passed"].to_numpy()
     tp, fp = int((h & j).sum()), int((~h & j).sum())
     fn, tn = int((h & ~j).sum()), int((~h & ~j).sum())
+    agreement = kappa_interval(h, j)
     card.add(
         "validity",
         "kappa with humans",
-        kappa_interval(h, j),
-        f"confusion: {tp} both pass, {fp} judge-only pass, {fn} human-only pass, {tn} both fail",
+        agreement,
+        f"confusion: {tp} both pass, {fp} judge-only pass, {fn} human-only pass, {tn} both fail"
+        + (_CONSTANT if not math.isfinite(agreement.estimate) else ""),
     )
     card.add(
         "validity",

@@ -68,10 +68,11 @@ def kappa_interval(a: np.ndarray, b: np.ndarray, *, draws: int = 2000, seed: int
     pa, pb = xs.mean(axis=1), ys.mean(axis=1)
     chance = pa * pb + (1 - pa) * (1 - pb)
     with np.errstate(divide="ignore", invalid="ignore"):
-        boot = np.where(
-            chance < 1, (observed - chance) / (1 - chance), np.where(observed == 1, 1.0, 0.0)
-        )
-    low, high = np.quantile(boot, [0.025, 0.975])
+        # A draw where both sides are constant has no κ (see cohen_kappa): left out.
+        boot = np.where(chance < 1, (observed - chance) / (1 - chance), np.nan)
+    if not math.isfinite(kappa) or np.isnan(boot).all():
+        return Estimate(float(kappa), math.nan, math.nan, n)
+    low, high = np.nanquantile(boot, [0.025, 0.975])
     return Estimate(float(kappa), float(low), float(high), n)
 
 

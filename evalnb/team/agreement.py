@@ -24,10 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from evalnb.calibration.labels import cohen_kappa
+
 __all__ = [
     "AGREEMENT_SCHEMA",
     "agreement_table",
-    "cohen_kappa",
     "fleiss_kappa",
     "krippendorff_alpha",
 ]
@@ -92,18 +93,6 @@ def fleiss_kappa(counts: np.ndarray) -> float:
     if chance == 1.0:
         return float("nan")
     return float((per_unit.mean() - chance) / (1.0 - chance))
-
-
-def cohen_kappa(a: np.ndarray, b: np.ndarray, k: int) -> float:
-    """Cohen's κ of two raters' category codes (0..k-1) on the same units."""
-    if len(a) == 0:
-        return float("nan")
-    table = np.bincount(a * k + b, minlength=k * k).reshape(k, k) / len(a)
-    observed = float(np.trace(table))
-    chance = float(table.sum(axis=1) @ table.sum(axis=0))
-    if chance == 1.0:
-        return float("nan")
-    return (observed - chance) / (1.0 - chance)
 
 
 @dataclass(frozen=True)
@@ -199,15 +188,14 @@ def agreement_table(
     )
     rows.append(_row("fleiss_kappa", None, kappa, boot, confidence, counts, same))
 
-    k = len(coded.values)
     grid = np.full((coded.n_units, len(coded.raters)), -1)
     grid[coded.unit, coded.rater] = coded.code
     for i, j in itertools.combinations(range(len(coded.raters)), 2):
         both = (grid[:, i] >= 0) & (grid[:, j] >= 0)
         a, b = grid[both, i], grid[both, j]
-        est = cohen_kappa(a, b, k)
+        est = cohen_kappa(a, b)
         picks = rng.integers(0, max(len(a), 1), size=(n_boot, len(a)))
-        boot = np.array([cohen_kappa(a[p], b[p], k) for p in picks]) if len(a) else np.array([])
+        boot = np.array([cohen_kappa(a[p], b[p]) for p in picks]) if len(a) else np.array([])
         pair = f"{coded.raters[i]} | {coded.raters[j]}"
         rows.append(_row("cohen_kappa", pair, est, boot, confidence, counts, both))
     return pl.DataFrame(rows, schema=AGREEMENT_SCHEMA)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +12,7 @@ from evalnb.judge_reliability.measures import (
     icc21,
     kappa_interval,
     position_measures,
+    repeat_kappa,
     wilson,
     within_item_sd,
 )
@@ -70,3 +73,23 @@ def test_position_measures_read_a_first_position_lean() -> None:
     assert m["flip_rate"].estimate == pytest.approx(0.4)
     assert m["position_lean"].estimate == pytest.approx(1.0)
     assert m["first_position_rate"].estimate == pytest.approx((10 + 4) / 20)
+
+
+def test_a_constant_rater_has_no_kappa_as_scikit_learn_says() -> None:
+    from sklearn import metrics
+
+    from evalnb.calibration.labels import cohen_kappa
+
+    same = np.ones(20, dtype=bool)
+    assert np.isnan(cohen_kappa(same, same))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isnan(metrics.cohen_kappa_score(same, same))
+    got = kappa_interval(same, same)
+    assert np.isnan(got.estimate) and np.isnan(got.low)
+    assert np.isnan(repeat_kappa(np.ones((30, 3), dtype=bool)).estimate)
+    codes = np.array([0, 1, 2, 2, 1, 0, 2])
+    other = np.array([0, 2, 2, 1, 1, 0, 0])
+    assert cohen_kappa(codes, other) == pytest.approx(
+        metrics.cohen_kappa_score(codes, other), abs=1e-12
+    )
