@@ -65,6 +65,10 @@ def _answer(
     token, lp, top = logprobs[index]
     alternatives = dict(top) if top else {}
     alternatives.setdefault(token, lp)
+    if len(alternatives) < 2:
+        # No alternatives (a host that sends empty top_logprobs, or top_logprobs=1): the
+        # chosen token alone would read as certainty, P = 1.0. No alternatives, no probability.
+        return None
     return start, token, alternatives
 
 

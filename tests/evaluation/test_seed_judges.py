@@ -244,6 +244,28 @@ def test_probabilities_give_p_pass_and_the_expected_score(tmp_path: Path) -> Non
     assert _details(out, "binary_judge")["q"]["probability"] == pytest.approx(0.75)
 
 
+def test_no_alternatives_at_the_token_give_no_probability_not_certainty(tmp_path: Path) -> None:
+    def raw(prompt: str) -> bytes:
+        whole = _logprob_body("1", [("1", math.log(0.6)), ("0", math.log(0.2))])
+        if "hello" in prompt.lower():  # the capability probe sees alternatives
+            return whole
+        body = json.loads(whole)  # the judged rows do not: a host that stopped sending them
+        body["choices"][0]["logprobs"]["content"][0]["top_logprobs"] = []
+        return json.dumps(body).encode()
+
+    lab = _lab(["q"], ["a"])
+    with LoopbackLLM(raw=raw) as server, pytest.warns(evalnb.NothingScoredWarning):
+        out = evalnb.evaluate(
+            lab,
+            ["binary_judge"],
+            judge=_client(server, tmp_path),
+            progress=False,
+            score_mode="logprobs",
+        )
+    assert _values(out, "binary_judge") == {"q": None}  # was 1.0: P(pass) from one token
+    assert "no probability" in _details(out, "binary_judge")["q"]["reason"]
+
+
 def test_score_mode_logprobs_on_a_server_without_them_says_so(tmp_path: Path) -> None:
     lab = _lab(["q"], ["a"])
     with (
