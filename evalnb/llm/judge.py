@@ -19,8 +19,10 @@ from typing import Any
 __all__ = [
     "COMPARATIVE_PROMPT",
     "Parsed",
+    "Trusted",
     "build_comparative",
     "fill",
+    "neutralise",
     "parse_comparative",
     "parse_json",
     "parse_json_schema",
@@ -51,10 +53,46 @@ class Parsed:
     """The value read from token probabilities (P(pass), or the expected score), if asked."""
 
 
+class Trusted(str):
+    """Template text evalnb built itself (a section with its header), inserted as it is.
+
+    Everything else :func:`fill` puts into a template is untrusted and neutralised.
+    """
+
+    __slots__ = ()
+
+
+# A line that opens a section as the templates do ("[Reference answer]"), in a value: an
+# answer must not open one of its own. Numbered brackets ("[1]") are left alone.
+_HEADER = re.compile(r"^([ \t]*)\[(?=[^\]\n]*[A-Za-z])([^\]\n]{1,60})\]", re.M)
+_TEMPLATE_TAG = re.compile(r"</?\s*([A-Za-z][\w-]*)[^<>]*>")
+
+
+def neutralise(text: str, tags: set[str] | frozenset[str] = frozenset()) -> str:
+    r"""Return untrusted ``text`` unable to write outside the place a template gives it.
+
+    A line opening a section (``[Reference answer]``) is escaped (``\[Reference answer]``),
+    and the template's own tags (``</answer>`` where the template wraps the answer in
+    ``<answer>``) are written with angle quotes (``‹/answer›``): the judge reads the same
+    words, but no answer can close its block or spoof a section after it.
+    """
+    out = _HEADER.sub(lambda m: f"{m[1]}\\[{m[2]}]", text)
+    for tag in tags:
+        out = re.sub(
+            rf"<(\s*/?\s*{re.escape(tag)}\b[^<>]*)>",
+            lambda m: f"\u2039{m[1]}\u203a",
+            out,
+            flags=re.I,
+        )
+    return out
+
+
 def fill(template: str, fields: dict[str, Any]) -> str:
     """Fill ``{name}`` placeholders from ``fields``; a missing one is an error naming the rest.
 
-    Values are inserted as text once (a brace inside an answer is not a placeholder).
+    Values are inserted as text once (a brace inside an answer is not a placeholder), and
+    every value but :class:`Trusted` text is :func:`neutralised <neutralise>` against the
+    template's tags: the answers, questions and contexts filled in are data, never prompt.
     """
     names = {f for _, f, _, _ in string.Formatter().parse(template) if f}
     missing = sorted(names - set(fields))
@@ -64,7 +102,17 @@ def fill(template: str, fields: dict[str, Any]) -> str:
             f"fields: {sorted(fields)}"
         )
         raise KeyError(msg)
-    return template.format_map({k: "" if v is None else v for k, v in fields.items()})
+    tags = {t.lower() for t in _TEMPLATE_TAG.findall(template)}
+    return template.format_map(
+        {
+            k: ""
+            if v is None
+            else v
+            if isinstance(v, Trusted) or not isinstance(v, str)
+            else neutralise(v, tags)
+            for k, v in fields.items()
+        }
+    )
 
 
 def build_comparative(
@@ -85,7 +133,7 @@ def build_comparative(
         "response1": response1,
         "response2": response2,
         "context": context or "",
-        "context_section": f"[Context]\n{context}\n\n" if context else "",
+        "context_section": Trusted(f"[Context]\n{neutralise(context)}\n\n") if context else "",
         "instruction": instruction or f"Score each answer from {lo} to {hi} (higher is better).",
         **fields,
     }

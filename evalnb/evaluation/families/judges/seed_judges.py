@@ -56,7 +56,7 @@ __all__ = [
 
 _BINARY = (
     "Decide whether the response answers the question correctly.\n\n[Question]\n{question}\n\n"
-    "{reference_section}[Response]\n{prediction}\n\n"
+    "{reference_section}[Response]\n<response>\n{prediction}\n</response>\n\n"
     "Reply {positive} if the response is correct and {negative} if it is not, with nothing else."
 )
 _CORRECTNESS = (
@@ -64,18 +64,18 @@ _CORRECTNESS = (
     "meaning, or the mathematics: equivalent forms are the same answer whatever their "
     "formatting, notation, order or wording (for instance \\boxed{{x = \\pm 4}} and "
     '"x = 4 or x = -4" are the same). Ignore how the solution was reached.\n\n'
-    "[Question]\n{question}\n\n[Reference answer]\n{answer}\n\n[Solution]\n{prediction}\n\n"
+    "[Question]\n{question}\n\n[Reference answer]\n{answer}\n\n[Solution]\n<solution>\n{prediction}\n</solution>\n\n"
     "Reply {positive} if the final answers agree and {negative} if they do not, with nothing else."
 )
 _SCORE = (
     "Rate the response to the question for {criteria}.\n\n[Question]\n{question}\n\n"
-    "{reference_section}[Response]\n{prediction}\n\n"
+    "{reference_section}[Response]\n<response>\n{prediction}\n</response>\n\n"
     "Give one whole number from {low} to {high} ({high} is best), with nothing else."
 )
 _RUBRIC = (
     "Rate the response to the question on each criterion below, from {low} to {high} "
     "({high} is best).\n\n[Criteria]\n{criteria}\n\n[Question]\n{question}\n\n"
-    "{reference_section}[Response]\n{prediction}\n\n"
+    "{reference_section}[Response]\n<response>\n{prediction}\n</response>\n\n"
     "Reply with one JSON object mapping each criterion's name to its score, and nothing else."
 )
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.evaluation.base import Param
 from evalnb.evaluation.families.judges.prompts import require_placeholder, template_fields
-from evalnb.llm.judge import fill
+from evalnb.llm.judge import Trusted, fill, neutralise
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -57,7 +57,9 @@ def seed_fields(row: dict[str, Any]) -> dict[str, Any]:
         "answer": reference,
         "prediction": fields["ACTUAL_OUTPUT"],
         "pred": fields["ACTUAL_OUTPUT"],
-        "reference_section": f"[Reference answer]\n{reference}\n\n" if reference else "",
+        "reference_section": Trusted(f"[Reference answer]\n{neutralise(reference)}\n\n")
+        if reference
+        else "",
     }
 
 
