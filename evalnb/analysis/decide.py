@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "VERDICTS",
     "Decision",
+    "case_columns",
     "chosen_metrics",
     "decide",
     "default_cluster",
@@ -133,10 +134,55 @@ class Decision:
         return decision_html(self)
 
 
-def default_cluster(cases: pl.DataFrame, cluster: str | None) -> tuple[str | None, list[str]]:
-    """Return the cluster column in force (the topics by default) and a note when defaulted.
+def case_columns(cases: pl.DataFrame, names: Sequence[str], option: str) -> pl.DataFrame:
+    """Return ``case_id`` and the case fields ``names``: a column, or a field of ``extra``.
 
-    ``""`` asks for independent cases; a name that is not a case column is an error.
+    A source's own fields (a ``document_id`` beside the prompt) live in the cases' ``extra``
+    JSON; they cluster and slice as columns do. A name found in neither is an error listing
+    what there is.
+    """
+    out = cases.select("case_id")
+    for name in dict.fromkeys(names):
+        if name in cases.columns:
+            out = out.with_columns(cases[name])
+            continue
+        found = (
+            cases["extra"].str.json_path_match(f"$.{name}")
+            if "extra" in cases.columns and name.isidentifier()
+            else None
+        )
+        if found is None or found.null_count() == found.len():
+            fields = sorted(_extra_fields(cases))
+            msg = (
+                f"{option}={name!r} is not a case column nor a field of the cases' extra; "
+                f"columns: {cases.columns}" + (f", extra fields: {fields[:20]}" if fields else "")
+            )
+            raise ValueError(msg)
+        out = out.with_columns(found.alias(name))
+    return out
+
+
+def _extra_fields(cases: pl.DataFrame) -> set[str]:
+    if "extra" not in cases.columns:
+        return set()
+    import json  # noqa: PLC0415 - the error path only
+
+    keys: set[str] = set()
+    for blob in cases["extra"].drop_nulls().head(200):
+        try:
+            value = json.loads(blob)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            keys |= set(value)
+    return keys
+
+
+def default_cluster(cases: pl.DataFrame, cluster: str | None) -> tuple[str | None, list[str]]:
+    """Return the cluster field in force (the topics by default) and a note when defaulted.
+
+    ``""`` asks for independent cases; a name that is neither a case column nor a field of
+    the cases' ``extra`` is an error.
     """
     notes = []
     if cluster is None and "topic" in cases.columns and cases["topic"].drop_nulls().n_unique() > 1:
@@ -145,9 +191,8 @@ def default_cluster(cases: pl.DataFrame, cluster: str | None) -> tuple[str | Non
             "cases clustered by their topic (the default when the lab has topics): "
             "pass cluster='' if they are independent"
         )
-    if cluster and cluster not in cases.columns:
-        msg = f"cluster={cluster!r} is not a case column; columns: {cases.columns}"
-        raise ValueError(msg)
+    if cluster:
+        case_columns(cases, [cluster], "cluster")
     return cluster or None, notes
 
 
@@ -193,6 +238,7 @@ def paired_cases(
         (pl.col("evaluator") == evaluator)
         & (pl.col("metric") == metric)
         & pl.col("value").is_not_null()
+        & pl.col("value").is_finite()  # a NaN or inf score is no score: never a mean of NaN
     )
     arms = []
     for name, model in (("a", baseline), ("b", candidate)):
@@ -250,8 +296,11 @@ def decide(
     if correction not in ("holm", "by"):
         msg = f"correction={correction!r}; expected 'holm' or 'by'"
         raise ValueError(msg)
-    if margin is not None and margin <= 0:
+    if margin is not None and not (math.isfinite(margin) and margin > 0):
         msg = f"margin={margin}; expected a positive difference in the metric's units"
+        raise ValueError(msg)
+    if not (isinstance(alpha, int | float) and 0 < alpha < 1):
+        msg = f"alpha={alpha!r}; expected an error rate strictly between 0 and 1 (e.g. 0.05)"
         raise ValueError(msg)
     missing = {baseline, candidate} - set(lab.models)
     if missing:
@@ -259,9 +308,8 @@ def decide(
         raise ValueError(msg)
     cases = lab.cases
     cluster, notes = default_cluster(cases, cluster)
-    if slices is not None and slices not in cases.columns:
-        msg = f"slices={slices!r} is not a case column; columns: {cases.columns}"
-        raise ValueError(msg)
+    if slices is not None:
+        case_columns(cases, [slices], "slices")
     chosen = chosen_metrics(lab, metrics)
     guarded = {g.rpartition(".")[2] for g in guardrails}
     extra = [g for g in guardrails if g.rpartition(".")[2] not in {m for _, m, _ in chosen}]
@@ -273,7 +321,7 @@ def decide(
     for evaluator, metric, higher in chosen:
         paired = paired_cases(lab, evaluator, metric, baseline, candidate)
         if columns:
-            paired = paired.join(cases.select("case_id", *columns), on="case_id", how="left")
+            paired = paired.join(case_columns(cases, columns, "cluster"), on="case_id", how="left")
         parts = [("", paired)]
         if slices is not None:
             parts += [

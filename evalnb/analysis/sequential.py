@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import polars as pl
 
-from evalnb.analysis.decide import chosen_metrics, paired_cases
+from evalnb.analysis.decide import case_columns, chosen_metrics, paired_cases
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -198,12 +198,10 @@ class Sequential:
             ids = cases["case_id"].to_list()
             rng.shuffle(ids)
             return [ids[i : i + self.batch] for i in range(0, len(ids), self.batch)]
-        if self.cluster not in cases.columns:
-            msg = f"cluster={self.cluster!r} is not a case column; columns: {cases.columns}"
-            raise ValueError(msg)
+        fields = case_columns(cases, [self.cluster], "cluster")
         groups = [
             g["case_id"].to_list()
-            for _, g in cases.with_columns(
+            for _, g in fields.with_columns(
                 pl.col(self.cluster).cast(pl.String).fill_null("")
             ).group_by(self.cluster, maintain_order=True)
         ]
@@ -271,7 +269,9 @@ class Sequential:
         paired = paired.join(arrival, on="case_id").sort("arrival")
         if self.cluster is None:
             return paired["d"].to_numpy()
-        groups = lab.cases.select("case_id", pl.col(self.cluster).cast(pl.String).fill_null(""))
+        groups = case_columns(lab.cases, [self.cluster], "cluster").select(
+            "case_id", pl.col(self.cluster).cast(pl.String).fill_null("")
+        )
         return (
             paired.join(groups, on="case_id")
             .group_by(self.cluster, maintain_order=True)

@@ -3,7 +3,8 @@
 Exit status: 0 allow (the candidate is better, or with ``--margin`` not worse by more than
 the margin on every metric), 1 reject (a metric or guardrail is worse), 2 inconclusive (the
 run cannot tell: more cases are needed, and the explanation says how small a difference it
-could see), 3 the lab could not be read or compared (the message says why). The
+could see), 3 the lab could not be read or compared, or the command line is mistyped (the
+message says why; never 2, which a CI step reads as "wait"). The
 explanation, one screen, goes to standard output. See :mod:`evalnb.analysis.decide`.
 """
 

@@ -367,6 +367,10 @@ def judge_card(
         components (their intervals are on these), and twice fewer cases for the dummy
         answers: the card's calls grow with it, not with ``n``, past the first run.
     """
+    for name, value, least in (("n", n, 1), ("repeats", repeats, 1), ("probes", probes, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            msg = f"{name}={value!r}: expected a whole number of at least {least}"
+            raise ValueError(msg)
     started, calls0 = time.monotonic(), judge.stats.calls
     answers = lab.outputs.filter(pl.col("error").is_null() & pl.col("actual").is_not_null())
     if answers.is_empty():

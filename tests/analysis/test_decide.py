@@ -402,3 +402,52 @@ def test_a_stream_of_agreeing_cases_is_not_settled_on_its_first_looks() -> None:
         for _ in range(200)
     )
     assert false <= 10
+
+
+def test_bad_arguments_and_nan_scores_are_said_plainly() -> None:
+    lab = _ab(60, 0.0, 9)
+    for bad in (0.0, 1.0, 1.5, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="alpha"):
+            lab.decide("A", "B", metrics=["ev.score"], alpha=bad)
+    with pytest.raises(ValueError, match="mde"):
+        evalnb.plan(lab, "ev.score", baseline="A", candidate="B", mde=float("nan"))
+    nan = lab.with_tables(
+        {
+            "scores": lab.scores.with_columns(
+                pl.when(pl.col("case_id") == "c0")
+                .then(float("nan"))
+                .otherwise(pl.col("value"))
+                .alias("value")
+            )
+        }
+    )
+    got = nan.decide("A", "B", metrics=["ev.score"], cluster="")
+    assert got.frame["n"][0] == 59 and np.isfinite(got.frame["difference"][0])
+
+
+def test_a_cluster_field_of_the_cases_extra_clusters_as_a_column() -> None:
+    lab = _ab(120, 0.0, 10)
+    docs = [f'{{"document_id": "d{i % 8}"}}' for i in range(120)]
+    lab = lab.with_tables({"cases": lab.cases.with_columns(extra=pl.Series(docs))})
+    got = lab.decide("A", "B", metrics=["ev.score"], cluster="document_id")
+    assert got.frame["clusters"][0] == 8
+    with pytest.raises(ValueError, match="extra fields: \\['document_id'\\]"):
+        lab.decide("A", "B", metrics=["ev.score"], cluster="source_doc")
+
+
+def test_plan_says_what_a_pilot_cannot_tell() -> None:
+    same = np.array([1.0] * 20 + [0.0] * 10)
+    agreeing = _binary_lab(same, same, None, higher=True)
+    planned = evalnb.plan(agreeing, "ev.score", baseline="A", candidate="B", cluster="", mde=0.05)
+    assert planned.cases > 30 and "no discordant pair" in str(planned)
+    one = _binary_lab(same, 1 - same, ["t"] * 30, higher=True)
+    with pytest.raises(ValueError, match="one cluster"):
+        evalnb.plan(one, "ev.score", baseline="A", candidate="B", cluster="topic")
+
+
+def test_a_mistyped_gate_is_not_read_as_inconclusive(tmp_path: Path) -> None:
+    store = _ab(30, 0.0, 11).save(tmp_path / "l.duckdb")
+    with pytest.raises(SystemExit) as ok:
+        main(["gate", "--help"])
+    assert ok.value.code == 0
+    assert main(["gate", str(store), "--baseline", "A", "--candiate", "B"]) == 3
