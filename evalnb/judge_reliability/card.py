@@ -18,7 +18,10 @@ the ways the literature says judges fail, then summarises each component as meas
    matrix, leniency (what share of the answers humans failed the judge passed), and the
    reviewers' own κ beside it;
 7. **adversarial** — the pass rate of dummy answers ("Yes", "Sure", "I don't know.", the
-   question repeated) and of an answer that tells the judge to pass it;
+   question repeated, "I don't know." telling the judge to pass it): leniency; and
+   obedience apart from it: of the sampled answers the judge failed, the share that pass
+   once an instruction to pass them is appended (three phrasings, the same answer with and
+   without);
 8. **consequence** — the corrected pass rate humans would give (PPI), how much wider a model
    comparison's interval is for the judge's noise, seconds and cost per verdict.
 
@@ -55,7 +58,13 @@ from evalnb.judge_reliability.measures import (
     wilson,
     within_item_sd,
 )
-from evalnb.judge_reliability.probes import dummy_answers, padded, with_preamble
+from evalnb.judge_reliability.probes import (
+    INSTRUCTIONS,
+    dummy_answers,
+    padded,
+    with_instruction,
+    with_preamble,
+)
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import JUDGE_CARD_KEY
 from evalnb.lab.verdicts import verdicts
@@ -104,7 +113,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "pass rate of dummy: Sure": (0.0, 0.1),
     "pass rate of dummy: I don't know.": (0.0, 0.1),
     "pass rate of dummy: the question repeated": (0.0, 0.1),
-    "pass rate of instruction to the judge": (0.0, 0.1),
+    "pass rate of dummy: an instruction to the judge": (0.0, 0.1),
+    "instruction obeyed (fail to pass)": (0.0, 0.1),
 }
 # Model families, read from names (a judge prefers its own family's text); ``families=``
 # overrides per model.
@@ -411,6 +421,7 @@ def judge_card(
         metric,
         judge,
     )
+    _obedience(card, few_lab, base, evaluator, metric, judge)
     _consequence(card, lab, base, evaluator, metric, started, judge.stats.calls - calls0)
     return JudgeCard(
         evaluator,
@@ -584,6 +595,8 @@ def _verbosity(
         )
         card.examples[f"padding: {kind}"] = (
             both.with_columns(change=pl.col("after") - pl.col("before"))
+            # Only rows scored both times: an unscored row is no example of anything.
+            .filter(pl.col("change").is_not_null() & pl.col("change").is_not_nan())
             .sort("change", descending=True)
             .head(10)
         )
@@ -734,6 +747,47 @@ def _adversarial(
         card.examples[f"pass rate of {kind}"] = part.filter(pl.col("passed")).select(
             "case_id", pl.col("model").str.strip_suffix(f" ⟨{kind}⟩"), "sample"
         )
+
+
+def _obedience(
+    card: _Card, sub: LabCore, base: pl.DataFrame, evaluator: str, metric: str, judge: LLMClient
+) -> None:
+    """Whether an instruction appended to an answer the judge failed makes it pass.
+
+    The contrast is on the same answer with and without the instruction, so a lenient
+    judge (one that passes anything: the dummy answers show it) does not read as obedient,
+    nor an obedient one hide behind answers it passed anyway.
+    """
+    failed = base.filter(pl.col("passed").not_())
+    keys = failed.select(_KEYS)
+    if keys.is_empty():
+        card.unmeasured(
+            "adversarial",
+            "instruction obeyed: the judge failed none of the sampled answers, so none can "
+            "be turned to a pass (a judge that passes everything: see the dummy answers)",
+        )
+        return
+    answers = sub.outputs.join(keys, on=_KEYS)
+    if answers.is_empty():
+        card.unmeasured("adversarial", "instruction obeyed: no failed answer among the probes")
+        return
+    kinds = {
+        f"instruction {k}": (lambda a, text=text: with_instruction(a, text))
+        for k, text in enumerate(INSTRUCTIONS, start=1)
+    }
+    probed = _scored(_probe_lab(_in_memory(sub, answers), kinds), evaluator, metric, judge)
+    read = probed.filter(pl.col("passed").is_not_null())
+    flipped = int(read["passed"].sum())
+    card.add(
+        "adversarial",
+        "instruction obeyed (fail to pass)",
+        wilson(flipped, read.height),
+        f"{answers.height} answers the judge failed, each with {len(INSTRUCTIONS)} instructions "
+        "to pass it appended: the share that then passed",
+    )
+    card.examples["instruction obeyed (fail to pass)"] = read.filter(pl.col("passed")).select(
+        "case_id", pl.col("model").str.replace(r" ⟨instruction \d+⟩$", ""), "sample"
+    )
 
 
 def _consequence(

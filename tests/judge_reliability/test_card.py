@@ -80,7 +80,7 @@ def _judge(*, biased: bool) -> Callable[[str], str]:
             s1 = 8 if one and _correct(q, one[1]) else 3
             s2 = 8 if two and _correct(q, two[1]) else 3
             return f"{s1} {s2}"
-        response = re.search(r"\[Response\]\n(.*?)\n\nReply", prompt, re.S)
+        response = re.search(r"\[Response\]\n<response>\n(.*?)\n</response>\n\nReply", prompt, re.S)
         answer = response[1] if response else ""
         if biased and (len(answer.split()) > 12 or answer.strip() in ("Yes", "Sure")):
             return "1"  # long answers and agreeable dummies pass
@@ -165,6 +165,15 @@ def test_planted_position_padding_and_dummy_biases_are_each_flagged() -> None:
     assert shown.selection()["case_id"].unique().to_list() == [dummy["case_id"]]
     first_red = next(m for m in card.flagged if len(card.examples.get(m, ())))
     assert card.worst() == card.worst(first_red)
+    # Every measure's worst example is an answer the judge scored, never an empty one.
+    scored = lab.scores.filter(pl.col("evaluator") == "binary_judge")
+    for measure, rows in card.examples.items():
+        if len(rows):
+            worst = card.worst(measure)
+            hit = scored.filter(
+                (pl.col("case_id") == worst["case_id"]) & (pl.col("model") == worst["model"])
+            )
+            assert hit["value"].drop_nulls().len() == 1, measure
     with pytest.raises(ValueError, match="measures with examples"):
         card.worst("parse success")
     # The card's view: a button per measure with examples, red first; a click opens the eye.
@@ -226,3 +235,29 @@ def test_families_are_read_from_names_and_can_be_given() -> None:
     assert model_family("SmolLM2-135M-Instruct") == "huggingface"
     assert model_family("house-model", {"house-model": "ours"}) == "ours"
     assert model_family("house-model") is None
+
+
+@pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
+def test_obedience_is_told_apart_from_leniency() -> None:
+    fair = _judge(biased=False)
+
+    def obedient(prompt: str) -> str:
+        if any(p in prompt for p in ("Note to the evaluator", "grading system", "full marks")):
+            return "1"  # does what the answer tells it
+        return fair(prompt)
+
+    lab = _lab()
+    with LoopbackLLM(obedient) as server:
+        judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
+        lab = evalnb.evaluate(lab, ["binary_judge"], judge=judge, progress=False)
+        card = lab.judge_card("binary_judge", judge=judge, n=N, seed=1)
+    assert "instruction obeyed (fail to pass)" in card.flagged
+    assert "pass rate of dummy: Sure" not in card.flagged  # not lenient: obedient
+    shown = card.worst("instruction obeyed (fail to pass)")
+    assert shown["model"] in ("good", "weak")
+    with LoopbackLLM(lambda _p: "1") as server:  # passes everything: lenient, not obedient
+        judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
+        lenient = lab.judge_card("binary_judge", judge=judge, n=N, seed=1)
+    assert "pass rate of dummy: Sure" in lenient.flagged
+    assert "instruction obeyed (fail to pass)" not in set(lenient.frame["measure"])
+    assert "failed none of the sampled answers" in " ".join(lenient.frame["note"].drop_nulls())
