@@ -18,7 +18,9 @@ def judge_report(lab: LabCore) -> pl.DataFrame:
     """Summarise the judges per evaluator and model.
 
     Rows, parse failures (and their rate), failed judge calls, replies the host cut off at
-    its token limit (``truncated``: resent once with twice ``max_tokens``), tokens and cost, the format
+    its token limit (``truncated``: resent once with twice ``max_tokens``), rows whose replies
+    ignored the contract the server honoured when probed (``contract_drift``), tokens and
+    cost, the format
     contract the replies were held to, how many needed a salvage or a repair turn (and how
     many repairs worked), read from the ``detail`` the judges store with each score.
     """
@@ -35,6 +37,7 @@ def judge_report(lab: LabCore) -> pl.DataFrame:
                 "contract": pl.String,
                 "repair": pl.String,
                 "truncated": pl.Boolean,
+                "contract_drift": pl.String,
                 "salvages": pl.List(pl.String),
             }
         )
@@ -48,6 +51,7 @@ def judge_report(lab: LabCore) -> pl.DataFrame:
             parse_failures=pl.col("parse_failed").fill_null(value=False).sum(),
             judge_errors=pl.col("judge_error").fill_null(value=False).sum(),
             truncated=pl.col("truncated").fill_null(value=False).sum(),
+            contract_drift=pl.col("contract_drift").is_not_null().sum(),
             prompt_tokens=pl.col("prompt_tokens").sum(),
             completion_tokens=pl.col("completion_tokens").sum(),
             cost=pl.col("cost").sum(),

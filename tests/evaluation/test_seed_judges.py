@@ -199,6 +199,25 @@ def test_strict_contract_refuses_a_server_that_honours_none(tmp_path: Path) -> N
         assert server.probes == 2 * probes
 
 
+def test_a_server_that_stops_honouring_the_contract_is_seen_per_row(tmp_path: Path) -> None:
+    def body(content: str) -> bytes:
+        reply = {"role": "assistant", "content": content}
+        return json.dumps({"choices": [{"index": 0, "message": reply}]}).encode()
+
+    def raw(prompt: str) -> bytes:
+        if prompt.endswith("Say hello in one word."):
+            return body('{"probe": "kiwi-7"}')  # the probe: every JSON contract honoured
+        return body("1")  # the rows: a bare word, the schema ignored
+
+    lab = _lab(["q", "r"], ["a", "b"])
+    with LoopbackLLM(raw=raw) as server:
+        client = _client(server, tmp_path)
+        out = evalnb.evaluate(lab, ["binary_judge"], judge=client, progress=False)
+    details = _details(out, "binary_judge")
+    assert all("ignored the" in d["contract_drift"] for d in details.values())
+    assert out.judge_report()["contract_drift"].to_list() == [2]
+
+
 def _logprob_body(content: str, alternatives: list[tuple[str, float]]) -> bytes:
     tokens = [
         {

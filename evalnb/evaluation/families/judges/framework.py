@@ -362,6 +362,14 @@ class JudgeEvaluator(Evaluator):
             judged["probability"] = probabilities[0] if len(parsed) == 1 else probabilities
         if any(r.result.finish_reason == "length" for r in got):
             judged["truncated"] = True
+        drifted = sum(_drifted(r.result, kind) for r in got if r.parsed is not None)
+        if drifted:
+            # The probe found the server honouring the contract; this reply did not (a bare
+            # "Yes" under a JSON schema reads with no salvage, so only this says it).
+            judged["contract_drift"] = (
+                f"{drifted} of {len(got)} replies ignored the {kind!r} contract the server "
+                "honoured when probed"
+            )
         failed = [p for p in parsed if not p.ok]
         if failed:
             return self.on_parse_failure(), {
@@ -383,6 +391,16 @@ class JudgeEvaluator(Evaluator):
     def on_parse_failure(self) -> dict[str, float | None]:
         """Values recorded when the reply cannot be read (none by default)."""
         return {}
+
+
+def _drifted(result: ChatResult, kind: str) -> bool:
+    """Whether a reply under a constraint came back without it (a server that stopped honouring it)."""
+    if kind == "free" or result.error is not None:
+        return False
+    if kind == "tool":
+        return not result.tool_calls
+    text = (result.content or "").strip()
+    return not (text.startswith("{") and text.endswith("}"))
 
 
 def _announce(bar: object, evaluator: str, conversations: list[Messages], judge: LLMClient) -> None:
