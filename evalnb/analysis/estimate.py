@@ -143,7 +143,7 @@ def estimate(
         request = evaluator.request_params(judge, chosen, kind)
         conversations = [c for a in evaluator.conversations(rows, chosen, kind) for c in a]
         body = {**judge.params, **request}
-        keys = [reply_key(judge.public_endpoint, judge.model, c, body) for c in conversations]
+        keys = [reply_key(judge.cache_endpoint, judge.model, c, body) for c in conversations]
         cached: set[str] = set()
         if path is not None and path.exists() and keys:
             cache = ReplyCache(path)

@@ -108,6 +108,11 @@ class LLMClient:
     params
         Request parameters sent with every call unless a call overrides them
         (default ``temperature=0``).
+    cache_identity
+        What names this server in the reply cache and the probe's record instead of its URL,
+        for a server whose address changes and whose replies do not (a local model on a
+        random port: :func:`~evalnb.llm.local_judge.local_judge` sets it from the model
+        file). Default: the URL.
     auth_header, query
         For endpoints that authenticate differently. Azure OpenAI:
         ``base_url="https://<resource>.openai.azure.com/openai/deployments/<deployment>"``,
@@ -135,6 +140,7 @@ class LLMClient:
     backoff_s: float = 0.5
     auth_header: str = "Authorization"
     query: dict[str, str] = field(default_factory=dict)
+    cache_identity: str | None = None
     stats: _Stats = field(default_factory=_Stats, init=False)
     # Whether the endpoint ever answered this client (any HTTP status): until it has, a
     # connection refused or a name that does not resolve is a wrong address, not a blip.
@@ -166,8 +172,13 @@ class LLMClient:
 
     @property
     def public_endpoint(self) -> str:
-        """The chat-completions URL without credentials: what is stored and shown."""
+        """The chat-completions URL without credentials: what is shown."""
         return public_url(self.endpoint)
+
+    @property
+    def cache_endpoint(self) -> str:
+        """What names this server in cache keys and probe records (``cache_identity`` or the URL)."""
+        return self.cache_identity or self.public_endpoint
 
     def _redactor(self) -> Redactor:
         key = self.api_key or os.environ.get(self.api_key_env)
@@ -223,7 +234,7 @@ class LLMClient:
         if path is not None and not refresh:
             cache = ReplyCache(path)
             try:
-                found = cache.capabilities(self.public_endpoint, self.model)
+                found = cache.capabilities(self.cache_endpoint, self.model)
             finally:
                 cache.close()
             if found is not None:
@@ -241,7 +252,7 @@ class LLMClient:
             cache = ReplyCache(path)
             try:
                 cache.put_capabilities(
-                    self.public_endpoint, self.model, self._capabilities.to_json()
+                    self.cache_endpoint, self.model, self._capabilities.to_json()
                 )
             finally:
                 cache.close()
@@ -279,7 +290,7 @@ class LLMClient:
         from tqdm.auto import tqdm  # noqa: PLC0415
 
         body_params = {**self.params, **params}
-        keys = [reply_key(self.public_endpoint, self.model, c, body_params) for c in conversations]
+        keys = [reply_key(self.cache_endpoint, self.model, c, body_params) for c in conversations]
         path = self.cache_path()
         cache = ReplyCache(path) if path is not None else None
         try:
@@ -322,7 +333,7 @@ class LLMClient:
                     if result.error is None and cache is not None:
                         text = json.dumps(request, ensure_ascii=False)
                         await loop.run_in_executor(
-                            writer, cache.put, k, self.public_endpoint, self.model, text, result
+                            writer, cache.put, k, self.cache_endpoint, self.model, text, result
                         )
                     for i in idx:
                         results[i] = result

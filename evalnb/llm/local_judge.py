@@ -130,8 +130,29 @@ def local_judge(
             url = running[1]
         else:
             url = _start(model, n_ctx, n_threads, start_timeout_s, key)
-    settings = {"concurrency": 2, "timeout_s": 300.0, "prices": (0.0, 0.0), **client}
+    settings = {
+        "concurrency": 2,
+        "timeout_s": 300.0,
+        "prices": (0.0, 0.0),
+        # The port is new each time; the model and its settings are what decide a reply, so
+        # they, not the URL, key the reply cache: a second process hits the first's replies.
+        "cache_identity": f"llama.cpp:{_model_digest(model)}:n_ctx={n_ctx}",
+        **client,
+    }
     return LLMClient(url, model.stem, api_key="local", **settings)
+
+
+def _model_digest(model: Path) -> str:
+    """Name a model file by its size and the hash of its first and last mebibyte (quick)."""
+    import hashlib  # noqa: PLC0415
+
+    size = model.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with model.open("rb") as fh:
+        digest.update(fh.read(1 << 20))
+        fh.seek(max(0, size - (1 << 20)))
+        digest.update(fh.read(1 << 20))
+    return f"{model.name}:{digest.hexdigest()[:16]}"
 
 
 def _start(

@@ -477,3 +477,16 @@ def test_credentials_never_land_in_scores_reports_logs_or_cache(
         for secret in (key, password, query_key):
             assert secret not in text, f"{secret} found in {where}"
     assert "reviewer:" not in places["cache rows"] and "***@127.0.0.1" in places["cache rows"]
+
+
+def test_a_cache_identity_keys_replies_whatever_port_the_server_is_on(tmp_path: Path) -> None:
+    ask = [_ask("What is 2 + 2?")]
+    with LoopbackLLM(lambda _p: "4") as first:
+        one = _client(first, tmp_path, cache_identity="local-model:abc")
+        assert one.chat_many(ask, progress=False)[0].content == "4"
+    with LoopbackLLM(lambda _p: "5") as second:  # the same model again, on another port
+        two = _client(second, tmp_path, cache_identity="local-model:abc")
+        again = two.chat_many(ask, progress=False)[0]
+        assert again.cached and again.content == "4" and second.total_calls == 0
+        plain = _client(second, tmp_path)  # no identity: the URL keys it, a new call
+        assert plain.chat_many(ask, progress=False)[0].content == "5"

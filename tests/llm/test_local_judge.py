@@ -59,8 +59,17 @@ def test_the_probe_finds_the_grammar_the_forced_tool_and_logprobs_and_keeps_them
     assert caps.logprobs and caps.probe_prompt_tokens and caps.seconds_per_call
     assert "HTTP" in caps.notes["json_schema"]  # this server refuses OpenAI's form outright
     assert caps.notes["structured_outputs"].startswith("ignored")
-    again = evalnb.LLMClient(local_judge.base_url, local_judge.model, cache=local_judge.cache)
-    assert again.capabilities() == caps and again.stats.calls == 0  # kept in the cache file
+    # Kept in the cache file under the model, not the port: another process's server (on
+    # another port) finds the probe and the replies.
+    port = str(local_judge.base_url).rsplit(":", 1)[1].split("/")[0]
+    assert local_judge.cache_identity and port not in local_judge.cache_identity
+    again = evalnb.LLMClient(
+        "http://127.0.0.1:9/v1",
+        local_judge.model,
+        cache=local_judge.cache,
+        cache_identity=local_judge.cache_identity,
+    )
+    assert again.capabilities() == caps and again.stats.calls == 0
 
 
 def test_every_judge_reads_every_reply_under_the_negotiated_contract(
