@@ -51,6 +51,7 @@ class JudgeMethods(LabCore):
         repeats: int = 2,
         families: Mapping[str, str] | None = None,
         probes: int = 50,
+        assume_random: bool = False,
     ) -> JudgeCard:
         """Can I trust this judge on this lab? Eight components, each with its interval.
 
@@ -59,8 +60,9 @@ class JudgeMethods(LabCore):
         validity (against the lab's human labels), adversarial answers and the consequence
         for the numbers, on a seeded sample of ``n`` answers, each with a traffic light;
         what cannot be measured here says why (:mod:`evalnb.judge_reliability.card`). The
-        components that ask again do so on ``probes`` of the answers. The card never writes
-        to the lab's store.
+        components that ask again do so on ``probes`` of the answers; ``assume_random``
+        lets the consequence use labels given outside a random batch as a random sample.
+        The card never writes to the lab's store.
         """
         return judge_card(
             self,
@@ -73,6 +75,7 @@ class JudgeMethods(LabCore):
             repeats=repeats,
             families=families,
             probes=probes,
+            assume_random=assume_random,
         )
 
     def with_judge_card(self: L, card: JudgeCard) -> L:

@@ -353,6 +353,7 @@ def judge_card(
     repeats: int = 2,
     families: Mapping[str, str] | None = None,
     probes: int = 50,
+    assume_random: bool = False,
 ) -> JudgeCard:
     """Measure how far ``judge``, as ``evaluator``, can be trusted on ``lab``.
 
@@ -376,6 +377,10 @@ def judge_card(
         Answers of the sample asked again for the stability, position and verbosity
         components (their intervals are on these), and twice fewer cases for the dummy
         answers: the card's calls grow with it, not with ``n``, past the first run.
+    assume_random
+        The consequence component's corrected pass rate uses labels given outside a random
+        batch as if they were a random sample (as ``corrected_leaderboard`` does with it):
+        say so only where that holds.
     """
     for name, value, least in (("n", n, 1), ("repeats", repeats, 1), ("probes", probes, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
@@ -422,7 +427,16 @@ def judge_card(
         judge,
     )
     _obedience(card, few_lab, base, evaluator, metric, judge)
-    _consequence(card, lab, base, evaluator, metric, started, judge.stats.calls - calls0)
+    _consequence(
+        card,
+        lab,
+        base,
+        evaluator,
+        metric,
+        started,
+        judge.stats.calls - calls0,
+        assume_random=assume_random,
+    )
     return JudgeCard(
         evaluator,
         metric,
@@ -798,9 +812,11 @@ def _consequence(
     metric: str,
     started: float,
     calls: int,
+    *,
+    assume_random: bool = False,
 ) -> None:
     try:
-        board = corrected_leaderboard(lab, evaluator, metric)
+        board = corrected_leaderboard(lab, evaluator, metric, assume_random=assume_random)
     except KeyError:
         board = pl.DataFrame()
     corrected = board.filter(pl.col("corrected").is_not_null()) if board.height else board

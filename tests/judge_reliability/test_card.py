@@ -261,3 +261,20 @@ def test_obedience_is_told_apart_from_leniency() -> None:
     assert "pass rate of dummy: Sure" in lenient.flagged
     assert "instruction obeyed (fail to pass)" not in set(lenient.frame["measure"])
     assert "failed none of the sampled answers" in " ".join(lenient.frame["note"].drop_nulls())
+
+
+@pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
+def test_the_consequence_takes_labels_outside_a_random_batch_only_when_told() -> None:
+    lab = _lab()  # its 40 labels came from no random batch
+    with LoopbackLLM(_judge(biased=False)) as server:
+        judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
+        lab = evalnb.evaluate(lab, ["binary_judge"], judge=judge, progress=False)
+        plain = lab.judge_card("binary_judge", judge=judge, n=N, seed=1, probes=10, repeats=2)
+        told = lab.judge_card(
+            "binary_judge", judge=judge, n=N, seed=1, probes=10, repeats=2, assume_random=True
+        )
+
+    def corrected(card: JudgeCard) -> list[str]:
+        return [m for m in card.frame["measure"] if m.startswith("corrected pass rate")]
+
+    assert corrected(plain) == [] and len(corrected(told)) == 2
