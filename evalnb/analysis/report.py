@@ -25,6 +25,7 @@ from evalnb.analysis.charts import (
 )
 from evalnb.analysis.derived import analyse
 from evalnb.analysis.overall import overall_leaderboard
+from evalnb.evaluation.catalog import catalog
 from evalnb.lab.schema import JUDGE_CARD_KEY
 from evalnb.lab.version import __version__
 
@@ -94,14 +95,54 @@ def _problems_html(probs: pl.DataFrame) -> str:
     return "".join(out)
 
 
+_FIRST = 5  # the groups of problems the summary ranks first
+
+
 def _semaphore(problems: pl.DataFrame) -> str:
+    """Render the counts by severity, then what to look at first: problems grouped, ranked.
+
+    Hundreds of per-case problems (a robustness flip per perturbed case) read as a wall;
+    grouped by kind, evaluator and model and ranked by their HIGH then MEDIUM counts, the
+    first few say where the work is.
+    """
     counts = dict(problems.group_by("severity").len().iter_rows()) if problems.height else {}
-    return (
+    lights = (
         '<p class="semaphore">'
         + "".join(
             f'<span class="{s}">{s}: {counts.get(s, 0)}</span>' for s in ("HIGH", "MEDIUM", "LOW")
         )
         + "</p>"
+    )
+    if problems.is_empty():
+        return lights
+    ranked = (
+        problems.group_by("problem_type", "evaluator", "model")
+        .agg(
+            high=(pl.col("severity") == "HIGH").sum(),
+            medium=(pl.col("severity") == "MEDIUM").sum(),
+            problems=pl.len(),
+            example=pl.col("description").first().str.slice(0, 160),
+        )
+        .sort(
+            ["high", "medium", "problems", "problem_type", "evaluator", "model"],
+            descending=[True, True, True, False, False, False],
+        )
+    )
+    rows = "".join(
+        f"<tr><td>{_e(r['problem_type'])}</td><td>{_e(r['evaluator'])}</td>"
+        f"<td>{_e(r['model'])}</td><td class='num'>{r['high']}</td>"
+        f"<td class='num'>{r['medium']}</td><td class='num'>{r['problems']}</td>"
+        f"<td>{_e(r['example'])}</td></tr>"
+        for r in ranked.head(_FIRST).iter_rows(named=True)
+    )
+    rest = ranked.height - min(ranked.height, _FIRST)
+    return (
+        f"{lights}<h3>Look first</h3><p>{problems.height:,} problems in {ranked.height:,} "
+        f"groups (kind, evaluator, model); the {min(ranked.height, _FIRST)} with the most HIGH "
+        "then MEDIUM problems"
+        + (f" ({rest:,} more groups under Problems)" if rest else "")
+        + ":</p><table><tr><th>kind</th><th>evaluator</th><th>model</th><th>HIGH</th>"
+        f"<th>MEDIUM</th><th>all</th><th>for instance</th></tr>{rows}</table>"
     )
 
 
@@ -356,11 +397,27 @@ def judge_card_html(card: Mapping[str, Any], *, heading: str = "h3") -> str:
     )
 
 
+def _judge_ids() -> list[str]:
+    return catalog().filter(pl.col("judge"))["id"].to_list()
+
+
 def _judge_cards_html(lab: LabCore) -> str:
     """Render "Judge reliability": every card kept in the lab."""
     cards = [v for k, v in lab.info.items() if k.startswith(JUDGE_CARD_KEY)]
     if not cards:
-        return ""
+        judged = bool(lab.scores.height) and bool(
+            lab.scores["evaluator"].unique().is_in(_judge_ids()).any()
+        )
+        return (
+            "<h2>Judge reliability</h2><p>"
+            + (
+                "This lab's scores include LLM judges, and no judge card is kept: "
+                if judged
+                else "No LLM judge scored this lab, so no judge card is kept; with one, "
+            )
+            + "<code>lab.with_judge_card(lab.judge_card(evaluator, judge=...))</code> measures "
+            "how far the judge can be trusted and shows it here.</p>"
+        )
     return "<h2>Judge reliability</h2>" + "".join(
         judge_card_html(c) for c in cards if isinstance(c, dict)
     )
@@ -400,7 +457,13 @@ def render_report(
         f"<h2>Problems</h2>{_problems_html(probs)}"
         f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
         + "".join(_evaluator_section(lab, verdicts, board, probs, ins, e) for e in evaluators)
-        + ("<h2>Decisions</h2>" + "".join(decision_html(d) for d in decisions) if decisions else "")
+        + "<h2>Decisions</h2>"
+        + (
+            "".join(decision_html(d) for d in decisions)
+            if decisions
+            else "<p>No decision in this report: pass <code>decisions=[lab.decide(baseline, "
+            "candidate)]</code> to <code>lab.report</code> for whether one system is better.</p>"
+        )
         + _judge_cards_html(lab)
         + _agreement_html(agreement)
         + _monitoring_html(monitoring)

@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from evalnb.api.demo import build_demo_lab
 from evalnb.api.lab import Lab, load
 from evalnb.cli.show import describe, say
@@ -13,6 +15,8 @@ from evalnb.evaluation.engine import evaluate
 
 if TYPE_CHECKING:
     import argparse
+
+    from evalnb.analysis.decide import Decision
 
 __all__ = ["DEMO_EVALUATORS", "add_demo_parser", "run_demo"]
 
@@ -66,6 +70,20 @@ def _judge_answers(lab: Lab, n: int, out: Path) -> None:
     say(f"{judged.judge_report()}\njudged answers: {store}")
 
 
+def _top_two(lab: Lab) -> Decision | None:
+    """Decide the leaderboard's first model against its second (the question a team asks)."""
+    board = lab.leaderboard().filter(pl.col("primary") & pl.col("pass_rate").is_not_null())
+    ranked = (
+        board.group_by("model")
+        .agg(pl.col("pass_rate").mean())
+        .sort(["pass_rate", "model"], descending=[True, False])["model"]
+        .to_list()
+    )
+    if len(ranked) < 2:
+        return None
+    return lab.decide(ranked[1], ranked[0], margin=0.02)
+
+
 def run_demo(out: Path, judged: int = 0) -> int:
     """Evaluate the bundled demo lab into ``out``: its store, report, archive and summary."""
     source = _DEMO_FILE
@@ -87,7 +105,12 @@ def run_demo(out: Path, judged: int = 0) -> int:
     if judged:
         _judge_answers(lab, judged, out)
     report = out / "demo_report.html"
-    lab.report(report, title="evalnb demo: RAG question answering")
+    decision = _top_two(lab)
+    lab.report(
+        report,
+        title="evalnb demo: RAG question answering",
+        decisions=[decision] if decision is not None else (),
+    )
     archive = lab.archive(out / "demo_archive.zip")
     problems = lab.problems()
     say(

@@ -51,6 +51,11 @@ def test_cli_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "atlas-70b" in out
     assert "answers per model" in out
     assert evalnb.open(tmp_path / "demo_lab.duckdb").outputs.height == 1107
+    # The report a newcomer opens: what to look at first, a decision, the judges' place.
+    report = (tmp_path / "demo_report.html").read_text(encoding="utf-8")
+    assert report.index("Look first") < report.index("<h2>Problems</h2>")
+    assert "<h2>Decisions</h2>" in report and "atlas-70b vs breeze-8b" in report
+    assert "<h2>Judge reliability</h2>" in report
 
 
 @needs_shared
