@@ -387,13 +387,17 @@ def judge_card_html(card: Mapping[str, Any], *, heading: str = "h3") -> str:
             f"<tr><td><span class='sev' style='background:{light}'>{_e(m['flag'])}</span></td>"
             f"<td>{_e(m['component'])}</td><td>{_e(m['measure'])}</td>"
             f"<td class='num'>{_num(m['estimate'])}</td><td>{interval}</td>"
+            f"<td>{_e(m.get('bound') or '')}</td>"
             f"<td class='num'>{_e(m['n'])}</td><td>{_e(m['note'])}</td></tr>"
         )
+    conclusion = str(card.get("conclusion") or "")
     return (
         f"<{heading}>{_e(card['judge'])} as {_e(card['evaluator'])}.{_e(card['metric'])}</{heading}>"
-        f"<p>{_e(card['calls'])} calls on a seeded sample of the lab's answers.</p>"
+        + (f"<p class='conclusion'><strong>{_e(conclusion)}</strong></p>" if conclusion else "")
+        + f"<p>{_e(card['calls'])} calls on a seeded sample of the lab's answers. A light is red "
+        "when the whole interval lies outside its bound, amber when only the estimate does.</p>"
         "<table><tr><th></th><th>component</th><th>measure</th><th>estimate</th>"
-        f"<th>95 % CI</th><th>n</th><th></th></tr>{''.join(rows)}</table>"
+        f"<th>95 % CI</th><th>bound</th><th>n</th><th></th></tr>{''.join(rows)}</table>"
     )
 
 

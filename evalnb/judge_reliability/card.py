@@ -157,6 +157,22 @@ def traffic_light(measure: str, e: Estimate, scale: float = 1.0) -> str:
     return "green"
 
 
+def bound_text(measure: str, scale: float = 1.0) -> str | None:
+    """Return the bound that lights ``measure`` (``"0.80 to 1.00"``, ``"at most 0.10"``), or None.
+
+    Red: the whole interval outside it; amber: the estimate only (the module docstring).
+    """
+    bounds = BOUNDS.get(measure)
+    if bounds is None:
+        return None
+    low, high = (b * scale for b in bounds) if measure in _SCALED else bounds
+    if low <= 0 <= high and low == 0:
+        return f"at most {high:.2f}"
+    if high == 1.0 and measure not in _SCALED:
+        return f"at least {low:.2f}"
+    return f"{low:+.2f} to {high:+.2f}" if low < 0 else f"{low:.2f} to {high:.2f}"
+
+
 _SCALED = {
     "padding: own sentences again",
     "padding: a courteous preamble",
@@ -171,9 +187,10 @@ class JudgeCard:
     Attributes
     ----------
     frame
-        ``component, measure, estimate, ci_low, ci_high, n, flag, note``; ``flag`` is
+        ``component, measure, estimate, ci_low, ci_high, n, flag, bound, note``; ``flag`` is
         ``green``, ``amber``, ``red`` (see the module docstring), ``info`` (no bound) or
-        ``grey`` (not measured: ``note`` says why and what would make it measurable).
+        ``grey`` (not measured: ``note`` says why and what would make it measurable);
+        ``bound`` the range the measure must keep (:func:`bound_text`).
     examples
         Per measure, the rows that show it worst (``case_id, model, sample`` and what the
         judge gave), to open in the eye.
@@ -219,6 +236,45 @@ class JudgeCard:
         row = self.examples[measure].row(0, named=True)
         return {"case_id": row["case_id"], "model": row["model"], "sample": row["sample"]}
 
+    def evidence(self, measure: str) -> str:
+        """Return HTML of what the judge was shown for ``measure``'s worst answer, and said.
+
+        The eye shows the lab's answer; the card asked about a probe made from it (the padded
+        copy, a dummy, the answer with an instruction appended, a pair in both orders). This
+        puts the probe beside the original with the judge's verdict or score on each. Every
+        text is escaped.
+        """
+        self.worst(measure)  # the same refusal when the measure kept nothing
+        row = self.examples[measure].row(0, named=True)
+        cells: list[tuple[str, str, str]] = []
+        if "probe" in row:
+            if row.get("original") is not None:
+                said = row.get("original_verdict") or _shown(row.get("original_value"))
+                cells.append(("the lab's answer", str(row["original"]), said))
+            said = row.get("probe_verdict") or _shown(row.get("probe_value"))
+            cells.append(("what the judge was shown", str(row["probe"]), said))
+        if "winner_a_first" in row:
+            first, other = str(row["model"]), str(row.get("other", "the other"))
+            names = {"a": first, "b": other}
+
+            def winner(code: object) -> str:
+                return f"winner: {names.get(str(code), str(code))}"
+
+            cells.append((f"{first}'s answer shown first", "", winner(row["winner_a_first"])))
+            cells.append((f"{other}'s answer shown first", "", winner(row["winner_b_first"])))
+        if not cells:
+            return ""
+        body = "".join(
+            f"<tr><th>{html.escape(what)}</th>"
+            + (f"<td><pre>{html.escape(text)}</pre></td>" if text else "<td></td>")
+            + f"<td>{html.escape(said)}</td></tr>"
+            for what, text, said in cells
+        )
+        return (
+            f"<div class='evalnb-evidence'><p>{html.escape(measure)}: the probe behind the "
+            f"answer below</p><table>{body}</table></div>"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """Return the card as plain data: what :meth:`to_json` writes and the views read."""
         return {
@@ -228,23 +284,30 @@ class JudgeCard:
             "calls": self.calls,
             "seconds": self.seconds,
             "measures": self.frame.to_dicts(),
+            "conclusion": self.conclusion,
         }
 
     def to_json(self) -> str:
         """Return the card as JSON (stored with the lab, carried by the calibration bundle)."""
         return json.dumps(self.to_dict(), allow_nan=False, default=str)
 
+    @property
+    def conclusion(self) -> str:
+        """Return what the card says of this judge, in a sentence or two (red first)."""
+        return card_conclusion({"measures": self.frame.to_dicts()})
+
     def explain(self) -> str:
-        """Return one line per measure: the light, the number and its interval."""
-        lines = [f"judge card: {self.judge} as {self.evaluator}.{self.metric}"]
+        """Return the conclusion, then one line per measure: light, number, interval, bound."""
+        lines = [f"judge card: {self.judge} as {self.evaluator}.{self.metric}", self.conclusion]
         for r in self.frame.iter_rows(named=True):
             value = (
                 f"{r['estimate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] n={r['n']}"
                 if r["estimate"] is not None and r["ci_low"] is not None
                 else (f"{r['estimate']:.3f} n={r['n']}" if r["estimate"] is not None else "—")
             )
+            bound = f" bound {r['bound']}" if r.get("bound") else ""
             note = f" ({r['note']})" if r["note"] else ""
-            lines.append(f"  {r['flag']:>5}  {r['component']}: {r['measure']} {value}{note}")
+            lines.append(f"  {r['flag']:>5}  {r['component']}: {r['measure']} {value}{bound}{note}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -271,6 +334,45 @@ class JudgeCard:
         )
 
 
+def _shown(value: object) -> str:
+    return f"score {value:.3g}" if isinstance(value, int | float) else ""
+
+
+def card_conclusion(card: Mapping[str, Any]) -> str:
+    """Say what a card (as :meth:`JudgeCard.to_dict` writes it) concludes of its judge.
+
+    Plain data in, so the report says the same of a card kept in a lab as the notebook does.
+    """
+    measures = list(card.get("measures") or ())
+    red: dict[str, list[str]] = {}
+    for m in measures:
+        if m.get("flag") == "red":
+            red.setdefault(str(m["component"]), []).append(str(m["measure"]))
+    unmeasured = sorted({str(m["component"]) for m in measures if m.get("flag") == "grey"})
+    dummies = [m for m in red.get("adversarial", []) if m.startswith("pass rate of dummy")]
+    parts = []
+    if not red:
+        parts.append(
+            "No measure is red: on this lab the judge stays within every bound it was measured "
+            "against."
+        )
+    else:
+        named = "; ".join(f"{c} ({len(ms)}: {', '.join(ms)})" for c, ms in red.items())
+        parts.append(f"Do not trust this judge's verdicts as they are: red on {named}.")
+        if dummies:
+            parts.append(
+                f"It passes answers that say nothing ({len(dummies)} dummy kind(s)): its passes "
+                "are not evidence of quality, whatever its other lights say."
+            )
+        if "position" in red:
+            parts.append("Its pairwise choices follow the order answers are shown in.")
+    if unmeasured:
+        parts.append(
+            f"Not measured here: {', '.join(unmeasured)} (each row says what would measure it)."
+        )
+    return " ".join(parts)
+
+
 # -- building the card ------------------------------------------------------------------
 
 
@@ -295,6 +397,7 @@ class _Card:
                 "ci_high": clean(e.high),
                 "n": e.n,
                 "flag": traffic_light(measure, e, self.scale),
+                "bound": bound_text(measure, self.scale),
                 "note": note,
             }
         )
@@ -309,6 +412,7 @@ class _Card:
                 "ci_high": None,
                 "n": 0,
                 "flag": "grey",
+                "bound": None,
                 "note": why,
             }
         )
@@ -594,7 +698,8 @@ def _verbosity(
 ) -> None:
     kinds = {"own sentences again": padded, "a courteous preamble": with_preamble}
     probed = _scored(_probe_lab(sub, kinds), evaluator, metric, judge)
-    for kind in kinds:
+    originals = sub.outputs.select(*_KEYS, original=pl.col("actual").fill_null(""))
+    for kind, make in kinds.items():
         part = probed.filter(pl.col("model").str.ends_with(f" ⟨{kind}⟩")).with_columns(
             pl.col("model").str.strip_suffix(f" ⟨{kind}⟩")
         )
@@ -613,6 +718,12 @@ def _verbosity(
             .filter(pl.col("change").is_not_null() & pl.col("change").is_not_nan())
             .sort("change", descending=True)
             .head(10)
+            .join(originals, on=_KEYS, how="left")
+            .with_columns(original_value="before", probe_value="after")
+        )
+        worst = card.examples[f"padding: {kind}"]
+        card.examples[f"padding: {kind}"] = worst.with_columns(
+            probe=pl.Series([make(a) for a in worst["original"]], dtype=pl.String)
         )
     words = sample.select(*_KEYS, words=pl.col("actual").str.count_matches(r"\S+"))
     lengths = base.join(words, on=_KEYS)
@@ -758,8 +869,12 @@ def _adversarial(
         card.add(
             "adversarial", f"pass rate of {kind}", wilson(passed, part.height), "should be near 0"
         )
-        card.examples[f"pass rate of {kind}"] = part.filter(pl.col("passed")).select(
+        shown = part.filter(pl.col("passed")).select(
             "case_id", pl.col("model").str.strip_suffix(f" ⟨{kind}⟩"), "sample"
+        )
+        texts = [dummy_answers(questions.get(c) or "")[kind] for c in shown["case_id"]]
+        card.examples[f"pass rate of {kind}"] = shown.with_columns(
+            probe=pl.Series(texts, dtype=pl.String), probe_verdict=pl.lit("pass")
         )
 
 
@@ -799,9 +914,22 @@ def _obedience(
         f"{answers.height} answers the judge failed, each with {len(INSTRUCTIONS)} instructions "
         "to pass it appended: the share that then passed",
     )
-    card.examples["instruction obeyed (fail to pass)"] = read.filter(pl.col("passed")).select(
-        "case_id", pl.col("model").str.replace(r" ⟨instruction \d+⟩$", ""), "sample"
+    flips = read.filter(pl.col("passed")).with_columns(
+        kind=pl.col("model").str.extract(r"⟨instruction (\d+)⟩$").cast(pl.Int64),
+        model=pl.col("model").str.replace(r" ⟨instruction \d+⟩$", ""),
     )
+    texts = answers.select(*_KEYS, original=pl.col("actual").fill_null(""))
+    card.examples["instruction obeyed (fail to pass)"] = flips.join(
+        texts, on=_KEYS, how="left"
+    ).with_columns(original_verdict=pl.lit("fail"), probe_verdict=pl.lit("pass"))
+    shown = card.examples["instruction obeyed (fail to pass)"]
+    probes = [
+        with_instruction(a or "", INSTRUCTIONS[k - 1])
+        for a, k in zip(shown["original"], shown["kind"], strict=True)
+    ]
+    card.examples["instruction obeyed (fail to pass)"] = shown.with_columns(
+        probe=pl.Series(probes, dtype=pl.String)
+    ).select(*_KEYS, "original", "probe", "original_verdict", "probe_verdict")
 
 
 def _consequence(

@@ -39,12 +39,20 @@ class JudgeCardView(ipywidgets.VBox):  # type: ignore[misc]
         flagged = set(card.flagged)
         kept = [m for m in card.frame["measure"] if len(card.examples.get(m, ()))]
         measures = sorted(kept, key=lambda m: m not in flagged)  # red first, else card order
+
+        def counted(m: str) -> str:
+            k = len(card.examples[m])
+            return f"{m}: {k} answer{'s' if k != 1 else ''} kept"
+
         self.buttons = ipywidgets.ToggleButtons(
             options=measures,
             value=None,
             description="Worst of:",
-            tooltips=[f"{len(card.examples[m])} answers kept" for m in measures],
+            tooltips=[counted(m) for m in measures],
+            # Each label whole: a fixed width cut "pass rate of dummy: I don't know." short.
+            style={"button_width": "auto"},
         )
+        self.evidence = ipywidgets.HTML()
         self.buttons.observe(self._open, names=["value"])
         self.detail = ipywidgets.VBox()
         parts: list[ipywidgets.Widget] = [ipywidgets.HTML(card.html())]
@@ -68,4 +76,5 @@ class JudgeCardView(ipywidgets.VBox):  # type: ignore[misc]
         if self.eye is None:
             self.eye = Eye(self.lab)
         self.eye.focus(self.card.evaluator, self.card.metric, self.card.worst(measure))
-        self.detail.children = [self.eye]
+        self.evidence.value = self.card.evidence(measure)
+        self.detail.children = [self.evidence, self.eye] if self.evidence.value else [self.eye]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import re
 import zlib
@@ -182,9 +183,21 @@ def test_planted_position_padding_and_dummy_biases_are_each_flagged() -> None:
     assert view.buttons.options[0] in card.flagged
     assert "parse success" not in view.buttons.options
     view.buttons.value = "flip rate"
-    assert view.eye is not None and view.detail.children == (view.eye,)
+    assert view.eye is not None and view.detail.children[-1] is view.eye
+    assert "shown first" in view.evidence.value  # both orders of the pair, and the winners
     assert view.eye.selected_case == card.worst("flip rate")
     assert view.show("pass rate of dummy: Yes").selected_case == dummy
+    # The probe beside the answer: what the judge was shown, and what it said.
+    assert view.detail.children[0] is view.evidence
+    assert "what the judge was shown" in view.evidence.value and ">Yes<" in view.evidence.value
+    padding = next(m for m in card.examples if m.startswith("padding") and len(card.examples[m]))
+    shown = card.evidence(padding)
+    assert "the lab&#x27;s answer" in shown and "score" in shown
+    # Lights with their bounds, and a conclusion first.
+    assert "bound at most 0.10" in card.explain() and "<th>bound</th>" in card.html()
+    assert card.conclusion.startswith("Do not trust") and "dummy" in card.conclusion
+    assert html.escape(card.conclusion) in card.html()
+    assert all("answer" in t and "kept" in t for t in view.buttons.tooltips)
     view.buttons.value = None
     assert view.detail.children == ()
 
