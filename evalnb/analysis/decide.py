@@ -60,6 +60,24 @@ __all__ = [
 ]
 
 VERDICTS = ("better", "worse", "equivalent", "non-inferior", "inconclusive")
+_FRAME_ORDER = (
+    "evaluator",
+    "metric",
+    "slice",
+    "verdict",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "detectable",
+    "p_adjusted",
+    "n",
+    "clusters",
+    "design_effect",
+    "method",
+    "p_value",
+    "p_wilcoxon",
+    "guardrail",
+)
 _POWER_Z = 0.8416212335729143  # z of 80 % power
 
 
@@ -82,10 +100,10 @@ class Decision:
     Attributes
     ----------
     frame
-        ``evaluator, metric, slice, n, clusters, difference, ci_low, ci_high, p_value,
-        p_adjusted, p_wilcoxon, method, design_effect, verdict, detectable``: the difference
-        is candidate − baseline, oriented so that positive is better; ``detectable`` is the
-        smallest difference this run had 80 % power to see.
+        ``evaluator, metric, slice, verdict, difference, ci_low, ci_high, detectable,
+        p_adjusted, n, clusters, design_effect, method, p_value, p_wilcoxon, guardrail``: the
+        difference is candidate − baseline in the metric's units, oriented so that positive
+        is better; ``detectable`` is the smallest difference this run had 80 % power to see.
     verdict
         ``"better"`` (some metric better, none worse, guardrails kept), ``"worse"`` (a
         metric or guardrail worse), ``"non-inferior"`` (with a margin: every metric at least
@@ -378,7 +396,9 @@ def decide(
                 "detectable": detectable,
             }
         )
-    frame = pl.DataFrame(out)
+    # The verdict first after the names: a notebook's table shows its left columns, and the
+    # verdict and what the run could see are what a reader looks for.
+    frame = pl.DataFrame(out).select(*_FRAME_ORDER)
     verdicts = frame.filter(pl.col("slice") == "")["verdict"].to_list()
     if "worse" in verdicts:  # a metric, or a guardrail, got worse
         overall = "worse"

@@ -332,20 +332,21 @@ def _monitoring_html(view: Mapping[str, Any] | None) -> str:
     return "".join(parts)
 
 
+# The verdict beside the names: a notebook shows a table's left columns first.
 _DECISION_COLUMNS = (
     "evaluator",
     "metric",
     "slice",
-    "n",
-    "clusters",
+    "verdict",
     "difference",
     "ci_low",
     "ci_high",
-    "p_adjusted",
-    "method",
-    "design_effect",
-    "verdict",
     "detectable",
+    "p_adjusted",
+    "n",
+    "clusters",
+    "design_effect",
+    "method",
 )
 
 
@@ -366,6 +367,9 @@ def decision_html(decision: Decision, *, heading: str = "h3") -> str:
         f"<{heading}>{_e(title)}: {_e(d.verdict.upper())}</{heading}><p>{_e(how)}</p>"
         f"<figure>{to_svg(decision_chart(d.frame, d.margin, title))}</figure>"
         + _table(d.frame.select(_DECISION_COLUMNS))
+        + "<p>difference, its interval and detectable: candidate − baseline in each metric's "
+        "own units (for a 0/1 verdict, a share of the cases: 0.05 is five points of pass "
+        "rate); detectable: the smallest difference this run had 80 % power to see.</p>"
         + "".join(f"<p>Note: {_e(n)}</p>" for n in d.notes)
     )
 
