@@ -362,7 +362,10 @@ def path_titles(index: EyeIndex, path: list[str]) -> list[str]:
         elif level == "evaluator":
             titles.append(catalog_titles().get(step, step))
         elif level == "metric":
-            titles.append(_titles(index).get((path[1], step), (step, ""))[0])
+            title = _titles(index).get((path[1], step), (step, ""))[0]
+            # A judge's one metric often bears its evaluator's title: "Binary judge ›
+            # Binary judge" reads as a doubled crumb, so the metric says what it is.
+            titles.append(f"{title} (metric)" if titles and title == titles[-1] else title)
         else:
             titles.append(step)
     return titles

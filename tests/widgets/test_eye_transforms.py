@@ -270,3 +270,20 @@ def test_a_node_with_nothing_scored_is_its_own_state_not_passed() -> None:
     assert matched["passed"] is not None and matched["not_scored"] is None
     source = (ROOT / "widgets" / "src" / "eye.js").read_text()
     assert "url(#ee-hatch)" in source and "d.not_scored" in source  # drawn hatched, explained
+
+
+def test_a_metric_titled_as_its_evaluator_is_no_doubled_crumb() -> None:
+    from evalnb.evaluation.base import unregister
+    from evalnb.transforms import path_titles
+
+    @evalnb.evaluator(metrics="polite", title="Polite")
+    def polite(rows: pl.DataFrame) -> pl.Series:
+        return rows["actual"].str.contains("please").cast(pl.Float64)
+
+    try:
+        lab = evalnb.load(pl.DataFrame({"prompt": ["q"], "expected": ["a"], "actual": ["please"]}))
+        lab = evalnb.evaluate(lab, [polite], progress=False)
+        titles = path_titles(eye_index(lab), ["generation", "polite", "polite"])
+    finally:
+        unregister("polite")
+    assert titles[1:] == ["Polite", "Polite (metric)"]
