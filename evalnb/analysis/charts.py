@@ -107,8 +107,11 @@ def radar_chart(board: pl.DataFrame, evaluator: str) -> alt.LayerChart:
 def heatmap(board: pl.DataFrame) -> alt.LayerChart:
     """Model × (evaluator/metric) cells coloured by mean, labelled with the value."""
     part = board.with_columns(key=pl.col("evaluator") + "/" + pl.col("metric"))
+    # Vega cuts an axis label at 180 px by default: "answer_relevancy_similarity/…" lost
+    # its metric. Whole labels, the column ones slanted.
     base = alt.Chart(chart_data(part)).encode(
-        x=alt.X("key:N", title=None), y=alt.Y("model:N", title=None)
+        x=alt.X("key:N", title=None, axis=alt.Axis(labelLimit=0, labelAngle=-40)),
+        y=alt.Y("model:N", title=None, axis=alt.Axis(labelLimit=0)),
     )
     cells = base.mark_rect().encode(
         color=alt.Color("mean:Q", scale=alt.Scale(scheme="redyellowgreen")),

@@ -143,3 +143,20 @@ def test_report_shows_itself_sandboxed_in_a_notebook(tmp_path: Path) -> None:
     assert "<script" not in frame and "<svg" not in frame and "&lt;svg" in frame
     with pytest.raises(TypeError, match="not written to a file"):
         Path(report)
+
+
+def test_the_heat_map_keeps_its_labels_whole() -> None:
+    from evalnb.analysis.charts import heatmap, to_svg
+
+    board = pl.DataFrame(
+        {
+            "evaluator": ["answer_relevancy_similarity"] * 2,
+            "metric": ["model_generation_failures_of_a_long_name"] * 2,
+            "model": ["a", "b"],
+            "mean": [0.1, 0.2],
+            "pass_rate": [0.1, 0.2],
+        }
+    )
+    svg = to_svg(heatmap(board))
+    assert "answer_relevancy_similarity/model_generation_failures_of_a_long_name" in svg
+    assert "…" not in svg  # Vega's ellipsis: a label cut
