@@ -31,7 +31,7 @@ from evalnb.workflow.steps import STEPS, Run, StepWaiting
 from evalnb.workflow.system import BASELINE, System
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from evalnb.llm.client import LLMClient
 
@@ -339,13 +339,20 @@ class Workflow:
         )
         return Report.written(html, path)
 
-    def artifacts(self, folder: str | Path, *, who: str | None = None) -> dict[str, Path]:
+    def artifacts(
+        self,
+        folder: str | Path,
+        *,
+        who: str | None = None,
+        accepted: float | Mapping[str, float] | None = None,
+    ) -> dict[str, Path]:
         """Write the hand-over files into ``folder``, each atomically.
 
         ``report.html`` (this workflow's report), ``system_prompt_extension.md`` (rules
         backed by the findings), ``corpus_patch.md`` (answers the metric failed and the
         reviewers passed) and ``guardrail.json`` (the calibrated thresholds); when a metric
-        was calibrated, ``calibration.json`` (the bundle production is monitored with) and
+        was calibrated, ``calibration.json`` (the bundle production is monitored with, its
+        ``accepted`` pass rate the one signed off: see ``Lab.export_calibration``) and
         ``monitoring_plan.md`` (what ongoing monitoring applies, and how to run it).
         """
         out = Path(folder)
@@ -367,7 +374,9 @@ class Workflow:
         lab.guardrail_config(paths["guardrail"])
         calibrated = lab.current_thresholds().filter(pl.col("source") == "calibrated")
         if calibrated.height:
-            paths["calibration"] = lab.export_calibration(out / "calibration.json", approved_by=who)
+            paths["calibration"] = lab.export_calibration(
+                out / "calibration.json", approved_by=who, accepted=accepted
+            )
             paths["monitoring_plan"] = out / "monitoring_plan.md"
             bundle = json.loads(paths["calibration"].read_text(encoding="utf-8"))
             write_atomic(paths["monitoring_plan"], monitoring_plan(bundle))
