@@ -490,7 +490,8 @@ def judge_card(
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             msg = f"{name}={value!r}: expected a whole number of at least {least}"
             raise ValueError(msg)
-    started, calls0 = time.monotonic(), judge.stats.calls
+    started = time.monotonic()
+    calls0 = _card_calls(judge)
     answers = lab.outputs.filter(pl.col("error").is_null() & pl.col("actual").is_not_null())
     if answers.is_empty():
         msg = "the lab has no answers to judge: run_suite or load answers first"
@@ -538,7 +539,7 @@ def judge_card(
         evaluator,
         metric,
         started,
-        judge.stats.calls - calls0,
+        _card_calls(judge) - calls0,
         assume_random=assume_random,
     )
     return JudgeCard(
@@ -547,7 +548,7 @@ def judge_card(
         judge.model,
         pl.DataFrame(card.rows),
         card.examples,
-        calls=judge.stats.calls - calls0,
+        calls=_card_calls(judge) - calls0,
         seconds=time.monotonic() - started,
     )
 
@@ -990,6 +991,17 @@ def _consequence(
             Estimate(float(np.mean(cost.to_numpy())), math.nan, math.nan, cost.len()),
             "the judge client's prices",
         )
+
+
+def _card_calls(judge: LLMClient) -> int:
+    """The judge's requests so far, less its format probe's and its retries.
+
+    The probe is made once per endpoint and cache file (in one run and not the next) and a
+    retry once per dropped connection: neither is the card's, and without them a seed gives
+    the same count again.
+    """
+    stats = judge.stats
+    return stats.calls - stats.probe_calls - stats.retries
 
 
 def _key(evaluator: str, metric: str) -> str:

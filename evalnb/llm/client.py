@@ -65,6 +65,7 @@ class EndpointUnreachable(EvalnbError, ConnectionError):
 @dataclass
 class _Stats:
     calls: int = 0
+    probe_calls: int = 0  # of ``calls``: the format probe's (once per endpoint and cache file)
     cache_hits: int = 0
     retries: int = 0
     failures: int = 0
@@ -247,6 +248,9 @@ class LLMClient:
             kind: fresh.chat_many([messages], params=params, progress=False)[0]
             for kind, messages, params in probes
         }
+        # The probe's requests, counted from its results (other calls may count on the same
+        # stats meanwhile); their retries are in ``retries`` as every call's are.
+        self.stats.probe_calls += sum(r.attempts > 0 for r in results.values())
         self._capabilities = read_probes(self.public_endpoint, self.model, results)
         if path is not None:
             cache = ReplyCache(path)

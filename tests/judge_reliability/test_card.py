@@ -291,3 +291,15 @@ def test_the_consequence_takes_labels_outside_a_random_batch_only_when_told() ->
         return [m for m in card.frame["measure"] if m.startswith("corrected pass rate")]
 
     assert corrected(plain) == [] and len(corrected(told)) == 2
+
+
+@pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
+def test_a_seed_gives_the_same_call_count_whether_the_judge_was_probed_before() -> None:
+    lab = _lab()
+    with LoopbackLLM(_judge(biased=False)) as server:
+        fresh = evalnb.LLMClient(server.base_url, "judge", cache=False)
+        first = lab.judge_card("binary_judge", judge=fresh, n=N, seed=3, probes=8)
+        probed = evalnb.LLMClient(server.base_url, "judge", cache=False)
+        probed.capabilities()  # the probe made before the card
+        second = lab.judge_card("binary_judge", judge=probed, n=N, seed=3, probes=8)
+    assert fresh.stats.probe_calls > 0 and first.calls == second.calls, (fresh.stats, probed.stats)
