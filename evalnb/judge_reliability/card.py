@@ -994,7 +994,7 @@ def _consequence(
 
 
 def _card_calls(judge: LLMClient) -> int:
-    """The judge's requests so far, less its format probe's and its retries.
+    """Return the judge's requests so far, less its format probe's and its retries.
 
     The probe is made once per endpoint and cache file (in one run and not the next) and a
     retry once per dropped connection: neither is the card's, and without them a seed gives
