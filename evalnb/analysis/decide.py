@@ -127,6 +127,7 @@ class Decision:
             f"alpha {self.alpha:g}, {self.correction} across {self.frame.height} comparison(s)"
             + (f", margin ±{self.margin:g}" if self.margin is not None else "")
             + (f", clustered by {self.cluster}" if self.cluster else ", cases independent"),
+            "differences: candidate − baseline in each metric's units, positive = better",
         ]
         for r in self.frame.iter_rows(named=True):
             where = f" [{r['slice']}]" if r["slice"] else ""
