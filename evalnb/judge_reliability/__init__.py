@@ -1,6 +1,8 @@
 """How far a judge can be trusted on a lab: the judge reliability card (``lab.judge_card``).
 
 ``measures.py`` the statistics on arrays, ``probes.py`` the answers built to test a judge,
-``card.py`` the card: it samples the lab, asks the judge again in the ways judges fail, and
-summarises each component with intervals and traffic lights.
+``lights.py`` the bounds that light each measure and what a card concludes,
+``components.py`` the eight components (each asks the judge again in one way judges fail),
+``card.py`` the card type and :func:`~evalnb.judge_reliability.card.judge_card`, which
+samples the lab and runs the components.
 """

@@ -1,6 +1,6 @@
 """The judge reliability card's statistics, on arrays: each returns an estimate with its 95 % interval.
 
-Pure kernels, no lab and no judge: :mod:`evalnb.judge_reliability.card` feeds them what the
+Pure kernels, no lab and no judge: :mod:`evalnb.judge_reliability.components` feeds them what the
 judge said. Each is the textbook statistic, checked in the tests against a reference
 implementation: Wilson's interval (statsmodels' ``proportion_confint(method="wilson")``),
 Cohen's κ (scikit-learn's ``cohen_kappa_score``), ICC(2,1) (pingouin's ``intraclass_corr``,

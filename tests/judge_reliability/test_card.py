@@ -16,7 +16,9 @@ import pytest
 
 import evalnb
 from evalnb.calibration.bundle import calibration_bundle
-from evalnb.judge_reliability.card import COMPONENTS, JudgeCard, model_family, traffic_light
+from evalnb.judge_reliability.card import JudgeCard
+from evalnb.judge_reliability.components import model_family
+from evalnb.judge_reliability.lights import COMPONENTS, traffic_light
 from evalnb.judge_reliability.measures import mean_difference, position_measures, wilson
 from evalnb.lab.schema import SCHEMAS
 from evalnb.workflow import STEPS

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.judge_reliability.card import COMPONENTS
+from evalnb.judge_reliability.lights import COMPONENTS
 from evalnb_testkit.paths import ROOT
 
 pytestmark = pytest.mark.xdist_group("local_judge")  # one server per worker: these share it
