@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from evalnb.evaluation.base import Evaluator, MetricSpec, Param, result_frame
-from evalnb.llm.client import run_blocking
+from evalnb.llm.pacing import run_blocking
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

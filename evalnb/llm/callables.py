@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
-from evalnb.llm.client import ChatResult, ReplyCache, run_blocking
+from evalnb.llm.client import ChatResult, ReplyCache
+from evalnb.llm.pacing import run_blocking
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -22,15 +22,23 @@ import random
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from evalnb.lab.errors import EvalnbError
+from evalnb.llm.pacing import Pacer, retry_after_seconds, run_blocking
 from evalnb.llm.redact import SECRET_PARAMS, Redactor, public_url, url_secrets
-from evalnb.llm.reply import content_text, logprobs_of, token_count, tool_calls_of
+from evalnb.llm.reply import (
+    content_text,
+    finish_reason_of,
+    logprobs_of,
+    reply_contexts,
+    token_count,
+    tool_calls_of,
+)
 from evalnb.llm.reply_cache import ChatResult, ReplyCache, reply_key
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine, Sequence
+    from collections.abc import Sequence
 
     import httpx
 
@@ -47,7 +55,6 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
-T = TypeVar("T")
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 # Tries of the first call to an endpoint that has never answered, when it cannot even be
 # connected to (refused, no such host): a second try covers a server still binding its port.
@@ -312,7 +319,7 @@ class LLMClient:
                 desc=f"chat {self.model}",
             )
             gate = asyncio.Semaphore(self.concurrency)
-            pacing = _Pacer(self.requests_per_second)
+            pacing = Pacer(self.requests_per_second)
             redactor = self._redactor()  # once per batch: every failed call's text goes through it
             headers = self._headers()
             limits = httpx.Limits(
@@ -410,7 +417,7 @@ class LLMClient:
             return list(await asyncio.gather(*(one(http, p) for p in payloads)))
 
     async def _call(
-        self, http: httpx.AsyncClient, request: dict[str, Any], pacing: _Pacer, redactor: Redactor
+        self, http: httpx.AsyncClient, request: dict[str, Any], pacing: Pacer, redactor: Redactor
     ) -> ChatResult:
         import httpx  # noqa: PLC0415
 
@@ -436,7 +443,7 @@ class LLMClient:
                 error = f"HTTP {status}: {redactor.redact(text[:4000])[:200]}"
                 if status not in _RETRY_STATUS:
                     break  # 400/401/404…: retrying cannot help
-                wait = _retry_after(retry_after)
+                wait = retry_after_seconds(retry_after)
             except _TooLarge as exc:
                 error = str(exc)
                 break  # the same request gets the same reply
@@ -548,58 +555,8 @@ class LLMClient:
             contexts=reply_contexts(body),
             tool_calls=calls,
             logprobs=logprobs_of(body["choices"][0]) if request_logprobs else None,
-            finish_reason=_finish_reason(body["choices"][0]),
+            finish_reason=finish_reason_of(body["choices"][0]),
         )
-
-
-def _finish_reason(choice: object) -> str | None:
-    """Return the choice's ``finish_reason`` as short text, or None when the host sent none."""
-    reason = choice.get("finish_reason") if isinstance(choice, dict) else None
-    return reason[:40] if isinstance(reason, str) else None
-
-
-def _passage(item: object) -> str | None:
-    if isinstance(item, str):
-        return item
-    if isinstance(item, dict):
-        for key in ("content", "text", "page_content", "chunk"):
-            if isinstance(item.get(key), str):
-                return str(item[key])
-    return None
-
-
-def reply_contexts(body: dict[str, Any]) -> tuple[str, ...] | None:
-    """Read the retrieved passages a RAG endpoint returns beside its answer, if any.
-
-    Shapes read: top-level ``contexts``, ``retrieved_contexts``, ``context`` or
-    ``citations`` (lists of text, or of objects with ``content`` / ``text`` /
-    ``page_content``), and the message's ``context.citations`` (Azure OpenAI on your data).
-    None when the reply carries none.
-    """
-    message = ((body.get("choices") or [{}])[0] or {}).get("message") or {}
-    context = message.get("context") if isinstance(message, dict) else None
-    candidates = [body.get(k) for k in ("contexts", "retrieved_contexts", "context", "citations")]
-    if isinstance(context, dict):
-        candidates.append(context.get("citations"))
-    for found in candidates:
-        if isinstance(found, list):
-            passages = [p for p in map(_passage, found) if p is not None]
-            if passages or not found:
-                return tuple(passages)
-    return None
-
-
-def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion, also from inside a running event loop (a Jupyter kernel).
-
-    There, the coroutine gets its own loop in a worker thread, so nothing deadlocks.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 class _BadReply(Exception):
@@ -608,28 +565,3 @@ class _BadReply(Exception):
 
 class _TooLarge(Exception):
     """A reply body past ``max_reply_bytes`` (not retried: the same request gets the same)."""
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
-class _Pacer:
-    """At most ``rate`` call starts per second (None: no limit)."""
-
-    def __init__(self, rate: float | None) -> None:
-        self.interval = 1.0 / rate if rate else 0.0
-        self.next = 0.0
-        self.lock = asyncio.Lock()
-
-    async def wait(self) -> None:
-        if not self.interval:
-            return
-        async with self.lock:
-            now = time.monotonic()
-            if self.next > now:
-                await asyncio.sleep(self.next - now)
-            self.next = max(now, self.next) + self.interval

@@ -14,7 +14,14 @@ import logging
 import math
 from typing import Any
 
-__all__ = ["content_text", "logprobs_of", "token_count", "tool_calls_of"]
+__all__ = [
+    "content_text",
+    "finish_reason_of",
+    "logprobs_of",
+    "reply_contexts",
+    "token_count",
+    "tool_calls_of",
+]
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
@@ -132,3 +139,40 @@ def logprobs_of(
             top.append((str(alt["token"]), alt_lp))
         out.append((entry["token"], lp, tuple(top)))
     return tuple(out)
+
+
+def finish_reason_of(choice: object) -> str | None:
+    """Return the choice's ``finish_reason`` as short text, or None when the host sent none."""
+    reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+    return reason[:40] if isinstance(reason, str) else None
+
+
+def _passage(item: object) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        for key in ("content", "text", "page_content", "chunk"):
+            if isinstance(item.get(key), str):
+                return str(item[key])
+    return None
+
+
+def reply_contexts(body: dict[str, Any]) -> tuple[str, ...] | None:
+    """Read the retrieved passages a RAG endpoint returns beside its answer, if any.
+
+    Shapes read: top-level ``contexts``, ``retrieved_contexts``, ``context`` or
+    ``citations`` (lists of text, or of objects with ``content`` / ``text`` /
+    ``page_content``), and the message's ``context.citations`` (Azure OpenAI on your data).
+    None when the reply carries none.
+    """
+    message = ((body.get("choices") or [{}])[0] or {}).get("message") or {}
+    context = message.get("context") if isinstance(message, dict) else None
+    candidates = [body.get(k) for k in ("contexts", "retrieved_contexts", "context", "citations")]
+    if isinstance(context, dict):
+        candidates.append(context.get("citations"))
+    for found in candidates:
+        if isinstance(found, list):
+            passages = [p for p in map(_passage, found) if p is not None]
+            if passages or not found:
+                return tuple(passages)
+    return None
