@@ -41,15 +41,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import polars as pl
 
 from evalnb.evaluation.engine import evaluate
+from evalnb.judge_reliability.adversarial import measure_adversarial, measure_obedience
 from evalnb.judge_reliability.components import (
     KEYS,
     CardRows,
     card_calls,
     in_memory,
-    measure_adversarial,
     measure_consequence,
     measure_contract,
-    measure_obedience,
     measure_position,
     measure_self_preference,
     measure_stability,

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from evalnb.monitoring.traffic import SpanBatch
+
 __all__ = [
     "CHUNK_BYTES",
     "MAX_LINE_BYTES",
@@ -41,6 +43,7 @@ __all__ = [
     "Checkpoint",
     "Chunk",
     "chunks",
+    "drop_damaged",
     "file_identity",
     "not_json_lines",
     "source_files",
@@ -234,3 +237,25 @@ def chunks(path: Path, source: str, done: Checkpoint | None) -> Iterator[Chunk]:
             skipped = []
             start += len(whole)
             line += whole.count(b"\n")
+
+
+def drop_damaged(batch: SpanBatch, bad: list[Bad]) -> list[str]:
+    """Take out of ``batch`` the traces that lost spans in unread lines; say so in ``bad``.
+
+    A trace split over two exports, one of them torn, would otherwise be scored from the
+    half that was read (its retrieval or its answer missing) and counted among the traces
+    held. Spans of such a trace that arrive in a later file still cannot be told apart.
+    """
+    lost = {t: b.line for b in bad for t in b.traces}
+    damaged = sorted(set(lost) & set(batch.traces))
+    for trace in damaged:
+        spans = batch.traces.pop(trace)
+        bad.append(
+            Bad(
+                lost[trace],
+                f"trace {trace[:64]}: {len(spans)} span(s) read, others were on line "
+                f"{lost[trace]}, which could not be read: not scored as if whole",
+                "",
+            )
+        )
+    return damaged

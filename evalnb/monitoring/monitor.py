@@ -28,6 +28,7 @@ from evalnb.monitoring.ingest import (
     Bad,
     Checkpoint,
     chunks,
+    drop_damaged,
     file_identity,
     not_json_lines,
     source_files,
@@ -210,7 +211,7 @@ class Monitor(DriftMethods, ReviewMethods):
                     continue
                 report["lines"] += 1
             self._add_waiting(batch)
-            damaged = _drop_damaged(batch, bad)
+            damaged = drop_damaged(batch, bad)
             requests, waiting = batch.split()
             frame = requests_frame(requests) if requests else pl.DataFrame(schema=REQUESTS)
             self._commit(
@@ -572,28 +573,6 @@ class Monitor(DriftMethods, ReviewMethods):
             "quarantined",
         )
         return {"bundle_hash": self.spec.hash, **dict(zip(keys, row, strict=True))}
-
-
-def _drop_damaged(batch: SpanBatch, bad: list[Bad]) -> list[str]:
-    """Take out of ``batch`` the traces that lost spans in unread lines; say so in ``bad``.
-
-    A trace split over two exports, one of them torn, would otherwise be scored from the
-    half that was read (its retrieval or its answer missing) and counted among the traces
-    held. Spans of such a trace that arrive in a later file still cannot be told apart.
-    """
-    lost = {t: b.line for b in bad for t in b.traces}
-    damaged = sorted(set(lost) & set(batch.traces))
-    for trace in damaged:
-        spans = batch.traces.pop(trace)
-        bad.append(
-            Bad(
-                lost[trace],
-                f"trace {trace[:64]}: {len(spans)} span(s) read, others were on line "
-                f"{lost[trace]}, which could not be read: not scored as if whole",
-                "",
-            )
-        )
-    return damaged
 
 
 _QUARANTINE = {
