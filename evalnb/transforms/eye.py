@@ -9,7 +9,6 @@ aggregate rows, whatever the lab's size.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
@@ -19,7 +18,7 @@ import polars as pl
 from evalnb.analysis.derived import lab_leaderboard
 from evalnb.analysis.problems import problems
 from evalnb.evaluation.base import DOMAINS
-from evalnb.evaluation.catalog import catalog
+from evalnb.evaluation.catalog import all_evaluators
 from evalnb.lab.verdicts import current_thresholds, lazy_verdicts
 
 if TYPE_CHECKING:
@@ -320,9 +319,13 @@ def _evaluator_titles(index: EyeIndex) -> dict[str, str]:
     return {e: titles.get(e, e) for e in index.board["evaluator"].unique()}
 
 
-@functools.cache
 def catalog_titles() -> dict[str, str]:
-    return dict(catalog().select("id", "title").iter_rows())
+    """Return each evaluator's title by id, as the catalog holds it now.
+
+    Read live, not cached: an evaluator defined after the first eye (a notebook cell's
+    ``@evalnb.evaluator``) showed its bare id.
+    """
+    return {name: cls.title for name, cls in all_evaluators().items()}
 
 
 def _node(
