@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
@@ -32,11 +32,55 @@ from evalnb.lab.version import __version__
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from evalnb.analysis.decide import Decision
     from evalnb.analysis.derived import Analysed
     from evalnb.lab.core import LabCore
 
-__all__ = ["decision_html", "judge_card_html", "render_report"]
+__all__ = ["DecisionData", "decision_html", "judge_card_html", "render_report"]
+
+
+class DecisionData(Protocol):
+    """What the report reads of a decision: plain data, so the report imports no decide.
+
+    :class:`evalnb.analysis.decide.Decision` is one; ``decide`` shows itself through
+    :func:`decision_html` without the report ever importing it back (no import circle).
+    """
+
+    @property
+    def baseline(self) -> str:
+        """The model in production."""
+
+    @property
+    def candidate(self) -> str:
+        """The model proposed."""
+
+    @property
+    def verdict(self) -> str:
+        """The overall call."""
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """One row per metric and slice (``decide``'s columns)."""
+
+    @property
+    def alpha(self) -> float:
+        """The error rate across the comparisons."""
+
+    @property
+    def margin(self) -> float | None:
+        """The difference that does not matter, if any."""
+
+    @property
+    def cluster(self) -> str | None:
+        """The case field the cases were clustered by, if any."""
+
+    @property
+    def correction(self) -> str:
+        """``holm`` or ``by``."""
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the decision says of itself (defaults taken, clusters too few)."""
+
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _STYLE = """
@@ -350,7 +394,7 @@ _DECISION_COLUMNS = (
 )
 
 
-def decision_html(decision: Decision, *, heading: str = "h3") -> str:
+def decision_html(decision: DecisionData, *, heading: str = "h3") -> str:
     """Render a decision: the call, the chart of differences with the margin, the table, notes.
 
     The notebook view of :class:`~evalnb.analysis.decide.Decision` and the report's
@@ -439,7 +483,7 @@ def render_report(
     analysed: Analysed | None = None,
     agreement: Sequence[Mapping[str, Any]] = (),
     monitoring: Mapping[str, Any] | None = None,
-    decisions: Sequence[Decision] = (),
+    decisions: Sequence[DecisionData] = (),
 ) -> str:
     """Render the report as HTML text.
 

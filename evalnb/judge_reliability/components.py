@@ -25,7 +25,7 @@ from evalnb.calibration.labels import human_verdicts, reviewer_agreement
 from evalnb.evaluation.engine import evaluate
 from evalnb.judge_reliability.lights import bound_text, traffic_light
 from evalnb.judge_reliability.measures import (
-    Estimate,
+    Measured,
     icc21,
     kappa_interval,
     length_slope,
@@ -100,7 +100,7 @@ class CardRows:
     rows: list[dict[str, Any]] = field(default_factory=list)
     examples: dict[str, pl.DataFrame] = field(default_factory=dict)
 
-    def add(self, component: str, measure: str, e: Estimate, note: str = "") -> None:
+    def add(self, component: str, measure: str, e: Measured, note: str = "") -> None:
         """Add one measure: its estimate and interval, lit against its bound."""
 
         def clean(v: float) -> float | None:
@@ -397,7 +397,7 @@ def measure_self_preference(
     card.add(
         "self-preference",
         "self-preference gap",
-        Estimate(diff, diff - 1.96 * se, diff + 1.96 * se, gap.height),
+        Measured(diff, diff - 1.96 * se, diff + 1.96 * se, gap.height),
         f"{own} answers against others, this judge − {cross_judge.model}",
     )
 
@@ -456,7 +456,7 @@ def measure_validity(card: CardRows, lab: LabCore, evaluator: str, metric: str) 
         card.add(
             "validity",
             "reviewers' own kappa",
-            Estimate(k, math.nan, math.nan, peers.height),
+            Measured(k, math.nan, math.nan, peers.height),
             "the ceiling a judge can be held to",
         )
     card.examples["kappa with humans"] = both.filter(pl.col("human_pass") != pl.col("passed"))
@@ -484,7 +484,7 @@ def measure_consequence(
             card.add(
                 "consequence",
                 f"corrected pass rate: {r['model']}",
-                Estimate(r["corrected"], r["ci_low"], r["ci_high"], r["labels_used"]),
+                Measured(r["corrected"], r["ci_low"], r["ci_high"], r["labels_used"]),
                 f"the metric says {r['automatic']:.3f}",
             )
     else:
@@ -503,7 +503,7 @@ def measure_consequence(
         card.add(
             "consequence",
             "interval widening from judge noise",
-            Estimate(factor, math.nan, math.nan, values.size),
+            Measured(factor, math.nan, math.nan, values.size),
             "a comparison's interval against a noise-free judge's",
         )
     cost = details_of(base)["cost"].drop_nulls()
@@ -511,14 +511,14 @@ def measure_consequence(
     card.add(
         "consequence",
         "seconds per verdict",
-        Estimate(seconds / max(calls, 1), math.nan, math.nan, calls),
+        Measured(seconds / max(calls, 1), math.nan, math.nan, calls),
         f"{calls} calls for this card",
     )
     if cost.len():
         card.add(
             "consequence",
             "cost per verdict",
-            Estimate(float(np.mean(cost.to_numpy())), math.nan, math.nan, cost.len()),
+            Measured(float(np.mean(cost.to_numpy())), math.nan, math.nan, cost.len()),
             "the judge client's prices",
         )
 

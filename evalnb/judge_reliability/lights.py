@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from evalnb.judge_reliability.measures import Estimate
+    from evalnb.judge_reliability.measures import Measured
 
 __all__ = ["BOUNDS", "COMPONENTS", "bound_text", "card_conclusion", "traffic_light"]
 
@@ -51,7 +51,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
 
 # Model families, read from names (a judge prefers its own family's text); ``families=``
 # overrides per model.
-def traffic_light(measure: str, e: Estimate, scale: float = 1.0) -> str:
+def traffic_light(measure: str, e: Measured, scale: float = 1.0) -> str:
     """Return the light of one measure: red, amber, green; info without bounds; grey unmeasured."""
     bounds = BOUNDS.get(measure)
     if bounds is None or not math.isfinite(e.estimate):

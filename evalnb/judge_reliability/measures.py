@@ -16,9 +16,10 @@ from statistics import NormalDist
 import numpy as np
 
 from evalnb.calibration.labels import cohen_kappa
+from evalnb.calibration.reliability import wilson_interval
 
 __all__ = [
-    "Estimate",
+    "Measured",
     "icc21",
     "kappa_interval",
     "length_slope",
@@ -33,7 +34,7 @@ _Z = NormalDist().inv_cdf(0.975)
 
 
 @dataclass(frozen=True)
-class Estimate:
+class Measured:
     """A measure's value with its 95 % interval and the number of items behind it."""
 
     estimate: float
@@ -42,23 +43,24 @@ class Estimate:
     n: int
 
 
-def wilson(successes: int, n: int) -> Estimate:
-    """Return a proportion with Wilson's score interval (95 %)."""
+def wilson(successes: int, n: int) -> Measured:
+    """Return a proportion with Wilson's score interval (95 %): evalnb's one Wilson.
+
+    :func:`evalnb.calibration.reliability.wilson_interval` computes it (equal to
+    statsmodels' ``proportion_confint(method="wilson")``); this names it for the card.
+    """
     if n == 0:
-        return Estimate(math.nan, math.nan, math.nan, 0)
-    p = successes / n
-    denominator = 1 + _Z**2 / n
-    centre = (p + _Z**2 / (2 * n)) / denominator
-    half = _Z * math.sqrt(p * (1 - p) / n + _Z**2 / (4 * n**2)) / denominator
-    return Estimate(p, max(0.0, centre - half), min(1.0, centre + half), n)
+        return Measured(math.nan, math.nan, math.nan, 0)
+    low, high = wilson_interval(successes, n, _Z)
+    return Measured(successes / n, float(low), float(high), n)
 
 
-def kappa_interval(a: np.ndarray, b: np.ndarray, *, draws: int = 2000, seed: int = 0) -> Estimate:
+def kappa_interval(a: np.ndarray, b: np.ndarray, *, draws: int = 2000, seed: int = 0) -> Measured:
     """Return Cohen's κ of two verdict arrays with a percentile bootstrap interval over items."""
     x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
     n = x.size
     if n < 2:
-        return Estimate(math.nan, math.nan, math.nan, n)
+        return Measured(math.nan, math.nan, math.nan, n)
     kappa = cohen_kappa(x, y)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n, size=(draws, n))
@@ -71,12 +73,12 @@ def kappa_interval(a: np.ndarray, b: np.ndarray, *, draws: int = 2000, seed: int
         # A draw where both sides are constant has no κ (see cohen_kappa): left out.
         boot = np.where(chance < 1, (observed - chance) / (1 - chance), np.nan)
     if not math.isfinite(kappa) or np.isnan(boot).all():
-        return Estimate(float(kappa), math.nan, math.nan, n)
+        return Measured(float(kappa), math.nan, math.nan, n)
     low, high = np.nanquantile(boot, [0.025, 0.975])
-    return Estimate(float(kappa), float(low), float(high), n)
+    return Measured(float(kappa), float(low), float(high), n)
 
 
-def repeat_kappa(verdicts: np.ndarray) -> Estimate:
+def repeat_kappa(verdicts: np.ndarray) -> Measured:
     """Return test–retest κ of an items × repeats verdict matrix: the mean over pairs of runs.
 
     The interval is the bootstrap one of the first two runs' κ (the pairs share items).
@@ -85,10 +87,10 @@ def repeat_kappa(verdicts: np.ndarray) -> Estimate:
     pairs = [(i, j) for i in range(v.shape[1]) for j in range(i + 1, v.shape[1])]
     kappas = [cohen_kappa(v[:, i], v[:, j]) for i, j in pairs]
     first = kappa_interval(v[:, 0], v[:, 1])
-    return Estimate(float(np.mean(kappas)), first.low, first.high, v.shape[0])
+    return Measured(float(np.mean(kappas)), first.low, first.high, v.shape[0])
 
 
-def icc21(scores: np.ndarray) -> Estimate:
+def icc21(scores: np.ndarray) -> Measured:
     """Return ICC(2,1) of an items × repeats score matrix with its F-based 95 % interval.
 
     Two-way random effects, absolute agreement, single measurement (Shrout & Fleiss 1979;
@@ -97,7 +99,7 @@ def icc21(scores: np.ndarray) -> Estimate:
     x = np.asarray(scores, dtype=float)
     n, k = x.shape
     if n < 2 or k < 2:
-        return Estimate(math.nan, math.nan, math.nan, n)
+        return Measured(math.nan, math.nan, math.nan, n)
     grand = x.mean()
     ss_rows = k * float(((x.mean(axis=1) - grand) ** 2).sum())
     ss_cols = n * float(((x.mean(axis=0) - grand) ** 2).sum())
@@ -106,7 +108,7 @@ def icc21(scores: np.ndarray) -> Estimate:
     mse = ss_err / ((n - 1) * (k - 1))
     denominator = msr + (k - 1) * mse + k * (msc - mse) / n
     if denominator <= 0:
-        return Estimate(1.0 if msr > 0 or mse == 0 else math.nan, math.nan, math.nan, n)
+        return Measured(1.0 if msr > 0 or mse == 0 else math.nan, math.nan, math.nan, n)
     icc = (msr - mse) / denominator
     from scipy import stats  # noqa: PLC0415 - only when a card is computed
 
@@ -114,16 +116,16 @@ def icc21(scores: np.ndarray) -> Estimate:
     a = k * icc / (n * (1 - icc)) if icc < 1 else math.inf
     b = 1 + k * icc * (n - 1) / (n * (1 - icc)) if icc < 1 else math.inf
     if not math.isfinite(a) or mse == 0:
-        return Estimate(float(icc), float(icc), float(icc), n)
+        return Measured(float(icc), float(icc), float(icc), n)
     v = (a * msc + b * mse) ** 2 / ((a * msc) ** 2 / (k - 1) + (b * mse) ** 2 / ((n - 1) * (k - 1)))
     f_low = stats.f.ppf(0.975, n - 1, v)
     f_high = stats.f.ppf(0.975, v, n - 1)
     low = n * (msr - f_low * mse) / (f_low * (k * msc + (k * n - k - n) * mse) + n * msr)
     high = n * (f_high * msr - mse) / (k * msc + (k * n - k - n) * mse + n * f_high * msr)
-    return Estimate(float(icc), float(low), float(high), n)
+    return Measured(float(icc), float(low), float(high), n)
 
 
-def within_item_sd(scores: np.ndarray) -> Estimate:
+def within_item_sd(scores: np.ndarray) -> Measured:
     """Return the within-item standard deviation across repeats (√ of Miller's σ²ᵢ, pooled).
 
     The interval is χ²-based on the pooled variance's n·(k − 1) degrees of freedom.
@@ -131,31 +133,31 @@ def within_item_sd(scores: np.ndarray) -> Estimate:
     x = np.asarray(scores, dtype=float)
     n, k = x.shape
     if n < 1 or k < 2:
-        return Estimate(math.nan, math.nan, math.nan, n)
+        return Measured(math.nan, math.nan, math.nan, n)
     var = float(x.var(axis=1, ddof=1).mean())
     df = n * (k - 1)
     from scipy import stats  # noqa: PLC0415
 
     low = math.sqrt(df * var / stats.chi2.ppf(0.975, df))
     high = math.sqrt(df * var / stats.chi2.ppf(0.025, df))
-    return Estimate(math.sqrt(var), low, high, n)
+    return Measured(math.sqrt(var), low, high, n)
 
 
-def mean_difference(after: np.ndarray, before: np.ndarray) -> Estimate:
+def mean_difference(after: np.ndarray, before: np.ndarray) -> Measured:
     """Return the mean paired difference ``after − before`` with its t interval."""
     d = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
     d = d[np.isfinite(d)]
     n = d.size
     if n < 2:
-        return Estimate(float(d.mean()) if n else math.nan, math.nan, math.nan, n)
+        return Measured(float(d.mean()) if n else math.nan, math.nan, math.nan, n)
     from scipy import stats  # noqa: PLC0415
 
     mean, se = float(d.mean()), float(d.std(ddof=1) / math.sqrt(n))
     t = float(stats.t.ppf(0.975, n - 1))
-    return Estimate(mean, mean - t * se, mean + t * se, n)
+    return Measured(mean, mean - t * se, mean + t * se, n)
 
 
-def length_slope(scores: np.ndarray, words: np.ndarray) -> Estimate:
+def length_slope(scores: np.ndarray, words: np.ndarray) -> Measured:
     """Return the OLS slope of score on answer length, per 100 words, with its t interval."""
     y = np.asarray(scores, dtype=float)
     x = np.asarray(words, dtype=float) / 100
@@ -163,17 +165,17 @@ def length_slope(scores: np.ndarray, words: np.ndarray) -> Estimate:
     y, x = y[keep], x[keep]
     n = y.size
     if n < 3 or np.ptp(x) == 0:
-        return Estimate(math.nan, math.nan, math.nan, n)
+        return Measured(math.nan, math.nan, math.nan, n)
     from scipy import stats  # noqa: PLC0415
 
     fit = stats.linregress(x, y)
     t = float(stats.t.ppf(0.975, n - 2))
-    return Estimate(
+    return Measured(
         float(fit.slope), float(fit.slope - t * fit.stderr), float(fit.slope + t * fit.stderr), n
     )
 
 
-def position_measures(first_order: list[str], swapped: list[str]) -> dict[str, Estimate]:
+def position_measures(first_order: list[str], swapped: list[str]) -> dict[str, Measured]:
     """Position bias from the winners of each pair asked in both orders.
 
     ``first_order[i]`` is the winner (``"a"``, ``"b"`` or ``"tie"``) with A shown first,
@@ -195,7 +197,7 @@ def position_measures(first_order: list[str], swapped: list[str]) -> dict[str, E
     return {
         "flip_rate": wilson(len(flips), len(decisive)),
         "first_position_rate": wilson(int(first_picks), 2 * len(decisive)),
-        "position_lean": Estimate(
+        "position_lean": Measured(
             lean,
             2 * share.low - 1 if flips else math.nan,
             2 * share.high - 1 if flips else math.nan,

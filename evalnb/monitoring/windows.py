@@ -21,6 +21,7 @@ import polars as pl
 
 from evalnb.analysis.sequential import cs_radius
 from evalnb.calibration.ppi import ppi_mean, ppi_superpopulation
+from evalnb.calibration.reliability import wilson_interval
 from evalnb.monitoring.stats import drop_bound, fitted_lambda
 
 __all__ = ["WINDOW_SCHEMA", "Settings", "estimate_windows", "parse_every"]
@@ -84,13 +85,11 @@ class Settings:
 
 
 def _wilson(passes: int, n: int, level: float) -> tuple[float | None, float | None]:
+    """Wilson's interval at ``level`` (the one of :mod:`evalnb.calibration.reliability`)."""
     if n == 0:
         return None, None
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    p = passes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low, high = wilson_interval(passes, n, NormalDist().inv_cdf(0.5 + level / 2))
+    return float(low), float(high)
 
 
 def _increment_sums(
