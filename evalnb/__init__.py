@@ -13,7 +13,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from evalnb import transforms
+from evalnb import (
+    testing,  # the door: from evalnb.testing import assert_not_worse
+    transforms,
+)
 from evalnb.analysis.decide import Decision
 from evalnb.analysis.estimate import Estimate, estimate
 from evalnb.analysis.pairwise import pairwise
@@ -21,7 +24,6 @@ from evalnb.analysis.planning import Plan, plan
 from evalnb.analysis.rendered import Report
 from evalnb.analysis.sequential import Sequential, sequential
 from evalnb.analysis.tables import RichTable, table
-from evalnb.api import testing
 from evalnb.api.adversarial import adversarial
 from evalnb.api.calibration_methods import load_calibration
 from evalnb.api.corpus import (

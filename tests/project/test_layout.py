@@ -201,3 +201,23 @@ def test_the_test_tree_mirrors_the_package_and_helpers_live_in_the_testkit() -> 
     assert from_tests == []
     spec = importlib.util.find_spec("evalnb_testkit")
     assert spec is not None and str(spec.origin).startswith(str(root))
+
+
+def test_the_doors_open_on_the_objects_themselves() -> None:
+    """``evalnb.judges``, ``evalnb.decisions``, ``evalnb.testing``: real modules, no wrappers."""
+    import importlib
+
+    from evalnb.analysis import decide, estimate
+    from evalnb.api import testing
+    from evalnb.judge_reliability import lights
+
+    doors = {
+        name: importlib.import_module(f"evalnb.{name}")
+        for name in ("judges", "decisions", "testing")
+    }
+    assert doors["judges"].BOUNDS is lights.BOUNDS and doors["judges"].PRICES is estimate.PRICES
+    assert doors["decisions"].decide is decide.decide
+    assert doors["testing"].assert_not_worse is testing.assert_not_worse
+    for module in doors.values():
+        assert sorted(module.__all__) == sorted(set(module.__all__))
+        assert all(hasattr(module, name) for name in module.__all__)
