@@ -376,22 +376,9 @@ def _monitoring_html(view: Mapping[str, Any] | None) -> str:
     return "".join(parts)
 
 
-# The verdict beside the names: a notebook shows a table's left columns first.
-_DECISION_COLUMNS = (
-    "evaluator",
-    "metric",
-    "slice",
-    "verdict",
-    "difference",
-    "ci_low",
-    "ci_high",
-    "detectable",
-    "p_adjusted",
-    "n",
-    "clusters",
-    "design_effect",
-    "method",
-)
+# What the table leaves to the frame itself (the raw and signed-rank p-values, the guardrail
+# flag); the order is decide's, the verdict beside the names.
+_DECISION_HIDDEN = frozenset({"p_value", "p_wilcoxon", "guardrail"})
 
 
 def decision_html(decision: DecisionData, *, heading: str = "h3") -> str:
@@ -410,7 +397,7 @@ def decision_html(decision: DecisionData, *, heading: str = "h3") -> str:
     return (
         f"<{heading}>{_e(title)}: {_e(d.verdict.upper())}</{heading}><p>{_e(how)}</p>"
         f"<figure>{to_svg(decision_chart(d.frame, d.margin, title))}</figure>"
-        + _table(d.frame.select(_DECISION_COLUMNS))
+        + _table(d.frame.select([c for c in d.frame.columns if c not in _DECISION_HIDDEN]))
         + "<p>difference, its interval and detectable: candidate − baseline in each metric's "
         "own units (for a 0/1 verdict, a share of the cases: 0.05 is five points of pass "
         "rate); detectable: the smallest difference this run had 80 % power to see.</p>"

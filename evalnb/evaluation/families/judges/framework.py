@@ -246,16 +246,29 @@ class JudgeEvaluator(Evaluator):
             for i in failed
         ]
         answers = judge.chat_many(repairs, params=request, progress=False)
-        for i, answer in zip(failed, answers, strict=True):
-            first = readings[i]
+        return self._second_tries(readings, failed, answers, params, kind, request)
+
+    def _second_tries(
+        self,
+        readings: list[_Reading],
+        rows: list[int],
+        answers: list[ChatResult],
+        params: Mapping[str, object],
+        kind: str,
+        request: dict[str, Any],
+    ) -> list[_Reading]:
+        """Return ``readings`` with the second try of each of ``rows`` (a repair or a resend)."""
+        out = list(readings)
+        for i, answer in zip(rows, answers, strict=True):
+            first = out[i]
             if answer.error is not None:
-                readings[i] = replace(first, repair=answer, repaired=False)
+                out[i] = replace(first, repair=answer, repaired=False)
                 continue
             again = self._reading(answer, params, kind, request)
-            readings[i] = replace(
+            out[i] = replace(
                 first, parsed=again if again.ok else first.parsed, repair=answer, repaired=again.ok
             )
-        return readings
+        return out
 
     def _resend_truncated(
         self,
@@ -288,17 +301,7 @@ class JudgeEvaluator(Evaluator):
             return readings
         larger = {**request, limit_key: 2 * current}
         answers = judge.chat_many([conversations[i] for i in cut], params=larger, progress=False)
-        out = list(readings)
-        for i, answer in zip(cut, answers, strict=True):
-            first = out[i]
-            if answer.error is not None:
-                out[i] = replace(first, repair=answer, repaired=False)
-                continue
-            again = self._reading(answer, params, kind, request)
-            out[i] = replace(
-                first, parsed=again if again.ok else first.parsed, repair=answer, repaired=again.ok
-            )
-        return out
+        return self._second_tries(readings, cut, answers, params, kind, request)
 
     def _reading(
         self, result: ChatResult, params: Mapping[str, object], kind: str, request: dict[str, Any]
