@@ -4,6 +4,7 @@ import functools
 import inspect
 import os
 import re
+import subprocess
 import tempfile
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -97,6 +98,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for tier in sorted(tiers):
             item.add_marker(tier)
     items.sort(key=_rank)
+
+
+# What a service's start runs: a fast-tier test that starts one was mis-tiered (its needle
+# above missed), and plain `pytest` would grow past its minutes without anyone seeing why.
+_SERVICE_PROGRAM = re.compile(
+    r"(?:^|[/\s.])(pg_ctl|initdb|postgres|raylet|gcs_server|ipykernel_launcher|jupyter-lab|"
+    r"jupyter_server|chromium|playwright|llama_cpp\.server)(?:\b|$)"
+)
+_SLOW_TIERS = ("services", "browser", "soak", "slow")
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_tripwire(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail a fast-tier test the moment it starts PostgreSQL, Ray, a kernel, Chromium or llama.cpp."""
+    if any(request.node.get_closest_marker(tier) for tier in _SLOW_TIERS):
+        return
+    start = subprocess.Popen.__init__
+
+    def guarded(self: subprocess.Popen[bytes], args: object, *rest: object, **kw: object) -> None:
+        words = args if isinstance(args, list | tuple) else [args]
+        found = _SERVICE_PROGRAM.search(" ".join(str(w) for w in words))
+        if found:
+            pytest.fail(
+                f"{request.node.nodeid} is in the fast tier but starts {found[1]}: add what it "
+                "calls to tests/conftest.py's _TIERS needles (or mark it services)",
+                pytrace=False,
+            )
+        start(self, args, *rest, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
 
 
 @pytest.hookimpl(trylast=True)  # after xdist's own hook has named the groups

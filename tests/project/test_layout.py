@@ -8,6 +8,8 @@ import pkgutil
 import re
 from pathlib import Path
 
+import pytest
+
 import evalnb
 from evalnb_testkit.paths import ROOT
 
@@ -221,3 +223,14 @@ def test_the_doors_open_on_the_objects_themselves() -> None:
     for module in doors.values():
         assert sorted(module.__all__) == sorted(set(module.__all__))
         assert all(hasattr(module, name) for name in module.__all__)
+
+
+def test_a_fast_tier_test_that_starts_a_service_fails_at_once() -> None:
+    import subprocess
+
+    with pytest.raises(pytest.fail.Exception, match="fast tier but starts pg_ctl"):
+        subprocess.Popen(["/usr/lib/postgresql/15/bin/pg_ctl", "--version"])
+    with pytest.raises(pytest.fail.Exception, match=r"starts llama_cpp\.server"):
+        subprocess.Popen(["python", "-m", "llama_cpp.server", "--model", "m.gguf"])
+    done = subprocess.run(["python3", "-c", "print(1)"], capture_output=True, check=True)
+    assert done.stdout.strip() == b"1"  # any other program runs as before

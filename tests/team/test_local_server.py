@@ -78,6 +78,7 @@ def test_a_folder_that_is_not_a_server_or_unreachable_is_said_plainly(place: Pat
             LocalServer.start(closed / "pg")
 
 
+@pytest.mark.services  # starts PostgreSQL through the command line (the tripwire found it)
 def test_the_command_line_starts_reports_and_stops_a_server(
     place: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
