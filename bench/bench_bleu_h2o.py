@@ -26,9 +26,9 @@ from nltk.translate.bleu_score import sentence_bleu
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
 from bench.common import evalnb_warm, ratios, warm_median
-from bench.real_pairs import real_pairs
 from evalnb.text.synthetic import pairs
 from evalnb_testkit.nltk_reference import nltk_word_tokenize
+from evalnb_testkit.real_pairs import real_pairs
 
 _WEIGHTS = [tuple(1.0 if k == n else 0.0 for k in range(4)) for n in range(4)]
 

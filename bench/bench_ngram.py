@@ -32,11 +32,11 @@ from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
 from bench.common import cold_seconds, evalnb_warm, ratios, warm_median, write_pairs
-from bench.real_pairs import real_pairs
 from evalnb.evaluation.families.text import leakage as lk
 from evalnb.evaluation.families.text.leak_scan import EMAIL, SSN
 from evalnb.evaluation.families.text.rouge import rouge_stem
 from evalnb.text.synthetic import pairs
+from evalnb_testkit.real_pairs import real_pairs
 
 _ROUGE = ("rouge1", "rouge2", "rougeL")
 

@@ -49,9 +49,9 @@ from sentence_transformers import SentenceTransformer, models
 from transformers import AutoTokenizer, BertConfig, BertModel
 
 import evalnb
-from bench.real_pairs import real_pairs
 from evalnb.models import encoder as enc_mod
 from evalnb.models.engine import rust_tokenizer
+from evalnb_testkit.real_pairs import real_pairs
 
 
 def free_model(folder: Path, width: int) -> str:

@@ -54,7 +54,7 @@ from ragas.metrics.collections import (  # noqa: E402
 )
 
 import evalnb  # noqa: E402
-from bench.real_pairs import real_pairs  # noqa: E402
+from evalnb_testkit.real_pairs import real_pairs  # noqa: E402
 
 PAIRWISE = [
     ("ragas_bleu", BleuScore),

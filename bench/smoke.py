@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 import evalnb  # noqa: E402
 from bench.bench_ngram import bleu_row, rouge_row  # noqa: E402
 from bench.common import evalnb_warm, warm_median, with_peers  # noqa: E402
-from bench.real_pairs import real_pairs  # noqa: E402
+from evalnb_testkit.real_pairs import real_pairs  # noqa: E402
 
 BLEU = "BLEU (the sacrebleu metric) vs a reused sacrebleu.metrics.BLEU"
 ROUGE = "ROUGE-1/2/L with stemmer vs a reused rouge_score.RougeScorer"

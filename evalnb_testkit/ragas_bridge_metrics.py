@@ -29,9 +29,9 @@ from ragas.metrics.collections import (  # noqa: E402
 )
 
 import evalnb  # noqa: E402
-from bench.real_pairs import real_pairs  # noqa: E402
 from evalnb.llm.ragas_llm import ragas_llm  # noqa: E402
 from evalnb_testkit.llm_server import LoopbackLLM  # noqa: E402
+from evalnb_testkit.real_pairs import real_pairs  # noqa: E402
 
 work = Path(tempfile.mkdtemp())
 cands, refs_ = real_pairs(40, seed=3)  # real sentences of data/sentences, edited

@@ -33,7 +33,7 @@ from ragas.metrics.collections import (  # noqa: E402
 )
 
 import evalnb  # noqa: E402
-from bench.real_pairs import real_pairs  # noqa: E402
+from evalnb_testkit.real_pairs import real_pairs  # noqa: E402
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 300
 rng = random.Random(11)

@@ -7,8 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from bench.real_pairs import real_pairs
 from evalnb.text.distance import MEASURES, similarity
+from evalnb_testkit.real_pairs import real_pairs
 
 
 @pytest.mark.parametrize("measure", MEASURES)

@@ -234,3 +234,14 @@ def test_a_fast_tier_test_that_starts_a_service_fails_at_once() -> None:
         subprocess.Popen(["python", "-m", "llama_cpp.server", "--model", "m.gguf"])
     done = subprocess.run(["python3", "-c", "print(1)"], capture_output=True, check=True)
     assert done.stdout.strip() == b"1"  # any other program runs as before
+
+
+def test_the_testkit_imports_no_bench() -> None:
+    """``bench/`` builds on the testkit; the testkit never on a bench (the arrow goes one way)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "evalnb_testkit").rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.match(r"\s*(from bench[.\s]|import bench\b)", line)
+    ]
+    assert found == []
