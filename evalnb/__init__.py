@@ -43,7 +43,7 @@ from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.evaluation.base import Evaluator, MetricSpec, Param, register, result_frame
 from evalnb.evaluation.custom import evaluator
 from evalnb.evaluation.engine import NothingScoredWarning, evaluate, evaluators
-from evalnb.evaluation.families.judges.seed_judges import rubric_judge
+from evalnb.evaluation.families.judges.lmms_judges import rubric_judge
 from evalnb.evaluation.families.text.condition import ConditionError
 from evalnb.evaluation.ray_engine import RayEngine
 from evalnb.io.documents import DocumentLimits

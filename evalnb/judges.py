@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from evalnb.analysis.estimate import PRICES, Estimate, estimate
 from evalnb.analysis.pairwise import pairwise
-from evalnb.evaluation.families.judges.seed_judges import rubric_judge
+from evalnb.evaluation.families.judges.lmms_judges import rubric_judge
 from evalnb.judge_reliability.card import JudgeCard, judge_card
 from evalnb.judge_reliability.components import FAMILIES
 from evalnb.judge_reliability.lights import BOUNDS

@@ -35,7 +35,7 @@ import polars as pl
 
 from evalnb.generation.judge_free import negate
 from evalnb.generation.llm_generators import GenerationReport
-from evalnb.llm.judge import Parsed, parse_json_schema
+from evalnb.llm.parsed import Parsed, parse_json_schema
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

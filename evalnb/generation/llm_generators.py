@@ -24,7 +24,7 @@ import polars as pl
 
 from evalnb.generation.judge_free import Candidate, Chunk
 from evalnb.generation.llm_kinds import LLM_KINDS, LLMKind, describe_keys
-from evalnb.llm.judge import Parsed, parse_json_schema
+from evalnb.llm.parsed import Parsed, parse_json_schema
 from evalnb.text.language import detect_languages, language_name
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from evalnb.llm.judge import parse_json
 from evalnb.llm.pacing import run_blocking
+from evalnb.llm.parsed import parse_json
 
 if TYPE_CHECKING:
     from evalnb.llm.client import LLMClient

@@ -60,7 +60,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from evalnb.llm.class_words import class_word_verdict
-from evalnb.llm.judge import Parsed
+from evalnb.llm.parsed import Parsed
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -507,7 +507,7 @@ def read_object(text: str | None, schema: Mapping[str, Any] | None = None) -> Pa
     if isinstance(obj, str):
         return Parsed(None, False, raw, obj)
     if schema is not None:
-        from evalnb.llm.judge import schema_errors  # noqa: PLC0415 - jsonschema on demand
+        from evalnb.llm.parsed import schema_errors  # noqa: PLC0415 - jsonschema on demand
 
         problem = schema_errors(obj, dict(schema))
         if problem:

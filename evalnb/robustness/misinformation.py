@@ -17,7 +17,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from evalnb.lab.errors import EvalnbError
-from evalnb.llm.judge import parse_json_schema
+from evalnb.llm.parsed import parse_json_schema
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -389,7 +389,7 @@ def test_a_list_item_with_a_hundred_thousand_continuation_lines_is_read_in_linea
 
 
 def test_a_judge_verdict_of_nan_is_not_understood() -> None:
-    from evalnb.llm.judge import parse_json
+    from evalnb.llm.parsed import parse_json
 
     for reply in ('{"score": NaN}', '{"score": Infinity}', '{"verdict": -Infinity}'):
         parsed = parse_json(reply)

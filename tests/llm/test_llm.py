@@ -16,7 +16,8 @@ import polars as pl
 import pytest
 
 import evalnb
-from evalnb.llm.judge import parse_comparative, parse_json, parse_words
+from evalnb.evaluation.families.judges.comparative import parse_comparative
+from evalnb.llm.parsed import parse_json, parse_words
 from evalnb_testkit.llm_server import LoopbackLLM
 from evalnb_testkit.precision import EMBEDDING_TOL
 

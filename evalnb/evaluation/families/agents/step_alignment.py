@@ -37,7 +37,7 @@ from evalnb.evaluation.base import (
     result_frame,
     threshold_param,
 )
-from evalnb.llm.judge import parse_json_schema
+from evalnb.llm.parsed import parse_json_schema
 from evalnb.models.resolve import used_model
 from evalnb.text.enumerations import MAX_STEP_CHARS, MAX_STEPS, enumerations
 from evalnb.text.step_edits import edit_counts

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from evalnb.evaluation.base import Context
     from evalnb.evaluation.families.judges.prompts import Messages
-    from evalnb.llm.judge import Parsed
+    from evalnb.llm.parsed import Parsed
 
 __all__ = ["AgentGoalAccuracy", "TopicAdherence", "render_trajectory"]
 

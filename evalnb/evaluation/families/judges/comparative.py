@@ -7,23 +7,24 @@ is the row's, the other its ``other_answer`` field (:func:`other_answer_extra`).
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
 from evalnb.evaluation.families.judges.framework import JudgeEvaluator, judge_params
+from evalnb.evaluation.families.judges.lmms_params import (
+    CUSTOM_PROMPT,
+    SCORE_HIGH,
+    SCORE_LOW,
+    lmms_fields,
+    score_range,
+)
 from evalnb.evaluation.families.judges.prompts import (
     Messages,
     judge_conversation,
     score_property,
 )
-from evalnb.evaluation.families.judges.seed_params import (
-    CUSTOM_PROMPT,
-    SCORE_HIGH,
-    SCORE_LOW,
-    score_range,
-    seed_fields,
-)
-from evalnb.llm.judge import Parsed, build_comparative, parse_comparative
+from evalnb.llm.parsed import Parsed, Trusted, fill, neutralise
 from evalnb.llm.reader import read_object
 
 if TYPE_CHECKING:
@@ -31,7 +32,60 @@ if TYPE_CHECKING:
 
     from evalnb.evaluation.base import Context
 
-__all__ = ["ComparativeJudge", "other_answer_extra"]
+__all__ = [
+    "COMPARATIVE_PROMPT",
+    "ComparativeJudge",
+    "build_comparative",
+    "other_answer_extra",
+    "parse_comparative",
+]
+
+COMPARATIVE_PROMPT = (
+    "You compare two assistants' answers to the same question.\n\n{context_section}"
+    "[Question]\n{question}\n\n[Answer 1]\n{response1}\n\n[Answer 2]\n{response2}\n\n"
+    "{instruction}\nOn the first line write only the two scores separated by a space (answer 1 "
+    "first); then explain briefly."
+)
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def build_comparative(
+    question: str,
+    response1: str,
+    response2: str,
+    *,
+    context: str | None = None,
+    score_range: tuple[int, int] = (1, 10),
+    custom_prompt: str | None = None,
+    instruction: str | None = None,
+    **fields: Any,  # noqa: ANN401
+) -> str:
+    """Build a prompt asking for one score per answer on the first line."""
+    lo, hi = score_range
+    values = {
+        "question": question,
+        "response1": response1,
+        "response2": response2,
+        "context": context or "",
+        "context_section": Trusted(f"[Context]\n{neutralise(context)}\n\n") if context else "",
+        "instruction": instruction or f"Score each answer from {lo} to {hi} (higher is better).",
+        **fields,
+    }
+    return fill(custom_prompt or COMPARATIVE_PROMPT, values)
+
+
+def parse_comparative(text: str | None) -> Parsed:
+    """Two scores from the first line ("8 7", "8.5, 7", "9; 6"); else a parse failure.
+
+    Exactly two numbers: the seed takes the first two of any, which reads "9/10 6/10" as
+    9 and 10.
+    """
+    raw = text or ""
+    first = raw.strip().splitlines()[0] if raw.strip() else ""
+    numbers = _NUMBER.findall(first.replace(",", " ").replace(";", " "))
+    if len(numbers) != 2:
+        return Parsed(None, False, raw, f"{len(numbers)} numbers on the first line, expected 2")
+    return Parsed((float(numbers[0]), float(numbers[1])), True, raw)
 
 
 @register
@@ -70,7 +124,7 @@ class ComparativeJudge(JudgeEvaluator):
 
     def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
         """One conversation: the row's answer first, the other second."""
-        fields = seed_fields(row)
+        fields = lmms_fields(row)
         other = fields.get("other_answer")
         if not row.get("actual") or not other:
             return []

@@ -40,7 +40,7 @@ from evalnb.evaluation.base import (
 )
 from evalnb.evaluation.families.judges.framework import judge_params
 from evalnb.llm.agent import run_agents
-from evalnb.llm.judge import parse_json_schema
+from evalnb.llm.parsed import parse_json_schema
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

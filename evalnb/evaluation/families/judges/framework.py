@@ -31,7 +31,7 @@ from evalnb.evaluation.families.judges.prompts import (
     with_system,
 )
 from evalnb.llm.contract import MODES, constraint_params, negotiate, reply_text
-from evalnb.llm.judge import Parsed
+from evalnb.llm.parsed import Parsed
 from evalnb.llm.reader import read_object
 from evalnb.llm.tokens import approximate_tokens
 from evalnb.text.language import row_languages

@@ -23,7 +23,7 @@ from evalnb.evaluation.families.judges.prompts import (
     verdict_schema,
 )
 from evalnb.evaluation.families.shared import bool_metrics
-from evalnb.llm.judge import Parsed, fill
+from evalnb.llm.parsed import Parsed, fill
 from evalnb.llm.probabilities import verdict_probability
 from evalnb.llm.reader import read_score, read_verdict
 

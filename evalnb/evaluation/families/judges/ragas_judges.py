@@ -17,14 +17,14 @@ from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
 from evalnb.evaluation.families.judges.framework import JudgeEvaluator, judge_params
 from evalnb.evaluation.families.judges.prompts import Messages, judge_conversation, template_fields
 from evalnb.evaluation.families.shared import EMBEDDING_MODEL
-from evalnb.llm.judge import fill
+from evalnb.llm.parsed import fill
 from evalnb.text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from evalnb.evaluation.base import Context
-    from evalnb.llm.judge import Parsed
+    from evalnb.llm.parsed import Parsed
 
 __all__ = [
     "AnswerCorrectness",

@@ -19,15 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
 from evalnb.evaluation.families.judges.framework import JudgeEvaluator, judge_params
-from evalnb.evaluation.families.judges.prompts import (
-    Messages,
-    judge_conversation,
-    score_property,
-    score_schema,
-    verdict_hint,
-    verdict_schema,
-)
-from evalnb.evaluation.families.judges.seed_params import (
+from evalnb.evaluation.families.judges.lmms_params import (
     CUSTOM_PROMPT,
     OUTPUT_FORMATS,
     SCORE_HIGH,
@@ -35,6 +27,14 @@ from evalnb.evaluation.families.judges.seed_params import (
     SCORE_MODE,
     custom_or,
     score_range,
+)
+from evalnb.evaluation.families.judges.prompts import (
+    Messages,
+    judge_conversation,
+    score_property,
+    score_schema,
+    verdict_hint,
+    verdict_schema,
 )
 from evalnb.llm.probabilities import score_expectation, verdict_probability
 from evalnb.llm.reader import read_object, read_score, read_verdict
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from evalnb.evaluation.base import Context
     from evalnb.llm.client import ChatResult
-    from evalnb.llm.judge import Parsed
+    from evalnb.llm.parsed import Parsed
 
 __all__ = [
     "BinaryJudge",

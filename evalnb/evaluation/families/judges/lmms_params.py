@@ -1,6 +1,6 @@
 """What the lmms-eval judges (seed 004) share: their parameters and the row's fields by the seed's names.
 
-Used by :mod:`~evalnb.evaluation.families.judges.seed_judges` (one answer judged) and
+Used by :mod:`~evalnb.evaluation.families.judges.lmms_judges` (one answer judged) and
 :mod:`~evalnb.evaluation.families.judges.comparative` (two answers side by side).
 """
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.evaluation.base import Param
 from evalnb.evaluation.families.judges.prompts import require_placeholder, template_fields
-from evalnb.llm.judge import Trusted, fill, neutralise
+from evalnb.llm.parsed import Trusted, fill, neutralise
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -22,8 +22,8 @@ __all__ = [
     "SCORE_LOW",
     "SCORE_MODE",
     "custom_or",
+    "lmms_fields",
     "score_range",
-    "seed_fields",
 ]
 
 OUTPUT_FORMATS = {"0/1": ("1", "0"), "yes/no": ("yes", "no")}
@@ -48,7 +48,7 @@ SCORE_MODE = Param(
 )
 
 
-def seed_fields(row: dict[str, Any]) -> dict[str, Any]:
+def lmms_fields(row: dict[str, Any]) -> dict[str, Any]:
     """Return the row's template fields under the seed's names (``answer``: the reference)."""
     fields = template_fields(row)
     reference = fields["EXPECTED_OUTPUT"]
@@ -70,7 +70,7 @@ def custom_or(
     custom = str(params.get("custom_prompt") or "")
     if custom:
         require_placeholder(custom, "custom_prompt", "{prediction}")
-    return fill(custom or template, {**seed_fields(row), **extra})
+    return fill(custom or template, {**lmms_fields(row), **extra})
 
 
 def score_range(params: Mapping[str, object]) -> tuple[int, int]:

@@ -1,8 +1,8 @@
-"""Judge prompt builders and reply parsers (seed 004), with parse failures kept as such.
+"""Judge replies parsed, with parse failures kept as such, and prompts filled safely.
 
-Builders fill the comparative and custom templates; custom templates may
-name any field of the row, including a source's user-defined fields (Tencent rows keep
-them in ``extra``). Parsers return a :class:`Parsed` carrying the raw reply and whether it
+:func:`fill` fills a template (a custom one may name any field of the row, including a
+source's user-defined fields: Tencent rows keep them in ``extra``), neutralising what it
+puts in. Parsers return a :class:`Parsed` carrying the raw reply and whether it
 could be read: an unreadable reply is a parse failure with no value — never a silent
 default score, as the seed's parsers have (0, the minimum, or -1 sentinels).
 """
@@ -17,26 +17,15 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "COMPARATIVE_PROMPT",
     "Parsed",
     "Trusted",
-    "build_comparative",
     "fill",
     "neutralise",
-    "parse_comparative",
     "parse_json",
     "parse_json_schema",
     "parse_words",
     "schema_errors",
 ]
-
-COMPARATIVE_PROMPT = (
-    "You compare two assistants' answers to the same question.\n\n{context_section}"
-    "[Question]\n{question}\n\n[Answer 1]\n{response1}\n\n[Answer 2]\n{response2}\n\n"
-    "{instruction}\nOn the first line write only the two scores separated by a space (answer 1 "
-    "first); then explain briefly."
-)
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -115,31 +104,6 @@ def fill(template: str, fields: dict[str, Any]) -> str:
     )
 
 
-def build_comparative(
-    question: str,
-    response1: str,
-    response2: str,
-    *,
-    context: str | None = None,
-    score_range: tuple[int, int] = (1, 10),
-    custom_prompt: str | None = None,
-    instruction: str | None = None,
-    **fields: Any,  # noqa: ANN401
-) -> str:
-    """Build a prompt asking for one score per answer on the first line."""
-    lo, hi = score_range
-    values = {
-        "question": question,
-        "response1": response1,
-        "response2": response2,
-        "context": context or "",
-        "context_section": Trusted(f"[Context]\n{neutralise(context)}\n\n") if context else "",
-        "instruction": instruction or f"Score each answer from {lo} to {hi} (higher is better).",
-        **fields,
-    }
-    return fill(custom_prompt or COMPARATIVE_PROMPT, values)
-
-
 def parse_words(text: str | None, classes: dict[str, Any]) -> Parsed:
     """Exactly one distinct class word must occur (whole words, any case), else a failure."""
     raw = text or ""
@@ -149,20 +113,6 @@ def parse_words(text: str | None, classes: dict[str, Any]) -> Parsed:
         return Parsed(None, False, raw, note)
     word = found.pop()
     return Parsed(classes[word], True, raw)
-
-
-def parse_comparative(text: str | None) -> Parsed:
-    """Two scores from the first line ("8 7", "8.5, 7", "9; 6"); else a parse failure.
-
-    Exactly two numbers: the seed takes the first two of any, which reads "9/10 6/10" as
-    9 and 10.
-    """
-    raw = text or ""
-    first = raw.strip().splitlines()[0] if raw.strip() else ""
-    numbers = _NUMBER.findall(first.replace(",", " ").replace(";", " "))
-    if len(numbers) != 2:
-        return Parsed(None, False, raw, f"{len(numbers)} numbers on the first line, expected 2")
-    return Parsed((float(numbers[0]), float(numbers[1])), True, raw)
 
 
 def parse_json(text: str | None) -> Parsed:
