@@ -224,7 +224,9 @@ def chosen_metrics(lab: LabCore, metrics: Sequence[str] | None) -> list[tuple[st
     scored = lab.scores.select("evaluator", "metric").unique()
     known = known.join(scored, on=["evaluator", "metric"])
     if metrics is None:
-        chosen = known.filter(pl.col("primary"))
+        # The leaderboard's order (evaluator, then metric), not the order they were scored in:
+        # the same lab's views list its metrics alike.
+        chosen = known.filter(pl.col("primary")).sort("evaluator", "metric")
     else:
         keys = []
         for m in metrics:

@@ -451,3 +451,16 @@ def test_a_mistyped_gate_is_not_read_as_inconclusive(tmp_path: Path) -> None:
         main(["gate", "--help"])
     assert ok.value.code == 0
     assert main(["gate", str(store), "--baseline", "A", "--candiate", "B"]) == 3
+
+
+def test_a_decision_lists_its_metrics_in_the_leaderboards_order() -> None:
+    lab = _ab(60, 0.0, 12)  # ev.score and toxicity.toxicity, both primary here
+    metrics = lab.metrics.with_columns(primary=pl.lit(value=True)).sort(
+        "evaluator", descending=True
+    )
+    scored_last_first = lab.with_tables({"metrics": metrics})
+    got = scored_last_first.decide("A", "B", metrics=None, cluster="")
+    board = scored_last_first.leaderboard().filter(pl.col("primary"))
+    order = board.select("evaluator", "metric").unique(maintain_order=True).rows()
+    assert len(order) == 2
+    assert list(zip(got.frame["evaluator"], got.frame["metric"], strict=True)) == order
