@@ -519,7 +519,7 @@ def measure_consequence(
             "consequence",
             "cost per verdict",
             Measured(float(np.mean(cost.to_numpy())), math.nan, math.nan, cost.len()),
-            "the judge client's prices",
+            "US dollars, at the judge client's prices",
         )
 
 
