@@ -223,6 +223,20 @@ def test_the_doors_open_on_the_objects_themselves() -> None:
     for module in doors.values():
         assert sorted(module.__all__) == sorted(set(module.__all__))
         assert all(hasattr(module, name) for name in module.__all__)
+    # The deep paths the docs once named, each with its door on its subpackage.
+    from evalnb.calibration import bundle_check
+    from evalnb.team import local_server
+
+    assert evalnb.calibration.seal is bundle_check.seal
+    assert evalnb.team.LocalServer is local_server.LocalServer
+    assert evalnb.monitoring.OTLPJsonFileExporter.__module__ == "evalnb.monitoring.otlp_file"
+    deep = re.compile(r"local_server import LocalServer|otlp_file import|bundle_check\.seal")
+    pages = [
+        ROOT / "README.md",
+        *(ROOT / "docs").rglob("*.md"),
+        *(ROOT / "notebooks").glob("*.ipynb"),
+    ]
+    assert [p.name for p in pages if deep.search(p.read_text(encoding="utf-8"))] == []
 
 
 def test_a_fast_tier_test_that_starts_a_service_fails_at_once() -> None:
