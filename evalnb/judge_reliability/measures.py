@@ -64,14 +64,9 @@ def kappa_interval(a: np.ndarray, b: np.ndarray, *, draws: int = 2000, seed: int
     kappa = cohen_kappa(x, y)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n, size=(draws, n))
-    xs, ys = x[picks], y[picks]
-    # κ per draw, vectorised: observed agreement against the agreement expected by chance.
-    observed = (xs == ys).mean(axis=1)
-    pa, pb = xs.mean(axis=1), ys.mean(axis=1)
-    chance = pa * pb + (1 - pa) * (1 - pb)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # A draw where both sides are constant has no κ (see cohen_kappa): left out.
-        boot = np.where(chance < 1, (observed - chance) / (1 - chance), np.nan)
+    # The one κ per draw (calibration.labels.cohen_kappa): its NaN where a draw leaves both
+    # sides constant is left out of the quantiles.
+    boot = np.array([cohen_kappa(x[p], y[p]) for p in picks])
     if not math.isfinite(kappa) or np.isnan(boot).all():
         return Measured(float(kappa), math.nan, math.nan, n)
     low, high = np.nanquantile(boot, [0.025, 0.975])

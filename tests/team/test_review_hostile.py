@@ -331,6 +331,37 @@ def test_a_reviewer_killed_mid_items_takes_them_back_so_few_reviewers_reach_n(
     queue.close()
 
 
+def test_a_reviewer_role_renews_only_its_own_ended_lease_and_only_into_room(
+    pg_server: PgServer,
+) -> None:
+    queue = _queue(_lab(1), pg_server.dsn(), per_item=1, lease_s=0.5)
+    mal = _role(pg_server, "mallory")
+    _role(pg_server, "ann")
+    q = {"q": queue.name}
+    renew = (
+        "UPDATE evalnb.assignments SET state = 'leased' WHERE queue = %(q)s AND reviewer = %(r)s"
+    )
+    held = queue.next("mallory")
+    assert held is not None
+    before = _sql_as(mal, "SELECT lease_until FROM evalnb.assignments WHERE queue = %(q)s", q)
+    _sql_as(mal, renew, {**q, "r": "mallory"})  # a live lease: not lengthened
+    assert (
+        _sql_as(mal, "SELECT lease_until FROM evalnb.assignments WHERE queue = %(q)s", q) == before
+    )
+    time.sleep(0.7)
+    assert queue.next("ann") is not None  # the ended lease went to ann: the item is full
+    _sql_as(mal, renew, {**q, "r": "mallory"})  # no room: nothing renewed
+    _sql_as(mal, renew, {**q, "r": "ann"})  # RLS: another's row is not mallory's to touch
+    live = _sql_as(
+        mal,
+        "SELECT reviewer FROM evalnb.assignments WHERE queue = %(q)s "
+        "AND lease_until > clock_timestamp()",
+        q,
+    )
+    assert [r[0] for r in live] == ["ann"]  # exactly N holders, never two
+    queue.close()
+
+
 def test_bad_arguments_names_and_labels_are_clear_errors(pg_server: PgServer) -> None:
     lab = _lab(2)
     for options, match in (
