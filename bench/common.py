@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import statistics
 import subprocess
@@ -37,11 +38,15 @@ def warm_median(
     """Median seconds of ``runs`` calls (the caller warms up first) and the last result.
 
     With ``setup``, each call gets a fresh ``setup()`` result as its argument, made outside
-    the timing (a fresh lab for each run, as a peer gets its input lists ready-made).
+    the timing (a fresh lab for each run, as a peer gets its input lists ready-made). The
+    garbage of earlier runs (and of the other side) is collected before each call, outside
+    the timing: a collection of another side's millions of objects would otherwise land in
+    whichever short run happens to cross the threshold.
     """
     times, result = [], None
     for _ in range(runs):
         args = () if setup is None else (setup(),)
+        gc.collect()
         start = time.perf_counter()
         result = fn(*args)
         times.append(time.perf_counter() - start)

@@ -36,7 +36,7 @@ BLEU = "BLEU (the sacrebleu metric) vs a reused sacrebleu.metrics.BLEU"
 ROUGE = "ROUGE-1/2/L with stemmer vs a reused rouge_score.RougeScorer"
 PIPELINE = "answer_similarity's pipeline vs the Rust tokenizer alone"
 RAGAS = "ragas_rouge vs ragas' own RougeScore.abatch_score"
-GUARDED = {BLEU: 33.0, ROUGE: 34.0, PIPELINE: 0.87, RAGAS: 80.0}
+GUARDED = {BLEU: 22.0, ROUGE: 50.0, PIPELINE: 0.87, RAGAS: 66.0}
 """Each check's figure at the smoke's sizes; below half of it, the check fails."""
 
 PAIRS = 4_000

@@ -9,7 +9,7 @@ from rouge_score import rouge_scorer
 from rouge_score.tokenizers import DefaultTokenizer
 
 import evalnb
-from evalnb.evaluation.families.text.rouge import ids_rouge
+from evalnb.text.rouge_tokens import rouge_token_ids
 from evalnb.text.synthetic import ADVERSARIAL, pairs
 
 _EXTRA = (
@@ -33,7 +33,7 @@ def test_tokenizer_is_rouge_score(stem: bool) -> None:
     cands, refs = _texts()
     tok = DefaultTokenizer(use_stemmer=stem)
     texts = cands + refs
-    ours = ids_rouge(pl.Series(texts), stem=stem).lists(0)
+    ours = rouge_token_ids([pl.Series(texts)], stem=stem).lists(0)
     assert [list(tokens) for tokens in ours] == [tok.tokenize(t) for t in texts]
 
 

@@ -47,11 +47,12 @@ from evalnb.evaluation.base import (
     threshold_param,
 )
 from evalnb.evaluation.families.text.bleu import sentence_bleu
-from evalnb.evaluation.families.text.rouge import id_rouge_parts, ids_rouge
+from evalnb.evaluation.families.text.rouge import id_rouge_parts
 from evalnb.text.chrf import chrf
 from evalnb.text.contains import contains_each
 from evalnb.text.distance import MEASURES, best_matches, similarity
 from evalnb.text.ngram import id_ngram_stats, ids_13a_segments
+from evalnb.text.rouge_tokens import rouge_token_ids
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -136,7 +137,7 @@ class RagasRouge(Evaluator):
     def score(self, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context) -> pl.DataFrame:
         """Tokenize once (stemmed), count overlaps compiled, pick ragas' number."""
         reference = _reference(rows)
-        tokens = ids_rouge(rows["actual"].fill_null(""), reference.fill_null(""), stem=True)
+        tokens = rouge_token_ids([rows["actual"], reference], stem=True)
         p_off, t_off = tokens.offsets
         parts = id_rouge_parts(tokens, p_off[:-1], p_off[1:], t_off[:-1], t_off[1:])
         key = "rouge_1" if params["rouge_type"] == "rouge1" else "rouge_l"

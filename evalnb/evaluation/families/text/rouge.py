@@ -15,12 +15,10 @@ Russian, Arabic …) rouge-score finds no words: the row says "not meaningful fo
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from evalnb.evaluation.base import (
     BLOCK_ROWS,
@@ -40,10 +38,12 @@ from evalnb.text.multilingual import (
     rouge_words,
     rouge_words_tokenizer,
 )
-from evalnb.text.ngram import TokenIds
+from evalnb.text.rouge_tokens import rouge_token_ids
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+    from evalnb.text.ngram import TokenIds
 
 __all__ = [
     "Rouge",
@@ -51,49 +51,7 @@ __all__ = [
     "best_reference_scores",
     "id_rouge_parts",
     "id_rouge_scores",
-    "ids_rouge",
-    "rouge_stem",
 ]
-
-
-@lru_cache(maxsize=1 << 20)
-def rouge_stem(token: str) -> str:
-    """Porter-stem a token longer than three characters, as rouge-score does (memoised)."""
-    if len(token) <= 3:
-        return token
-    return str(_porter().stem(token))
-
-
-@lru_cache(maxsize=1)
-def _porter() -> Any:  # noqa: ANN401 - NLTK ships no type information
-    from nltk.stem import porter  # noqa: PLC0415 - NLTK takes a second to import
-
-    return porter.PorterStemmer()
-
-
-def ids_rouge(*columns: pl.Series, stem: bool) -> TokenIds:
-    """Tokenize several columns to shared ids; with ``stem``, each distinct token is stemmed once."""
-    # rouge-score lower-cases, turns every run outside [a-z0-9] into a space and splits.
-    frames = [
-        pl.LazyFrame({"t": c}).select(
-            pl.col("t").fill_null("").str.to_lowercase().str.replace_all("[^a-z0-9]+", " ")
-        )
-        for c in columns
-    ]
-    tokens = TokenIds.split([f.to_series() for f in pl.collect_all(frames)])
-    if not stem or tokens.vocab is None:
-        return tokens
-    stems = pl.Series([rouge_stem(t) for t in tokens.vocab.to_pylist()], dtype=pl.String)
-    # Equal stems, equal ids; rouge-score drops tokens the stemmer left outside [a-z0-9].
-    code = (stems.rank("dense").cast(pl.Int64) - 1).to_numpy()
-    valid = stems.str.contains("^[a-z0-9]+$").to_numpy()
-    keep = valid[tokens.ids]
-    kept = np.concatenate([[0], np.cumsum(keep)])
-    return TokenIds(
-        code[tokens.ids[keep]],
-        tuple(kept[off] for off in tokens.offsets),
-        stems.unique().sort().to_arrow().cast(pa.large_string()),
-    )
 
 
 def _f(p: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -171,8 +129,8 @@ class Rouge(Evaluator):
     ) -> pl.DataFrame:
         """Score every (row, reference) pair, then keep each row's best reference."""
         stem = bool(params["use_stemmer"])
-        tokens = ids_rouge(
-            rows["actual"], rows["expected"].fill_null([]).explode().drop_nulls(), stem=stem
+        tokens = rouge_token_ids(
+            [rows["actual"], rows["expected"].fill_null([]).explode().drop_nulls()], stem=stem
         )
         detail = np.full(rows.height, None, dtype=object)
         # rouge-score keeps a-z and 0-9: on Chinese or Russian text it has no words at all.
