@@ -19,7 +19,7 @@ def main(n: int = 100) -> None:
     lab = evalnb.load("data/demo_lab.json")
     judge = evalnb.local_judge()
     started = time.monotonic()
-    card = lab.judge_card("binary_judge", judge=judge, n=n, seed=0)
+    card = lab.judges.card("binary_judge", judge=judge, n=n, seed=0)
     elapsed = time.monotonic() - started
     print(card)
     print(

@@ -6,7 +6,7 @@ One process: ``evalnb.local_judge()`` (llama.cpp's server with SmolLM2-135M-Inst
 after ``pip install 'evalnb[local-judge]'``) judges the first ``cases`` answers of the demo
 lab with each evaluator twice: ``contract="free"`` (free text, read tolerantly, one repair
 turn) and ``contract="auto"`` (the strongest constraint the server honours: here llama.cpp's
-JSON schema grammar). Before each run, :func:`evalnb.estimate` predicts the prompt tokens;
+JSON schema grammar). Before each run, :func:`evalnb.judges.estimate` predicts the prompt tokens;
 the run's own count is compared with it. Prints, per evaluator and contract: parse success,
 salvages by kind, repair turns (and how many fixed the reply), seconds per verdict and the
 estimate's error. Each run has a fresh reply cache: nothing is answered from an earlier one.
@@ -42,13 +42,13 @@ def _run(lab: evalnb.Lab, evaluator: str, contract: str, url: str, model: str) -
     with tempfile.TemporaryDirectory() as tmp:
         judge = evalnb.LLMClient(url, model, cache=Path(tmp) / "c.duckdb", concurrency=1)
         judge.capabilities()  # probed before the clock starts, as a user's second run would be
-        predicted = evalnb.estimate(lab, [evaluator], judge=judge, contract=contract)
+        predicted = evalnb.judges.estimate(lab, [evaluator], judge=judge, contract=contract)
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", evalnb.NothingScoredWarning)
             out = evalnb.evaluate(lab, [evaluator], judge=judge, progress=False, contract=contract)
         seconds = time.perf_counter() - start
-    report = out.judge_report()
+    report = out.judges.report()
     rows = int(report["rows"].sum())
     salvages: Counter[str] = Counter()
     primary = out.scores.join(

@@ -77,8 +77,8 @@ def bundle(out: Path) -> Path:
         while w.remaining:
             value = scores[w.item["case_id"]] or 0.0
             w.label("pass" if value >= (0.6 if ev == "rouge" else 0.5) else "fail")
-        lab.recalibrate(ev, metric)
-    return lab.export_calibration(out / "calibration.json", approved_by="bench")
+        lab.calibration.recalibrate(ev, metric)
+    return lab.calibration.export(out / "calibration.json", approved_by="bench")
 
 
 def traffic(folder: Path, spans: int) -> int:

@@ -11,21 +11,18 @@ map; ``lint-imports`` checks the direction): ``cli`` → ``workflow`` → ``api`
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING
 
 from evalnb import (
-    testing,  # the door: from evalnb.testing import assert_not_worse
+    decisions,  # the doors: from evalnb.decisions import decide, plan
+    judges,
+    testing,
     transforms,
 )
-from evalnb.analysis.decide import Decision
-from evalnb.analysis.estimate import Estimate, estimate
-from evalnb.analysis.pairwise import pairwise
-from evalnb.analysis.planning import Plan, plan
 from evalnb.analysis.rendered import Report
-from evalnb.analysis.sequential import Sequential, sequential
 from evalnb.analysis.tables import RichTable, table
 from evalnb.api.adversarial import adversarial
-from evalnb.api.calibration_methods import load_calibration
 from evalnb.api.corpus import (
     Corpus,
     NoTopicsWarning,
@@ -38,24 +35,22 @@ from evalnb.api.lab import Lab, load
 from evalnb.api.lab import open_lab as open  # noqa: A004 - `evalnb.open(path)` is the public name
 from evalnb.api.monitoring import Monitor, monitor
 from evalnb.api.validation import Validation, validate_tests
+from evalnb.calibration.bundle import load_calibration
 from evalnb.diagnosis.failure_clusters import FailureClusters
 from evalnb.diagnosis.topics import TopicModel, topics
 from evalnb.evaluation.base import Evaluator, MetricSpec, Param, register, result_frame
 from evalnb.evaluation.custom import evaluator
 from evalnb.evaluation.engine import NothingScoredWarning, evaluate, evaluators
-from evalnb.evaluation.families.judges.lmms_judges import rubric_judge
 from evalnb.evaluation.families.text.condition import ConditionError
 from evalnb.evaluation.ray_engine import RayEngine
 from evalnb.io.documents import DocumentLimits
 from evalnb.io.load import FORMATS, detect_format
-from evalnb.judge_reliability.card import JudgeCard
 from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError, TableTooLarge
 from evalnb.lab.schema import SCHEMAS, TABLES
 from evalnb.lab.version import __version__
-from evalnb.llm.client import ChatResult, EndpointUnreachable, LLMClient
-from evalnb.llm.contract import Capabilities, ContractError
+from evalnb.llm.client import LLMClient
 from evalnb.llm.hosts import run_suite
-from evalnb.llm.local_judge import LocalJudgeError, local_judge
+from evalnb.llm.local_judge import local_judge
 from evalnb.team.publish import review
 from evalnb.team.queue import ReviewError, ReviewItem, ReviewQueue, ReviewUnavailable
 from evalnb.workflow import StepWaiting, Workflow, workflow
@@ -82,7 +77,37 @@ _WIDGETS = {
 }
 
 
+# Names that moved to a door of their own: they answer here one release more, warning.
+_MOVED = {
+    **dict.fromkeys(
+        (
+            "Capabilities",
+            "ChatResult",
+            "ContractError",
+            "EndpointUnreachable",
+            "Estimate",
+            "JudgeCard",
+            "LocalJudgeError",
+            "estimate",
+            "pairwise",
+            "rubric_judge",
+        ),
+        "judges",
+    ),
+    **dict.fromkeys(("Decision", "Plan", "Sequential", "plan", "sequential"), "decisions"),
+}
+
+
 def __getattr__(name: str) -> object:
+    door = _MOVED.get(name)
+    if door is not None:
+        warnings.warn(
+            f"evalnb.{name} is now evalnb.{door}.{name} (from evalnb.{door} import {name}); "
+            "the top-level name goes in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(f"evalnb.{door}"), name)
     module = _WIDGETS.get(name)
     if module is None:
         msg = f"module 'evalnb' has no attribute {name!r}"
@@ -96,33 +121,24 @@ __all__ = [
     "FORMATS",
     "SCHEMAS",
     "TABLES",
-    "Capabilities",
-    "ChatResult",
     "ConditionError",
-    "ContractError",
     "Corpus",
     "Curator",
-    "Decision",
     "DocumentLimits",
-    "EndpointUnreachable",
-    "Estimate",
     "EvalnbError",
     "Evaluator",
     "Eye",
     "FailureClusters",
     "InputError",
-    "JudgeCard",
     "JudgeCardView",
     "LLMClient",
     "Lab",
     "Labeler",
-    "LocalJudgeError",
     "MetricSpec",
     "Monitor",
     "NoTopicsWarning",
     "NothingScoredWarning",
     "Param",
-    "Plan",
     "RayEngine",
     "Report",
     "ReviewError",
@@ -130,7 +146,6 @@ __all__ = [
     "ReviewQueue",
     "ReviewUnavailable",
     "RichTable",
-    "Sequential",
     "StepWaiting",
     "StoreConflict",
     "StoreError",
@@ -143,29 +158,26 @@ __all__ = [
     "adversarial",
     "corpus",
     "curator",
+    "decisions",
     "detect_format",
-    "estimate",
     "evaluate",
     "evaluator",
     "evaluators",
     "eye",
     "generate_tests",
     "generation_report",
+    "judges",
     "labeler",
     "load",
     "load_calibration",
     "local_judge",
     "monitor",
     "open",
-    "pairwise",
-    "plan",
     "register",
     "result_frame",
     "retrieval_baseline",
     "review",
-    "rubric_judge",
     "run_suite",
-    "sequential",
     "table",
     "testing",
     "topics",

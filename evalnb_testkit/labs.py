@@ -61,5 +61,5 @@ def calibrated_lab(seed: int = 4) -> evalnb.Lab:
     w = evalnb.labeler(lab, "ev", "score", reviewer="ann", n=40, strategy="random", seed=1)
     while w.remaining:
         w.label("pass" if values[w.item["case_id"]] >= 0.4 else "fail")
-    lab.recalibrate("ev", "score")
+    lab.calibration.recalibrate("ev", "score")
     return lab

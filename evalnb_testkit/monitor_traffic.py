@@ -102,8 +102,8 @@ def calibrated_bundle(path: Path, *, n: int = 300, seed: int = 0) -> Path:
     w = evalnb.labeler(lab, "rouge", "rouge_l", reviewer="ann", n=60, strategy="random", seed=1)
     while w.remaining:
         w.label("pass" if truth[w.item["case_id"]] else "fail")
-    lab.recalibrate("rouge", "rouge_l")
-    return lab.export_calibration(path, approved_by="risk-owner", accepted=0.8)
+    lab.calibration.recalibrate("rouge", "rouge_l")
+    return lab.calibration.export(path, approved_by="risk-owner", accepted=0.8)
 
 
 def write_traffic(

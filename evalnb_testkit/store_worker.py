@@ -27,14 +27,14 @@ def _reviewer(store: Path, reviewer: str, quota: int, acks: Path) -> None:
     with acks.open("a", encoding="utf-8") as out:
         for i in range(done, quota):
             verdict = "pass" if (i * 7 + len(reviewer)) % 3 else "fail"
-            row = lab.add_label(
+            row = lab.calibration.add_label(
                 cases[i % len(cases)], "model", "rouge", "rouge_l", verdict, reviewer=reviewer
             )
             out.write(row["label_id"][0] + "\n")
             out.flush()
             os.fsync(out.fileno())
     if reviewer == "r0":
-        lab.recalibrate("rouge", "rouge_l", n_boot=50)
+        lab.calibration.recalibrate("rouge", "rouge_l", n_boot=50)
 
 
 def _stale(store: Path) -> None:

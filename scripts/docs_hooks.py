@@ -35,7 +35,7 @@ FIELD_HELP = {
     "categories": "categories of the case: text or a JSON list",
     "topic": "the case's topic (the weakness grid's rows)",
     "question_type": "the case's question type (the weakness grid's columns)",
-    "language": "the case's language, an ISO 639-1 code (else detected: Lab.set_languages)",
+    "language": "the case's language, an ISO 639-1 code (else detected: lab.languages.set)",
     "corpus": "the documents the case was written from",
     "perturbation_of": "the id of the case this one perturbs",
     "perturbation": "the perturbation applied (kind and intensity)",

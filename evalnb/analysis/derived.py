@@ -216,14 +216,14 @@ def chart_of(
 
 
 def adversarial_effect_of(lab: LabCore, *, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
-    """Return the paired adversarial − base effect of ``lab`` (see :meth:`evalnb.Lab.adversarial_effect`)."""
+    """Return the paired adversarial − base effect of ``lab`` (see ``lab.robustness.effect``)."""
     return adversarial_effect(lab.verdicts(), lab.cases, n_boot=n_boot, seed=seed)
 
 
 def adversarial_chart_of(
     lab: LabCore, evaluator: str, metric: str, *, n_boot: int = 1000, seed: int = 0
 ) -> alt.LayerChart:
-    """Chart the adversarial effect of one metric (see :meth:`evalnb.Lab.adversarial_chart`)."""
+    """Chart the adversarial effect of one metric (see ``lab.robustness.chart``)."""
     from evalnb.analysis.charts import adversarial_chart  # noqa: PLC0415 - Altair loads only when a chart is drawn
 
     return adversarial_chart(

@@ -454,7 +454,7 @@ def _judge_cards_html(lab: LabCore) -> str:
                 if judged
                 else "No LLM judge scored this lab, so no judge card is kept; with one, "
             )
-            + "<code>lab.with_judge_card(lab.judge_card(evaluator, judge=...))</code> measures "
+            + "<code>lab.judges.with_card(lab.judges.card(evaluator, judge=...))</code> measures "
             "how far the judge can be trusted and shows it here.</p>"
         )
     return "<h2>Judge reliability</h2>" + "".join(
@@ -500,7 +500,7 @@ def render_report(
         + (
             "".join(decision_html(d) for d in decisions)
             if decisions
-            else "<p>No decision in this report: pass <code>decisions=[lab.decide(baseline, "
+            else "<p>No decision in this report: pass <code>decisions=[lab.decisions.decide(baseline, "
             "candidate)]</code> to <code>lab.report</code> for whether one system is better.</p>"
         )
         + _judge_cards_html(lab)

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import polars as pl
 
-from evalnb.analysis.decide import case_columns, chosen_metrics, paired_cases
+from evalnb.analysis.decide import case_columns, chosen_metrics, default_cluster, paired_cases
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -53,6 +53,7 @@ __all__ = [
     "Look",
     "Sequential",
     "cs_radius",
+    "decide_rule",
     "difference_prior",
     "running_interval",
     "sequential",
@@ -168,7 +169,7 @@ class Look:
 class Sequential:
     """A stopping rule for :func:`evalnb.run_suite` (``until=``); see the module docstring.
 
-    Build one with :func:`sequential` or ``lab.decide_rule(...)``. After the run, ``verdict``,
+    Build one with :func:`sequential` or ``lab.decisions.rule(...)``. After the run, ``verdict``,
     ``looks`` (one :class:`Look` per batch), ``calls_saved`` and :meth:`explain` say what
     happened.
     """
@@ -403,3 +404,40 @@ def stream_verdict(
         if verdict:
             return verdict, t
     return "inconclusive", int(x.size)
+
+
+def decide_rule(
+    lab: LabCore,
+    baseline: str,
+    candidate: str,
+    evaluator: Any,  # noqa: ANN401 (a catalog id or an evaluator class, as evaluate takes)
+    *,
+    metric: str | None = None,
+    margin: float | None = None,
+    alpha: float = 0.05,
+    batch: int = 20,
+    cluster: str | None = None,
+    seed: int = 0,
+    judge: LLMClient | None = None,
+) -> Sequential:
+    """Return a rule that stops ``evalnb.run_suite(lab, ..., until=rule)`` once settled.
+
+    As :func:`sequential`, with ``lab``'s defaults: cases cluster by their topic when the
+    lab has topics (as in ``lab.decisions.decide``; ``cluster=""`` for independent cases).
+    The run asks the cases in a seeded random order, a batch at a time, and stops when an
+    anytime-valid confidence sequence on the paired difference settles the verdict;
+    ``print(rule)`` then says what it saved.
+    """
+    chosen, _ = default_cluster(lab.cases, cluster)
+    return sequential(
+        baseline,
+        candidate,
+        evaluator,
+        metric=metric,
+        margin=margin,
+        alpha=alpha,
+        batch=batch,
+        cluster=chosen,
+        seed=seed,
+        judge=judge,
+    )

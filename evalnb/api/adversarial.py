@@ -63,7 +63,7 @@ def adversarial(
         The lab with the adversarial cases added (in its store when it has one):
         ``perturbation_of`` names the base case, ``perturbation`` is
         ``adversarial_<kind>``. Answer and score them with the rest, then compare with
-        :meth:`evalnb.Lab.adversarial_effect` and :meth:`evalnb.Lab.adversarial_chart`.
+        ``lab.robustness.effect`` and ``lab.robustness.chart``.
     """
     default = (
         H2O_ADVERSARIAL_KINDS if llm is not None else ("misleading", "contradictory", "injection")

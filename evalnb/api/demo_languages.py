@@ -6,7 +6,7 @@ Northwind Bank's questions are asked in English, Chinese, Japanese, French, Arab
 * ``anglo`` answers correctly, but in English whenever the question is not (half the time);
 * ``sloppy`` answers in the right language with the wrong figure now and then.
 
-Each case's ``language`` is left for :meth:`evalnb.Lab.set_languages` to detect, except the
+Each case's ``language`` is left for ``lab.languages.set`` to detect, except the
 first case of each language, set by hand as a user would. ``python -m
 evalnb.api.demo_languages data/demo_languages.json`` regenerates the committed file; the suite
 checks that it is what this module produces.

@@ -1,12 +1,14 @@
-"""The public :class:`Lab`: the lab's core plus every notebook method, as one facade.
+"""The public :class:`Lab`: the lab's tables, its views, and one namespace per concern.
 
 ``LabCore`` (:mod:`evalnb.lab`) holds the tables and may import nothing above it, yet a
-data scientist expects ``lab.leaderboard()``, ``lab.recalibrate(...)`` and ``lab.eye()``.
-This class is where the two meet: each method here is a one-line call into the function
-that does the work in its own subpackage (analysis, calibration, robustness, weakness,
-widgets, io), and code below this package calls those functions directly. The methods of
-one concern come from a mixin of this package (``calibration_methods``, ``decision_methods``,
-``judge_methods``). Nothing below imports this module; ``evalnb/__init__.py`` exports it.
+data scientist expects ``lab.leaderboard()``, ``lab.calibration.recalibrate(...)`` and
+``lab.eye()``. This class is where the two meet: the views every lab has (leaderboard,
+problems, insights, report, export, eye, weakness) are methods here; every other concern is
+a namespace (``lab.judges``, ``lab.calibration``, ``lab.decisions``, ``lab.curation``,
+``lab.languages``, ``lab.robustness``) whose methods are its subpackage's functions with the
+lab bound (:mod:`evalnb.api.binding`, :mod:`evalnb.api.namespaces`). The flat names those
+methods had before stay one release, with a ``DeprecationWarning`` (:data:`MOVED`). Nothing
+below imports this module; ``evalnb/__init__.py`` exports it.
 """
 
 from __future__ import annotations
@@ -16,25 +18,30 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.analysis import derived
 from evalnb.analysis.rendered import Report
-from evalnb.api.calibration_methods import HumanCalibration
-from evalnb.api.decision_methods import Decisions
-from evalnb.api.judge_methods import JudgeMethods
+from evalnb.api.binding import moved, namespace
+from evalnb.api.namespaces import (
+    CalibrationMethods,
+    CurationMethods,
+    DecisionMethods,
+    JudgeMethods,
+    LanguageMethods,
+    RobustnessMethods,
+)
 from evalnb.calibration.reliability import agreement_views
 from evalnb.diagnosis.failure_clusters import failure_clusters
-from evalnb.diagnosis.languages import answer_languages, language_summary, set_languages
 from evalnb.diagnosis.question_types import set_question_types
-from evalnb.generation.curation import curate, curated_cases, curation_view
+from evalnb.generation.curation import curated_cases
 from evalnb.io.agent_export import agent_chat_records
 from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
 from evalnb.io.load import load as load_core
 from evalnb.io.ragas_data import ragas_records
 from evalnb.io.tencent_export import tencent_records
+from evalnb.lab.core import LabCore
 from evalnb.lab.files import write_atomic
 from evalnb.llm.ragas_llm import RAGAS_MISSING
-from evalnb.robustness.perturbed_cases import perturb
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     import altair as alt
@@ -45,16 +52,54 @@ if TYPE_CHECKING:
     from evalnb.analysis.tables import RichTable
     from evalnb.diagnosis.failure_clusters import FailureClusters
     from evalnb.judge_reliability.card import JudgeCard
-    from evalnb.llm.client import LLMClient
     from evalnb.monitoring.monitor import Monitor
-    from evalnb.widgets.curator import Curator
     from evalnb.widgets.eye import Eye
     from evalnb.widgets.weakness import Weakness
 
-__all__ = ["Lab", "load", "open_lab"]
+__all__ = ["MOVED", "Lab", "load", "open_lab"]
+
+MOVED = {
+    "judge_report": ("judges", "report"),
+    "judge_card": ("judges", "card"),
+    "judge_card_view": ("judges", "card_view"),
+    "with_judge_card": ("judges", "with_card"),
+    "judge_agreement": ("judges", "agreement"),
+    "align_judge": ("judges", "align"),
+    "judge_versions": ("judges", "versions"),
+    "apply_judge_version": ("judges", "apply_version"),
+    "add_label": ("calibration", "add_label"),
+    "pull_labels": ("calibration", "pull_labels"),
+    "calibration_sample": ("calibration", "sample"),
+    "recalibrate": ("calibration", "recalibrate"),
+    "corrected_leaderboard": ("calibration", "corrected_leaderboard"),
+    "corrected_difference": ("calibration", "corrected_difference"),
+    "reliability": ("calibration", "reliability"),
+    "reliability_chart": ("calibration", "reliability_chart"),
+    "reviewer_agreement": ("calibration", "reviewer_agreement"),
+    "label_disagreements": ("calibration", "disagreements"),
+    "export_calibration": ("calibration", "export"),
+    "guardrail_config": ("calibration", "guardrail_config"),
+    "corpus_patch": ("calibration", "corpus_patch"),
+    "decide": ("decisions", "decide"),
+    "decide_rule": ("decisions", "rule"),
+    "compare": ("decisions", "compare"),
+    "curate": ("curation", "curate"),
+    "curator": ("curation", "curator"),
+    "apply_curation": ("curation", "apply"),
+    "answer_languages": ("languages", "answers"),
+    "set_languages": ("languages", "set"),
+    "perturb": ("robustness", "perturb"),
+    "adversarial_effect": ("robustness", "effect"),
+    "adversarial_chart": ("robustness", "chart"),
+}
+"""Old flat name of a :class:`Lab` method → (namespace, name there): kept one release.
+
+``lab.languages()`` and ``lab.curation()`` (now namespaces) still answer when called, with
+the same warning: ``lab.languages.summary()`` and ``lab.curation.view()``.
+"""
 
 
-class Lab(HumanCalibration, Decisions, JudgeMethods):
+class Lab(LabCore):
     """A test lab: cases, model outputs, scores, metric specs, human labels and thresholds.
 
     Build one with :func:`evalnb.load` (from a file or frame) or :func:`evalnb.open` (from a
@@ -67,6 +112,20 @@ class Lab(HumanCalibration, Decisions, JudgeMethods):
     >>> lab.cases.height, lab.models
     (1, ['model'])
     """
+
+    judges = namespace(JudgeMethods)
+    calibration = namespace(CalibrationMethods)
+    decisions = namespace(DecisionMethods)
+    curation = namespace(CurationMethods)
+    languages = namespace(LanguageMethods)
+    robustness = namespace(RobustnessMethods)
+
+    if not TYPE_CHECKING:  # the type checker flags the old names; at run time they warn
+
+        def __getattr__(self, name: str) -> object:
+            if name.startswith("_"):  # copy and pickle probe dunders: never the moved names
+                raise AttributeError(name)
+            return moved(self, name, MOVED)
 
     # -- files -----------------------------------------------------------------------------
 
@@ -241,46 +300,7 @@ class Lab(HumanCalibration, Decisions, JudgeMethods):
         """H2O's ``insights_and_actions.json`` text (written to ``path`` when given)."""
         return derived.insights_json_of(self, path)
 
-    # -- robustness and weakness ---------------------------------------------------------------
-
-    def perturb(
-        self,
-        perturbators: str | list[str],
-        *,
-        intensity: str = "medium",
-        seed: int = 0,
-        field: str = "prompt",
-        llm: LLMClient | None = None,
-    ) -> Lab:
-        """Add a perturbed copy of every original case per perturbator (H2O lineage).
-
-        Each new case keeps its original's fields but ``field`` (default the prompt), links
-        back through ``perturbation_of`` and carries H2O's ``perturbed_by:<name>:<intensity>``
-        category. Models have not answered the new cases yet: run them (or import their
-        answers), then evaluate; :meth:`problems` reports verdicts that flip. Deterministic
-        for a seed; written through to the lab's store when it has one.
-
-        ``"contextual_misinformation"`` (H2O's agent-based perturbator) rewrites each prompt
-        around a plausible false claim through ``llm`` (an :class:`evalnb.LLMClient`), and
-        keeps the claim in the new case's ``extra``.
-        """
-        return perturb(self, perturbators, intensity=intensity, seed=seed, field=field, llm=llm)
-
-    def adversarial_effect(self, *, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
-        """Compare each adversarial case's score with its base case's (:func:`evalnb.adversarial`).
-
-        Per (evaluator, metric, model, kind): the pairs, both means, the mean difference
-        (adversarial − base) with a 95 % interval from resampling the pairs, both pass
-        rates, and ``flips`` (base passed, adversarial failed). Needs the models' answers to
-        both and their scores.
-        """
-        return derived.adversarial_effect_of(self, n_boot=n_boot, seed=seed)
-
-    def adversarial_chart(
-        self, evaluator: str, metric: str, *, n_boot: int = 1000, seed: int = 0
-    ) -> alt.LayerChart:
-        """Chart :meth:`adversarial_effect` of one metric: difference per kind, with its CI."""
-        return derived.adversarial_chart_of(self, evaluator, metric, n_boot=n_boot, seed=seed)
+    # -- question types and weakness ------------------------------------------------------------
 
     def set_question_types(
         self, types: Mapping[str, str] | pl.DataFrame | None = None, *, overwrite: bool = False
@@ -292,30 +312,6 @@ class Lab(HumanCalibration, Decisions, JudgeMethods):
         """
         return set_question_types(self, types, overwrite=overwrite)
 
-    def set_languages(
-        self,
-        languages: Mapping[str, str] | pl.DataFrame | None = None,
-        *,
-        candidates: Iterable[str] | None = None,
-        overwrite: bool = False,
-    ) -> pl.DataFrame:
-        """Fill ``cases.language`` (ISO 639-1) by detection, or from ``languages``.
-
-        Without ``languages``, cases lacking a language (all with ``overwrite``) get the one
-        detected from their prompt and expected answer; ``candidates`` (e.g.
-        ``["en", "zh", "fr"]``) tells the detector which languages the lab holds. Returns
-        each case's language and who set it (``user``, ``detected``, ``kept``).
-        """
-        return set_languages(self, languages, candidates=candidates, overwrite=overwrite)
-
-    def languages(self) -> pl.DataFrame:
-        """Cases per language, with the answers that came back in another language."""
-        return language_summary(self)
-
-    def answer_languages(self) -> pl.DataFrame:
-        """Each answer's language next to its case's; ``mixed`` where they differ."""
-        return answer_languages(self)
-
     def failure_clusters(
         self,
         evaluator: str | None = None,
@@ -326,52 +322,6 @@ class Lab(HumanCalibration, Decisions, JudgeMethods):
     ) -> FailureClusters:
         """Cluster the failed rows so a human can name each weakness (see ``FailureClusters``)."""
         return failure_clusters(self, evaluator, metric, min_failures=min_failures, seed=seed)
-
-    # -- curation of a generated suite -----------------------------------------------------------
-
-    def curate(
-        self,
-        case_id: str,
-        action: str,
-        *,
-        reviewer: str,
-        prompt: str | None = None,
-        expected: str | list[str] | None = None,
-        note: str | None = None,
-    ) -> pl.DataFrame:
-        """Record a reviewer's decision on a test case: accept, edit, exclude or restore.
-
-        ``edit`` takes a new ``prompt``, ``expected`` answer(s) or both; the case keeps its
-        id. Appended to the ``curation`` table — and committed to the store before this
-        returns — never changed, so reviewers curating from several kernels lose nothing.
-        :meth:`curation` shows where each case stands; :meth:`apply_curation` makes the
-        cases table the curated suite; the ``h2o_suite`` export is always the curated one.
-        """
-        return curate(
-            self, case_id, action, reviewer=reviewer, prompt=prompt, expected=expected, note=note
-        )
-
-    def curation(self) -> pl.DataFrame:
-        """Show every case as curated, excluded ones included.
-
-        Columns: ``status`` (pending, accepted, edited, excluded), the prompt and expected
-        answer with edits applied, and the last decision (reviewer, note, when, how many).
-        """
-        return curation_view(self.cases, self.table("curation"))
-
-    def curator(self, *, reviewer: str, cases: list[str] | None = None) -> Curator:
-        """Open the suite curator (:class:`evalnb.Curator`): accept, edit, exclude by keyboard."""
-        from evalnb.widgets.curator import Curator  # noqa: PLC0415 - widgets load late
-
-        return Curator(self, reviewer=reviewer, cases=cases)
-
-    def apply_curation(self) -> Lab:
-        """Return the lab with its curated suite as ``cases`` (edits in, exclusions out).
-
-        Written to the store like any change; the curation log keeps each excluded case,
-        so a later ``restore`` brings it back.
-        """
-        return self.with_tables({"cases": curated_cases(self.cases, self.table("curation"))})
 
     # -- widgets -------------------------------------------------------------------------------
 
@@ -386,7 +336,7 @@ class Lab(HumanCalibration, Decisions, JudgeMethods):
         """Open the eval eye on this lab (:class:`evalnb.Eye`): domains → cases drill-down.
 
         With a judge ``card``, the eye opens on the answer that shows ``measure`` worst
-        (by default the card's first red measure): :meth:`evalnb.JudgeCard.worst`.
+        (by default the card's first red measure): :meth:`evalnb.judges.JudgeCard.worst`.
         """
         from evalnb.widgets.eye import Eye  # noqa: PLC0415 - widgets load late
 

@@ -63,7 +63,7 @@ def monitor(
     t_opt: float = 2000.0,
     embedding_model: str = "all-MiniLM-L6-v2",
 ) -> Monitor:
-    """Monitor live traffic with a calibration bundle (:meth:`Lab.export_calibration`).
+    """Monitor live traffic with a calibration bundle (``lab.calibration.export``).
 
     Parameters
     ----------

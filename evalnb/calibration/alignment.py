@@ -321,7 +321,7 @@ def apply_judge_version(lab: L, evaluator: str, version_id: str | None, judge: L
             )["value"]
         ]
         if not found:
-            msg = f"no aligned version {version_id!r} of {evaluator}; see lab.judge_versions()"
+            msg = f"no aligned version {version_id!r} of {evaluator}; see lab.judges.versions()"
             raise KeyError(msg)
         params.update(
             judge_examples=json.dumps(found[0]["examples"]), judge_guidance=found[0]["guidance"]

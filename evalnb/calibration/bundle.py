@@ -16,7 +16,7 @@ import hashlib
 import json
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
@@ -52,8 +52,11 @@ __all__ = [
     "apply_calibration",
     "calibration_bundle",
     "export_calibration",
+    "load_calibration",
     "read_calibration",
 ]
+
+L = TypeVar("L", bound="LabCore")
 
 
 def content_hash(lab: LabCore) -> str:
@@ -215,8 +218,8 @@ def export_calibration(
     bundle = calibration_bundle(lab, approved_by=approved_by, note=note, accepted=accepted)
     if not bundle["metrics"] and not bundle["judges"]:
         msg = (
-            "nothing calibrated in this lab: recalibrate a metric (lab.recalibrate) or align a "
-            "judge (lab.align_judge) first"
+            "nothing calibrated in this lab: recalibrate a metric (lab.calibration.recalibrate) or align a "
+            "judge (lab.judges.align) first"
         )
         raise ValueError(msg)
     out = Path(path)
@@ -295,6 +298,17 @@ def apply_calibration(lab: LabCore, bundle: dict[str, Any], source: str) -> LabC
     )
     if rows.height:
         lab.append_rows("thresholds", rows)
-    if bundle["judges"]:  # aligned judge versions: ready for lab.apply_judge_version
+    if bundle["judges"]:  # aligned judge versions: ready for lab.judges.apply_version
         lab.replace_tables({"info": with_versions(lab, bundle["judges"])})
+    return lab
+
+
+def load_calibration(path: str | Path, lab: L) -> L:
+    """Apply a calibration bundle (``lab.calibration.export``'s file) to ``lab``; return it.
+
+    Its thresholds become the ``calibrated`` versions in force (in the lab's store too).
+    Refused, naming them, when ``lab`` does not score the bundle's metrics or one points
+    the other way; a file that is not a bundle is an ``InputError`` naming the field.
+    """
+    apply_calibration(lab, read_calibration(path), str(path))
     return lab

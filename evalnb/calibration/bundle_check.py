@@ -174,7 +174,7 @@ def validate_schema(bundle: object, where: str) -> None:
             field,
             f"an evalnb calibration bundle, version {VERSION}",
             errors[0].message[:200],
-            hint="Write one with lab.export_calibration(path)",
+            hint="Write one with lab.calibration.export(path)",
         )
 
 
@@ -192,7 +192,7 @@ def check_calibration(bundle: object, where: str) -> dict[str, Any]:
             "the digest of the bundle's content as exported",
             f"{str(digest)[:16]}… (the content was changed after export)",
             "A threshold or level edited by hand is not what was signed off: export the "
-            "bundle again from the lab (lab.export_calibration)",
+            "bundle again from the lab (lab.calibration.export)",
         )
     return dict(bundle)
 
@@ -216,7 +216,7 @@ def _check_values(bundle: dict[str, Any], where: str) -> None:
             field,
             expected,
             repr(found)[:80],
-            "Write the bundle again with lab.export_calibration(path)",
+            "Write the bundle again with lab.calibration.export(path)",
         )
 
     for name in ("cases", "outputs"):

@@ -126,7 +126,7 @@ def corrected_leaderboard(
     Parameters
     ----------
     assume_random
-        Count labels given outside labeler batches (``lab.add_label``) as a uniform random
+        Count labels given outside labeler batches (``lab.calibration.add_label``) as a uniform random
         sample of the model's rows — true when they were drawn with
         ``calibration_sample(strategy="random")`` or by any unbiased draw.
     level

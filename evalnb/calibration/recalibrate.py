@@ -166,7 +166,7 @@ def _balanced_accuracy(pred: np.ndarray, y: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class Calibration:
-    """The outcome of :meth:`evalnb.Lab.recalibrate` for one metric."""
+    """The outcome of ``lab.calibration.recalibrate`` for one metric."""
 
     evaluator: str
     metric: str
@@ -261,7 +261,7 @@ def calibrate(
         msg = (
             f"recalibrating {evaluator}/{metric} needs at least 4 human labels with both "
             f"verdicts; got {v.size} ({int(y.sum())} pass, {int((~y).sum())} fail). "
-            "Label more items (lab.calibration_sample(...) or evalnb.labeler(...))"
+            "Label more items (lab.calibration.sample(...) or evalnb.labeler(...))"
         )
         raise ValueError(msg)
     cut, quality, equivalent = fit_threshold_range(
@@ -340,7 +340,7 @@ def recalibrate(
     """Fit the metric's threshold to the human verdicts; with ``apply``, store it in ``lab``.
 
     The applied threshold is a new ``calibrated`` version of the ``thresholds`` table, so
-    everything derived from verdicts follows it (see :meth:`evalnb.Lab.recalibrate`).
+    everything derived from verdicts follows it (see ``lab.calibration.recalibrate``).
     """
     result = calibrate(
         lab,

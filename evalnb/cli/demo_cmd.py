@@ -67,7 +67,7 @@ def _judge_answers(lab: Lab, n: int, out: Path) -> None:
     for old in (out / "demo_judged.duckdb", out / "demo_judged.duckdb.wal"):
         old.unlink(missing_ok=True)
     store = judged.save(out / "demo_judged.duckdb")
-    say(f"{judged.judge_report()}\njudged answers: {store}")
+    say(f"{judged.judges.report()}\njudged answers: {store}")
 
 
 def _top_two(lab: Lab) -> Decision | None:
@@ -81,7 +81,7 @@ def _top_two(lab: Lab) -> Decision | None:
     )
     if len(ranked) < 2:
         return None
-    return lab.decide(ranked[1], ranked[0], margin=0.02)
+    return lab.decisions.decide(ranked[1], ranked[0], margin=0.02)
 
 
 def run_demo(out: Path, judged: int = 0) -> int:

@@ -295,11 +295,13 @@ def _calibrate_export(args: argparse.Namespace) -> int:
     lab = open_lab(args.store)
     written = []
     if args.guardrail:
-        config = lab.guardrail_config(args.guardrail, include_uncalibrated=args.all_thresholds)
+        config = lab.calibration.guardrail_config(
+            args.guardrail, include_uncalibrated=args.all_thresholds
+        )
         n = sum(len(m) for m in config["calibrated_thresholds"].values())
         written.append(f"{args.guardrail} ({n} threshold(s))")
     if args.corpus_patch or args.corpus_patch_json:
-        patch = lab.corpus_patch(args.corpus_patch, args.corpus_patch_json)
+        patch = lab.calibration.corpus_patch(args.corpus_patch, args.corpus_patch_json)
         written += [
             f"{p} ({patch.height} answer(s))"
             for p in (args.corpus_patch, args.corpus_patch_json)

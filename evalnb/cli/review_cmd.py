@@ -128,7 +128,7 @@ def run_review_command(args: argparse.Namespace, show: Callable[[pl.DataFrame | 
             show(queue.agreement(n_boot=500))
             return 0
         lab = open_lab(args.store)
-        added = lab.pull_labels(queue, rule=args.rule)
+        added = lab.calibration.pull_labels(queue, rule=args.rule)
         show(
             f"pulled {added.height} labels ({args.rule}) from queue {queue.name!r} into {args.store}"
         )

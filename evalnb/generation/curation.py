@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
@@ -29,12 +29,16 @@ if TYPE_CHECKING:
 __all__ = [
     "ACTIONS",
     "STATE_SCHEMA",
+    "apply_curation",
     "curate",
     "curated_cases",
+    "curation_of",
     "curation_row",
     "curation_state",
     "curation_view",
 ]
+
+L = TypeVar("L", bound="LabCore")
 
 ACTIONS = ("accept", "edit", "exclude", "restore")
 _STATUS = {"accept": "accepted", "edit": "edited", "exclude": "excluded", "restore": "pending"}
@@ -213,3 +217,21 @@ def curate(
     )
     lab.append_rows("curation", row)
     return row
+
+
+def curation_of(lab: LabCore) -> pl.DataFrame:
+    """Show every case of ``lab`` as curated, excluded ones included.
+
+    Columns: ``status`` (pending, accepted, edited, excluded), the prompt and expected
+    answer with edits applied, and the last decision (reviewer, note, when, how many).
+    """
+    return curation_view(lab.cases, lab.table("curation"))
+
+
+def apply_curation(lab: L) -> L:
+    """Return ``lab`` with its curated suite as ``cases`` (edits in, exclusions out).
+
+    Written to the store like any change; the curation log keeps each excluded case, so a
+    later ``restore`` brings it back.
+    """
+    return lab.with_tables({"cases": curated_cases(lab.cases, lab.table("curation"))})

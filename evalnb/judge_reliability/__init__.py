@@ -1,4 +1,4 @@
-"""How far a judge can be trusted on a lab: the judge reliability card (``lab.judge_card``).
+"""How far a judge can be trusted on a lab: the judge reliability card (``lab.judges.card``).
 
 ``measures.py`` the statistics on arrays, ``probes.py`` the answers built to test a judge,
 ``lights.py`` the bounds that light each measure and what a card concludes,

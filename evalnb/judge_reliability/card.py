@@ -220,7 +220,7 @@ class JudgeCard:
         listed = ", ".join(f"{html.escape(m)} ({k})" for m, k in kept.items())
         return (
             f"{shown}<p>Examples kept: {listed}. Open the worst in the eye: "
-            "<code>lab.judge_card_view(card)</code> or <code>lab.eye(card=card, measure=…)</code></p>"
+            "<code>lab.judges.card_view(card)</code> or <code>lab.eye(card=card, measure=…)</code></p>"
         )
 
 

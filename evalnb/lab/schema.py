@@ -185,7 +185,7 @@ VALIDATION = pl.Schema(
     }
 )
 
-# Curation of a generated suite (Lab.curate): every accept / edit / exclude / restore a
+# Curation of a generated suite (lab.curation.curate): every accept / edit / exclude / restore a
 # reviewer makes, appended and never changed, with the case as it was (JSON) so an exclusion
 # applied to ``cases`` can still be undone.
 CURATION = pl.Schema(

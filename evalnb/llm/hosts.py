@@ -97,7 +97,7 @@ def run_suite(
     ``outputs``, ready for the agent evaluators. A tool call taking longer than
     ``tool_timeout_s`` seconds is an error of its step; the run goes on.
 
-    ``until``: a stopping rule (``evalnb.sequential(...)`` or ``lab.decide_rule(...)``). The
+    ``until``: a stopping rule (``evalnb.decisions.sequential(...)`` or ``lab.decisions.rule(...)``). The
     cases are then asked a batch at a time in the rule's seeded random order; after each
     batch the rule scores the answers and the run stops once its verdict is settled. The lab
     comes back scored by the rule's evaluator; ``print(rule)`` says what was decided and how

@@ -61,7 +61,7 @@ class BundleSpec:
                 "version",
                 "a calibration bundle of version 2 (it names its evaluators' versions)",
                 repr(bundle.get("version")),
-                "Export it again with lab.export_calibration(path) in this evalnb",
+                "Export it again with lab.calibration.export(path) in this evalnb",
             )
         evaluators: dict[str, dict[str, Any]] = {}
         judges = set()
@@ -118,7 +118,7 @@ class BundleSpec:
                 "metrics",
                 "at least one calibrated metric (a bundle with none monitors nothing)",
                 "[]",
-                "Calibrate a threshold (lab.recalibrate) before lab.export_calibration",
+                "Calibrate a threshold (lab.calibration.recalibrate) before lab.calibration.export",
             )
         for i, row in enumerate(rows):
             if row["evaluator"] not in evaluators:

@@ -135,7 +135,7 @@ def perturb(
     """Add :func:`perturbed_cases` of ``lab`` to it (its store too) and return it.
 
     A perturbed case already in the lab (same lineage and seed, so the same id) is kept as
-    it is; see :meth:`evalnb.Lab.perturb`.
+    it is; see ``lab.robustness.perturb``.
     """
     names = [perturbators] if isinstance(perturbators, str) else list(perturbators)
     added = perturbed_cases(lab.cases, names, intensity, seed, field, llm)

@@ -27,7 +27,7 @@ from evalnb.transforms.cases import run_steps
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["RULES", "STRATEGIES", "pulled_labels", "review"]
+__all__ = ["RULES", "STRATEGIES", "pull_labels", "pulled_labels", "review"]
 
 # The queue's names for the labeler's strategies ("uncertainty" is its "active").
 STRATEGIES = {
@@ -207,6 +207,32 @@ def _item(lab: LabCore, row: dict[str, Any], priority: int, *, blind: bool) -> t
         row["inclusion"],
         payload_json(content),
     )
+
+
+def pull_labels(lab: LabCore, queue: ReviewQueue, rule: str = "majority") -> pl.DataFrame:
+    """Write a review queue's labels into ``lab``'s ``labels`` table (and store, committed).
+
+    ``rule``: ``"majority"`` (one label per item, the reviewers' majority; ties give none)
+    or ``"all"`` (every reviewer's label; the lab's own majority rule then decides); under
+    either, an item the lead adjudicated carries the lead's label alone, and no later pull
+    retracts it (``"adjudicated"`` names the same as ``"majority"``). The rule and the queue
+    are recorded with the batch, and how each item was drawn, so ``recalibrate``, the
+    PPI-corrected pass rates, judge alignment and the calibration bundle use the labels
+    unchanged. The queue speaks in the lab with one voice, the latest pull's: pulling again
+    (with this rule or another) adds what is new and retracts what the rule no longer gives
+    (a majority an edit turned into a tie, another rule's labels). Returns the rows added
+    (retractions have a null verdict).
+    """
+    rows, (key, record) = pulled_labels(lab, queue, rule)
+    info = lab.table("info")
+    info = pl.concat(
+        [info.filter(pl.col("key") != key), pl.DataFrame({"key": [key], "value": [record]})]
+    )
+    # The batch record first: labels without it would count as drawn outside a batch.
+    lab.replace_tables({"info": info})
+    if rows.height:
+        lab.append_rows("labels", rows)
+    return rows
 
 
 def pulled_labels(

@@ -187,7 +187,7 @@ class ReviewQueue:
     Open an existing one from any machine with :meth:`open`. Reviewers call :meth:`next`,
     :meth:`submit` and :meth:`skip`; the lead :meth:`progress`, :meth:`agreement`,
     :meth:`disagreements`, :meth:`adjudicate` and :meth:`history`, and pulls the labels into
-    a lab with ``lab.pull_labels(queue)``.
+    a lab with ``lab.calibration.pull_labels(queue)``.
     """
 
     def __init__(self, pool: ConnectionPool[Any], name: str, where: str) -> None:

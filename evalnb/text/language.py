@@ -390,7 +390,7 @@ def case_languages(cases: pl.DataFrame, candidates: Iterable[str] | None = None)
     """Each case's language: its ``language`` column, else detected (nothing is written).
 
     Detected from the prompt and the first expected answer, as :func:`row_languages` does;
-    ``Lab.set_languages`` writes the detected ones to the lab.
+    ``lab.languages.set`` writes the detected ones to the lab.
     """
     columns = [c for c in _CASE_TEXT if c in cases.columns]
     return row_languages(cases.select(columns), candidates=candidates)

@@ -49,7 +49,7 @@ class Curator(EvalWidget):
     ...                                 "expected": ["4", "Paris"]}))
     >>> w = evalnb.curator(lab, reviewer="ann")
     >>> w.accept(); w.exclude(note="off topic")
-    >>> lab.curation()["status"].to_list()
+    >>> lab.curation.view()["status"].to_list()
     ['accepted', 'excluded']
     """
 

@@ -196,7 +196,7 @@ class Eye(EvalWidget):
         """Drill to ``evaluator``/``metric`` at ``case``'s model and show that case.
 
         ``case`` holds ``case_id`` and ``model`` (``sample`` optional), as
-        :meth:`evalnb.JudgeCard.worst` returns it. Returns the eye, to display.
+        :meth:`evalnb.judges.JudgeCard.worst` returns it. Returns the eye, to display.
         """
         domains = self._index.specs.filter(
             (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
@@ -338,7 +338,7 @@ def _languages_of(lab: LabCore) -> pl.DataFrame:
     """Each case's language as the lab holds it, for the eye's language menu.
 
     Not detected here: the eye opens on labs of millions of rows in a second or two, and
-    detecting every case would cost more. ``lab.set_languages()`` fills the column.
+    detecting every case would cost more. ``lab.languages.set()`` fills the column.
     """
     return lab.cases.select("case_id", "language")
 

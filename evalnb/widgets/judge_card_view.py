@@ -1,6 +1,6 @@
 """The judge card's view: its lit lines, and below them the eye at a measure's worst answer.
 
-The card (:class:`evalnb.JudgeCard`) holds the numbers and, per measure, the answers that show
+The card (:class:`evalnb.judges.JudgeCard`) holds the numbers and, per measure, the answers that show
 it worst. This view draws the card's own HTML, offers one button per measure that kept an
 example (red ones first), and opens the eye below at the answer the card names for the
 button clicked (:meth:`evalnb.Eye.focus`). The eye is built on the first click: a card is

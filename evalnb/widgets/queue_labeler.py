@@ -125,7 +125,7 @@ class QueueLabeler(LabelingView):
     def apply(self) -> None:
         """Refuse: thresholds are the lead's, from the pulled labels (the view says so)."""
         msg = (
-            "the lead recalibrates thresholds after lab.pull_labels(queue); your labels are "
+            "the lead recalibrates thresholds after lab.calibration.pull_labels(queue); your labels are "
             "in the queue"
         )
         raise ValueError(msg)

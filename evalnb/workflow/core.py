@@ -352,7 +352,7 @@ class Workflow:
         backed by the findings), ``corpus_patch.md`` (answers the metric failed and the
         reviewers passed) and ``guardrail.json`` (the calibrated thresholds); when a metric
         was calibrated, ``calibration.json`` (the bundle production is monitored with, its
-        ``accepted`` pass rate the one signed off: see ``Lab.export_calibration``) and
+        ``accepted`` pass rate the one signed off: see ``lab.calibration.export``) and
         ``monitoring_plan.md`` (what ongoing monitoring applies, and how to run it).
         """
         out = Path(folder)
@@ -370,11 +370,11 @@ class Workflow:
             paths["system_prompt_extension"],
             prompt_extension(summaries, str(self.config.get("name"))),
         )
-        lab.corpus_patch(paths["corpus_patch"])
-        lab.guardrail_config(paths["guardrail"])
+        lab.calibration.corpus_patch(paths["corpus_patch"])
+        lab.calibration.guardrail_config(paths["guardrail"])
         calibrated = lab.current_thresholds().filter(pl.col("source") == "calibrated")
         if calibrated.height:
-            paths["calibration"] = lab.export_calibration(
+            paths["calibration"] = lab.calibration.export(
                 out / "calibration.json", approved_by=who, accepted=accepted
             )
             paths["monitoring_plan"] = out / "monitoring_plan.md"

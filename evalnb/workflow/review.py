@@ -68,7 +68,7 @@ def review_surface(wf: Reviewed, step: str, reviewer: str | None) -> Any:  # noq
     if step == "test_generation":
         from evalnb.widgets.curator import Curator  # noqa: PLC0415 - widgets load late
 
-        return Curator(lab, reviewer=reviewer) if reviewer else lab.curation()
+        return Curator(lab, reviewer=reviewer) if reviewer else lab.curation.view()
     if step == "test_validation":
         v = Validation(lab, float(wf.params(step)["outlier_z"]))
         if not reviewer:
@@ -97,7 +97,7 @@ def review_surface(wf: Reviewed, step: str, reviewer: str | None) -> Any:  # noq
 
         mine = lab.verdicts().filter(pl.col("model") == _system(wf))
         return flip_chart(flip_table(mine, lab.cases, evaluator, metric))
-    return lab.adversarial_chart(evaluator, metric)
+    return lab.robustness.chart(evaluator, metric)
 
 
 def step_charts(wf: Reviewed) -> dict[str, str]:

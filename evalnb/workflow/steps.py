@@ -148,7 +148,9 @@ def _validation(run: Run, p: dict[str, Any]) -> Summary:
     ids = found["case_id"].unique().to_list()
     if p["exclude_outliers"]:
         for case_id in ids:
-            run.lab.curate(case_id, "exclude", reviewer="workflow", note="validation outlier")
+            run.lab.curation.curate(
+                case_id, "exclude", reviewer="workflow", note="validation outlier"
+            )
     means = v.scores().drop("case_id", "prompt", "question_type", "topic").mean()
     return {
         "validated": v.scores().height,
@@ -162,7 +164,7 @@ def _validation(run: Run, p: dict[str, Any]) -> Summary:
 
 def _evaluation(run: Run, p: dict[str, Any]) -> Summary:  # noqa: ARG001 - read via params_of
     system = run.need_system()
-    lab = run.lab.apply_curation()
+    lab = run.lab.curation.apply()
     # Answers are asked again through the cache: an edited prompt gets a fresh answer.
     mine = pl.col("model") == system.name
     run.lab = lab.with_tables(
@@ -190,7 +192,7 @@ def _calibration(run: Run, p: dict[str, Any]) -> Summary:
             "label them in wf.review('calibration', reviewer='<name>'), then run the step again"
         )
         raise StepWaiting(msg)
-    cal = run.lab.recalibrate(p["evaluator"], p["metric"], criterion=p["criterion"])
+    cal = run.lab.calibration.recalibrate(p["evaluator"], p["metric"], criterion=p["criterion"])
     return {
         "evaluator": cal.evaluator,
         "metric": cal.metric,
@@ -214,8 +216,8 @@ def _judge_card(run: Run, evaluator: str, metric: str) -> Summary:
             return {}  # no judge to vouch for: the metric is computed, not asked
         return {
             "judge_card": (
-                "none kept for this metric: card = lab.judge_card(evaluator, metric, "
-                "judge=...); lab = lab.with_judge_card(card); then run this step again"
+                "none kept for this metric: card = lab.judges.card(evaluator, metric, "
+                "judge=...); lab = lab.judges.with_card(card); then run this step again"
             )
         }
     shown = ("component", "measure", "estimate", "ci_low", "ci_high", "n", "flag")
@@ -273,7 +275,9 @@ def _weakness(run: Run, p: dict[str, Any]) -> Summary:
 
 
 def _variations(run: Run, p: dict[str, Any]) -> Summary:
-    run.lab = run.lab.perturb(p["perturbators"], intensity=p["intensity"], seed=p["seed"])
+    run.lab = run.lab.robustness.perturb(
+        p["perturbators"], intensity=p["intensity"], seed=p["seed"]
+    )
     perturbed = run.lab.cases.filter(
         pl.col("perturbation_of").is_not_null()
         & ~pl.col("perturbation").str.starts_with("adversarial_")
@@ -297,7 +301,7 @@ def _adversarial(run: Run, p: dict[str, Any]) -> Summary:
         "case_id"
     ].to_list()
     run.answer_and_score(ids)
-    effect = run.system_rows(run.lab.adversarial_effect(seed=p["seed"])).filter(
+    effect = run.system_rows(run.lab.robustness.effect(seed=p["seed"])).filter(
         (pl.col("evaluator") == p["evaluator"]) & (pl.col("metric") == p["metric"])
     )
     return {"adversarial": len(ids), "effect": effect.drop("evaluator", "metric").to_dicts()}

@@ -107,7 +107,7 @@ def test_bootstrap_interval_covers_the_true_mean_at_about_95_percent() -> None:
 
 def test_paired_comparison_and_significant_best_model() -> None:
     lab = _lab()
-    pairs = lab.compare("rouge")
+    pairs = lab.decisions.compare("rouge")
     assert pairs.select("a", "b").rows() == [("bad", "good"), ("bad", "mid"), ("good", "mid")]
     assert pairs["a_beats_b"].to_list() == [False, False, True]
     assert pairs["ci_high"][0] < 0 and pairs["p_value"][0] < 0.01

@@ -140,7 +140,9 @@ def test_plan_predicts_the_cases_for_the_power_asked() -> None:
         return _lab(ids, scores)
 
     pilot = lab(1000, 0.03)
-    planned = evalnb.plan(pilot, "ev.score", baseline="A", candidate="B", mde=0.03, power=0.8)
+    planned = evalnb.decisions.plan(
+        pilot, "ev.score", baseline="A", candidate="B", mde=0.03, power=0.8
+    )
     hits = 0
     for _ in range(1000):
         d = rng.normal(0.03, sd * np.sqrt(2), planned.cases)
@@ -213,10 +215,10 @@ def _ab(
 
 
 def test_decide_calls_better_worse_and_guards(tmp_path: Path) -> None:
-    better = evalnb.Lab.decide(_ab(300, 0.05, 1), "A", "B", metrics=["ev.score"])
+    better = _ab(300, 0.05, 1).decisions.decide("A", "B", metrics=["ev.score"])
     assert better.verdict == "better" and better.frame["verdict"].to_list() == ["better"]
     assert better.frame["difference"][0] == pytest.approx(0.05, abs=0.02)
-    worse = _ab(300, 0.05, 1, toxicity_gain=0.02).decide(
+    worse = _ab(300, 0.05, 1, toxicity_gain=0.02).decisions.decide(
         "A", "B", metrics=["ev.score"], guardrails=["toxicity"]
     )
     assert worse.verdict == "worse"
@@ -224,16 +226,16 @@ def test_decide_calls_better_worse_and_guards(tmp_path: Path) -> None:
         "score": "better",
         "toxicity": "worse",
     }
-    same = _ab(300, 0.0, 2).decide("A", "B", metrics=["ev.score"], margin=0.05)
+    same = _ab(300, 0.0, 2).decisions.decide("A", "B", metrics=["ev.score"], margin=0.05)
     assert same.verdict == "non-inferior" and same.frame["verdict"][0] in (
         "equivalent",
         "non-inferior",
     )
-    small = _ab(20, 0.0, 3).decide("A", "B", metrics=["ev.score"])
+    small = _ab(20, 0.0, 3).decisions.decide("A", "B", metrics=["ev.score"])
     assert small.verdict == "inconclusive" and "would not have been seen" in small.explain()
-    clustered = _ab(300, 0.0, 4, clusters=10).decide("A", "B", metrics=["ev.score"])
+    clustered = _ab(300, 0.0, 4, clusters=10).decisions.decide("A", "B", metrics=["ev.score"])
     assert clustered.cluster == "topic" and "topic" in clustered.notes[0]
-    sliced = _ab(300, 0.05, 5, clusters=3).decide(
+    sliced = _ab(300, 0.05, 5, clusters=3).decisions.decide(
         "A", "B", metrics=["ev.score"], cluster="", slices="topic"
     )
     assert sliced.frame.height == 4 and sorted(sliced.frame["slice"].to_list()) == [
@@ -271,7 +273,7 @@ def test_assert_not_worse_fails_with_the_explanation() -> None:
 def test_a_hundred_aa_pull_requests_are_rarely_rejected() -> None:
     rejected = sum(
         _ab(120, 0.0, 1000 + i, clusters=12)
-        .decide("A", "B", metrics=["ev.score"], margin=0.02)
+        .decisions.decide("A", "B", metrics=["ev.score"], margin=0.02)
         .verdict
         == "worse"
         for i in range(100)
@@ -288,7 +290,9 @@ def test_the_view_and_the_report_draw_the_differences_with_the_margin(tmp_path: 
             "outputs": lab.outputs.with_columns(pl.col("model").replace(renamed)),
         }
     )
-    d = lab.decide("<b>old</b>", "new&shiny", metrics=["ev.score", "toxicity"], margin=0.02)
+    d = lab.decisions.decide(
+        "<b>old</b>", "new&shiny", metrics=["ev.score", "toxicity"], margin=0.02
+    )
     view = d._repr_html_()
     assert "<svg" in view and "&lt;b&gt;old&lt;/b&gt;" in view and "<b>old</b>" not in view
     assert "margin ±0.02" in view and view.count("<tr>") == 1 + d.frame.height
@@ -322,13 +326,13 @@ def test_one_cluster_gives_no_verdict_and_says_why() -> None:
     b = (rng.random(200) < 0.5).astype(float)
     for topics in (["only"] * 200, [None] * 200):
         lab = _binary_lab(a, b, topics, higher=True)
-        got = lab.decide("A", "B", metrics=["ev.score"], cluster="topic")
+        got = lab.decisions.decide("A", "B", metrics=["ev.score"], cluster="topic")
         assert got.verdict == "inconclusive" and got.frame["p_value"][0] == 1.0
         assert got.frame["method"][0] == "fewer than 2 clusters"
         assert any("one cluster" in n for n in got.notes)
     # per slice with one cluster each: every slice says why, none has a verdict
     two = _binary_lab(a, b, ["x", "y"] * 100, higher=True)
-    sliced = two.decide("A", "B", metrics=["ev.score"], cluster="topic", slices="topic")
+    sliced = two.decisions.decide("A", "B", metrics=["ev.score"], cluster="topic", slices="topic")
     inner = sliced.frame.filter(pl.col("slice") != "")
     assert set(inner["verdict"]) == {"inconclusive"} and set(inner["p_value"]) == {1.0}
     assert sum("one cluster" in n for n in sliced.notes) == 2
@@ -337,8 +341,10 @@ def test_one_cluster_gives_no_verdict_and_says_why() -> None:
 def test_the_metric_direction_does_not_change_the_test() -> None:
     a = np.array([1, 0] * 10 + [0] * 5 + [1] * 5, dtype=float)
     b = np.array([1, 1] * 10 + [0] * 5 + [1] * 5, dtype=float)
-    up = _binary_lab(a, b, None, higher=True).decide("A", "B", metrics=["ev.score"], cluster="")
-    down = _binary_lab(1 - a, 1 - b, None, higher=False).decide(
+    up = _binary_lab(a, b, None, higher=True).decisions.decide(
+        "A", "B", metrics=["ev.score"], cluster=""
+    )
+    down = _binary_lab(1 - a, 1 - b, None, higher=False).decisions.decide(
         "A", "B", metrics=["ev.toxicity"], cluster=""
     )
     assert up.frame["method"][0] == down.frame["method"][0] == "exact McNemar"
@@ -348,7 +354,7 @@ def test_the_metric_direction_does_not_change_the_test() -> None:
 
 def test_no_discordant_pair_still_leaves_an_interval() -> None:
     same = np.array([1.0] * 20 + [0.0] * 10)
-    got = _binary_lab(same, same, None, higher=True).decide(
+    got = _binary_lab(same, same, None, higher=True).decisions.decide(
         "A", "B", metrics=["ev.score"], cluster="", margin=0.02
     )
     z2 = 1.959963984540054**2
@@ -408,9 +414,9 @@ def test_bad_arguments_and_nan_scores_are_said_plainly() -> None:
     lab = _ab(60, 0.0, 9)
     for bad in (0.0, 1.0, 1.5, -0.1, float("nan")):
         with pytest.raises(ValueError, match="alpha"):
-            lab.decide("A", "B", metrics=["ev.score"], alpha=bad)
+            lab.decisions.decide("A", "B", metrics=["ev.score"], alpha=bad)
     with pytest.raises(ValueError, match="mde"):
-        evalnb.plan(lab, "ev.score", baseline="A", candidate="B", mde=float("nan"))
+        evalnb.decisions.plan(lab, "ev.score", baseline="A", candidate="B", mde=float("nan"))
     nan = lab.with_tables(
         {
             "scores": lab.scores.with_columns(
@@ -421,7 +427,7 @@ def test_bad_arguments_and_nan_scores_are_said_plainly() -> None:
             )
         }
     )
-    got = nan.decide("A", "B", metrics=["ev.score"], cluster="")
+    got = nan.decisions.decide("A", "B", metrics=["ev.score"], cluster="")
     assert got.frame["n"][0] == 59 and np.isfinite(got.frame["difference"][0])
 
 
@@ -429,20 +435,22 @@ def test_a_cluster_field_of_the_cases_extra_clusters_as_a_column() -> None:
     lab = _ab(120, 0.0, 10)
     docs = [f'{{"document_id": "d{i % 8}"}}' for i in range(120)]
     lab = lab.with_tables({"cases": lab.cases.with_columns(extra=pl.Series(docs))})
-    got = lab.decide("A", "B", metrics=["ev.score"], cluster="document_id")
+    got = lab.decisions.decide("A", "B", metrics=["ev.score"], cluster="document_id")
     assert got.frame["clusters"][0] == 8
     with pytest.raises(ValueError, match="extra fields: \\['document_id'\\]"):
-        lab.decide("A", "B", metrics=["ev.score"], cluster="source_doc")
+        lab.decisions.decide("A", "B", metrics=["ev.score"], cluster="source_doc")
 
 
 def test_plan_says_what_a_pilot_cannot_tell() -> None:
     same = np.array([1.0] * 20 + [0.0] * 10)
     agreeing = _binary_lab(same, same, None, higher=True)
-    planned = evalnb.plan(agreeing, "ev.score", baseline="A", candidate="B", cluster="", mde=0.05)
+    planned = evalnb.decisions.plan(
+        agreeing, "ev.score", baseline="A", candidate="B", cluster="", mde=0.05
+    )
     assert planned.cases > 30 and "no discordant pair" in str(planned)
     one = _binary_lab(same, 1 - same, ["t"] * 30, higher=True)
     with pytest.raises(ValueError, match="one cluster"):
-        evalnb.plan(one, "ev.score", baseline="A", candidate="B", cluster="topic")
+        evalnb.decisions.plan(one, "ev.score", baseline="A", candidate="B", cluster="topic")
 
 
 def test_a_mistyped_gate_is_not_read_as_inconclusive(tmp_path: Path) -> None:
@@ -459,7 +467,7 @@ def test_a_decision_lists_its_metrics_in_the_leaderboards_order() -> None:
         "evaluator", descending=True
     )
     scored_last_first = lab.with_tables({"metrics": metrics})
-    got = scored_last_first.decide("A", "B", metrics=None, cluster="")
+    got = scored_last_first.decisions.decide("A", "B", metrics=None, cluster="")
     board = scored_last_first.leaderboard().filter(pl.col("primary"))
     order = board.select("evaluator", "metric").unique(maintain_order=True).rows()
     assert len(order) == 2

@@ -110,7 +110,7 @@ def _systems(good: float, bad: float) -> LoopbackLLM:
 @pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
 def test_run_suite_stops_once_settled_and_says_what_it_saved() -> None:
     lab = _lab(400)
-    rule = lab.decide_rule("old", "new", "ragas_exact_match", batch=25)
+    rule = lab.decisions.rule("old", "new", "ragas_exact_match", batch=25)
     with _systems(0.9, 0.5) as server:
         client = evalnb.LLMClient(server.base_url, "x", cache=False)
         out = evalnb.run_suite(lab, client, ["old", "new"], until=rule, progress=False)
@@ -120,7 +120,7 @@ def test_run_suite_stops_once_settled_and_says_what_it_saved() -> None:
     assert asked < 200 and asked % 25 == 0
     assert rule.calls_saved == (400 - asked) * 2
     assert calls <= asked * 2 + 10  # the capability probes aside, one call per answer
-    # The lab comes back scored, and lab.decide agrees on the same answers.
+    # The lab comes back scored, and lab.decisions.decide agrees on the same answers.
     assert out.scores.filter(pl.col("evaluator") == "ragas_exact_match").height == asked * 2
     assert "calls saved" in str(rule)
     # The random order: not the lab's first cases.
@@ -130,7 +130,7 @@ def test_run_suite_stops_once_settled_and_says_what_it_saved() -> None:
 @pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
 def test_a_a_run_asks_everything_and_stays_inconclusive() -> None:
     lab = _lab(120)
-    rule = evalnb.sequential("old", "new", "ragas_exact_match", batch=40)
+    rule = evalnb.decisions.sequential("old", "new", "ragas_exact_match", batch=40)
     with _systems(0.6, 0.6) as server:
         client = evalnb.LLMClient(server.base_url, "x", cache=False)
         out = evalnb.run_suite(lab, client, ["old", "new"], until=rule, progress=False)
@@ -144,8 +144,8 @@ def test_clusters_are_asked_whole() -> None:
     lab = lab.with_tables(
         {"cases": lab.cases.with_columns(topic=pl.Series([f"d{i // 9}" for i in range(90)]))}
     )
-    rule = lab.decide_rule("old", "new", "ragas_exact_match", batch=20)
-    assert rule.cluster == "topic"  # the lab's topics, by default, as lab.decide
+    rule = lab.decisions.rule("old", "new", "ragas_exact_match", batch=20)
+    assert rule.cluster == "topic"  # the lab's topics, by default, as lab.decisions.decide
     batches = rule.order(lab.cases)
     assert sorted(c for b in batches for c in b) == sorted(lab.cases["case_id"])
     docs = lab.cases.select("case_id", doc="topic")
@@ -159,8 +159,8 @@ def test_clusters_are_asked_whole() -> None:
 
 def test_bad_rules_say_what_was_expected() -> None:
     with pytest.raises(ValueError, match="margin"):
-        evalnb.sequential("a", "b", "ragas_exact_match", margin=-1)
+        evalnb.decisions.sequential("a", "b", "ragas_exact_match", margin=-1)
     with pytest.raises(ValueError, match="batch"):
-        evalnb.sequential("a", "b", "ragas_exact_match", batch=0)
+        evalnb.decisions.sequential("a", "b", "ragas_exact_match", batch=0)
     with pytest.raises(ValueError, match="not a case column"):
-        _lab(3).decide_rule("a", "b", "ragas_exact_match", cluster="nope")
+        _lab(3).decisions.rule("a", "b", "ragas_exact_match", cluster="nope")

@@ -76,7 +76,7 @@ def test_a_blind_queue_never_sends_the_score_and_the_pull_records_it(
         w.stop()  # the widget stays shown (a notebook run top to bottom keeps its view)
     finally:
         w.close()
-    lab.pull_labels(queue, rule="all")
+    lab.calibration.pull_labels(queue, rule="all")
     record = next(b for b in _batches(lab) if b.get("queue") == queue.name)
     assert record["blind"] is True
     queue.close()

@@ -14,7 +14,7 @@ from evalnb_testkit.labs import calibrated_lab, synthetic_lab
 
 def test_a_bundle_round_trips_and_sets_the_thresholds_of_another_lab(tmp_path: Path) -> None:
     lab = calibrated_lab()
-    path = lab.export_calibration(tmp_path / "cal.json", approved_by="risk-owner", note="<ok>")
+    path = lab.calibration.export(tmp_path / "cal.json", approved_by="risk-owner", note="<ok>")
     bundle = json.loads(path.read_text())
     assert bundle["format"] == "evalnb.calibration" and bundle["evalnb_version"]
     (m,) = bundle["metrics"]
@@ -33,14 +33,14 @@ def test_a_bundle_round_trips_and_sets_the_thresholds_of_another_lab(tmp_path: P
         == "calibrated"
     )
     # The same lab gives the same content hash; another lab another one.
-    again = json.loads(lab.export_calibration(tmp_path / "again.json").read_text())
+    again = json.loads(lab.calibration.export(tmp_path / "again.json").read_text())
     assert again["lab"]["content_hash"] == bundle["lab"]["content_hash"]
     assert again["approval"] is None
 
 
 def test_a_mismatched_lab_or_a_broken_file_is_refused_with_what_is_wrong(tmp_path: Path) -> None:
     lab = calibrated_lab()
-    path = lab.export_calibration(tmp_path / "cal.json")
+    path = lab.calibration.export(tmp_path / "cal.json")
     other, _ = synthetic_lab(100, seed=2)
     other = evalnb.Lab(
         {t: other.table(t) for t in ("cases", "outputs")}
@@ -66,21 +66,21 @@ def test_a_mismatched_lab_or_a_broken_file_is_refused_with_what_is_wrong(tmp_pat
         evalnb.load_calibration(tmp_path / "text.json", lab)
     fresh, _ = synthetic_lab(100)
     with pytest.raises(ValueError, match="nothing calibrated in this lab"):
-        fresh.export_calibration(tmp_path / "none.json")
+        fresh.calibration.export(tmp_path / "none.json")
 
 
 def test_agreement_reads_as_a_reliability_table_and_a_kappa_interval() -> None:
     lab = calibrated_lab()
-    table = lab.reliability("ev", "score", bins=5)
+    table = lab.calibration.reliability("ev", "score", bins=5)
     assert table["n"].sum() == 40 and table.height == 5
     assert (table["ci_low"] <= table["human_pass_rate"]).all()
     assert (table["human_pass_rate"] <= table["ci_high"]).all()
     rates = table["human_pass_rate"].to_list()
     assert rates[0] == 0.0 and rates[-1] == 1.0  # humans pass by score: a rising line
-    cal = lab.recalibrate("ev", "score", apply=False)
+    cal = lab.calibration.recalibrate("ev", "score", apply=False)
     assert cal.kappa_ci[0] <= cal.kappa_after <= cal.kappa_ci[1] <= 1.0
     assert "κ" in cal.summary() and "CI" in cal.summary()
-    spec = lab.reliability_chart("ev", "score").to_dict()
+    spec = lab.calibration.reliability_chart("ev", "score").to_dict()
     assert len(spec["layer"]) == 3  # intervals, line, threshold
 
 

@@ -24,12 +24,14 @@ def _label_batches(lab, values, strategy, *, seed, noise=0.05, batches=6, size=1
     """A simulated reviewer: passes iff the score is over t*, wrong with probability ``noise``."""
     rng = np.random.default_rng(1000 + seed)
     for b in range(batches):
-        batch = lab.calibration_sample(
+        batch = lab.calibration.sample(
             "ev", "score", n=size, strategy=strategy, seed=seed * 100 + b
         )
         for cid in batch["case_id"]:
             human = (values[cid] >= T_STAR) ^ bool(rng.random() < noise)
-            lab.add_label(cid, "m", "ev", "score", "pass" if human else "fail", reviewer="sim")
+            lab.calibration.add_label(
+                cid, "m", "ev", "score", "pass" if human else "fail", reviewer="sim"
+            )
 
 
 def test_active_labels_recover_the_threshold_and_beat_random() -> None:
@@ -39,7 +41,7 @@ def test_active_labels_recover_the_threshold_and_beat_random() -> None:
             lab, values = synthetic_lab(seed=seed)
             _label_batches(lab, values, strategy, seed=seed)
             assert lab.labels.height == 60
-            cal = lab.recalibrate("ev", "score", apply=False, seed=seed)
+            cal = lab.calibration.recalibrate("ev", "score", apply=False, seed=seed)
             runs.append(cal.width)
             if strategy == "active":
                 assert abs(cal.threshold - T_STAR) <= 0.03, cal.summary()
@@ -78,12 +80,12 @@ def test_cohen_kappa_and_reviewers() -> None:
         ("c2", "pass", "fail"),
         ("c3", "fail", "fail"),
     ]:
-        lab.add_label(cid, "m", "ev", "score", a, reviewer="ann")
-        lab.add_label(cid, "m", "ev", "score", b, reviewer="bob", note=f"bob on {cid}")
-    agree = lab.reviewer_agreement("ev", "score").row(0, named=True)
+        lab.calibration.add_label(cid, "m", "ev", "score", a, reviewer="ann")
+        lab.calibration.add_label(cid, "m", "ev", "score", b, reviewer="bob", note=f"bob on {cid}")
+    agree = lab.calibration.reviewer_agreement("ev", "score").row(0, named=True)
     assert (agree["reviewer_a"], agree["reviewer_b"], agree["n_items"]) == ("ann", "bob", 4)
     assert agree["agreement"] == 0.75 and agree["kappa"] == pytest.approx(0.5)
-    split = lab.label_disagreements("ev", "score")
+    split = lab.calibration.disagreements("ev", "score")
     assert split["case_id"].unique().to_list() == ["c2"] and split.height == 2
     from evalnb.calibration.labels import human_verdicts
 
@@ -95,35 +97,35 @@ def test_undo_is_a_retraction_and_labels_reach_the_store(tmp_path: Path) -> None
     lab, _ = synthetic_lab(10)
     lab.save(tmp_path / "lab.duckdb")
     lab = evalnb.open(tmp_path / "lab.duckdb")
-    lab.add_label("c0", "m", "ev", "score", "fail", reviewer="ann")
-    lab.add_label("c0", "m", "ev", "score", None, reviewer="ann", note="undo")
-    lab.add_label("c1", "m", "ev", "score", "pass", reviewer="ann")
+    lab.calibration.add_label("c0", "m", "ev", "score", "fail", reviewer="ann")
+    lab.calibration.add_label("c0", "m", "ev", "score", None, reviewer="ann", note="undo")
+    lab.calibration.add_label("c1", "m", "ev", "score", "pass", reviewer="ann")
     stored = evalnb.open(tmp_path / "lab.duckdb").labels
     assert stored["verdict"].to_list() == ["fail", None, "pass"]  # append-only
     from evalnb.calibration.labels import current_labels
 
     assert current_labels(stored, "ev", "score")["case_id"].to_list() == ["c1"]
     with pytest.raises(ValueError, match="one of"):
-        lab.add_label("c2", "m", "ev", "score", "maybe", reviewer="ann")
+        lab.calibration.add_label("c2", "m", "ev", "score", "maybe", reviewer="ann")
     with pytest.raises(ValueError, match="reviewer"):
-        lab.add_label("c2", "m", "ev", "score", "pass", reviewer="")
+        lab.calibration.add_label("c2", "m", "ev", "score", "pass", reviewer="")
 
 
 def test_sampling_strategies_never_repeat_and_are_seeded() -> None:
     lab, _ = synthetic_lab(200)
-    first = lab.calibration_sample("ev", "score", n=20, strategy="random", seed=3)
-    assert first.equals(lab.calibration_sample("ev", "score", n=20, strategy="random", seed=3))
+    first = lab.calibration.sample("ev", "score", n=20, strategy="random", seed=3)
+    assert first.equals(lab.calibration.sample("ev", "score", n=20, strategy="random", seed=3))
     for cid in first["case_id"]:
-        lab.add_label(cid, "m", "ev", "score", "pass", reviewer="ann")
+        lab.calibration.add_label(cid, "m", "ev", "score", "pass", reviewer="ann")
     for strategy in ("random", "stratified", "active"):
-        again = lab.calibration_sample("ev", "score", n=20, strategy=strategy, seed=3)
+        again = lab.calibration.sample("ev", "score", n=20, strategy=strategy, seed=3)
         assert again.height == 20 and not set(again["case_id"]) & set(first["case_id"])
-    strat = lab.calibration_sample("ev", "score", n=10, strategy="stratified", seed=0)
+    strat = lab.calibration.sample("ev", "score", n=10, strategy="stratified", seed=0)
     deciles = np.floor(np.sort(strat["value"].to_numpy()) * 10)
     assert len(set(deciles.tolist())) >= 8  # spread over the range, not clumped
     assert {"prompt", "actual", "passed", "threshold"} <= set(strat.columns)
     with pytest.raises(ValueError, match="strategy must be one of"):
-        lab.calibration_sample("ev", "score", strategy="greedy")
+        lab.calibration.sample("ev", "score", strategy="greedy")
 
 
 def test_recalibration_is_stored_and_propagates(tmp_path: Path) -> None:
@@ -133,10 +135,10 @@ def test_recalibration_is_stored_and_propagates(tmp_path: Path) -> None:
     eye = lab.eye()
     eye.path = ["generation", "ev", "score", "m"]
     with pytest.raises(ValueError, match="at least 4 human labels"):
-        lab.recalibrate("ev", "score")
+        lab.calibration.recalibrate("ev", "score")
     _label_batches(lab, values, "active", seed=1, noise=0.0, batches=4)
     before = lab.verdicts()["passed"].sum()
-    cal = lab.recalibrate("ev", "score")
+    cal = lab.calibration.recalibrate("ev", "score")
     assert abs(cal.threshold - T_STAR) < 0.03 and "→" in cal.summary()
     stored = evalnb.open(tmp_path / "lab.duckdb").current_thresholds().row(0, named=True)
     assert stored["source"] == "calibrated" and stored["threshold"] == cal.threshold
@@ -149,10 +151,12 @@ def test_lower_is_better_metric_calibrates_the_other_way() -> None:
     lab, values = synthetic_lab(600, higher=False)
     rng = np.random.default_rng(0)
     for cid in rng.choice(list(values), 80, replace=False):
-        lab.add_label(
+        lab.calibration.add_label(
             str(cid), "m", "ev", "score", "pass" if values[cid] <= 0.3 else "fail", reviewer="r"
         )
-    assert lab.recalibrate("ev", "score", apply=False).threshold == pytest.approx(0.3, abs=0.03)
+    assert lab.calibration.recalibrate("ev", "score", apply=False).threshold == pytest.approx(
+        0.3, abs=0.03
+    )
 
 
 def test_guardrail_and_corpus_patch_exports(tmp_path: Path) -> None:
@@ -163,22 +167,26 @@ def test_guardrail_and_corpus_patch_exports(tmp_path: Path) -> None:
     ids = sorted(values, key=values.get)
     fails, passes = ids[:6], ids[-4:]
     for cid in fails[:3]:  # humans accept three failed answers ...
-        lab.add_label(cid, "m", "ev", "score", "pass", reviewer="ann")
-    lab.add_label(fails[3], "m", "ev", "score", "fail", reviewer="ann")  # ... reject one
-    lab.add_label(fails[4], "m", "ev", "score", "pass", reviewer="ann")
-    lab.add_label(fails[4], "m", "ev", "score", None, reviewer="ann")  # ... and take one back
+        lab.calibration.add_label(cid, "m", "ev", "score", "pass", reviewer="ann")
+    lab.calibration.add_label(
+        fails[3], "m", "ev", "score", "fail", reviewer="ann"
+    )  # ... reject one
+    lab.calibration.add_label(fails[4], "m", "ev", "score", "pass", reviewer="ann")
+    lab.calibration.add_label(
+        fails[4], "m", "ev", "score", None, reviewer="ann"
+    )  # ... and take one back
     for cid in passes:
-        lab.add_label(cid, "m", "ev", "score", "pass", reviewer="ann")
-    patch = lab.corpus_patch(tmp_path / "patch.md", tmp_path / "patch.json")
+        lab.calibration.add_label(cid, "m", "ev", "score", "pass", reviewer="ann")
+    patch = lab.calibration.corpus_patch(tmp_path / "patch.md", tmp_path / "patch.json")
     assert sorted(patch["case_id"]) == sorted(fails[:3])
     assert patch["failed_metrics"].to_list() == [["ev/score"]] * 3
     md = (tmp_path / "patch.md").read_text()
     assert md.count("## Q: ") == 3 and "&lt;script&gt;" in md and "<script>" not in md
     assert len(json.loads((tmp_path / "patch.json").read_text())) == 3
 
-    assert lab.guardrail_config() == {"calibrated_thresholds": {}, "evaluator_ids": []}
-    lab.recalibrate("ev", "score")
-    config = lab.guardrail_config(tmp_path / "guard.json")
+    assert lab.calibration.guardrail_config() == {"calibrated_thresholds": {}, "evaluator_ids": []}
+    lab.calibration.recalibrate("ev", "score")
+    config = lab.calibration.guardrail_config(tmp_path / "guard.json")
     assert set(config) == {"calibrated_thresholds", "evaluator_ids"}
     assert config["evaluator_ids"] == ["ev"] and list(config["calibrated_thresholds"]["ev"]) == [
         "score"

@@ -79,7 +79,7 @@ def test_the_corrected_leaderboard_uses_sampled_labels_and_leaves_out_active_one
     active = evalnb.labeler(lab, "ev", "score", reviewer="bob", n=20, strategy="active", seed=2)
     while active.remaining:
         active.label("pass" if truth[active.item["case_id"]] else "fail")
-    board = lab.corrected_leaderboard("ev", "score").row(0, named=True)
+    board = lab.calibration.corrected_leaderboard("ev", "score").row(0, named=True)
     assert board["labels_used"] == 60 and board["labels_left_out"] == 20
     true_rate = np.mean(list(truth.values()))
     assert board["ci_low"] <= true_rate <= board["ci_high"]
@@ -89,13 +89,15 @@ def test_the_corrected_leaderboard_uses_sampled_labels_and_leaves_out_active_one
     assert board["effective_labels"] > 60 and 0 < board["metric_weight"] <= 1
 
     # Labels given by hand count only when vouched for.
-    sample = lab.calibration_sample("ev", "score", n=30, strategy="random", seed=9)
+    sample = lab.calibration.sample("ev", "score", n=30, strategy="random", seed=9)
     assert set(sample["design"]) == {"random"} and sample["inclusion"].is_not_null().all()
     for cid in sample["case_id"]:
-        lab.add_label(cid, "m", "ev", "score", "pass" if truth[cid] else "fail", reviewer="eve")
-    assert lab.corrected_leaderboard("ev", "score")["labels_left_out"].item() == 50
-    vouched = lab.corrected_leaderboard("ev", "score", assume_random=True)
+        lab.calibration.add_label(
+            cid, "m", "ev", "score", "pass" if truth[cid] else "fail", reviewer="eve"
+        )
+    assert lab.calibration.corrected_leaderboard("ev", "score")["labels_left_out"].item() == 50
+    vouched = lab.calibration.corrected_leaderboard("ev", "score", assume_random=True)
     assert vouched["labels_used"].item() == 90
     with pytest.raises(KeyError, match="no verdicts"):
-        lab.corrected_leaderboard("ev", "nope")
+        lab.calibration.corrected_leaderboard("ev", "nope")
     assert isinstance(vouched, pl.DataFrame)

@@ -98,7 +98,7 @@ def test_the_interval_covers_the_true_difference() -> None:
     covered, widths = [], []
     for _ in range(300):
         lab, truth = _lab(rng, 400, (0.6, 0.7), (60, 60))
-        d = lab.corrected_difference("old", "new", "ev", "ok", assume_random=True)
+        d = lab.calibration.corrected_difference("old", "new", "ev", "ok", assume_random=True)
         r = d.frame.row(0, named=True)
         covered.append(r["ci_low"] <= truth <= r["ci_high"])
         widths.append(r["ci_high"] - r["ci_low"])
@@ -109,7 +109,7 @@ def test_the_interval_covers_the_true_difference() -> None:
 def test_labels_on_the_same_cases_narrow_it_and_the_planner_predicts_it() -> None:
     rng = np.random.default_rng(9)
     lab, _ = _lab(rng, 2000, (0.6, 0.7), (50, 50), paired=True)
-    d = lab.corrected_difference("old", "new", "ev", "ok", assume_random=True)
+    d = lab.calibration.corrected_difference("old", "new", "ev", "ok", assume_random=True)
     r = d.frame.row(0, named=True)
     assert r["labels_paired"] == 50
     half = (r["ci_high"] - r["ci_low"]) / 2
@@ -120,11 +120,13 @@ def test_labels_on_the_same_cases_narrow_it_and_the_planner_predicts_it() -> Non
     widths = []
     for seed in range(20):
         big, _ = _lab(np.random.default_rng(100 + seed), 2000, (0.6, 0.7), (150, 150))
-        e = big.corrected_difference("old", "new", "ev", "ok", assume_random=True).frame
+        e = big.calibration.corrected_difference("old", "new", "ev", "ok", assume_random=True).frame
         widths.append((e["ci_high"].item() - e["ci_low"].item()) / 2)
     assert np.mean(widths) == pytest.approx(predicted, rel=0.25)
     unpaired, _ = _lab(np.random.default_rng(9), 2000, (0.6, 0.7), (50, 50), paired=False)
-    u = unpaired.corrected_difference("old", "new", "ev", "ok", assume_random=True).frame
+    u = unpaired.calibration.corrected_difference(
+        "old", "new", "ev", "ok", assume_random=True
+    ).frame
     assert u["labels_paired"].item() < 10
     assert "more labels on" in str(d)
 
@@ -132,7 +134,7 @@ def test_labels_on_the_same_cases_narrow_it_and_the_planner_predicts_it() -> Non
 def test_the_superpopulation_difference_equals_ppi_python_on_the_paired_differences() -> None:
     rng = np.random.default_rng(2)
     lab, _ = _lab(rng, 500, (0.55, 0.7), (80, 80))
-    ours = lab.corrected_difference(
+    ours = lab.calibration.corrected_difference(
         "old", "new", "ev", "ok", assume_random=True, method="superpopulation", level=0.9
     ).frame.row(0, named=True)
     scores = lab.scores.pivot(on="model", index="case_id", values="value")
@@ -153,10 +155,10 @@ def test_the_superpopulation_difference_equals_ppi_python_on_the_paired_differen
 def test_too_few_labels_say_what_to_do() -> None:
     lab, _ = _lab(np.random.default_rng(1), 100, (0.6, 0.7), (1, 1))
     with pytest.raises(ValueError, match="label a random sample of both"):
-        lab.corrected_difference("old", "new", "ev", "ok", assume_random=True)
+        lab.calibration.corrected_difference("old", "new", "ev", "ok", assume_random=True)
     with pytest.raises(ValueError, match="method"):
-        lab.corrected_difference("old", "new", "ev", "ok", method="bayes")
+        lab.calibration.corrected_difference("old", "new", "ev", "ok", method="bayes")
     # Labels outside a batch do not count unless vouched for, and the note says so.
     lab, _ = _lab(np.random.default_rng(1), 100, (0.6, 0.7), (30, 30))
     with pytest.raises(ValueError, match="at least 2 random labels"):
-        lab.corrected_difference("old", "new", "ev", "ok")
+        lab.calibration.corrected_difference("old", "new", "ev", "ok")

@@ -23,7 +23,7 @@ lab = evalnb.open(sys.argv[1])
 print("ready", flush=True)
 i = 0
 while True:
-    row = lab.add_label(f"c{i % 50}", "m", "ev", "score", "pass" if i % 3 else "fail",
+    row = lab.calibration.add_label(f"c{i % 50}", "m", "ev", "score", "pass" if i % 3 else "fail",
                         reviewer="killed", note=f"round {sys.argv[2]} #{i}")
     print(row["label_id"][0], flush=True)
     i += 1

@@ -28,13 +28,13 @@ def _label_all(lab: evalnb.Lab, cut: float) -> None:
     """A reviewer who passes exactly the answers scoring ``cut`` or more."""
     for row in lab.metric_scores(EV, EV).iter_rows(named=True):
         verdict = "pass" if row["value"] >= cut else "fail"
-        lab.add_label(row["case_id"], row["model"], EV, EV, verdict, reviewer="ann")
+        lab.calibration.add_label(row["case_id"], row["model"], EV, EV, verdict, reviewer="ann")
 
 
 def test_labels_that_agree_with_the_metric_keep_its_threshold() -> None:
     lab = _lab()
     _label_all(lab, 0.75)  # reviewers agree with the metric everywhere
-    fit = lab.recalibrate(EV, EV, n_boot=200)
+    fit = lab.calibration.recalibrate(EV, EV, n_boot=200)
     assert fit.kappa_before == fit.kappa_after == 1.0
     assert fit.threshold == 0.75 and fit.rule.startswith("kept")
     low, high = fit.equivalent
@@ -46,7 +46,7 @@ def test_labels_that_agree_with_the_metric_keep_its_threshold() -> None:
 def test_a_threshold_outside_the_best_range_moves_to_its_middle() -> None:
     lab = _lab()
     _label_all(lab, 0.99)  # reviewers are stricter than the metric
-    fit = lab.recalibrate(EV, EV, n_boot=200)
+    fit = lab.calibration.recalibrate(EV, EV, n_boot=200)
     low, high = fit.equivalent
     assert not low < 0.75 <= high and fit.threshold == (low + high) / 2
     assert fit.rule.startswith("the middle")

@@ -70,7 +70,7 @@ def test_the_ten_replies_of_issue_57_through_the_sexism_judge(tmp_path: Path) ->
             assert values[prompt] == (1.0 if meant == "false" else 0.0), reply
             assert details[prompt]["contract"] == "free"
     assert details["case 1"]["salvages"] == ["markdown", "synonym"]
-    report = out.judge_report().row(0, named=True)
+    report = out.judges.report().row(0, named=True)
     assert report["parse_failures"] == 2 and report["repairs"] == 2 and report["repairs_fixed"] == 0
     assert (
         report["contract"] == "free" and report["salvaged"] == 8
@@ -157,7 +157,7 @@ def test_a_custom_prompt_takes_the_seed_names_and_the_rows_own_fields(tmp_path: 
 
 
 def test_rubric_judge_gives_one_metric_per_criterion(tmp_path: Path) -> None:
-    support = evalnb.rubric_judge(
+    support = evalnb.judges.rubric_judge(
         {"empathy": "acknowledges the customer", "accuracy": "states the policy right"},
         id="support_rubric_test",
         replace=True,
@@ -188,7 +188,7 @@ def test_strict_contract_refuses_a_server_that_honours_none(tmp_path: Path) -> N
     lab = _lab(["q"], ["a"])
     with LoopbackLLM(lambda _p: "1") as server:
         client = _client(server, tmp_path)
-        with pytest.raises(evalnb.ContractError, match="honours none of"):
+        with pytest.raises(evalnb.judges.ContractError, match="honours none of"):
             evalnb.evaluate(lab, ["binary_judge"], judge=client, progress=False, contract="strict")
         caps = client.capabilities()
         assert caps.best() is None and "ignored" in caps.notes["json_object_schema"]
@@ -215,7 +215,7 @@ def test_a_server_that_stops_honouring_the_contract_is_seen_per_row(tmp_path: Pa
         out = evalnb.evaluate(lab, ["binary_judge"], judge=client, progress=False)
     details = _details(out, "binary_judge")
     assert all("ignored the" in d["contract_drift"] for d in details.values())
-    assert out.judge_report()["contract_drift"].to_list() == [2]
+    assert out.judges.report()["contract_drift"].to_list() == [2]
 
 
 def _logprob_body(content: str, alternatives: list[tuple[str, float]]) -> bytes:
@@ -316,7 +316,7 @@ def test_pairwise_runs_on_the_comparative_judge_in_both_orders(tmp_path: Path) -
         return "9 3" if "good" in first else "3 9"
 
     with LoopbackLLM(fair) as server:
-        result = evalnb.pairwise(lab, "a", "b", _client(server, tmp_path))
+        result = evalnb.judges.pairwise(lab, "a", "b", _client(server, tmp_path))
     row = result.row(0, named=True)
     assert (row["winner"], row["consistent"], row["score_a"], row["score_b"]) == (
         "a",

@@ -216,21 +216,25 @@ def test_the_weakness_grid_labeler_and_calibration_work_on_disk(tmp_path: Path) 
     )
     grid = disk.weakness("rouge", "rouge_l", min_n=3)
     assert grid.selection().height == memory.outputs.height
-    picked = disk.calibration_sample("rouge", "rouge_l", n=12, strategy="random", seed=3)
+    picked = disk.calibration.sample("rouge", "rouge_l", n=12, strategy="random", seed=3)
     assert_frame_equal(
-        picked, memory.calibration_sample("rouge", "rouge_l", n=12, strategy="random", seed=3)
+        picked, memory.calibration.sample("rouge", "rouge_l", n=12, strategy="random", seed=3)
     )
     for i, row in enumerate(picked.iter_rows(named=True)):
         verdict = "pass" if row["value"] > 0.9 or i % 5 == 0 else "fail"
         for lab in (disk, memory):
-            lab.add_label(row["case_id"], row["model"], "rouge", "rouge_l", verdict, reviewer="r")
-    found = disk.recalibrate("rouge", "rouge_l", n_boot=50)
-    assert found.threshold == memory.recalibrate("rouge", "rouge_l", n_boot=50).threshold
-    assert_frame_equal(
-        disk.corrected_leaderboard("rouge", "rouge_l"),
-        memory.corrected_leaderboard("rouge", "rouge_l"),
+            lab.calibration.add_label(
+                row["case_id"], row["model"], "rouge", "rouge_l", verdict, reviewer="r"
+            )
+    found = disk.calibration.recalibrate("rouge", "rouge_l", n_boot=50)
+    assert (
+        found.threshold == memory.calibration.recalibrate("rouge", "rouge_l", n_boot=50).threshold
     )
-    assert disk.guardrail_config() == memory.guardrail_config()
+    assert_frame_equal(
+        disk.calibration.corrected_leaderboard("rouge", "rouge_l"),
+        memory.calibration.corrected_leaderboard("rouge", "rouge_l"),
+    )
+    assert disk.calibration.guardrail_config() == memory.calibration.guardrail_config()
     labeler = evalnb.labeler(disk, "rouge", "rouge_l", reviewer="s", n=5, strategy="random")
     assert labeler.remaining == 5
     shown = labeler.item

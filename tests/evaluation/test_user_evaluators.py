@@ -78,12 +78,12 @@ def test_a_decorated_function_goes_everywhere_an_evaluator_goes(tmp_path: Path) 
     assert any(k[-1] == "says_please" for k in nodes["keys"].to_list())
     for row in lab.metric_scores("says_please", "says_please").iter_rows(named=True):
         verdict = "pass" if row["value"] == 1.0 else "fail"
-        lab.add_label(
+        lab.calibration.add_label(
             row["case_id"], row["model"], "says_please", "says_please", verdict, reviewer="ann"
         )
-    fit = lab.recalibrate("says_please", "says_please", n_boot=50)
+    fit = lab.calibration.recalibrate("says_please", "says_please", n_boot=50)
     assert fit.kappa_after == 1.0
-    path = lab.export_calibration(tmp_path / "bundle.json", approved_by="risk", accepted=0.5)
+    path = lab.calibration.export(tmp_path / "bundle.json", approved_by="risk", accepted=0.5)
     bundle = json.loads(Path(path).read_text())
     (record,) = [e for e in bundle["evaluators"] if e["id"] == "says_please"]
     assert record["version"] == says_please.version

@@ -110,7 +110,7 @@ def test_the_effect_table_and_chart_tell_a_real_drop_from_none(
         client = evalnb.LLMClient(server.base_url, "rag", cache=tmp_path / "c.duckdb")
         lab = evalnb.run_suite(lab, client, ["rag"], progress=False)
     lab = evalnb.evaluate(lab, "rouge", progress=False)
-    effect = lab.adversarial_effect(n_boot=500, seed=0).filter(pl.col("metric") == "rouge_l")
+    effect = lab.robustness.effect(n_boot=500, seed=0).filter(pl.col("metric") == "rouge_l")
     by_kind = {r["kind"]: r for r in effect.iter_rows(named=True)}
     assert set(by_kind) == {"misleading", "injection", "contradictory"}
     assert all(r["n_pairs"] == 15 for r in by_kind.values())
@@ -122,12 +122,12 @@ def test_the_effect_table_and_chart_tell_a_real_drop_from_none(
         row = by_kind[kind]
         assert row["difference"] == row["ci_low"] == row["ci_high"] == 0.0
         assert row["flips"] == 0
-    spec = lab.adversarial_chart("rouge", "rouge_l", n_boot=200).to_dict()
+    spec = lab.robustness.chart("rouge", "rouge_l", n_boot=200).to_dict()
     text = json.dumps(spec, ensure_ascii=False)
     assert len(spec["layer"]) == 3 and "adversarial − base" in text  # zero, intervals, points
     assert all(f'"kind": "{k}"' in text for k in by_kind)
     with pytest.raises(ValueError, match="no adversarial pairs scored"):
-        lab.adversarial_chart("bleu", "bleu_1")
+        lab.robustness.chart("bleu", "bleu_1")
 
 
 def _rewriter(prompt: str) -> str:

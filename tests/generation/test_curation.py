@@ -31,11 +31,11 @@ def test_decisions_fold_into_a_curated_suite_and_survive_their_application(tmp_p
     store = tmp_path / "lab.duckdb"
     lab = _suite(store)
     ids = lab.cases["case_id"].to_list()
-    lab.curate(ids[0], "accept", reviewer="ana")
-    lab.curate(ids[1], "edit", reviewer="ana", prompt="Question one, reworded?")
-    lab.curate(ids[1], "edit", reviewer="ben", expected="Answer one, fixed.", note="typo")
-    lab.curate(ids[2], "exclude", reviewer="ben", note="not in the documents")
-    view = evalnb.open(store).curation()  # from the store: each decision was committed
+    lab.curation.curate(ids[0], "accept", reviewer="ana")
+    lab.curation.curate(ids[1], "edit", reviewer="ana", prompt="Question one, reworded?")
+    lab.curation.curate(ids[1], "edit", reviewer="ben", expected="Answer one, fixed.", note="typo")
+    lab.curation.curate(ids[2], "exclude", reviewer="ben", note="not in the documents")
+    view = evalnb.open(store).curation.view()  # from the store: each decision was committed
     status = dict(view.select("case_id", "status").iter_rows())
     assert [status[i] for i in ids] == ["accepted", "edited", "excluded"] + ["pending"] * 3
     edited = view.filter(pl.col("case_id") == ids[1]).row(0, named=True)
@@ -51,17 +51,17 @@ def test_decisions_fold_into_a_curated_suite_and_survive_their_application(tmp_p
     assert exported[ids[1]]["prompt"] == "Question one, reworded?"
     assert exported[ids[1]]["expected_output"] == "Answer one, fixed."
 
-    applied = lab.apply_curation()
+    applied = lab.curation.apply()
     assert ids[2] not in set(evalnb.open(store).cases["case_id"])
     assert (
         applied.cases.filter(pl.col("case_id") == ids[1])["prompt"].item()
         == "Question one, reworded?"
     )
-    assert applied.apply_curation().cases.equals(applied.cases)  # idempotent
-    assert "excluded" in set(applied.curation()["status"])  # the excluded case is still listed
+    assert applied.curation.apply().cases.equals(applied.cases)  # idempotent
+    assert "excluded" in set(applied.curation.view()["status"])  # the excluded case is still listed
 
-    applied.curate(ids[2], "restore", reviewer="ana", note="it is, p. 3")
-    back = evalnb.open(store).apply_curation().cases
+    applied.curation.curate(ids[2], "restore", reviewer="ana", note="it is, p. 3")
+    back = evalnb.open(store).curation.apply().cases
     restored = back.filter(pl.col("case_id") == ids[2]).row(0, named=True)
     assert (restored["prompt"], restored["expected"]) == ("Question 2?", ["Answer 2."])
     assert back.height == 6
@@ -82,11 +82,11 @@ def test_bad_decisions_are_refused_with_the_fix(
 ) -> None:
     lab = _suite(tmp_path / "lab.duckdb", n=1)
     with pytest.raises(ValueError, match=message):
-        lab.curate(lab.cases["case_id"][0], action, reviewer="ana", **kwargs)  # type: ignore[arg-type]
+        lab.curation.curate(lab.cases["case_id"][0], action, reviewer="ana", **kwargs)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="reviewer name"):
-        lab.curate(lab.cases["case_id"][0], "accept", reviewer="")
+        lab.curation.curate(lab.cases["case_id"][0], "accept", reviewer="")
     with pytest.raises(KeyError, match="no case 'nope'"):
-        lab.curate("nope", "accept", reviewer="ana")
+        lab.curation.curate("nope", "accept", reviewer="ana")
     assert lab.table("curation").is_empty()
 
 
@@ -95,7 +95,7 @@ import sys, evalnb
 lab = evalnb.open(sys.argv[1])  # each reviewer's copy goes stale as the others write
 ids = lab.cases["case_id"].to_list()
 for i in range(int(sys.argv[3])):
-    lab.curate(ids[i % len(ids)], "accept" if i % 2 else "exclude", reviewer=sys.argv[2])
+    lab.curation.curate(ids[i % len(ids)], "accept" if i % 2 else "exclude", reviewer=sys.argv[2])
 """
 
 
@@ -118,8 +118,10 @@ def test_the_curator_stores_each_decision_and_moves_to_the_next_open_case(tmp_pa
     store = tmp_path / "lab.duckdb"
     lab = _suite(store, n=4)
     ids = lab.cases["case_id"].to_list()
-    lab.curate(ids[0], "accept", reviewer="ben")  # decided before: the curator starts after it
-    w = lab.curator(reviewer="ann")
+    lab.curation.curate(
+        ids[0], "accept", reviewer="ben"
+    )  # decided before: the curator starts after it
+    w = lab.curation.curator(reviewer="ann")
     assert w.position == 1 and w.item is not None and w.item["status"] == "pending"
     w.edit(prompt="Question one, clearer?", expected=w.item["expected"], note="wording")
     assert w.position == 2
@@ -135,10 +137,10 @@ def test_the_curator_stores_each_decision_and_moves_to_the_next_open_case(tmp_pa
         edit["prompt"] == "Question one, clearer?" and edit["expected"] is None
     )  # only the change
     assert (edit["reviewer"], edit["note"]) == ("ann", "wording")
-    again = evalnb.open(store).curator(reviewer="ann")
+    again = evalnb.open(store).curation.curator(reviewer="ann")
     assert again.position == 3  # reopened: the first case still open
     with pytest.raises(ValueError, match="reviewer="):
-        lab.curator(reviewer="")
+        lab.curation.curator(reviewer="")
 
 
 def test_an_old_lab_object_is_told_it_is_older_than_its_store_not_blamed_on_others(
@@ -147,8 +149,8 @@ def test_an_old_lab_object_is_told_it_is_older_than_its_store_not_blamed_on_othe
     store = tmp_path / "lab.duckdb"
     lab = _suite(store)
     ids = lab.cases["case_id"].to_list()
-    lab.curate(ids[0], "exclude", reviewer="ana")
-    applied = lab.apply_curation()  # a new lab; `lab` still holds the cases it read
+    lab.curation.curate(ids[0], "exclude", reviewer="ana")
+    applied = lab.curation.apply()  # a new lab; `lab` still holds the cases it read
     with pytest.raises(evalnb.StoreConflict) as caught:
         lab.set_question_types()  # rewrites `cases` from the old copy
     message = str(caught.value)

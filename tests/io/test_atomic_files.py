@@ -88,8 +88,8 @@ def _writers(lab: evalnb.Lab, tmp_path: Path) -> dict[str, Callable[[Path], obje
         "archive.zip": lambda p: lab.archive(p),
         "problems.json": lambda p: lab.problems_json(p),
         "insights.json": lambda p: lab.insights_json(p),
-        "guardrail.json": lambda p: lab.guardrail_config(p, include_uncalibrated=True),
-        "patch.md": lambda p: lab.corpus_patch(p),
+        "guardrail.json": lambda p: lab.calibration.guardrail_config(p, include_uncalibrated=True),
+        "patch.md": lambda p: lab.calibration.corpus_patch(p),
         "metric.json": lambda p: cli(["metric", "-i", str(rewards), "-o", str(p)]),
         "harpia.json": lambda p: cli(["harpia", str(harpia), "-o", str(p)]),
     }

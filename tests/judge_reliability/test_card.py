@@ -97,7 +97,7 @@ def _card(*, biased: bool) -> tuple[evalnb.Lab, JudgeCard]:
     with LoopbackLLM(_judge(biased=biased)) as server:
         judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
         lab = evalnb.evaluate(lab, ["binary_judge"], judge=judge, progress=False)
-        return lab, lab.judge_card("binary_judge", judge=judge, n=N, seed=1)
+        return lab, lab.judges.card("binary_judge", judge=judge, n=N, seed=1)
 
 
 @pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
@@ -119,7 +119,7 @@ def test_a_clean_judge_gets_no_red_light_and_every_component_has_a_row(tmp_path:
     assert "<table>" in card._repr_html_()
     # Kept with the lab (and its store): the report shows it, the bundle carries it.
     lab.save(tmp_path / "lab.duckdb")
-    kept = evalnb.open(tmp_path / "lab.duckdb").with_judge_card(card)
+    kept = evalnb.open(tmp_path / "lab.duckdb").judges.with_card(card)
     assert evalnb.open(tmp_path / "lab.duckdb").info["judge_card/binary_judge.binary_judge"]
     report = kept.report().html
     assert "<h2>Judge reliability</h2>" in report and "first-position rate" in report
@@ -136,14 +136,14 @@ def test_a_clean_judge_gets_no_red_light_and_every_component_has_a_row(tmp_path:
         Run(lab, tmp_path, [], None, None, lambda _: {}),
         {**step.defaults, "evaluator": "binary_judge", "metric": "binary_judge"},
     )
-    assert "lab.with_judge_card(card)" in found["judge_card"]
+    assert "lab.judges.with_card(card)" in found["judge_card"]
 
 
 @pytest.mark.services  # a loopback LLM server (tests/conftest.py's tiers)
 def test_labels_without_the_judges_scores_say_to_evaluate_first() -> None:
     with LoopbackLLM(_judge(biased=False)) as server:
         judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
-        card = _lab().judge_card("binary_judge", judge=judge, n=10, seed=1, probes=4)
+        card = _lab().judges.card("binary_judge", judge=judge, n=10, seed=1, probes=4)
     (note,) = card.frame.filter(pl.col("component") == "validity")["note"].to_list()
     assert note.startswith("the lab has 40 labels but no binary_judge.binary_judge scores")
     assert note.endswith("evaluate it with this judge first")
@@ -180,7 +180,7 @@ def test_planted_position_padding_and_dummy_biases_are_each_flagged() -> None:
     with pytest.raises(ValueError, match="measures with examples"):
         card.worst("parse success")
     # The card's view: a button per measure with examples, red first; a click opens the eye.
-    view = lab.judge_card_view(card)
+    view = lab.judges.card_view(card)
     assert view.eye is None  # built on the first click only
     assert view.buttons.options[0] in card.flagged
     assert "parse success" not in view.buttons.options
@@ -265,14 +265,14 @@ def test_obedience_is_told_apart_from_leniency() -> None:
     with LoopbackLLM(obedient) as server:
         judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
         lab = evalnb.evaluate(lab, ["binary_judge"], judge=judge, progress=False)
-        card = lab.judge_card("binary_judge", judge=judge, n=N, seed=1)
+        card = lab.judges.card("binary_judge", judge=judge, n=N, seed=1)
     assert "instruction obeyed (fail to pass)" in card.flagged
     assert "pass rate of dummy: Sure" not in card.flagged  # not lenient: obedient
     shown = card.worst("instruction obeyed (fail to pass)")
     assert shown["model"] in ("good", "weak")
     with LoopbackLLM(lambda _p: "1") as server:  # passes everything: lenient, not obedient
         judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
-        lenient = lab.judge_card("binary_judge", judge=judge, n=N, seed=1)
+        lenient = lab.judges.card("binary_judge", judge=judge, n=N, seed=1)
     assert "pass rate of dummy: Sure" in lenient.flagged
     assert "instruction obeyed (fail to pass)" not in set(lenient.frame["measure"])
     assert "failed none of the sampled answers" in " ".join(lenient.frame["note"].drop_nulls())
@@ -284,8 +284,8 @@ def test_the_consequence_takes_labels_outside_a_random_batch_only_when_told() ->
     with LoopbackLLM(_judge(biased=False)) as server:
         judge = evalnb.LLMClient(server.base_url, "judge", cache=False)
         lab = evalnb.evaluate(lab, ["binary_judge"], judge=judge, progress=False)
-        plain = lab.judge_card("binary_judge", judge=judge, n=N, seed=1, probes=10, repeats=2)
-        told = lab.judge_card(
+        plain = lab.judges.card("binary_judge", judge=judge, n=N, seed=1, probes=10, repeats=2)
+        told = lab.judges.card(
             "binary_judge", judge=judge, n=N, seed=1, probes=10, repeats=2, assume_random=True
         )
 
@@ -300,8 +300,8 @@ def test_a_seed_gives_the_same_call_count_whether_the_judge_was_probed_before() 
     lab = _lab()
     with LoopbackLLM(_judge(biased=False)) as server:
         fresh = evalnb.LLMClient(server.base_url, "judge", cache=False)
-        first = lab.judge_card("binary_judge", judge=fresh, n=N, seed=3, probes=8)
+        first = lab.judges.card("binary_judge", judge=fresh, n=N, seed=3, probes=8)
         probed = evalnb.LLMClient(server.base_url, "judge", cache=False)
         probed.capabilities()  # the probe made before the card
-        second = lab.judge_card("binary_judge", judge=probed, n=N, seed=3, probes=8)
+        second = lab.judges.card("binary_judge", judge=probed, n=N, seed=3, probes=8)
     assert fresh.stats.probe_calls > 0 and first.calls == second.calls, (fresh.stats, probed.stats)

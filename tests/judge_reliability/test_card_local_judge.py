@@ -21,7 +21,7 @@ def test_the_card_of_the_local_judge_has_every_component_and_says_what_it_found(
     judge = evalnb.local_judge(cache=False)
     assert judge.base_url == local_judge.base_url
     # Twelve answers, six of them asked again: every component, in about two minutes on two cores.
-    card = lab.judge_card("binary_judge", judge=judge, n=12, seed=0, probes=6)
+    card = lab.judges.card("binary_judge", judge=judge, n=12, seed=0, probes=6)
     print(card)
     assert set(card.frame["component"]) == set(COMPONENTS)
     # A 135M model: measured, not assumed; each measured row has its interval and light.

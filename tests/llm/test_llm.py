@@ -74,7 +74,7 @@ def test_works_inside_a_running_event_loop(tmp_path: Path) -> None:
     with LoopbackLLM() as server:
         client = _client(server, tmp_path)
 
-        async def in_notebook() -> list[evalnb.ChatResult]:
+        async def in_notebook() -> list[evalnb.judges.ChatResult]:
             return client.chat_many([_ask("x"), _ask("y")], progress=False)
 
         assert [r.content for r in asyncio.run(in_notebook())] == ["1", "1"]
@@ -255,7 +255,7 @@ def test_thousand_calls_with_injected_failures_then_a_run_with_no_calls(tmp_path
             value=False
         )
         assert (scored | flagged).all() and passes.height == n
-        report = out.judge_report().row(0, named=True)
+        report = out.judges.report().row(0, named=True)
         garbled = sum("[[garbled]]" in p for p in prompts)
         hard = sum("[[fail]]" in p for p in prompts)
         assert report["parse_failures"] == garbled and report["judge_errors"] == hard
@@ -324,16 +324,16 @@ def test_an_endpoint_where_nothing_listens_fails_fast_naming_the_url(tmp_path: P
     )
     host = evalnb.LLMClient(url, "m", cache=tmp_path / "llm.duckdb", max_retries=6)
     with pytest.raises(
-        evalnb.EndpointUnreachable, match=rf"{url}/chat/completions: cannot connect"
+        evalnb.judges.EndpointUnreachable, match=rf"{url}/chat/completions: cannot connect"
     ):
         evalnb.run_suite(suite, host, ["m1", "m2"], progress=False)
     # Two tries of one call, not six retries of each of 90: nothing fanned out (the calls
     # of run_suite's per-model copy count on the client passed).
     assert host.stats.calls == 2
-    with pytest.raises(evalnb.EndpointUnreachable, match="no other call was sent"):
+    with pytest.raises(evalnb.judges.EndpointUnreachable, match="no other call was sent"):
         host.chat_many([_ask(f"q{i}") for i in range(90)], progress=False)
     assert host.stats.calls == 2 + 2 and isinstance(
-        evalnb.EndpointUnreachable("x"), ConnectionError
+        evalnb.judges.EndpointUnreachable("x"), ConnectionError
     )
     answered = evalnb.load(
         pl.DataFrame(
@@ -341,7 +341,7 @@ def test_an_endpoint_where_nothing_listens_fails_fast_naming_the_url(tmp_path: P
         )
     )
     judge = evalnb.LLMClient(url, "judge", cache=False)
-    with pytest.raises(evalnb.EndpointUnreachable):
+    with pytest.raises(evalnb.judges.EndpointUnreachable):
         evalnb.evaluate(answered, ["faithfulness"], judge=judge, progress=False)
     assert judge.stats.calls == 2
     # Once the endpoint has answered, a refused connection is a blip: retried, then recorded.
@@ -368,10 +368,10 @@ def test_pairwise_position_swap_measures_stability(tmp_path: Path) -> None:
         return "9 3" if "good" in first else "3 9"
 
     with LoopbackLLM(fair) as server:
-        fair_result = evalnb.pairwise(lab, "a", "b", _client(server, tmp_path / "1"))
+        fair_result = evalnb.judges.pairwise(lab, "a", "b", _client(server, tmp_path / "1"))
     assert fair_result["winner"].to_list() == ["a", "a"] and fair_result["consistent"].all()
     with LoopbackLLM(lambda p: "8 6") as server:  # always prefers the first position
-        biased = evalnb.pairwise(lab, "a", "b", _client(server, tmp_path / "2"))
+        biased = evalnb.judges.pairwise(lab, "a", "b", _client(server, tmp_path / "2"))
     assert not biased["consistent"].any() and biased["winner"].to_list() == ["tie", "tie"]
 
 
@@ -383,7 +383,7 @@ def test_judge_human_agreement_uses_calibration_labels(tmp_path: Path) -> None:
         )
     for cid, model in lab.outputs.select("case_id", "model").iter_rows():
         actual = lab.outputs.filter(pl.col("case_id") == cid)["actual"][0]
-        lab.add_label(
+        lab.calibration.add_label(
             cid,
             model,
             "contact_information",
@@ -391,7 +391,7 @@ def test_judge_human_agreement_uses_calibration_labels(tmp_path: Path) -> None:
             "fail" if "@" in actual else "pass",
             reviewer="ann",
         )
-    agreement = lab.judge_agreement("contact_information", "model_passes")
+    agreement = lab.judges.agreement("contact_information", "model_passes")
     assert agreement["n_labels"] == 2 and agreement["kappa"] == 1.0
 
 

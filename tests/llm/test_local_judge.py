@@ -76,7 +76,7 @@ def test_every_judge_reads_every_reply_under_the_negotiated_contract(
     local_judge: evalnb.LLMClient,
 ) -> None:
     lab = evalnb.evaluate(_lab(), JUDGES, judge=local_judge, progress=False)
-    report = lab.judge_report()
+    report = lab.judges.report()
     assert set(report["evaluator"]) == set(JUDGES)
     assert report["parse_failures"].sum() == 0, report
     assert set(report["contract"]) == {"json_object_schema"}
@@ -122,12 +122,12 @@ def test_the_estimate_lands_within_ten_percent_of_the_real_run(
         local_judge.base_url, local_judge.model, cache=tmp_path / "fresh.duckdb", concurrency=1
     )
     for evaluator in ("binary_judge", "score_judge", "sexism"):
-        estimate = evalnb.estimate(_lab(), [evaluator], judge=judge)
+        estimate = evalnb.judges.estimate(_lab(), [evaluator], judge=judge)
         assert estimate.frame["tokenizer"][0] == "server" and estimate.calls == 4
         lab = evalnb.evaluate(_lab(), [evaluator], judge=judge, progress=False)
-        real = int(lab.judge_report()["prompt_tokens"].sum())
+        real = int(lab.judges.report()["prompt_tokens"].sum())
         assert abs(estimate.prompt_tokens - real) <= 0.10 * real, (evaluator, estimate, real)
-        again = evalnb.estimate(_lab(), [evaluator], judge=judge)
+        again = evalnb.judges.estimate(_lab(), [evaluator], judge=judge)
         assert again.calls == 0 and int(again.frame["cached"][0]) == 4  # now all in the cache
 
 
@@ -141,11 +141,11 @@ def test_pairwise_holds_the_judge_to_the_contract(local_judge: evalnb.LLMClient)
             }
         )
     )
-    result = evalnb.pairwise(lab, "a", "b", local_judge)
+    result = evalnb.judges.pairwise(lab, "a", "b", local_judge)
     assert result["parse_failed"].to_list() == [False]
     assert result["contract"].to_list() == ["json_object_schema"]
 
 
 def test_a_missing_model_file_is_a_clear_error() -> None:
-    with pytest.raises(evalnb.LocalJudgeError, match="no such file"):
+    with pytest.raises(evalnb.judges.LocalJudgeError, match="no such file"):
         evalnb.local_judge("/nonexistent/model.gguf")

@@ -40,7 +40,7 @@ def _run(server: LoopbackLLM, tmp_path: Path, **params: object) -> dict[str, obj
         contract="free",
     )
     row = out.scores.filter(pl.col("metric") == "model_passes")
-    report = out.judge_report()
+    report = out.judges.report()
     return {"value": row["value"][0], "detail": json.loads(row["detail"][0]), "report": report}
 
 

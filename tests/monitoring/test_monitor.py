@@ -426,7 +426,7 @@ def test_a_window_sample_goes_through_a_team_queue_and_back(
     with evalnb.ReviewQueue.open(pg_server.dsn(), name) as me:
         while (item := me.next("ann")) is not None:
             me.submit(item, "pass" if truth[item.case_id] else "fail", reviewer="ann")
-    sample.pull_labels(queue, rule="all")
+    sample.calibration.pull_labels(queue, rule="all")
     queue.close()
     assert mon.add_labels(sample) == 30
     (row,) = mon.windows().filter(pl.col("labels") > 0).iter_rows(named=True)

@@ -153,7 +153,7 @@ def test_bundles_refuse_edits_bad_levels_and_metrics_no_score_reaches(
         evalnb.monitor(unknown, tmp_path / "b.duckdb")
     lab = evalnb.load(pl.DataFrame({"prompt": ["q"], "expected": ["a"], "actual": ["a"]}))
     with pytest.raises(ValueError, match=r"accepted is a pass rate in \[0, 1\]"):
-        lab.export_calibration(tmp_path / "x.json", accepted=1.5)
+        lab.calibration.export(tmp_path / "x.json", accepted=1.5)
 
 
 def _serve(reply: bytes, drip_s: float | None) -> tuple[str, threading.Event]:

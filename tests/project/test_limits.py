@@ -386,7 +386,7 @@ def test_a_key_echoed_in_any_encoding_is_masked(tmp_path: Path) -> None:
 def bundle_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
     from evalnb_testkit.labs import calibrated_lab
 
-    path = calibrated_lab().export_calibration(tmp_path_factory.mktemp("cal") / "cal.json")
+    path = calibrated_lab().calibration.export(tmp_path_factory.mktemp("cal") / "cal.json")
     return path, json.loads(path.read_text())
 
 

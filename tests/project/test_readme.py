@@ -57,12 +57,14 @@ def test_the_block_reader_finds_blocks_and_their_skip_reasons() -> None:
 
 def _reviewer_labels(lab: evalnb.Lab) -> None:
     """What a reviewer does in the labeler: pass an answer that holds the expected words."""
-    rows = lab.calibration_sample("rouge", "rouge_l", n=40, strategy="random")
+    rows = lab.calibration.sample("rouge", "rouge_l", n=40, strategy="random")
     for r in rows.iter_rows(named=True):
         expected = set((r["expected"] or [""])[0].lower().split())
         shared = len(expected & set((r["actual"] or "").lower().split()))
         verdict = "pass" if shared >= 0.6 * max(len(expected), 1) else "fail"
-        lab.add_label(r["case_id"], r["model"], "rouge", "rouge_l", verdict, reviewer="ann")
+        lab.calibration.add_label(
+            r["case_id"], r["model"], "rouge", "rouge_l", verdict, reviewer="ann"
+        )
 
 
 def _judge(prompt: str) -> str:

@@ -75,7 +75,7 @@ def test_lab_perturb_adds_linked_cases(tmp_path: pytest.TempPathFactory) -> None
         )
     )
     lab.save(tmp_path / "l.duckdb")  # type: ignore[operator]
-    lab.perturb(["comma", "qwerty_yz"], intensity="high", seed=1)
+    lab.robustness.perturb(["comma", "qwerty_yz"], intensity="high", seed=1)
     added = lab.cases.filter(pl.col("perturbation_of").is_not_null()).sort("perturbation", "prompt")
     assert added.height == 3  # "what is it" has no 'y' to swap: skipped
     assert added["perturbation"].to_list() == ["comma", "comma", "qwerty_yz"]
@@ -83,7 +83,9 @@ def test_lab_perturb_adds_linked_cases(tmp_path: pytest.TempPathFactory) -> None
     assert "how, are you, doing" in " ".join(added["prompt"].to_list())
     again = evalnb.open(tmp_path / "l.duckdb")  # type: ignore[operator]
     assert again.cases.height == 5
-    lab.perturb("comma", intensity="high", seed=1)  # same seed: same ids, nothing added twice
+    lab.robustness.perturb(
+        "comma", intensity="high", seed=1
+    )  # same seed: same ids, nothing added twice
     assert lab.cases.height == 5
 
 
@@ -120,15 +122,17 @@ def test_contextual_misinformation_through_an_llm(tmp_path: Path) -> None:
         pl.DataFrame({"prompt": prompts, "actual": ["Paris.", "Da Vinci.", "ok", "8849 m"]})
     )
     with pytest.raises(evalnb.EvalnbError, match=r"pass llm=evalnb\.LLMClient"):
-        lab.perturb("contextual_misinformation")
+        lab.robustness.perturb("contextual_misinformation")
     with LoopbackLLM(_misinformer) as server:
         llm = evalnb.LLMClient(server.base_url, "writer", cache=tmp_path / "c.duckdb")
-        lab.perturb("contextual_misinformation", intensity="high", seed=3, llm=llm)
+        lab.robustness.perturb("contextual_misinformation", intensity="high", seed=3, llm=llm)
         calls = sum(server.calls.values())
-        lab.perturb("contextual_misinformation", intensity="high", seed=3, llm=llm)  # cached
+        lab.robustness.perturb(
+            "contextual_misinformation", intensity="high", seed=3, llm=llm
+        )  # cached
         assert sum(server.calls.values()) == calls
         with pytest.raises(evalnb.EvalnbError, match="rewrote none of 1 texts"):
-            evalnb.load(pl.DataFrame({"prompt": ["How tall is Everest?"]})).perturb(
+            evalnb.load(pl.DataFrame({"prompt": ["How tall is Everest?"]})).robustness.perturb(
                 "contextual_misinformation", llm=llm
             )
     added = lab.cases.filter(pl.col("perturbation_of").is_not_null()).sort("prompt")
@@ -171,6 +175,6 @@ def test_contextual_misinformation_through_an_llm(tmp_path: Path) -> None:
     )
     lab.replace_tables({"cases": cases, "outputs": outputs})
     scored = evalnb.evaluate(lab, ["rouge"], progress=False)
-    effect = scored.adversarial_effect(n_boot=200).filter(metric="rouge_l")
+    effect = scored.robustness.effect(n_boot=200).filter(metric="rouge_l")
     assert effect["kind"].to_list() == ["contextual_misinformation"]
     assert effect["flips"].item() == 2 and effect["difference"].item() < -0.9

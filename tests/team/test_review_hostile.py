@@ -180,7 +180,7 @@ def test_a_reviewer_role_writing_sql_cannot_bend_the_queue(pg_server: PgServer) 
     # ann's; 1 and 2 wait for their second label
     assert queue.remaining() == 2
     pulled = _lab(3)
-    pulled.pull_labels(queue, rule="all")  # 'maybe' never got in to block a pull
+    pulled.calibration.pull_labels(queue, rule="all")  # 'maybe' never got in to block a pull
     ann.close()
     queue.close()
 
@@ -265,23 +265,23 @@ def test_pulls_speak_with_one_voice_and_retract_what_no_longer_holds(
         got = {r["item_id"]: r["human_pass"] for r in found.iter_rows(named=True)}
         return {f"item{i}": got.get(i) for i in (0, 1)}
 
-    lab.pull_labels(queue, rule="adjudicated")
+    lab.calibration.pull_labels(queue, rule="adjudicated")
     assert verdicts() == {"item0": True, "item1": False}
     # another rule after it: the adjudication is final under every rule, never retracted
-    lab.pull_labels(queue, rule="majority")
+    lab.calibration.pull_labels(queue, rule="majority")
     assert verdicts() == {"item0": True, "item1": False}
-    lab.pull_labels(queue, rule="all")
+    lab.calibration.pull_labels(queue, rule="all")
     assert verdicts() == {"item0": True, "item1": False}
-    lab.pull_labels(queue, rule="adjudicated")
+    lab.calibration.pull_labels(queue, rule="adjudicated")
     assert verdicts() == {"item0": True, "item1": False}
-    assert lab.pull_labels(queue, rule="adjudicated").height == 0  # nothing changed
+    assert lab.calibration.pull_labels(queue, rule="adjudicated").height == 0  # nothing changed
     # an edit that turns item 0's majority into a tie retracts it on the next pull
     queue.submit(0, "fail", reviewer="bob")
-    added = lab.pull_labels(queue, rule="majority")
+    added = lab.calibration.pull_labels(queue, rule="majority")
     assert added["verdict"].null_count() >= 1
     assert verdicts() == {"item0": None, "item1": False}
     with pytest.raises(evalnb.ReviewError, match=r"lacks \d of the 2 answers"):
-        _lab(1).pull_labels(queue)  # another lab: no orphan labels
+        _lab(1).calibration.pull_labels(queue)  # another lab: no orphan labels
     queue.close()
 
 

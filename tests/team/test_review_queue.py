@@ -182,7 +182,7 @@ def test_the_dsn_password_is_nowhere_but_the_connection(pg_server: PgServer) -> 
     item = queue.next("ann")
     assert item is not None
     queue.submit(item, "pass", reviewer="ann")
-    lab.pull_labels(queue)
+    lab.calibration.pull_labels(queue)
     assert "hunter2" not in str(lab.table("info").to_dicts())
     queue.close()
     with pytest.raises(evalnb.ReviewUnavailable) as caught:
@@ -220,15 +220,15 @@ def test_agreement_disagreements_adjudication_and_pulled_labels_drive_calibratio
     queue.adjudicate(int(split["item_id"][0]), "pass", reviewer="lead", note="checked the source")
     assert queue.disagreements()["adjudicated"][0] == "pass"
 
-    added = lab.pull_labels(queue, rule="adjudicated")
+    added = lab.calibration.pull_labels(queue, rule="adjudicated")
     assert added.height == 30  # per_item=3: no ties
-    assert lab.pull_labels(queue, rule="adjudicated").height == 0  # pulled before
+    assert lab.calibration.pull_labels(queue, rule="adjudicated").height == 0  # pulled before
     assert added.filter(pl.col("reviewer") == "lead").height == 1
     reopened = evalnb.open(tmp_path / "lab.duckdb")  # committed to the store
     assert reopened.labels.height == 30
-    fit = reopened.recalibrate(EV, EV, apply=False, n_boot=50)
+    fit = reopened.calibration.recalibrate(EV, EV, apply=False, n_boot=50)
     assert fit is not None
-    board = reopened.corrected_leaderboard(EV, EV)
+    board = reopened.calibration.corrected_leaderboard(EV, EV)
     assert board["corrected"].is_not_null().all()
     queue.close()
 

@@ -43,10 +43,10 @@ def test_saving_an_old_copy_keeps_other_processes_rows(tmp_path: Path) -> None:
     other = evalnb.open(store)
     cases = other.cases["case_id"].to_list()
     for i in range(10):
-        other.add_label(
+        other.calibration.add_label(
             cases[i], "model", "rouge", "rouge_l", "pass" if i % 2 else "fail", reviewer="b"
         )
-    other.recalibrate("rouge", "rouge_l", n_boot=20)
+    other.calibration.recalibrate("rouge", "rouge_l", n_boot=20)
     batch = other.table("info").vstack(pl.DataFrame({"key": ["batch:b"], "value": ['"x"']}))
     other.replace_tables({"info": batch})
 
@@ -83,7 +83,7 @@ def test_merging_an_import_writes_only_what_it_adds(tmp_path: Path) -> None:
     store = _lab(tmp_path / "lab.duckdb")
     reviewer = evalnb.open(store)
     importer = evalnb.open(store)
-    reviewer.add_label(
+    reviewer.calibration.add_label(
         reviewer.cases["case_id"][0], "model", "rouge", "rouge_l", "pass", reviewer="r"
     )
     importer.merge(importer).save(store)  # nothing new: no table replaced

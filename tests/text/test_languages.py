@@ -179,15 +179,15 @@ def test_languages_are_detected_set_and_kept() -> None:
     lab = _lab(language_column=False)
     assert lab.cases["language"].is_null().all()
     first = lab.cases["case_id"][0]
-    lab.set_languages({first: "de"})  # the user's word stands
-    shown = lab.set_languages()
+    lab.languages.set({first: "de"})  # the user's word stands
+    shown = lab.languages.set()
     assert shown.filter(pl.col("case_id") == first)["source"].to_list() == ["kept"]
     assert lab.cases.filter(pl.col("case_id") == first)["language"].to_list() == ["de"]
     assert shown["source"].value_counts().height == 2
     with pytest.raises(ValueError, match="ISO 639-1"):
-        lab.set_languages({first: "klingon"})
+        lab.languages.set({first: "klingon"})
     with pytest.raises(KeyError, match="no case"):
-        lab.set_languages({"nope": "fr"})
+        lab.languages.set({"nope": "fr"})
     # A `lang` column of the source is the language.
     frame = pl.DataFrame({"question": ["Wo ist das?"], "answer": ["Hier."], "lang": ["de"]})
     assert evalnb.load(frame).cases["language"].to_list() == ["de"]
@@ -206,9 +206,9 @@ def test_mixed_languages_are_flagged() -> None:
     assert values == [0.0, 1.0]
     detail = json.loads(lab.scores.sort("value")["detail"][0])
     assert (detail["language"], detail["answer_language"]) == ("fr", "en")
-    mix = lab.answer_languages()
+    mix = lab.languages.answers()
     assert mix["mixed"].sum() == 1
-    summary = lab.languages()
+    summary = lab.languages.summary()
     assert dict(zip(summary["language"], summary["n_mixed"], strict=True)) == {"fr": 1, "en": 0}
 
 
@@ -301,7 +301,7 @@ def test_perturbators_skip_cases_they_do_not_fit() -> None:
     lab = _lab()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = lab.perturb(["comma", "synonym", "base16"])
+        out = lab.robustness.perturb(["comma", "synonym", "base16"])
     said = " ".join(str(w.message) for w in caught)
     assert "comma needs words separated by spaces, and Chinese has none (8 case(s))" in said
     assert "synonym draws on the English WordNet, and the text is in French" in said
@@ -351,7 +351,7 @@ def test_an_older_store_gains_the_language_column(tmp_path: Path) -> None:
         con.sql("ALTER TABLE cases DROP COLUMN language")
     lab = evalnb.open(store)
     assert lab.cases["language"].is_null().all()
-    lab.set_languages()
+    lab.languages.set()
     with duckdb.connect(str(store), read_only=True) as con:
         stored = con.sql("SELECT language, count(*) FROM cases GROUP BY 1").fetchall()
     assert {lang for lang, _ in stored} == set(LANGUAGES)

@@ -42,8 +42,8 @@ def judge(prompt):
 server = LoopbackLLM(judge).__enter__()
 client = evalnb.LLMClient(server.base_url, "judge", cache=False)
 lab = evalnb.evaluate(lab, ["binary_judge"], judge=client, progress=False)
-card = lab.judge_card("binary_judge", judge=client, n=60, seed=0, probes=20)
-view = lab.judge_card_view(card)
+card = lab.judges.card("binary_judge", judge=client, n=60, seed=0, probes=20)
+view = lab.judges.card_view(card)
 view
 """
 

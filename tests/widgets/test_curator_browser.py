@@ -36,7 +36,7 @@ def test_keyboard_curation_is_stored_and_case_text_stays_text(tmp_path: Path) ->
     store = tmp_path / "lab.duckdb"
     evalnb.load(frame).save(store)
     ids = evalnb.open(store).cases["case_id"].to_list()
-    cell = f"import evalnb\nlab = evalnb.open({str(store)!r})\nw = lab.curator(reviewer='ann')\nw"
+    cell = f"import evalnb\nlab = evalnb.open({str(store)!r})\nw = lab.curation.curator(reviewer='ann')\nw"
     notebook(tmp_path / "curate.ipynb", [cell])
     with lab_page(tmp_path, width=1300, height=1000) as (server, page):
         server.open(page, "curate.ipynb")

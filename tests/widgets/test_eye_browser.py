@@ -293,7 +293,7 @@ def test_the_eyes_language_menu_filters_the_cases(tmp_path: Path) -> None:
     from evalnb.api.demo_languages import build_demo_languages
 
     lab = build_demo_languages()
-    lab.set_languages()
+    lab.languages.set()
     lab = evalnb.evaluate(lab, ["rouge", "rouge_multilingual", "answer_language"], progress=False)
     store = tmp_path / "languages.duckdb"
     lab.save(store)

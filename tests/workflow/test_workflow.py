@@ -50,11 +50,11 @@ def _words(text: str | None) -> set[str]:
 def label_like_a_reviewer(wf: evalnb.Workflow, n: int = 12) -> None:
     """A scripted reviewer: an answer passes when it holds most words of the expected one."""
     lab = wf.lab
-    rows = lab.calibration_sample("answer_similarity", "answer_similarity", n=n, strategy="random")
+    rows = lab.calibration.sample("answer_similarity", "answer_similarity", n=n, strategy="random")
     for r in rows.iter_rows(named=True):
         expected = _words((r["expected"] or [""])[0])
         shared = len(expected & _words(r["actual"])) / max(len(expected), 1)
-        lab.add_label(
+        lab.calibration.add_label(
             r["case_id"],
             r["model"],
             "answer_similarity",
@@ -179,9 +179,9 @@ def test_a_changed_threshold_makes_the_steps_after_calibration_stale(
     # who agreed with it would leave it where it is, as recalibrate keeps a threshold that
     # fits the labels as well as any).
     lab = wf.lab
-    unlabelled = lab.calibration_sample("answer_similarity", "answer_similarity", n=10_000)
+    unlabelled = lab.calibration.sample("answer_similarity", "answer_similarity", n=10_000)
     for r in unlabelled.filter(pl.col("passed")).sort("value").head(6).iter_rows(named=True):
-        lab.add_label(
+        lab.calibration.add_label(
             r["case_id"],
             r["model"],
             "answer_similarity",
@@ -189,7 +189,7 @@ def test_a_changed_threshold_makes_the_steps_after_calibration_stale(
             "fail",
             reviewer="bob",
         )
-    moved = lab.recalibrate("answer_similarity", "answer_similarity")
+    moved = lab.calibration.recalibrate("answer_similarity", "answer_similarity")
     assert moved.threshold > before, moved
     status = dict(wf.status().select("step", "status").iter_rows())
     assert status["calibration"] == "done"  # its own inputs did not change

@@ -1,6 +1,6 @@
 """The seed's comparative judge (lmms-eval, seed 004): two answers to one question, side by side.
 
-:func:`evalnb.pairwise` asks it about two models' answers in both orders; the answer judged
+:func:`evalnb.judges.pairwise` asks it about two models' answers in both orders; the answer judged
 is the row's, the other its ``other_answer`` field (:func:`other_answer_extra`).
 """
 
@@ -93,7 +93,7 @@ class ComparativeJudge(JudgeEvaluator):
     """Two answers to the same question scored side by side (the seed's comparative judge).
 
     The answer judged is the row's; the other is the row's ``other_answer`` field (an extra
-    field of the output or the case). :func:`evalnb.pairwise` fills it from a second model
+    field of the output or the case). :func:`evalnb.judges.pairwise` fills it from a second model
     and asks in both orders.
     """
 

@@ -53,13 +53,13 @@ _EXAMPLES = Param(
     "judge_examples",
     str,
     default="",
-    description="human-graded examples shown to the judge, JSON (set by Lab.align_judge)",
+    description="human-graded examples shown to the judge, JSON (set by lab.judges.align)",
 )
 _GUIDANCE = Param(
     "judge_guidance",
     str,
     default="",
-    description="extra grading rules for the judge (set by Lab.align_judge)",
+    description="extra grading rules for the judge (set by lab.judges.align)",
 )
 _CONTRACT = Param(
     "contract",
@@ -93,7 +93,7 @@ class JudgeEvaluator(Evaluator):
     params: ClassVar[tuple[Param, ...]] = _JUDGE
     # The JSON field holding the verdict or score, for probabilities under a JSON contract.
     answer_field: ClassVar[str | None] = None
-    # The reply's length in tokens, for cost estimates before a run (evalnb.estimate) when
+    # The reply's length in tokens, for cost estimates before a run (evalnb.judges.estimate) when
     # the lab holds no earlier run of this judge to measure it on.
     reply_tokens: ClassVar[int] = 150
 
@@ -409,7 +409,7 @@ def _drifted(result: ChatResult, kind: str) -> bool:
 def _announce(bar: object, evaluator: str, conversations: list[Messages], judge: LLMClient) -> None:
     """Put what the calls about to go out will take in the progress bar's header.
 
-    A quick figure (four characters a token, the probe's pace); :func:`evalnb.estimate`
+    A quick figure (four characters a token, the probe's pace); :func:`evalnb.judges.estimate`
     gives the exact one before a run.
     """
     describe = getattr(bar, "set_description", None)
