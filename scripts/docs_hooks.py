@@ -109,6 +109,42 @@ def _catalog() -> str:
     return "\n".join(out)
 
 
+def _namespaces() -> str:
+    """Each namespace of ``Lab`` and its methods, each rendered from its floor function."""
+    from evalnb import Lab  # noqa: PLC0415
+    from evalnb.api.binding import bound, namespace  # noqa: PLC0415
+
+    parts = []
+    for space, desc in vars(Lab).items():
+        if not isinstance(desc, namespace):
+            continue
+        doc = (desc.cls.__doc__ or "").strip()
+        parts.append(f"### `lab.{space}`\n\n{doc}\n")
+        for name, marker in vars(desc.cls).items():
+            if isinstance(marker, bound):
+                floor = marker.floor
+                parts.append(
+                    f"#### `lab.{space}.{name}`\n\nThe function "
+                    f"`{floor.__module__}.{floor.__qualname__}` with the lab as its first "
+                    f"argument:\n\n::: {floor.__module__}.{floor.__qualname__}\n"
+                    "    options:\n      show_root_heading: false\n"
+                )
+    return "\n".join(parts)
+
+
+def _moved() -> str:
+    """The table of the old flat names and where each went."""
+    from evalnb.api.lab import MOVED  # noqa: PLC0415
+
+    rows = ["| old name (warns, one release) | now |", "|---|---|"]
+    rows += [f"| `lab.{old}` | `lab.{space}.{new}` |" for old, (space, new) in MOVED.items()]
+    rows += [
+        "| `lab.languages()` | `lab.languages.summary()` |",
+        "| `lab.curation()` | `lab.curation.view()` |",
+    ]
+    return "\n".join(rows) + "\n"
+
+
 def _commands(parser: argparse.ArgumentParser, words: list[str]) -> Iterator[tuple[str, str]]:
     """(command words, help text) for the parser and every subcommand under it."""
     yield " ".join(words), parser.format_help()
@@ -134,6 +170,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "columns": _columns,
     "catalog": _catalog,
     "cli": _cli,
+    "namespaces": _namespaces,
+    "moved": _moved,
 }
 
 

@@ -216,14 +216,20 @@ def chart_of(
 
 
 def adversarial_effect_of(lab: LabCore, *, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
-    """Return the paired adversarial − base effect of ``lab`` (see ``lab.robustness.effect``)."""
+    """Compare each adversarial case's score with its base case's (:func:`evalnb.adversarial`).
+
+    Per (evaluator, metric, model, kind): the pairs, both means, the mean difference
+    (adversarial − base) with a 95 % interval from resampling the pairs, both pass
+    rates, and ``flips`` (base passed, adversarial failed). Needs the models' answers to
+    both and their scores.
+    """
     return adversarial_effect(lab.verdicts(), lab.cases, n_boot=n_boot, seed=seed)
 
 
 def adversarial_chart_of(
     lab: LabCore, evaluator: str, metric: str, *, n_boot: int = 1000, seed: int = 0
 ) -> alt.LayerChart:
-    """Chart the adversarial effect of one metric (see ``lab.robustness.chart``)."""
+    """Chart ``lab.robustness.effect`` of one metric: difference per kind, with its CI."""
     from evalnb.analysis.charts import adversarial_chart  # noqa: PLC0415 - Altair loads only when a chart is drawn
 
     return adversarial_chart(

@@ -422,11 +422,11 @@ def decide_rule(
 ) -> Sequential:
     """Return a rule that stops ``evalnb.run_suite(lab, ..., until=rule)`` once settled.
 
-    As :func:`sequential`, with ``lab``'s defaults: cases cluster by their topic when the
-    lab has topics (as in ``lab.decisions.decide``; ``cluster=""`` for independent cases).
+    As :func:`evalnb.sequential`, with this lab's defaults: cases cluster by their topic
+    when the lab has topics (as in ``lab.decisions.decide``; ``cluster=""`` for independent cases).
     The run asks the cases in a seeded random order, a batch at a time, and stops when an
-    anytime-valid confidence sequence on the paired difference settles the verdict;
-    ``print(rule)`` then says what it saved.
+    anytime-valid confidence sequence on the paired difference settles the verdict
+    (:mod:`evalnb.analysis.sequential`); ``print(rule)`` then says what it saved.
     """
     chosen, _ = default_cluster(lab.cases, cluster)
     return sequential(

@@ -199,7 +199,14 @@ def align_judge(
     min_gain: float = 0.0,
     seed: int = 0,
 ) -> JudgeAlignment:
-    """Build an aligned version of a judge evaluator and measure it on held-out labels."""
+    """Build an aligned version of an LLM-judge evaluator from the human labels.
+
+    Few-shot examples from the labelled answers (the judge's mistakes first) and, with
+    ``refine``, grading rules the judge model writes from its disagreements. Measured
+    k-fold on held-out labels (κ and accuracy before and after); recorded with its
+    prompt, and ``kept`` only when κ rises by more than ``min_gain``. Apply a version
+    with ``lab.judges.apply_version``; list them with ``lab.judges.versions``.
+    """
     rows = _labelled(lab, evaluator, metric)
     if rows.height < 2 * folds:
         msg = (
@@ -310,7 +317,7 @@ def judge_versions(lab: LabCore, evaluator: str | None = None) -> pl.DataFrame:
 
 
 def apply_judge_version(lab: L, evaluator: str, version_id: str | None, judge: LLMClient) -> L:
-    """Rescore ``evaluator`` with an aligned version (None: the plain judge, a roll-back)."""
+    """Rescore ``evaluator`` with an aligned version; ``None`` rolls back to the plain judge."""
     params = {**_current_params(lab, evaluator), "judge_examples": "", "judge_guidance": ""}
     if version_id is not None:
         found = [

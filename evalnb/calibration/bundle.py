@@ -214,7 +214,17 @@ def export_calibration(
     note: str | None = None,
     accepted: float | Mapping[str, float] | None = None,
 ) -> Path:
-    """Write the bundle to ``path`` (JSON) and its summary beside it (``.md``); return the path."""
+    """Write the calibration bundle (JSON, schema-checked, and a Markdown summary beside it).
+
+    Per calibrated metric: the threshold with its CI, agreement and κ before and after,
+    labels per reviewer, the corrected pass rates and the pass rate accepted in
+    production (``accepted``: one for all metrics or one per metric name; by default
+    the lowest corrected pass rate among the models); the evaluators with their versions
+    and parameters; a sample of the lab's questions (drift's reference); the approval
+    (``approved_by``, ``note``), the lab's content hash and the evalnb version. Apply it
+    to another lab with :func:`evalnb.load_calibration`, or to live traffic with
+    :func:`evalnb.monitor`.
+    """
     bundle = calibration_bundle(lab, approved_by=approved_by, note=note, accepted=accepted)
     if not bundle["metrics"] and not bundle["judges"]:
         msg = (

@@ -121,7 +121,16 @@ def _verdicts_and_labels(
 def corrected_leaderboard(
     lab: LabCore, evaluator: str, metric: str, *, assume_random: bool = False, level: float = 0.95
 ) -> pl.DataFrame:
-    """Per model: automatic, human-only and prediction-powered pass rates with intervals.
+    """Per model, the pass rate humans would give: labels correct the metric, with a valid CI.
+
+    Prediction-powered inference (PPI++): the metric's verdict on every row, corrected by
+    its disagreement with the humans on the labelled rows. Columns: the ``automatic``
+    pass rate, the ``human_only`` one with its interval, the ``corrected`` one with its
+    interval, the ``metric_weight`` λ (0: the metric adds nothing) and
+    ``effective_labels`` (how many random labels alone would be as precise). Labels
+    count when drawn at random or with known probabilities (labeler batches record
+    them); ``active`` ones are left out and counted; labels given outside a batch count
+    with ``assume_random=True`` (:mod:`evalnb.calibration.ppi` states the assumptions).
 
     Parameters
     ----------

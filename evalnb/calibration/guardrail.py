@@ -166,7 +166,7 @@ def corpus_patch_rows(lab: LabCore) -> pl.DataFrame:
 def corpus_patch(
     lab: LabCore, markdown: str | Path | None = None, json_path: str | Path | None = None
 ) -> pl.DataFrame:
-    """:func:`corpus_patch_rows`, written as Markdown and/or JSON when paths are given."""
+    """Failed-by-metric answers the humans passed (FAQ style); write Markdown/JSON when asked."""
     patch = corpus_patch_rows(lab)
     if markdown is not None:
         write_atomic(markdown, corpus_patch_markdown(patch))

@@ -89,7 +89,11 @@ def add_label(
     sample: int = 0,
     batch_id: str | None = None,
 ) -> pl.DataFrame:
-    """Append one human verdict to ``lab`` (and its store, committed) and return the row."""
+    """Record a human verdict (``"pass"``/``"fail"``; None retracts the last one).
+
+    Appended to the ``labels`` table — and to the lab's store, committed, before this
+    returns — never updated in place. Returns the new row.
+    """
     item = {
         "case_id": case_id,
         "model": model,

@@ -337,10 +337,11 @@ def recalibrate(
     seed: int = 0,
     target_width: float = 0.05,
 ) -> Calibration:
-    """Fit the metric's threshold to the human verdicts; with ``apply``, store it in ``lab``.
+    """Fit the metric's threshold to the human verdicts, with bootstrap CIs and κ.
 
-    The applied threshold is a new ``calibrated`` version of the ``thresholds`` table, so
-    everything derived from verdicts follows it (see ``lab.calibration.recalibrate``).
+    ``criterion``: ``balanced_accuracy`` (default), ``accuracy``, ``f1`` or ``logistic``
+    (where P(human pass | score) crosses 0.5). With ``apply`` the new threshold is
+    stored as a ``calibrated`` version; problems, insights, the eye and reports follow.
     """
     result = calibrate(
         lab,

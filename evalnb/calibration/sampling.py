@@ -27,11 +27,12 @@ def calibration_sample(
     strategy: str = "active",
     seed: int = 0,
 ) -> pl.DataFrame:
-    """Rows of one metric for a human to label, with their verdict now and what to read.
+    """Draw up to ``n`` scored rows of one metric for a human to label (never a labelled one).
 
-    :func:`sample_rows` picks them; each comes with ``value``, ``threshold``, ``passed``,
-    the prompt, expected answer, the model's answer and its retrieved context, and how it
-    was drawn (``design``, ``inclusion``: what corrected estimates weight by).
+    ``strategy``: ``random``, ``stratified`` (one per score quantile bin) or ``active``
+    (nearest the current pass/fail boundary — where a label teaches most). Seeded.
+    Returns the rows with ``value``, ``passed`` (the metric's verdict now), prompt,
+    expected answer, the model's answer and retrieved context.
     """
     rows = sample_rows(lab, evaluator, metric, n, strategy, seed)
     spec = lab.metric_spec(evaluator, metric)

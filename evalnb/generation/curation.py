@@ -197,7 +197,14 @@ def curate(
     expected: str | Sequence[str] | None = None,
     note: str | None = None,
 ) -> pl.DataFrame:
-    """Append one decision on ``case_id`` to ``lab``'s curation log (committed); return it."""
+    """Record a reviewer's decision on a test case: accept, edit, exclude or restore.
+
+    ``edit`` takes a new ``prompt``, ``expected`` answer(s) or both; the case keeps its
+    id. Appended to the ``curation`` table — and committed to the store before this
+    returns — never changed, so reviewers curating from several kernels lose nothing.
+    ``lab.curation`` shows where each case stands; ``lab.curation.apply`` makes the
+    cases table the curated suite; the ``h2o_suite`` export is always the curated one.
+    """
     log = lab.table("curation")
     found = lab.cases.filter(pl.col("case_id") == case_id)
     if found.is_empty():  # an exclusion applied already: the case lives on in the log

@@ -132,10 +132,18 @@ def perturb(
     field: str = "prompt",
     llm: LLMClient | None = None,
 ) -> L:
-    """Add :func:`perturbed_cases` of ``lab`` to it (its store too) and return it.
+    """Add a perturbed copy of every original case per perturbator (H2O lineage).
 
-    A perturbed case already in the lab (same lineage and seed, so the same id) is kept as
-    it is; see ``lab.robustness.perturb``.
+    Each new case keeps its original's fields but ``field`` (default the prompt), links
+    back through ``perturbation_of`` and carries H2O's ``perturbed_by:<name>:<intensity>``
+    category. Models have not answered the new cases yet: run them (or import their
+    answers), then evaluate; ``lab.problems`` reports verdicts that flip. Deterministic
+    for a seed; written through to the lab's store when it has one. A perturbed case already
+    in the lab (same lineage and seed, so the same id) is kept as it is.
+
+    ``"contextual_misinformation"`` (H2O's agent-based perturbator) rewrites each prompt
+    around a plausible false claim through ``llm`` (an :class:`evalnb.LLMClient`), and
+    keeps the claim in the new case's ``extra``.
     """
     names = [perturbators] if isinstance(perturbators, str) else list(perturbators)
     added = perturbed_cases(lab.cases, names, intensity, seed, field, llm)
