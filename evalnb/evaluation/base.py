@@ -229,6 +229,9 @@ class Evaluator(ABC):
     # Agent evaluators read each row's steps and its case's reference tool calls: the engine
     # adds them as the list columns ``steps`` and ``reference`` (evaluation/families/agents/trajectory_metrics.py).
     trajectory: ClassVar[bool] = False
+    # Retrieval evaluators read each row's ranked documents and its case's relevance grades:
+    # the engine adds them as the list columns ``ranked`` and ``judged`` (evalnb/lab/rankings.py).
+    ranked: ClassVar[bool] = False
     # Rows per ``score`` call. Row-local evaluators set it so their working memory stays
     # bounded on large labs; None gives all rows at once (to share work across rows, such
     # as encoding each distinct text once).

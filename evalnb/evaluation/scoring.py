@@ -17,6 +17,7 @@ import polars as pl
 
 from evalnb.evaluation.base import Context
 from evalnb.evaluation.ray_engine import loads_model, score_with_ray
+from evalnb.lab.rankings import with_rankings
 from evalnb.lab.trajectories import with_trajectories
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ class Scorer:
         classes = self.classes if which is None else which
         if self.trajectories:  # agent evaluators read each row's steps
             rows = with_trajectories(self.lab, rows, self._steps)
+        if any(c.ranked for c in classes):  # retrieval evaluators read rankings and grades
+            rows = with_rankings(self.lab, rows)
         ray, bar = self.ray, self.bar
         # On Ray, evaluators with every row to score and no model to load share one pass.
         shared = (

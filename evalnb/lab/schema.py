@@ -220,6 +220,27 @@ WORKFLOW_EVENTS = pl.Schema(
     }
 )
 
+# Relevance judgments (TREC qrels, BEIR's qrels/<split>.tsv, reviewers' grades): how relevant
+# a document is to a case's question. An int grade; >= 1 is relevant (trec_eval's default
+# level), 0 or below judged not relevant, a document without a row unjudged. ``source``
+# says who judged (a file's name, ``reviewer:<name>``, ``judge:<id>``).
+QRELS = pl.Schema({"case_id": _STR, "doc_id": _STR, "relevance": _I64, "source": _STR})
+
+# What a retriever returned for a case: one row a document, ``model`` the retriever (each
+# configuration under test is a model, as an answering system is), ``sample`` the run.
+# ``rank`` as given (a TREC run's fourth field); measures rank by ``score`` as trec_eval
+# does (score descending, ties by document id descending).
+RETRIEVALS = pl.Schema(
+    {
+        "case_id": _STR,
+        "model": _STR,
+        "sample": _I64,
+        "rank": _I64,
+        "doc_id": _STR,
+        "score": _F64,
+    }
+)
+
 SCHEMAS: Mapping[str, pl.Schema] = {
     "cases": CASES,
     "outputs": OUTPUTS,
@@ -235,6 +256,8 @@ SCHEMAS: Mapping[str, pl.Schema] = {
     "validation": VALIDATION,
     "curation": CURATION,
     "workflow_events": WORKFLOW_EVENTS,
+    "qrels": QRELS,
+    "retrievals": RETRIEVALS,
 }
 TABLES: tuple[str, ...] = tuple(SCHEMAS)
 

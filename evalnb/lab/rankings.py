@@ -1,0 +1,91 @@
+"""A retriever's rankings as rows: each output row with its ranked documents and its case's grades.
+
+The retrieval evaluators (``ranked = True``) read two list columns the engine adds a batch
+of rows at a time: ``ranked`` (the documents the row's retriever returned, with their
+scores) and ``judged`` (the case's relevance grades). Both come from the lab's
+``retrievals`` and ``qrels`` tables; where those hold nothing for a row, from the ids a RAG
+lab carries in its extras (ragas' ``retrieved_context_ids`` on the output, in the order
+retrieved, and ``reference_context_ids`` on the case, each relevant with grade 1).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import LabCore
+
+__all__ = ["extra_ids", "with_rankings"]
+
+_KEY = ["case_id", "model", "sample"]
+_RANKED = pl.List(pl.Struct({"doc_id": pl.String(), "score": pl.Float64()}))
+_JUDGED = pl.List(pl.Struct({"doc_id": pl.String(), "relevance": pl.Int64()}))
+
+
+def extra_ids(extra: pl.Series, field: str) -> pl.Series:
+    """Read the list of ids under ``field`` of each JSON ``extra`` (null where absent or not a list)."""
+
+    def read(text: str | None) -> list[str] | None:
+        if not text:
+            return None
+        try:
+            value = json.loads(text).get(field)
+        except (ValueError, AttributeError):
+            return None
+        if not isinstance(value, list):
+            return None
+        return [str(v) for v in value if v is not None]
+
+    return pl.Series([read(t) for t in extra.to_list()], dtype=pl.List(pl.String()))
+
+
+def with_rankings(lab: LabCore, rows: pl.DataFrame) -> pl.DataFrame:
+    """Add each row's ``ranked`` documents and its case's ``judged`` grades as list columns.
+
+    Parameters
+    ----------
+    lab
+        The lab the rows come from (its ``retrievals`` and ``qrels``).
+    rows
+        Output rows (``case_id``, ``model``, ``sample``; ``output_extra`` and ``case_extra``
+        when the lab has them).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``rows`` with ``ranked`` (list of ``{doc_id, score}``, null for a row its retriever
+        returned nothing for) and ``judged`` (list of ``{doc_id, relevance}``, null for a
+        case without grades).
+    """
+    keys = rows.select(_KEY).unique()
+    ranked = (
+        lab.scan("retrievals")
+        .join(keys.lazy(), on=_KEY, how="semi")
+        .group_by(_KEY)
+        .agg(ranked=pl.struct("doc_id", "score"))
+        .collect()
+    )
+    judged = (
+        lab.table("qrels")
+        .join(keys.select("case_id").unique(), on="case_id", how="semi")
+        .group_by("case_id")
+        .agg(judged=pl.struct("doc_id", "relevance"))
+    )
+    out = rows.drop(["ranked", "judged"], strict=False)
+    out = out.join(ranked, on=_KEY, how="left", maintain_order="left")
+    out = out.join(judged, on="case_id", how="left", maintain_order="left")
+    if "output_extra" in out.columns and out["ranked"].null_count():
+        ids = extra_ids(out["output_extra"], "retrieved_context_ids")
+        # In the order retrieved: the score falls with the position, so trec_eval's order is it.
+        fallback = ids.list.eval(
+            pl.struct(doc_id=pl.element(), score=-pl.int_range(pl.len()).cast(pl.Float64))
+        )
+        out = out.with_columns(ranked=pl.coalesce(pl.col("ranked"), fallback.cast(_RANKED)))
+    if "case_extra" in out.columns and out["judged"].null_count():
+        ids = extra_ids(out["case_extra"], "reference_context_ids")
+        fallback = ids.list.eval(pl.struct(doc_id=pl.element(), relevance=pl.lit(1, pl.Int64)))
+        out = out.with_columns(judged=pl.coalesce(pl.col("judged"), fallback.cast(_JUDGED)))
+    return out.with_columns(pl.col("ranked").cast(_RANKED), pl.col("judged").cast(_JUDGED))
