@@ -25,6 +25,7 @@ from evalnb.api.namespaces import (
     DecisionMethods,
     JudgeMethods,
     LanguageMethods,
+    RetrievalMethods,
     RobustnessMethods,
 )
 from evalnb.calibration.reliability import agreement_views
@@ -119,6 +120,7 @@ class Lab(LabCore):
     curation = namespace(CurationMethods)
     languages = namespace(LanguageMethods)
     robustness = namespace(RobustnessMethods)
+    retrieval = namespace(RetrievalMethods)
 
     if not TYPE_CHECKING:  # the type checker flags the old names; at run time they warn
 

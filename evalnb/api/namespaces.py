@@ -1,6 +1,7 @@
 """The concerns of :class:`~evalnb.Lab`, one namespace each (``lab.judges``, ``lab.calibration``).
 
-Also ``lab.decisions``, ``lab.curation``, ``lab.languages`` and ``lab.robustness``. Every
+Also ``lab.decisions``, ``lab.curation``, ``lab.languages``, ``lab.robustness`` and
+``lab.retrieval``. Every
 attribute is a function of the concern's own subpackage with the lab bound
 (:mod:`evalnb.api.binding`); nothing here computes. Where a method joins two layers that
 never import each other (``analysis`` and ``calibration``), the function that joins them is
@@ -24,14 +25,17 @@ from evalnb.calibration.guardrail import corpus_patch, guardrail_config
 from evalnb.calibration.judge_agreement import judge_agreement
 from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
 from evalnb.calibration.recalibrate import recalibrate
+from evalnb.calibration.relevance import add_grade, relevance_pool
 from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.diagnosis.languages import answer_languages, language_summary, set_languages
 from evalnb.generation.curation import apply_curation, curate, curation_of
+from evalnb.io.trec import export_trec
 from evalnb.judge_reliability.card import judge_card, kept_with
 from evalnb.judge_reliability.report import judge_report
 from evalnb.robustness.perturbed_cases import perturb
 from evalnb.team.publish import pull_labels
+from evalnb.transforms.attribution import attribution, attribution_summary
 
 if TYPE_CHECKING:
     import polars as pl
@@ -47,6 +51,7 @@ __all__ = [
     "DecisionMethods",
     "JudgeMethods",
     "LanguageMethods",
+    "RetrievalMethods",
     "RobustnessMethods",
 ]
 
@@ -151,3 +156,17 @@ class RobustnessMethods(Namespace):
     perturb = bound(perturb)
     effect = bound(derived.adversarial_effect_of)
     chart = bound(derived.adversarial_chart_of)
+
+
+class RetrievalMethods(Namespace):
+    """``lab.retrieval``: the retriever against relevance judgments, and what its misses cost.
+
+    The measures themselves are the ``retrieval`` evaluator's (trec_eval's, per query):
+    ``evalnb.evaluate(lab, "retrieval")``; leaderboards and ``decide`` then take retrievers.
+    """
+
+    attribution = bound(attribution)
+    attribution_summary = bound(attribution_summary)
+    pool = bound(relevance_pool)
+    add_grade = bound(add_grade)
+    export = bound(export_trec)

@@ -36,6 +36,15 @@ from evalnb.io.source import (
 from evalnb.io.spans import is_span_record, read_spans
 from evalnb.io.tabular import Record, read_records
 from evalnb.io.tencent import read_tencent, read_tencent_csv
+from evalnb.io.trec import (
+    qrels_from,
+    read_beir,
+    read_qrels,
+    read_run,
+    retrieval_tables,
+    run_from,
+    sniff_trec,
+)
 from evalnb.lab.core import LabCore
 from evalnb.lab.errors import InputError
 
@@ -67,6 +76,10 @@ FORMATS: dict[str, str] = {
     "json": "generic JSON list of record objects",
     "parquet": "generic Parquet table",
     "evalnb_archive": "evalnb evaluation archive ZIP (Lab.archive)",
+    "trec_run": "TREC run (qid Q0 docid rank score tag per line; each tag a model); "
+    "qrels= gives its judgments",
+    "trec_qrels": "TREC qrels (qid iteration docid relevance per line)",
+    "beir": "BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv; split=)",
 }
 _MAPPED = {"csv", "jsonl", "json", "parquet", "frame"}
 _MODEL_ONLY = {"harpia", "harbor", "ragas", "agent_chat"}
@@ -217,6 +230,9 @@ def load(
     :func:`evalnb.load` documents the arguments and errors; it returns the same lab as an
     :class:`evalnb.Lab`.
     """
+    retrieval = _retrieval_lab(source, format, mapping)
+    if retrieval is not None:
+        return retrieval
     if not isinstance(source, str | Path | pl.DataFrame) and not _is_pandas(source):
         # A ragas EvaluationDataset or EvaluationResult (duck-typed: no ragas needed here).
         _check_mapping("ragas", mapping)
@@ -256,6 +272,48 @@ def load(
             str(path), None, None, "values nested fewer than about 900 levels", "deeper nesting"
         ) from None
     return LabCore(builder.frames())
+
+
+_RETRIEVAL = ("trec_run", "trec_qrels", "beir")
+
+
+def _retrieval_lab(
+    source: object,
+    format: str | None,  # noqa: A002 - load's own argument
+    mapping: dict[str, object],
+) -> LabCore | None:
+    """Read a TREC run or qrels, a BEIR folder or a ranx-style dict as a lab; None otherwise.
+
+    ``qrels=`` (a path or a dict) gives the judgments of a run; ``split=`` a BEIR split.
+    """
+    qrels_arg = mapping.get("qrels")
+    is_dict = isinstance(source, dict) or type(source).__module__.startswith("ranx")
+    kind = format if format in _RETRIEVAL else None
+    if kind is None and isinstance(source, str | Path) and format is None:
+        kind = sniff_trec(Path(source))
+    if kind is None and not is_dict:
+        if qrels_arg is not None:
+            msg = "qrels= goes with a retrieval run (a TREC run file, a BEIR folder or a dict)"
+            raise TypeError(msg)
+        return None
+    unknown = sorted(set(mapping) - {"qrels", "split", "model"})
+    if unknown:
+        msg = f"a retrieval source takes qrels=, split= and model=; got {unknown}"
+        raise TypeError(msg)
+    qrels = None
+    if qrels_arg is not None:
+        qrels = (
+            read_qrels(qrels_arg) if isinstance(qrels_arg, str | Path) else qrels_from(qrels_arg)
+        )
+    if is_dict or not isinstance(source, str | Path):
+        return LabCore(retrieval_tables(run_from(source, str(mapping.get("model", "run"))), qrels))
+    if kind == "beir":
+        return LabCore(read_beir(source, str(mapping.get("split", "test"))))
+    if kind == "trec_qrels":
+        judged = read_qrels(source)
+        cases = judged.select("case_id").unique(maintain_order=True)
+        return LabCore({"cases": cases.with_columns(prompt=pl.col("case_id")), "qrels": judged})
+    return LabCore(retrieval_tables(read_run(source), qrels))
 
 
 def _is_pandas(source: object) -> bool:

@@ -37,6 +37,7 @@ def test_the_facade_keeps_its_caps() -> None:
         "curation",
         "languages",
         "robustness",
+        "retrieval",
     }
 
 

@@ -1,0 +1,139 @@
+"""Which failed answers failed because retrieval missed: each answer attributed, with intervals.
+
+A RAG answer that fails a metric failed in the retriever or in the generator. With
+relevance judgments for its case and the ranking its system retrieved (the ``retrievals``
+table, or ragas' ``retrieved_context_ids``), each answer gets one attribution:
+
+- ``retrieval_miss``: it failed and no relevant document (grade ≥ 1) is in the top ``k``;
+- ``retrieved_unused``: it failed although a relevant document was in the top ``k``;
+- ``passed``: it passed the metric;
+- ``no_qrels``: its case has no relevant document judged, so retrieval cannot be told;
+- ``unscored``: the metric has no verdict for it.
+
+The share of failures that are retrieval misses, per model (and per value of ``by``), comes
+with Wilson's interval (:func:`evalnb.calibration.reliability.wilson_interval`): "62 % of the
+failures on topic X are retrieval misses (95 % CI 48–74 %)".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from evalnb.calibration.reliability import wilson_interval
+from evalnb.lab.rankings import with_rankings
+
+if TYPE_CHECKING:
+    from evalnb.lab.core import LabCore
+
+__all__ = ["ATTRIBUTIONS", "attribution", "attribution_summary"]
+
+ATTRIBUTIONS = ("retrieval_miss", "retrieved_unused", "passed", "no_qrels", "unscored")
+_KEY = ["case_id", "model", "sample"]
+_Z95 = 1.959963984540054
+
+
+def attribution(lab: LabCore, evaluator: str, metric: str, *, k: int = 10) -> pl.DataFrame:
+    """Attribute every answer's verdict on ``evaluator``/``metric`` to retrieval or generation.
+
+    Returns one row per answer: ``case_id``, ``model``, ``sample``, ``passed`` (the verdict,
+    null when unscored), ``relevant_in_top_k`` (relevant documents among the first ``k``
+    retrieved, trec_eval's order), ``num_rel`` (relevant documents judged for the case) and
+    ``attribution`` (one of :data:`ATTRIBUTIONS`).
+    """
+    if k < 1:
+        msg = f"k is how many retrieved documents count; expected a positive integer, got {k}"
+        raise ValueError(msg)
+    verdicts = lab.verdicts().filter(
+        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+    )
+    if verdicts.is_empty():
+        msg = (
+            f"no scores of {evaluator}/{metric} in this lab; evaluate it first "
+            f"(evalnb.evaluate(lab, {evaluator!r}))"
+        )
+        raise ValueError(msg)
+    rows = lab.rows().select(
+        *_KEY, *[c for c in ("output_extra", "case_extra") if c in lab.rows().columns]
+    )
+    ranked = with_rankings(lab, rows)
+    top = (
+        ranked.select(*_KEY, "ranked", "judged")
+        .with_row_index("row")
+        .explode("ranked")
+        .unnest("ranked")
+        .sort(["row", "score", "doc_id"], descending=[False, True, True])
+        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("row"))
+        .filter(pl.col("rank") <= k)
+        .select(*_KEY, "doc_id")
+    )
+    grades = (
+        ranked.select("case_id", "judged")
+        .unique("case_id")
+        .explode("judged")
+        .unnest("judged")
+        .drop_nulls("doc_id")
+    )
+    hits = (
+        top.join(grades.filter(pl.col("relevance") >= 1), on=["case_id", "doc_id"], how="inner")
+        .group_by(_KEY)
+        .agg(relevant_in_top_k=pl.len().cast(pl.Int64))
+    )
+    num_rel = grades.group_by("case_id").agg(
+        num_rel=(pl.col("relevance") >= 1).sum().cast(pl.Int64)
+    )
+    out = (
+        ranked.select(_KEY)
+        .join(verdicts.select(*_KEY, "passed"), on=_KEY, how="left")
+        .join(hits, on=_KEY, how="left")
+        .join(num_rel, on="case_id", how="left")
+        .with_columns(pl.col("relevant_in_top_k").fill_null(0), pl.col("num_rel").fill_null(0))
+    )
+    return out.with_columns(
+        attribution=pl.when(pl.col("passed").is_null())
+        .then(pl.lit("unscored"))
+        .when(pl.col("passed"))
+        .then(pl.lit("passed"))
+        .when(pl.col("num_rel") == 0)
+        .then(pl.lit("no_qrels"))
+        .when(pl.col("relevant_in_top_k") == 0)
+        .then(pl.lit("retrieval_miss"))
+        .otherwise(pl.lit("retrieved_unused"))
+    ).sort(_KEY)
+
+
+def attribution_summary(
+    lab: LabCore, evaluator: str, metric: str, *, k: int = 10, by: str | None = None
+) -> pl.DataFrame:
+    """Per model (and per value of the case column ``by``): counts and the share of misses.
+
+    ``miss_share`` is the share of the failures that could be attributed (``retrieval_miss``
+    and ``retrieved_unused``) that are retrieval misses, with Wilson's 95 % interval
+    (``miss_ci_low``, ``miss_ci_high``); null where no failure could be attributed.
+    """
+    rows = attribution(lab, evaluator, metric, k=k)
+    keys = ["model"]
+    if by is not None:
+        if by not in lab.cases.columns:
+            msg = f"by names a column of the cases; {by!r} is not one of {lab.cases.columns}"
+            raise ValueError(msg)
+        rows = rows.join(lab.cases.select("case_id", by), on="case_id", how="left")
+        keys = [by, "model"]
+    counts = rows.group_by(keys).agg(
+        n_answers=pl.len().cast(pl.Int64),
+        **{name: (pl.col("attribution") == name).sum().cast(pl.Int64) for name in ATTRIBUTIONS},
+    )
+    told = (counts["retrieval_miss"] + counts["retrieved_unused"]).to_numpy()
+    misses = counts["retrieval_miss"].to_numpy()
+    some = told > 0
+    low, high = wilson_interval(misses, np.where(some, told, 1), _Z95)
+    share = np.where(some, misses / np.where(some, told, 1), np.nan)
+
+    def column(values: np.ndarray) -> pl.Series:
+        return pl.Series(np.where(some, values, np.nan), dtype=pl.Float64).fill_nan(None)
+
+    return counts.with_columns(
+        miss_share=column(share), miss_ci_low=column(low), miss_ci_high=column(high)
+    ).sort(keys)
