@@ -382,7 +382,10 @@ def load(
     format
         Force a format instead of detecting it from the content.
     **mapping
-        For generic tables: which column holds each field, e.g. ``prompt="question",
+        For a retrieval run (a TREC run file, or a ranx-style dict ``{qid: {docid:
+        score}}``, or ``{system: {qid: {docid: score}}}``): ``qrels=`` its judgments (a TREC
+        qrels file or ``{qid: {docid: grade}}``); for a BEIR folder, ``split=`` (default
+        ``"test"``). For generic tables: which column holds each field, e.g. ``prompt="question",
         actual="answer", model="llm"``; ``actual={"model A": "col_a", ...}`` reads a wide
         table with one answer column per model. For HarpIA, Harbor and ragas sources,
         ``model=`` names the model the answers belong to; for agent conversations, the

@@ -58,6 +58,8 @@ def sniff_trec(path: Path) -> str | None:
     """Return ``"trec_run"``, ``"trec_qrels"`` or ``"beir"`` when ``path`` looks like one."""
     if path.is_dir():
         return "beir" if (path / "queries.jsonl").is_file() else None
+    if not path.is_file():  # a FIFO or a device would block the read: load refuses them by name
+        return None
     try:
         with path.open("rb") as handle:
             head = handle.read(4096).decode("utf-8", "replace")

@@ -61,13 +61,10 @@ def with_rankings(lab: LabCore, rows: pl.DataFrame) -> pl.DataFrame:
         case without grades).
     """
     keys = rows.select(_KEY).unique()
-    ranked = (
-        lab.scan("retrievals")
-        .join(keys.lazy(), on=_KEY, how="semi")
-        .group_by(_KEY)
-        .agg(ranked=pl.struct("doc_id", "score"))
-        .collect()
-    )
+    retrievals = lab.scan("retrievals")
+    if keys.height < lab.height("outputs"):  # a batch of the rows: read only its rankings
+        retrievals = retrievals.join(keys.lazy(), on=_KEY, how="semi")
+    ranked = retrievals.group_by(_KEY).agg(ranked=pl.struct("doc_id", "score")).collect()
     judged = (
         lab.table("qrels")
         .join(keys.select("case_id").unique(), on="case_id", how="semi")

@@ -50,9 +50,11 @@ def attribution(lab: LabCore, evaluator: str, metric: str, *, k: int = 10) -> pl
         (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
     )
     if verdicts.is_empty():
-        msg = (
-            f"no scores of {evaluator}/{metric} in this lab; evaluate it first "
-            f"(evalnb.evaluate(lab, {evaluator!r}))"
+        known = lab.metrics.filter(pl.col("evaluator") == evaluator)["metric"].to_list()
+        msg = f"no scores of {evaluator}/{metric} in this lab; " + (
+            f"{evaluator}'s metrics here are {known}"
+            if known
+            else f"evaluate it first (evalnb.evaluate(lab, {evaluator!r}))"
         )
         raise ValueError(msg)
     rows = lab.rows().select(

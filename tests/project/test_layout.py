@@ -163,7 +163,7 @@ def test_evaluation_keeps_at_most_nine_modules_beside_its_drawers() -> None:
     drawers = sorted(
         p.name for p in (folder / "families").iterdir() if (p / "__init__.py").exists()
     )
-    assert drawers == ["agents", "judges", "models", "text"]
+    assert drawers == ["agents", "judges", "models", "retrieval", "text"]
 
 
 def test_the_formatter_formats_everything() -> None:

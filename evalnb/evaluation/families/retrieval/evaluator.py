@@ -28,7 +28,7 @@ from evalnb.evaluation.base import (
     register,
     result_frame,
 )
-from evalnb.evaluation.families.retrieval.trec import parse_measures, trec_measures
+from evalnb.evaluation.families.retrieval.trec import listed_twice, parse_measures, trec_measures
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -136,8 +136,7 @@ class Retrieval(Evaluator):
             .drop_nulls("doc_id")
             .unique(["case_id", "doc_id"], keep="last")
         )
-        twice = ranked.filter(pl.struct("group", "doc_id").is_duplicated())
-        doubled = twice.group_by("group").agg(pl.col("doc_id").first())
+        doubled = listed_twice(ranked)
         values = trec_measures(ranked.join(doubled, on="group", how="anti"), qrels, measures)
         detail = np.full(n, None, dtype=object)
         judged = (frame["judged"].list.len().fill_null(0) > 0).to_numpy()

@@ -1,0 +1,261 @@
+"""The retriever measured like IR: trec_eval's measures equal pytrec_eval's per query.
+
+The labs come from TREC files, BEIR folders and ranx-style dicts; the measures through
+``evalnb.evaluate(lab, "retrieval")`` equal ``pytrec_eval`` (trec_eval itself, compiled)
+on graded qrels with ties, unjudged and negative grades and queries without relevant
+documents.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import pytrec_eval
+
+import evalnb
+from evalnb.evaluation.families.retrieval.evaluator import MEASURES
+from evalnb.lab.errors import InputError
+
+
+def _pytrec_measures() -> set[str]:
+    """pytrec_eval's names for MEASURES: ``P.1,5,10,20`` asks for exactly those cut-offs."""
+    cuts: dict[str, list[str]] = {}
+    plain = set()
+    for name in MEASURES:
+        family, _, k = name.rpartition("_")
+        if k.isdigit():
+            cuts.setdefault(family, []).append(k)
+        else:
+            plain.add(name)
+    return plain | {f"{family}.{','.join(ks)}" for family, ks in cuts.items()}
+
+
+_FAMILIES = _pytrec_measures()
+
+
+def _random_lab(rng: random.Random) -> tuple[dict, dict]:
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(rng.randint(1, 8)):
+        qid = f"q{q}"
+        judged = {
+            f"d{rng.randint(0, 30)}": rng.choice([-1, 0, 0, 1, 1, 2, 3])
+            for _ in range(rng.randint(0, 25))
+        }
+        # pytrec_eval never returns on a query whose every grade is negative (its loop over
+        # the relevance levels): such queries are tested apart, below.
+        if judged and max(judged.values()) >= 0:
+            qrels[qid] = judged
+        ranked = {
+            f"d{rng.randint(0, 40)}": float(rng.choice([1, 2, 3, rng.random()]))
+            for _ in range(rng.randint(0, 30))
+        }
+        if ranked:
+            run[qid] = ranked
+    return qrels, run
+
+
+def _ours(qrels: dict, runs: dict[str, dict]) -> pl.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evalnb.NothingScoredWarning)
+        lab = evalnb.evaluate(evalnb.load(runs, qrels=qrels), "retrieval", progress=False)
+    return lab.scores
+
+
+def test_every_measure_equals_pytrec_eval_per_query() -> None:
+    rng = random.Random(7)
+    worst, compared = 0.0, 0
+    for _ in range(150):
+        qrels, run = _random_lab(rng)
+        if not qrels or not run:
+            continue
+        theirs = pytrec_eval.RelevanceEvaluator(qrels, _FAMILIES).evaluate(run)
+        scores = _ours(qrels, {"sys": run})
+        for row in scores.filter(pl.col("value").is_not_null()).iter_rows(named=True):
+            expected = theirs[row["case_id"]][row["metric"]]
+            worst = max(worst, abs(row["value"] - expected))
+            compared += 1
+        # trec_eval leaves out the queries without qrels; evalnb says why for each.
+        unscored = scores.filter(pl.col("value").is_null())
+        assert set(unscored["case_id"]).isdisjoint(theirs)
+        assert unscored["detail"].str.contains("no relevance judgments").all()
+    assert compared > 10_000
+    assert worst < 1e-9
+
+
+def test_ties_rank_by_document_id_descending_and_the_given_rank_is_not_used(tmp_path: Path) -> None:
+    run = tmp_path / "run.txt"
+    # Equal scores: trec_eval puts "b" before "a"; the rank field says the opposite.
+    run.write_text("q1 Q0 a 1 1.0 sys\nq1 Q0 b 2 1.0 sys\nq1 Q0 c -3 0.5 sys\n", encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 b 1\n", encoding="utf-8")
+    lab = evalnb.evaluate(evalnb.load(run, qrels=qrels), "retrieval", progress=False)
+    value = lab.scores.filter(pl.col("metric") == "recip_rank")["value"].item()
+    theirs = pytrec_eval.RelevanceEvaluator({"q1": {"b": 1}}, {"recip_rank"}).evaluate(
+        {"q1": {"a": 1.0, "b": 1.0, "c": 0.5}}
+    )
+    assert value == theirs["q1"]["recip_rank"] == 1.0
+    assert lab.table("retrievals")["rank"].to_list() == [1, 2, -3]  # kept as given
+
+
+def test_a_query_with_only_negative_grades_scores_zero() -> None:
+    scores = _ours({"q1": {"a": -1, "b": -2}}, {"sys": {"q1": {"a": 2.0, "b": 1.0}}})
+    assert scores["value"].to_list() == [0.0] * len(MEASURES)
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "expected"),
+    [
+        ("q1 Q0 d1 1 2.0\n", None, "6 fields"),
+        ("q1 Q0 d1 1 high sys\n", "score", "a finite number"),
+        ("q1 Q0 d1 first 2.0 sys\n", "rank", "an integer"),
+        ("q1 Q0 d1 1 2.0 sys\nq1 Q0 d1 2 1.0 sys\n", "docid", "each document once"),
+    ],
+)
+def test_a_bad_run_names_the_file_line_and_field(
+    tmp_path: Path, text: str, field: str | None, expected: str
+) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("q0 Q0 d0 1 3.0 sys\n" + text, encoding="utf-8")
+    with pytest.raises(InputError, match=expected) as caught:
+        evalnb.load(path, format="trec_run")
+    assert caught.value.source == str(path) and caught.value.field == field
+    assert caught.value.location is not None and caught.value.location.startswith("line")
+
+
+def test_bad_qrels_name_the_line(tmp_path: Path) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 1.0 sys\n", encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 relevant\n", encoding="utf-8")
+    with pytest.raises(InputError, match="an integer") as caught:
+        evalnb.load(run, qrels=qrels)
+    assert (caught.value.location, caught.value.field) == ("line 2", "relevance")
+
+
+def test_several_tags_are_several_retrievers_and_decide_compares_them(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    lines, grades = [], []
+    for q in range(120):
+        relevant = [f"d{q}_{j}" for j in range(3)]
+        grades += [f"q{q} 0 {d} {1 + j % 2}" for j, d in enumerate(relevant)]
+        pool = relevant + [f"d{q}_x{j}" for j in range(20)]
+        for tag, skill in (("bm25", 0.3), ("dense", 1.0)):
+            scores = rng.normal(size=len(pool)) + skill * np.array([d in relevant for d in pool])
+            lines += [
+                f"q{q} Q0 {d} {i + 1} {s:.6f} {tag}"
+                for i, (d, s) in enumerate(zip(pool, scores, strict=True))
+            ]
+    (tmp_path / "run.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "qrels.txt").write_text("\n".join(grades) + "\n", encoding="utf-8")
+    lab = evalnb.load(tmp_path / "run.txt", qrels=tmp_path / "qrels.txt")
+    assert lab.models == ["bm25", "dense"]
+    lab = evalnb.evaluate(
+        lab, "retrieval", metrics={"retrieval": ["ndcg_cut_10", "recall_10"]}, progress=False
+    )
+    decision = lab.decisions.decide("bm25", "dense", metrics=["retrieval.ndcg_cut_10"], cluster="")
+    assert decision.verdict == "better"
+    board = lab.leaderboard().filter(pl.col("metric") == "ndcg_cut_10").sort("model")
+    assert board["ci_low"][1] > board["mean"][0]  # dense's interval above bm25's mean
+
+
+def test_a_run_and_qrels_written_back_read_as_the_same_lab(tmp_path: Path) -> None:
+    run = {"bm25": {"q1": {"a": 2.0, "b": 1.5}, "q2": {"c": 0.25}}, "dense": {"q1": {"b": 3.0}}}
+    qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 0}}
+    lab = evalnb.load(run, qrels=qrels)
+    written = lab.retrieval.export(tmp_path / "run.txt", tmp_path / "qrels.txt")
+    back = evalnb.load(written[0], qrels=written[1])
+    key = ["case_id", "model", "doc_id"]
+    for table in ("retrievals", "qrels"):
+        ours = (
+            lab.table(table)
+            .drop("rank", "source", strict=False)
+            .sort(key if table == "retrievals" else ["case_id", "doc_id"])
+        )
+        theirs = (
+            back.table(table)
+            .drop("rank", "source", strict=False)
+            .sort(key if table == "retrievals" else ["case_id", "doc_id"])
+        )
+        assert ours.equals(theirs), table
+    stored = evalnb.open(lab.save(tmp_path / "lab.duckdb"))
+    assert stored.table("retrievals").equals(lab.table("retrievals"))
+    assert stored.table("qrels").equals(lab.table("qrels"))
+
+
+def test_a_beir_folder_loads_its_queries_qrels_and_corpus(tmp_path: Path) -> None:
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text(
+        "".join(
+            json.dumps({"_id": f"d{i}", "title": f"T{i}", "text": f"text {i}"}) + "\n"
+            for i in range(3)
+        ),
+        encoding="utf-8",
+    )
+    (tmp_path / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "what is one?"})
+        + "\n"
+        + json.dumps({"_id": "q9", "text": "unjudged"})
+        + "\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t2\n", encoding="utf-8"
+    )
+    lab = evalnb.load(tmp_path)
+    assert lab.cases.select("case_id", "prompt").rows() == [("q1", "what is one?")]
+    assert lab.table("qrels").select("case_id", "doc_id", "relevance").rows() == [("q1", "d1", 2)]
+    assert lab.table("chunks")["chunk_id"].to_list() == ["d0", "d1", "d2"]
+    with pytest.raises(InputError, match=r"qrels/dev\.tsv"):
+        evalnb.load(tmp_path, split="dev")
+
+
+def test_attribution_tells_retrieval_misses_from_unused_documents() -> None:
+    cases = ["hit_pass", "hit_fail", "miss_fail", "unjudged_fail"]
+    run = {"rag": {c: {f"{c}_rel" if c.startswith("hit") else f"{c}_other": 1.0} for c in cases}}
+    qrels = {c: {f"{c}_rel": 1} for c in cases[:3]}
+    lab = evalnb.load(run, qrels=qrels)
+    answers = lab.outputs.with_columns(actual=pl.col("case_id"))
+    expected = [["hit_pass"], ["other"], ["other"], ["other"]]
+    lab = lab.with_tables(
+        {"outputs": answers, "cases": lab.cases.with_columns(expected=pl.Series(expected))}
+    )
+    lab = evalnb.evaluate(lab, "text_matching", progress=False)
+    metric = lab.metrics.filter(pl.col("primary") & (pl.col("evaluator") == "text_matching"))[
+        "metric"
+    ][0]
+    got = dict(
+        lab.retrieval.attribution("text_matching", metric, k=10)
+        .select("case_id", "attribution")
+        .rows()
+    )
+    assert got == {
+        "hit_pass": "passed",
+        "hit_fail": "retrieved_unused",
+        "miss_fail": "retrieval_miss",
+        "unjudged_fail": "no_qrels",
+    }
+    summary = lab.retrieval.attribution_summary("text_matching", metric)
+    assert summary.select("retrieval_miss", "retrieved_unused", "miss_share").row(0) == (1, 1, 0.5)
+    assert 0 < summary["miss_ci_low"][0] < 0.5 < summary["miss_ci_high"][0] < 1
+
+
+def test_the_pool_holds_every_retrievers_top_k_not_yet_graded() -> None:
+    run = {
+        "a": {"q1": {"x": 3.0, "y": 2.0, "z": 1.0}},
+        "b": {"q1": {"w": 3.0, "x": 2.0}},
+    }
+    lab = evalnb.load(run, qrels={"q1": {"x": 1}})
+    pool = lab.retrieval.pool(k=2)
+    assert pool.select("doc_id", "models").rows() == [("w", ["b"]), ("y", ["a"])]
+    lab.retrieval.add_grade("q1", "w", 3, reviewer="ann")
+    assert lab.retrieval.pool(k=2)["doc_id"].to_list() == ["y"]
+    assert lab.table("qrels").filter(pl.col("doc_id") == "w")["source"].item() == "reviewer:ann"
+    with pytest.raises(ValueError, match="a grade is one of"):
+        lab.retrieval.add_grade("q1", "y", 5, reviewer="ann")
