@@ -51,6 +51,7 @@ from evalnb.lab.version import __version__
 from evalnb.llm.client import LLMClient
 from evalnb.llm.hosts import run_suite
 from evalnb.llm.local_judge import local_judge
+from evalnb.llm.retrievers import run_retriever
 from evalnb.team.publish import review
 from evalnb.team.queue import ReviewError, ReviewItem, ReviewQueue, ReviewUnavailable
 from evalnb.workflow import StepWaiting, Workflow, workflow
@@ -177,6 +178,7 @@ __all__ = [
     "result_frame",
     "retrieval_baseline",
     "review",
+    "run_retriever",
     "run_suite",
     "table",
     "testing",

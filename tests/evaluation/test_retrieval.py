@@ -8,6 +8,7 @@ documents.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import warnings
@@ -259,3 +260,59 @@ def test_the_pool_holds_every_retrievers_top_k_not_yet_graded() -> None:
     assert lab.table("qrels").filter(pl.col("doc_id") == "w")["source"].item() == "reviewer:ann"
     with pytest.raises(ValueError, match="a grade is one of"):
         lab.retrieval.add_grade("q1", "y", 5, reviewer="ann")
+
+
+def test_a_retriever_under_test_runs_on_every_case_and_its_failures_are_data() -> None:
+    lab = evalnb.load(
+        pl.DataFrame(
+            {"case_id": ["a", "b", "c", "d"], "prompt": ["alpha", "beta", "gamma", "delta"]}
+        )
+    )
+    lab = lab.with_tables(
+        {
+            "qrels": pl.DataFrame(
+                {"case_id": ["a", "b"], "doc_id": ["alpha-1", "beta-2"], "relevance": [1, 2]}
+            )
+        }
+    )
+
+    def lexical(question: str) -> list[object]:
+        if question == "gamma":
+            raise RuntimeError("index offline")
+        if question == "delta":
+            return ["x", "x"]  # a document twice: refused, said
+        return [f"{question}-{i}" for i in range(1, 4)]
+
+    async def dense(question: str) -> list[tuple[str, float]]:
+        if question == "delta":
+            await asyncio.sleep(5)  # past its timeout
+        return [(f"{question}-2", 0.9), (f"{question}-1", 0.5)]
+
+    lab = evalnb.run_retriever(lab, lexical, name="lexical", k=2)
+    lab = evalnb.run_retriever(lab, dense, name="dense", timeout_s=0.5)
+    errors = dict(
+        lab.outputs.filter(pl.col("error").is_not_null())
+        .select(pl.concat_str("model", "case_id", separator="/"), "error")
+        .rows()
+    )
+    assert errors.keys() == {"lexical/c", "lexical/d", "dense/d"}
+    assert "index offline" in errors["lexical/c"] and "twice" in errors["lexical/d"]
+    assert "longer than 0.5 s" in errors["dense/d"]
+    assert (
+        lab.table("retrievals").filter(pl.col("model") == "lexical").height == 4
+    )  # k=2, two cases
+    asked: list[str] = []
+    again = evalnb.run_retriever(lab, lambda q: asked.append(q) or lexical(q), name="lexical", k=2)
+    # Rankings kept are not asked again; the failed cases are (a rerun resumes and retries).
+    assert sorted(asked) == ["delta", "gamma"]
+    assert again.table("retrievals").equals(lab.table("retrievals"))
+    assert again.outputs.height == lab.outputs.height
+    scored = evalnb.evaluate(
+        lab, "retrieval", metrics={"retrieval": ["recip_rank"]}, progress=False
+    )
+    values = dict(
+        scored.scores.filter(pl.col("value").is_not_null())
+        .select(pl.concat_str("model", "case_id", separator="/"), "value")
+        .rows()
+    )
+    assert values == {"lexical/a": 1.0, "lexical/b": 0.5, "dense/a": 0.5, "dense/b": 1.0}
