@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from evalnb.lab.core import LabCore
 
-__all__ = ["Namespace", "bound", "moved", "namespace"]
+__all__ = ["Namespace", "bound", "moved", "namespace", "old_call"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -158,3 +158,13 @@ def moved(lab: object, name: str, table: dict[str, tuple[str, str]]) -> object:
         stacklevel=3,
     )
     return getattr(getattr(lab, space), method)
+
+
+def old_call(old: str, new: str, floor: Callable[[LabCore], R], lab: LabCore) -> R:
+    """Answer the old call ``lab.<old>()`` of what is now a namespace, warning it moved to ``new``."""
+    warnings.warn(
+        f"lab.{old}() is now lab.{new}(); the call goes in the next release",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return floor(lab)

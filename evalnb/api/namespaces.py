@@ -10,13 +10,12 @@ in :mod:`evalnb.api.joins`.
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING
 
 from evalnb.analysis import derived
 from evalnb.analysis.decide import decide
 from evalnb.analysis.sequential import decide_rule
-from evalnb.api.binding import Namespace, bound
+from evalnb.api.binding import Namespace, bound, old_call
 from evalnb.api.joins import reliability_chart
 from evalnb.calibration.alignment import align_judge, apply_judge_version, judge_versions
 from evalnb.calibration.bundle import export_calibration
@@ -125,12 +124,7 @@ class CurationMethods(Namespace):
 
     def __call__(self) -> pl.DataFrame:
         """Show the cases as curated: the old ``lab.curation()``, now ``lab.curation.view()``."""
-        warnings.warn(
-            "lab.curation() is now lab.curation.view(); the call goes in the next release",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return curation_of(self.lab)
+        return old_call("curation", "curation.view", curation_of, self.lab)
 
 
 class LanguageMethods(Namespace):
@@ -142,12 +136,7 @@ class LanguageMethods(Namespace):
 
     def __call__(self) -> pl.DataFrame:
         """Cases per language: the old ``lab.languages()``, now ``lab.languages.summary()``."""
-        warnings.warn(
-            "lab.languages() is now lab.languages.summary(); the call goes in the next release",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return language_summary(self.lab)
+        return old_call("languages", "languages.summary", language_summary, self.lab)
 
 
 class RobustnessMethods(Namespace):

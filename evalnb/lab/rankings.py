@@ -18,7 +18,7 @@ import polars as pl
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["extra_ids", "with_rankings"]
+__all__ = ["extra_ids", "grades_of", "ranked_of", "with_rankings"]
 
 _KEY = ["case_id", "model", "sample"]
 _RANKED = pl.List(pl.Struct({"doc_id": pl.String(), "score": pl.Float64()}))
@@ -86,3 +86,30 @@ def with_rankings(lab: LabCore, rows: pl.DataFrame) -> pl.DataFrame:
         fallback = ids.list.eval(pl.struct(doc_id=pl.element(), relevance=pl.lit(1, pl.Int64)))
         out = out.with_columns(judged=pl.coalesce(pl.col("judged"), fallback.cast(_JUDGED)))
     return out.with_columns(pl.col("ranked").cast(_RANKED), pl.col("judged").cast(_JUDGED))
+
+
+def ranked_of(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row a retrieved document: ``group`` (the row's index), ``case_id``, ``doc_id``, ``score``."""
+    return (
+        rows.select("case_id", "ranked")
+        .with_row_index("group")
+        .explode("ranked")
+        .unnest("ranked")
+        .drop_nulls("doc_id")
+        .with_columns(pl.col("group").cast(pl.Int64), pl.col("score").fill_null(0.0))
+    )
+
+
+def grades_of(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row a graded document of the rows' cases: ``case_id``, ``doc_id``, ``relevance``.
+
+    A document graded twice for a case keeps its last grade (a reviewer's later word).
+    """
+    return (
+        rows.select("case_id", "judged")
+        .unique("case_id", keep="first")
+        .explode("judged")
+        .unnest("judged")
+        .drop_nulls("doc_id")
+        .unique(["case_id", "doc_id"], keep="last", maintain_order=True)
+    )

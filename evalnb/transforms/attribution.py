@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from evalnb.calibration.reliability import wilson_interval
-from evalnb.lab.rankings import with_rankings
+from evalnb.lab.rankings import grades_of, ranked_of, with_rankings
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -61,23 +61,16 @@ def attribution(lab: LabCore, evaluator: str, metric: str, *, k: int = 10) -> pl
         *_KEY, *[c for c in ("output_extra", "case_extra") if c in lab.rows().columns]
     )
     ranked = with_rankings(lab, rows)
+    keys = ranked.select(_KEY).with_row_index("group").with_columns(pl.col("group").cast(pl.Int64))
     top = (
-        ranked.select(*_KEY, "ranked", "judged")
-        .with_row_index("row")
-        .explode("ranked")
-        .unnest("ranked")
-        .sort(["row", "score", "doc_id"], descending=[False, True, True])
-        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("row"))
+        ranked_of(ranked)
+        .sort(["group", "score", "doc_id"], descending=[False, True, True])
+        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("group"))
         .filter(pl.col("rank") <= k)
+        .join(keys, on=["group", "case_id"], how="left")
         .select(*_KEY, "doc_id")
     )
-    grades = (
-        ranked.select("case_id", "judged")
-        .unique("case_id")
-        .explode("judged")
-        .unnest("judged")
-        .drop_nulls("doc_id")
-    )
+    grades = grades_of(ranked)
     hits = (
         top.join(grades.filter(pl.col("relevance") >= 1), on=["case_id", "doc_id"], how="inner")
         .group_by(_KEY)

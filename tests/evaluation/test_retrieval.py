@@ -316,3 +316,31 @@ def test_a_retriever_under_test_runs_on_every_case_and_its_failures_are_data() -
         .rows()
     )
     assert values == {"lexical/a": 1.0, "lexical/b": 0.5, "dense/a": 0.5, "dense/b": 1.0}
+
+
+def test_ranx_names_give_ranx_numbers_per_query() -> None:
+    from ranx import Qrels, Run, evaluate
+
+    from evalnb.evaluation.families.retrieval.evaluator import RANX
+
+    rng = random.Random(3)
+    qrels, run = {}, {}
+    for q in range(200):
+        graded = {
+            f"d{rng.randint(0, 40)}": rng.choice([0, 1, 2, 3]) for _ in range(rng.randint(1, 15))
+        }
+        graded[f"sure{q}"] = 1  # ranx needs a relevant document per query
+        qrels[f"q{q}"] = graded
+        # Continuous scores: no ties, where the two orders of equal scores could differ.
+        run[f"q{q}"] = {f"d{rng.randint(0, 60)}": rng.random() for _ in range(rng.randint(1, 40))}
+    peer = Run(run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's type-safety notes from ranx's kernels
+        evaluate(Qrels(qrels), peer, list(RANX), return_mean=False)
+    scores = evalnb.evaluate(evalnb.load({"sys": run}, qrels=qrels), "ranx", progress=False).scores
+    assert set(scores["metric"]) == set(RANX)
+    worst = max(
+        abs(value - peer.scores[metric][case])
+        for case, metric, value in scores.select("case_id", "metric", "value").iter_rows()
+    )
+    assert worst < 1e-12

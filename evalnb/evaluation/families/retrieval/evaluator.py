@@ -17,7 +17,6 @@ import json
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-import polars as pl
 
 from evalnb.evaluation.base import (
     ASKED,
@@ -29,11 +28,14 @@ from evalnb.evaluation.base import (
     result_frame,
 )
 from evalnb.evaluation.families.retrieval.trec import listed_twice, parse_measures, trec_measures
+from evalnb.lab.rankings import grades_of, ranked_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["MEASURES", "Retrieval"]
+    import polars as pl
+
+__all__ = ["MEASURES", "RANX", "RanxRetrieval", "Retrieval"]
 
 _DESCRIBED = {
     "ndcg": "nDCG over the whole ranking (gains are the grades)",
@@ -109,6 +111,8 @@ class Retrieval(Evaluator):
     ranked = True
     metrics = tuple(_spec(name) for name in MEASURES)
     params: ClassVar[tuple[Param, ...]] = ()
+    names: ClassVar[Mapping[str, str]] = {name: name for name in MEASURES}
+    """Each metric's key → the trec_eval measure that computes it."""
 
     def score(
         self,
@@ -118,36 +122,22 @@ class Retrieval(Evaluator):
     ) -> pl.DataFrame:
         """Rank every row's documents and measure them against its case's grades at once."""
         asked = params.get(ASKED)
-        measures = parse_measures(list(asked) if isinstance(asked, tuple) else list(MEASURES))
+        keys = list(asked) if isinstance(asked, tuple) else [m.key for m in self.metrics]
+        measures = parse_measures([self.names[key] for key in keys])
         n = rows.height
-        frame = rows.select("case_id", "ranked", "judged").with_row_index("group")
-        ranked = (
-            frame.select("group", "case_id", "ranked")
-            .explode("ranked")
-            .unnest("ranked")
-            .drop_nulls("doc_id")
-            .with_columns(pl.col("group").cast(pl.Int64), pl.col("score").fill_null(0.0))
-        )
-        qrels = (
-            frame.select("case_id", "judged")
-            .unique("case_id")
-            .explode("judged")
-            .unnest("judged")
-            .drop_nulls("doc_id")
-            .unique(["case_id", "doc_id"], keep="last")
-        )
+        ranked, qrels = ranked_of(rows), grades_of(rows)
         doubled = listed_twice(ranked)
         values = trec_measures(ranked.join(doubled, on="group", how="anti"), qrels, measures)
         detail = np.full(n, None, dtype=object)
-        judged = (frame["judged"].list.len().fill_null(0) > 0).to_numpy()
+        judged = (rows["judged"].list.len().fill_null(0) > 0).to_numpy()
         got = np.zeros(n, dtype=bool)
         got[values["group"].to_numpy()] = True
         out: dict[str, np.ndarray] = {}
-        for m in measures:
+        for key, m in zip(keys, measures, strict=True):
             column = np.zeros(n)
             column[values["group"].to_numpy()] = values[m.name].to_numpy()
             column[~judged] = np.nan
-            out[m.name] = column
+            out[key] = column
         detail[judged & ~got] = _NOTHING
         for group, doc in doubled.iter_rows():
             detail[group] = json.dumps(
@@ -159,3 +149,62 @@ class Retrieval(Evaluator):
                 column[group] = np.nan
         detail[~judged] = _NO_QRELS
         return result_frame(rows, out, detail.tolist())
+
+
+RANX = {
+    "ndcg@10": "ndcg_cut_10",
+    "ndcg@5": "ndcg_cut_5",
+    "ndcg@20": "ndcg_cut_20",
+    "ndcg@100": "ndcg_cut_100",
+    "ndcg": "ndcg",
+    "map": "map",
+    "map@10": "map_cut_10",
+    "map@100": "map_cut_100",
+    "mrr": "recip_rank",
+    "precision@1": "P_1",
+    "precision@5": "P_5",
+    "precision@10": "P_10",
+    "precision@20": "P_20",
+    "recall@5": "recall_5",
+    "recall@10": "recall_10",
+    "recall@20": "recall_20",
+    "recall@100": "recall_100",
+    "recall@1000": "recall_1000",
+    "r-precision": "Rprec",
+    "bpref": "bpref",
+    "hit_rate@1": "success_1",
+    "hit_rate@5": "success_5",
+    "hit_rate@10": "success_10",
+}
+"""ranx's metric names → the trec_eval measure with the same numbers (checked against ranx)."""
+
+
+def _ranx_spec(name: str) -> MetricSpec:
+    trec = _spec(RANX[name])
+    return MetricSpec(
+        name,
+        name,
+        f"ranx's {name}, the same number as trec_eval's {RANX[name]} (see the evaluator).",
+        threshold=trec.threshold,
+        primary=name == "ndcg@10",
+    )
+
+
+@register
+class RanxRetrieval(Retrieval):
+    """The same measures under ranx's names (``ndcg@10``, ``mrr``, ``precision@5``, …).
+
+    Equal to ranx per query on graded qrels without tied scores (tested against ranx). Where
+    they can differ: with tied scores evalnb keeps trec_eval's order (document id,
+    descending) while ranx's order of equal scores is its sort's; ranx's ``ndcg_burges``
+    (gains 2^grade − 1) and its ``mrr@k`` have no trec_eval twin and are not offered.
+    """
+
+    id = "ranx"
+    title = "Retrieval (ranx's names)"
+    description = (
+        "The retrieval evaluator's measures under ranx's metric names (ndcg@k, map@k, mrr, "
+        "precision@k, recall@k, r-precision, bpref, hit_rate@k); equal to ranx per query."
+    )
+    metrics = tuple(_ranx_spec(name) for name in RANX)
+    names: ClassVar[Mapping[str, str]] = RANX
