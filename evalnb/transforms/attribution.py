@@ -28,34 +28,21 @@ from evalnb.lab.rankings import grades_of, ranked_of, with_rankings
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["ATTRIBUTIONS", "attribution", "attribution_summary"]
+__all__ = ["ATTRIBUTIONS", "attribution", "attribution_summary", "retrieval_axis", "retrieval_hits"]
 
 ATTRIBUTIONS = ("retrieval_miss", "retrieved_unused", "passed", "no_qrels", "unscored")
 _KEY = ["case_id", "model", "sample"]
 _Z95 = 1.959963984540054
 
 
-def attribution(lab: LabCore, evaluator: str, metric: str, *, k: int = 10) -> pl.DataFrame:
-    """Attribute every answer's verdict on ``evaluator``/``metric`` to retrieval or generation.
+def retrieval_hits(lab: LabCore, k: int = 10) -> pl.DataFrame:
+    """Per answer: relevant documents among the first ``k`` its system retrieved, and judged.
 
-    Returns one row per answer: ``case_id``, ``model``, ``sample``, ``passed`` (the verdict,
-    null when unscored), ``relevant_in_top_k`` (relevant documents among the first ``k``
-    retrieved, trec_eval's order), ``num_rel`` (relevant documents judged for the case) and
-    ``attribution`` (one of :data:`ATTRIBUTIONS`).
+    Returns ``case_id``, ``model``, ``sample``, ``relevant_in_top_k`` (trec_eval's order) and
+    ``num_rel`` (relevant documents judged for the case), one row per output.
     """
     if k < 1:
         msg = f"k is how many retrieved documents count; expected a positive integer, got {k}"
-        raise ValueError(msg)
-    verdicts = lab.verdicts().filter(
-        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
-    )
-    if verdicts.is_empty():
-        known = lab.metrics.filter(pl.col("evaluator") == evaluator)["metric"].to_list()
-        msg = f"no scores of {evaluator}/{metric} in this lab; " + (
-            f"{evaluator}'s metrics here are {known}"
-            if known
-            else f"evaluate it first (evalnb.evaluate(lab, {evaluator!r}))"
-        )
         raise ValueError(msg)
     rows = lab.rows().select(
         *_KEY, *[c for c in ("output_extra", "case_extra") if c in lab.rows().columns]
@@ -79,13 +66,52 @@ def attribution(lab: LabCore, evaluator: str, metric: str, *, k: int = 10) -> pl
     num_rel = grades.group_by("case_id").agg(
         num_rel=(pl.col("relevance") >= 1).sum().cast(pl.Int64)
     )
-    out = (
+    return (
         ranked.select(_KEY)
-        .join(verdicts.select(*_KEY, "passed"), on=_KEY, how="left")
         .join(hits, on=_KEY, how="left")
         .join(num_rel, on="case_id", how="left")
         .with_columns(pl.col("relevant_in_top_k").fill_null(0), pl.col("num_rel").fill_null(0))
     )
+
+
+def retrieval_axis(lab: LabCore, k: int = 10) -> pl.DataFrame:
+    """Give the weakness grid's ``retrieval`` axis: per answer, did retrieval find what was needed.
+
+    ``relevant in top k``, ``nothing relevant in top k`` or ``no qrels`` (the case has no
+    relevant document judged), by ``case_id``, ``model``, ``sample``.
+    """
+    hits = retrieval_hits(lab, k)
+    return hits.select(
+        *_KEY,
+        retrieval=pl.when(pl.col("num_rel") == 0)
+        .then(pl.lit("no qrels"))
+        .when(pl.col("relevant_in_top_k") > 0)
+        .then(pl.lit(f"relevant in top {k}"))
+        .otherwise(pl.lit(f"nothing relevant in top {k}")),
+    )
+
+
+def attribution(lab: LabCore, evaluator: str, metric: str, *, k: int = 10) -> pl.DataFrame:
+    """Attribute every answer's verdict on ``evaluator``/``metric`` to retrieval or generation.
+
+    Returns one row per answer: ``case_id``, ``model``, ``sample``, ``passed`` (the verdict,
+    null when unscored), ``relevant_in_top_k`` (relevant documents among the first ``k``
+    retrieved, trec_eval's order), ``num_rel`` (relevant documents judged for the case) and
+    ``attribution`` (one of :data:`ATTRIBUTIONS`).
+    """
+    verdicts = lab.verdicts().filter(
+        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
+    )
+    if verdicts.is_empty():
+        known = lab.metrics.filter(pl.col("evaluator") == evaluator)["metric"].to_list()
+        msg = f"no scores of {evaluator}/{metric} in this lab; " + (
+            f"{evaluator}'s metrics here are {known}"
+            if known
+            else f"evaluate it first (evalnb.evaluate(lab, {evaluator!r}))"
+        )
+        raise ValueError(msg)
+    hits = retrieval_hits(lab, k)
+    out = hits.join(verdicts.select(*_KEY, "passed"), on=_KEY, how="left")
     return out.with_columns(
         attribution=pl.when(pl.col("passed").is_null())
         .then(pl.lit("unscored"))

@@ -3,7 +3,10 @@
 The axes are topic and question type by default.
 An axis is a case column (``topic``, ``question_type``, ``test_id``, ...) or ``"tool"``: the
 tools an agent's run called (a run that called three tools counts in each of their groups;
-one that called none is "(none)"). Inside the index the two axes keep the columns
+one that called none is "(none)"), or ``"retrieval"``: per answer, whether its retriever
+brought a relevant document into its top 10 (:func:`evalnb.transforms.attribution.retrieval_axis`;
+"no qrels" where nothing relevant is judged), so the grid shows where failures are retrieval
+misses. Inside the index the two axes keep the columns
 ``topic`` (rows of the grid) and ``question_type`` (its columns), whatever they hold.
 
 Built once per (lab, evaluator, metric, model filter) into a :class:`WeaknessIndex`; the
@@ -26,12 +29,14 @@ import polars as pl
 from evalnb.calibration.reliability import wilson_interval
 from evalnb.lab.verdicts import finite_or_none, verdicts
 from evalnb.text.language import case_languages
+from evalnb.transforms.attribution import retrieval_axis
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
 __all__ = [
     "INTERVAL_MIN_N",
+    "RETRIEVAL_AXIS",
     "TOOL_AXIS",
     "WeaknessIndex",
     "cell_dots",
@@ -47,6 +52,7 @@ INTERVAL_MIN_N = 3
 _Z = 1.959963984540054
 NO_VALUE = "(none)"
 TOOL_AXIS = "tool"
+RETRIEVAL_AXIS = "retrieval"  # per answer: did its retriever bring a relevant document (top 10)
 _KEYS = ["case_id", "model", "sample"]
 
 
@@ -115,6 +121,8 @@ def weakness_index(
 
 def _axis_values(lab: LabCore, axis: str) -> tuple[pl.DataFrame, list[str]]:
     """Return an axis' values by row key (tools) or by case (case columns), and the keys."""
+    if axis == RETRIEVAL_AXIS and axis not in lab.cases.columns:
+        return retrieval_axis(lab), _KEYS
     if axis == TOOL_AXIS:
         calls = lab.scan("steps").filter(  # steps may be kept on disk
             pl.col("tool_name").is_not_null() & (pl.col("role") == "assistant")
@@ -123,7 +131,10 @@ def _axis_values(lab: LabCore, axis: str) -> tuple[pl.DataFrame, list[str]]:
     columns = lab.cases.schema
     if axis not in columns or axis == "case_id" or columns[axis] != pl.String:
         usable = sorted(c for c, t in columns.items() if t == pl.String and c != "case_id")
-        msg = f"axis {axis!r} is neither 'tool' nor a text column of the cases; use one of {usable}"
+        msg = (
+            f"axis {axis!r} is neither 'tool', 'retrieval' nor a text column of the cases; "
+            f"use one of {usable}"
+        )
         raise ValueError(msg)
     if axis == "language":  # cases without one get the detected language (nothing is written)
         cases = lab.cases

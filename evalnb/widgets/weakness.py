@@ -35,7 +35,8 @@ class Weakness(EvalWidget):
     Two univariate charts (mean with its 95 % interval per topic and per question type,
     threshold marked) and the bivariate grid: one cell per (topic, question type) coloured
     by mean score. ``axes`` changes the two axes: any text column of the cases, or
-    ``"tool"`` (the tools an agent's run called: a run counts under each), e.g.
+    ``"tool"`` (the tools an agent's run called: a run counts under each) or ``"retrieval"``
+    (whether the answer's retriever brought a relevant document into its top 10), e.g.
     ``axes=("tool", "topic")``. Cells are coloured with the cases as dots coloured by score; cells with fewer than
     ``min_n`` cases are hatched. Hover a cell for n, mean and CI; click it to select its
     cases (``selected_cell`` and :meth:`selection`). Weak cells — whole interval on the

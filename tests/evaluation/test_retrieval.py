@@ -22,6 +22,7 @@ import pytrec_eval
 import evalnb
 from evalnb.evaluation.families.retrieval.evaluator import MEASURES
 from evalnb.lab.errors import InputError
+from evalnb.transforms import grid_cells, weakness_index
 
 
 def _pytrec_measures() -> set[str]:
@@ -344,3 +345,28 @@ def test_ranx_names_give_ranx_numbers_per_query() -> None:
         for case, metric, value in scores.select("case_id", "metric", "value").iter_rows()
     )
     assert worst < 1e-12
+
+
+def test_the_weakness_grid_takes_retrieval_as_an_axis() -> None:
+    topics = ["billing", "travel"] * 10
+    run = {"rag": {f"q{i}": {f"q{i}-rel" if i % 2 == 0 else f"q{i}-other": 1.0} for i in range(20)}}
+    qrels = {f"q{i}": {f"q{i}-rel": 1} for i in range(20)}
+    lab = evalnb.load(run, qrels=qrels)
+    lab = lab.with_tables(
+        {
+            "cases": lab.cases.with_columns(topic=pl.Series(topics), expected=pl.lit(["yes"])),
+            "outputs": lab.outputs.with_columns(
+                actual=pl.when(pl.col("case_id").str.extract(r"(\d+)").cast(pl.Int64) % 2 == 0)
+                .then(pl.lit("yes"))
+                .otherwise(pl.lit("no"))
+            ),
+        }
+    )
+    lab = evalnb.evaluate(lab, "text_matching", progress=False)
+    lab.weakness("text_matching", "model_passes", axes=("retrieval", "topic"), min_n=5)  # draws
+    index = weakness_index(lab, "text_matching", "model_passes", axes=("retrieval", "topic"))
+    cells = grid_cells(index).select("topic", "question_type", "n").sort("topic")
+    assert cells.rows() == [
+        ("nothing relevant in top 10", "travel", 10),
+        ("relevant in top 10", "billing", 10),
+    ]
