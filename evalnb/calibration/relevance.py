@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalnb.lab.rankings import in_trec_order
 from evalnb.lab.schema import QRELS
 
 if TYPE_CHECKING:
@@ -34,12 +35,7 @@ def relevance_pool(lab: LabCore, k: int = 10) -> pl.DataFrame:
         msg = f"k is the depth of the pool; expected a positive integer, got {k}"
         raise ValueError(msg)
     ranked = (
-        lab.scan("retrievals")
-        .sort(
-            ["case_id", "model", "sample", "score", "doc_id"],
-            descending=[False, False, False, True, True],
-        )
-        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("case_id", "model", "sample"))
+        in_trec_order(lab.scan("retrievals"), ["case_id", "model", "sample"])
         .filter(pl.col("rank") <= k)
         .collect()
     )

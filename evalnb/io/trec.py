@@ -30,6 +30,7 @@ import polars as pl
 
 from evalnb.lab.errors import InputError
 from evalnb.lab.files import write_atomic
+from evalnb.lab.rankings import in_trec_order
 from evalnb.lab.schema import QRELS, RETRIEVALS
 
 if TYPE_CHECKING:
@@ -364,9 +365,7 @@ def _plain_ids(frame: pl.DataFrame, columns: list[str]) -> None:
 def write_run(retrievals: pl.DataFrame, path: str | Path) -> Path:
     """Write ``retrievals`` as a TREC run, ranked as trec_eval ranks it (tag = model)."""
     _plain_ids(retrievals, ["case_id", "doc_id", "model"])
-    ranked = retrievals.sort(
-        ["model", "case_id", "score", "doc_id"], descending=[False, False, True, True]
-    ).with_columns(rank=pl.int_range(1, pl.len() + 1).over("model", "case_id", "sample"))
+    ranked = in_trec_order(retrievals, ["model", "case_id", "sample"])
     lines = ranked.select(
         pl.format("{} Q0 {} {} {} {}", "case_id", "doc_id", "rank", "score", "model")
     ).to_series()

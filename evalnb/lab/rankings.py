@@ -10,36 +10,38 @@ retrieved, and ``reference_context_ids`` on the case, each relevant with grade 1
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import polars as pl
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["extra_ids", "grades_of", "ranked_of", "with_rankings"]
+__all__ = ["extra_ids", "grades_of", "in_trec_order", "ranked_of", "with_rankings"]
 
 _KEY = ["case_id", "model", "sample"]
 _RANKED = pl.List(pl.Struct({"doc_id": pl.String(), "score": pl.Float64()}))
 _JUDGED = pl.List(pl.Struct({"doc_id": pl.String(), "relevance": pl.Int64()}))
 
 
+F = TypeVar("F", pl.DataFrame, pl.LazyFrame)
+
+
 def extra_ids(extra: pl.Series, field: str) -> pl.Series:
-    """Read the list of ids under ``field`` of each JSON ``extra`` (null where absent or not a list)."""
+    """Read the list of ids under ``field`` of each JSON ``extra``, in order (null where absent)."""
+    dtype = pl.Struct({field: pl.List(pl.String)})
+    decoded = extra.fill_null("{}").str.json_decode(dtype, infer_schema_length=None)
+    return decoded.struct.field(field)
 
-    def read(text: str | None) -> list[str] | None:
-        if not text:
-            return None
-        try:
-            value = json.loads(text).get(field)
-        except (ValueError, AttributeError):
-            return None
-        if not isinstance(value, list):
-            return None
-        return [str(v) for v in value if v is not None]
 
-    return pl.Series([read(t) for t in extra.to_list()], dtype=pl.List(pl.String()))
+def in_trec_order(frame: F, lists: list[str]) -> F:
+    """Sort each ranked list (the rows sharing ``lists``) as trec_eval ranks it; number ``rank``.
+
+    By score, descending, equal scores by document id, descending (trec_eval's
+    ``comp_sim_docno``); ``rank`` counts from 1 within each list.
+    """
+    order = frame.sort([*lists, "score", "doc_id"], descending=[False] * len(lists) + [True, True])
+    return order.with_columns(rank=pl.int_range(1, pl.len() + 1).over(lists))
 
 
 def with_rankings(lab: LabCore, rows: pl.DataFrame) -> pl.DataFrame:

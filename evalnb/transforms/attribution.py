@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from evalnb.calibration.reliability import wilson_interval
-from evalnb.lab.rankings import grades_of, ranked_of, with_rankings
+from evalnb.lab.rankings import grades_of, in_trec_order, ranked_of, with_rankings
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -44,15 +44,13 @@ def retrieval_hits(lab: LabCore, k: int = 10) -> pl.DataFrame:
     if k < 1:
         msg = f"k is how many retrieved documents count; expected a positive integer, got {k}"
         raise ValueError(msg)
-    rows = lab.rows().select(
-        *_KEY, *[c for c in ("output_extra", "case_extra") if c in lab.rows().columns]
+    rows = lab.rows()
+    ranked = with_rankings(
+        lab, rows.select(*_KEY, *({"output_extra", "case_extra"} & set(rows.columns)))
     )
-    ranked = with_rankings(lab, rows)
     keys = ranked.select(_KEY).with_row_index("group").with_columns(pl.col("group").cast(pl.Int64))
     top = (
-        ranked_of(ranked)
-        .sort(["group", "score", "doc_id"], descending=[False, True, True])
-        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("group"))
+        in_trec_order(ranked_of(ranked), ["group"])
         .filter(pl.col("rank") <= k)
         .join(keys, on=["group", "case_id"], how="left")
         .select(*_KEY, "doc_id")

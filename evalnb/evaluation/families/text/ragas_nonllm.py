@@ -48,6 +48,7 @@ from evalnb.evaluation.base import (
 )
 from evalnb.evaluation.families.text.bleu import sentence_bleu
 from evalnb.evaluation.families.text.rouge import id_rouge_parts
+from evalnb.lab.rankings import extra_ids
 from evalnb.text.chrf import chrf
 from evalnb.text.contains import contains_each
 from evalnb.text.distance import MEASURES, best_matches, similarity
@@ -441,9 +442,7 @@ class RagasContextRecall(_ContextMatch):
 
 def _ids(rows: pl.DataFrame, column: str, key: str) -> pl.Series:
     """Return the id list stored under ``key`` in a JSON ``extra`` column, each once."""
-    dtype = pl.Struct({key: pl.List(pl.String)})
-    decoded = rows[column].fill_null("{}").str.json_decode(dtype, infer_schema_length=None)
-    return decoded.struct.field(key).list.unique()
+    return extra_ids(rows[column], key).list.unique()
 
 
 def _id_sets(rows: pl.DataFrame) -> tuple[pl.Series, pl.Series]:
