@@ -28,6 +28,7 @@ from evalnb.calibration.relevance import add_grade, relevance_pool
 from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.diagnosis.languages import answer_languages, language_summary, set_languages
+from evalnb.generation.baseline_retrievers import baseline_rankings
 from evalnb.generation.curation import apply_curation, curate, curation_of
 from evalnb.io.trec import export_trec
 from evalnb.judge_reliability.card import judge_card, kept_with
@@ -156,6 +157,7 @@ class RetrievalMethods(Namespace):
 
     attribution = bound(attribution)
     attribution_summary = bound(attribution_summary)
+    baseline = bound(baseline_rankings)
     pool = bound(relevance_pool)
     add_grade = bound(add_grade)
     export = bound(export_trec)

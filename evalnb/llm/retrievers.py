@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from evalnb.lab.core import LabCore
 
-__all__ = ["MAX_ID", "run_retriever"]
+__all__ = ["MAX_ID", "keep_rankings", "run_retriever"]
 
 L = TypeVar("L", bound="LabCore")
 MAX_ID = 512
@@ -139,26 +139,58 @@ def run_retriever(
     results = run_blocking(  # also from a notebook's running event loop
         _ask_all(fn, asked["prompt"].fill_null("").to_list(), k, concurrency, timeout_s)
     )
-    rows, errors = [], []
-    for case_id, (ranking, error) in zip(asked["case_id"].to_list(), results, strict=True):
-        errors.append(error)
-        for rank, (doc, score) in enumerate(ranking or [], start=1):
-            rows.append((case_id, name, 0, rank, doc, score))
-    new = pl.DataFrame(rows, schema=RETRIEVALS, orient="row")
+    ids = asked["case_id"].to_list()
+    rows = [
+        (case_id, rank, doc, score)
+        for case_id, (ranking, _) in zip(ids, results, strict=True)
+        for rank, (doc, score) in enumerate(ranking or [], start=1)
+    ]
+    ranked = pl.DataFrame(
+        rows,
+        schema={k: RETRIEVALS[k] for k in ("case_id", "rank", "doc_id", "score")},
+        orient="row",
+    )
+    return keep_rankings(lab, name, ranked, ids, [e for _, e in results])
+
+
+def keep_rankings(
+    lab: L,
+    name: str,
+    ranked: pl.DataFrame,
+    case_ids: Sequence[str],
+    errors: Sequence[str | None],
+) -> L:
+    """Return ``lab`` with retriever ``name``'s rankings of ``case_ids`` and an output row each.
+
+    ``ranked`` holds ``case_id``, ``rank``, ``doc_id`` and ``score`` of the cases asked;
+    ``errors[i]`` says why case ``i`` has no ranking (None where it has one). The output row
+    (sample 0) is what leaderboards and ``decide`` count the retriever's cases by; a case
+    asked again replaces its earlier ranking and output row.
+    """
+    new = ranked.select(
+        pl.col("case_id").cast(pl.String),
+        model=pl.lit(name, dtype=pl.String),
+        sample=pl.lit(0, dtype=RETRIEVALS["sample"]),
+        rank=pl.col("rank").cast(RETRIEVALS["rank"]),
+        doc_id=pl.col("doc_id").cast(pl.String),
+        score=pl.col("score").cast(RETRIEVALS["score"]),
+    )
     outputs = pl.DataFrame(
         {
-            "case_id": asked["case_id"],
-            "model": [name] * asked.height,
-            "sample": [0] * asked.height,
-            "error": pl.Series(errors, dtype=pl.String),
+            "case_id": pl.Series(list(case_ids), dtype=pl.String),
+            "model": [name] * len(case_ids),
+            "sample": [0] * len(case_ids),
+            "error": pl.Series(list(errors), dtype=pl.String),
         }
     )
     kept = lab.outputs.join(
         outputs.select("case_id", "model", "sample"), on=["case_id", "model", "sample"], how="anti"
     )
+    asked = pl.col("case_id").is_in(pl.Series(list(case_ids), dtype=pl.String).implode())
+    earlier = lab.table("retrievals").filter(~((pl.col("model") == name) & asked))
     return lab.with_tables(
         {
-            "retrievals": pl.concat([lab.table("retrievals"), new]),
+            "retrievals": pl.concat([earlier, new]),
             "outputs": pl.concat([kept, outputs], how="diagonal_relaxed"),
         }
     )
