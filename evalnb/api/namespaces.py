@@ -24,7 +24,7 @@ from evalnb.calibration.guardrail import corpus_patch, guardrail_config
 from evalnb.calibration.judge_agreement import judge_agreement
 from evalnb.calibration.labels import add_label, disagreements, reviewer_agreement
 from evalnb.calibration.recalibrate import recalibrate
-from evalnb.calibration.relevance import add_grade, relevance_pool
+from evalnb.calibration.relevance import add_grade, judge_relevance, relevance_pool
 from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import calibration_sample
 from evalnb.diagnosis.languages import answer_languages, language_summary, set_languages
@@ -32,6 +32,7 @@ from evalnb.generation.baseline_retrievers import baseline_rankings
 from evalnb.generation.curation import apply_curation, curate, curation_of
 from evalnb.io.trec import export_trec
 from evalnb.judge_reliability.card import judge_card, kept_with
+from evalnb.judge_reliability.relevance import relevance_agreement
 from evalnb.judge_reliability.report import judge_report
 from evalnb.robustness.perturbed_cases import perturb
 from evalnb.team.publish import pull_labels
@@ -80,6 +81,7 @@ class JudgeMethods(Namespace):
     card_view: bound[[JudgeCard], JudgeCardView] = bound(load=_card_view)
     with_card = bound(kept_with)
     agreement = bound(judge_agreement)
+    relevance_agreement = bound(relevance_agreement)
     align = bound(align_judge)
     versions = bound(judge_versions)
     apply_version = bound(apply_judge_version)
@@ -160,4 +162,5 @@ class RetrievalMethods(Namespace):
     baseline = bound(baseline_rankings)
     pool = bound(relevance_pool)
     add_grade = bound(add_grade)
+    judge = bound(judge_relevance)
     export = bound(export_trec)

@@ -142,7 +142,7 @@ def human_verdicts(labels: pl.DataFrame, evaluator: str, metric: str) -> pl.Data
     )
 
 
-def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
+def cohen_kappa(a: np.ndarray, b: np.ndarray, weights: str | None = None) -> float:
     """Cohen's κ of two raters' labels on the same items (booleans or category codes).
 
     Observed agreement corrected for the agreement expected by chance from each side's own
@@ -150,8 +150,15 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
     NaN when there are no items, or when chance agreement is already 1 (both sides gave one
     and the same label to every item: a constant rater's agreement says nothing of its
     judgement, and must not read as a perfect 1.0). The one κ of evalnb: the review queue's
-    agreement, the judge card and recalibration all call it.
+    agreement, the judge card, recalibration and graded relevance all call it.
+
+    ``weights="linear"`` or ``"quadratic"`` gives Cohen's weighted κ for ordered grades
+    (relevance 0–3): a disagreement costs its distance between the categories' positions
+    in sorted order (squared for quadratic), as scikit-learn weighs them.
     """
+    if weights not in (None, "linear", "quadratic"):
+        msg = f"weights: expected None, 'linear' or 'quadratic'; got {weights!r}"
+        raise ValueError(msg)
     a, b = np.asarray(a), np.asarray(b)
     if a.size == 0:
         return float("nan")
@@ -159,11 +166,16 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
     k = int(codes.max()) + 1
     x, y = codes[: a.size], codes[a.size :]
     table = np.bincount(x * k + y, minlength=k * k).reshape(k, k) / a.size
-    observed = float(np.trace(table))
-    chance = float(table.sum(axis=1) @ table.sum(axis=0))
-    if chance >= 1.0:
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0))
+    if weights is None:
+        cost = 1.0 - np.eye(k)
+    else:
+        gap = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+        cost = gap if weights == "linear" else gap**2
+    chance = float((cost * expected).sum())
+    if chance <= 0.0:  # chance disagreement is nil: both sides constant and alike
         return float("nan")
-    return (observed - chance) / (1.0 - chance)
+    return 1.0 - float((cost * table).sum()) / chance
 
 
 def reviewer_agreement(labels: pl.DataFrame, evaluator: str, metric: str) -> pl.DataFrame:

@@ -30,7 +30,7 @@ import polars as pl
 
 from evalnb.lab.errors import InputError
 from evalnb.lab.files import write_atomic
-from evalnb.lab.rankings import in_trec_order
+from evalnb.lab.rankings import current_grades, in_trec_order
 from evalnb.lab.schema import QRELS, RETRIEVALS
 
 if TYPE_CHECKING:
@@ -399,5 +399,5 @@ def export_trec(
             raise ValueError(msg)
     written = [write_run(retrievals, run)]
     if qrels is not None:
-        written.append(write_qrels(lab.table("qrels"), qrels))
+        written.append(write_qrels(current_grades(lab.table("qrels")), qrels))
     return written

@@ -55,18 +55,29 @@ def wilson(successes: int, n: int) -> Measured:
     return Measured(successes / n, float(low), float(high), n)
 
 
-def kappa_interval(a: np.ndarray, b: np.ndarray, *, draws: int = 2000, seed: int = 0) -> Measured:
-    """Return Cohen's κ of two verdict arrays with a percentile bootstrap interval over items."""
-    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+def kappa_interval(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    weights: str | None = None,
+    draws: int = 2000,
+    seed: int = 0,
+) -> Measured:
+    """Return Cohen's κ of two raters with a percentile bootstrap interval over items.
+
+    Verdicts (booleans) by default; with ``weights`` (``"linear"``, ``"quadratic"``) ordered
+    grades and the weighted κ.
+    """
+    x, y = (np.asarray(v, dtype=bool if weights is None else None) for v in (a, b))
     n = x.size
     if n < 2:
         return Measured(math.nan, math.nan, math.nan, n)
-    kappa = cohen_kappa(x, y)
+    kappa = cohen_kappa(x, y, weights)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n, size=(draws, n))
     # The one κ per draw (calibration.labels.cohen_kappa): its NaN where a draw leaves both
     # sides constant is left out of the quantiles.
-    boot = np.array([cohen_kappa(x[p], y[p]) for p in picks])
+    boot = np.array([cohen_kappa(x[p], y[p], weights) for p in picks])
     if not math.isfinite(kappa) or np.isnan(boot).all():
         return Measured(float(kappa), math.nan, math.nan, n)
     low, high = np.nanquantile(boot, [0.025, 0.975])

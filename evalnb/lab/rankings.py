@@ -17,7 +17,15 @@ import polars as pl
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["extra_ids", "grades_of", "in_trec_order", "ranked_of", "with_rankings"]
+__all__ = [
+    "JUDGE_SOURCE",
+    "current_grades",
+    "extra_ids",
+    "grades_of",
+    "in_trec_order",
+    "ranked_of",
+    "with_rankings",
+]
 
 _KEY = ["case_id", "model", "sample"]
 _RANKED = pl.List(pl.Struct({"doc_id": pl.String(), "score": pl.Float64()}))
@@ -25,6 +33,26 @@ _JUDGED = pl.List(pl.Struct({"doc_id": pl.String(), "relevance": pl.Int64()}))
 
 
 F = TypeVar("F", pl.DataFrame, pl.LazyFrame)
+
+JUDGE_SOURCE = "judge:"
+"""The ``source`` prefix of a grade an LLM judge gave (``judge:<model>``) in ``qrels``."""
+
+
+def current_grades(qrels: F) -> F:
+    """Return the grade the measures use: one per case and document.
+
+    A person's grade (a reviewer's, or a qrels file's) stands over a judge's, which stays in
+    the table beside it so the two can be compared (the judge's agreement with reviewers);
+    among grades of one kind the last one given stands.
+    """
+    by_judge = pl.col("source").str.starts_with(JUDGE_SOURCE).fill_null(value=False)
+    return (
+        qrels.with_row_index("_at")
+        .sort(by_judge, pl.col("_at"), descending=[True, False])
+        .unique(["case_id", "doc_id"], keep="last", maintain_order=True)
+        .sort("_at")
+        .drop("_at")
+    )
 
 
 def extra_ids(extra: pl.Series, field: str) -> pl.Series:
@@ -68,7 +96,7 @@ def with_rankings(lab: LabCore, rows: pl.DataFrame) -> pl.DataFrame:
         retrievals = retrievals.join(keys.lazy(), on=_KEY, how="semi")
     ranked = retrievals.group_by(_KEY).agg(ranked=pl.struct("doc_id", "score")).collect()
     judged = (
-        lab.table("qrels")
+        current_grades(lab.table("qrels"))
         .join(keys.select("case_id").unique(), on="case_id", how="semi")
         .group_by("case_id")
         .agg(judged=pl.struct("doc_id", "relevance"))

@@ -13,7 +13,7 @@ import pytest
 from nltk.stem.porter import PorterStemmer
 
 import evalnb
-from evalnb.generation.baseline_retrievers import documents_of
+from evalnb.lab.documents import documents_of
 from evalnb.models.encoder import get_encoder
 
 DOCS = {

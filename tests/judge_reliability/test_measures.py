@@ -93,3 +93,25 @@ def test_a_constant_rater_has_no_kappa_as_scikit_learn_says() -> None:
     assert cohen_kappa(codes, other) == pytest.approx(
         metrics.cohen_kappa_score(codes, other), abs=1e-12
     )
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_weighted_kappa_of_graded_relevance_equals_scikit_learn(weights: str | None) -> None:
+    from sklearn import metrics
+
+    from evalnb.calibration.labels import cohen_kappa
+
+    rng = np.random.default_rng(3)
+    for _ in range(400):
+        n, k = int(rng.integers(1, 25)), int(rng.integers(1, 5))
+        a = rng.integers(0, k, n)
+        b = a.copy() if rng.random() < 0.2 else np.clip(a + rng.integers(-1, 2, n), 0, 3)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = metrics.cohen_kappa_score(a, b, weights=weights)
+        ours = cohen_kappa(a, b, weights)
+        assert np.isnan(ours) == np.isnan(theirs)
+        if not np.isnan(theirs):
+            assert ours == pytest.approx(theirs, abs=1e-12)
+    with pytest.raises(ValueError, match="weights"):
+        cohen_kappa(np.array([1]), np.array([1]), "cubic")
