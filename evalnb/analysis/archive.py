@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalnb.analysis.derived import analyse, model_keys
+from evalnb.analysis.derived import Analysed, analyse, model_keys
 from evalnb.analysis.insights import insights_json
 from evalnb.analysis.problems import problems_json
 from evalnb.analysis.report import render_report
@@ -53,10 +53,12 @@ def _markdown(frame: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_archive(lab: LabCore, path: str | Path, *, seed: int = 0) -> Path:
-    """Write the archive of ``lab`` to ``path`` (a ``.zip``)."""
+def write_archive(
+    lab: LabCore, path: str | Path, *, seed: int = 0, analysed: Analysed | None = None
+) -> Path:
+    """Write the archive of ``lab`` to ``path`` (a ``.zip``); ``analysed``: what was derived."""
     target = Path(path)
-    done = analyse(lab, seed)  # once: the report, JSON files and per-evaluator files share it
+    done = analysed or analyse(lab, seed)  # once: the report, JSON and per-evaluator files share it
     problems, insights, board = done.problems, done.insights, done.board
     interpretation = {
         "name": lab.info.get("name"),

@@ -132,6 +132,14 @@ def overall_leaderboard(
     """
     models, cube = _cube(verdicts)
     n, m, _ = cube.shape
+    if m == 0 or n == 0:  # nothing scored yet: a report of a fresh lab still renders
+        ints = {"rank", "rank_ci_low", "rank_ci_high", "evaluators", "wins"}
+        return pl.DataFrame(
+            schema={
+                c: pl.String if c == "model" else pl.UInt32 if c in ints else pl.Float64
+                for c in COLUMNS
+            }
+        )
     ok = ~np.isnan(cube)
     centre = _overall(np.where(ok, cube, 0.0).sum(axis=0), ok.sum(axis=0))
     reps = _replicates(cube, n_boot, seed) if n > 1 else np.full((1, m), np.nan)

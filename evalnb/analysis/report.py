@@ -462,6 +462,92 @@ def _judge_cards_html(lab: LabCore) -> str:
     )
 
 
+# The retrieval measures the report shows per retriever (trec_eval's names, then ranx's).
+_RETRIEVAL_SHOWN = (
+    ("retrieval", ("ndcg_cut_10", "recall_10", "map", "recip_rank", "P_10", "success_10")),
+    ("ranx", ("ndcg@10", "recall@10", "map", "mrr", "precision@10", "hit_rate@10")),
+)
+
+
+def _retrieval_html(lab: LabCore, board: pl.DataFrame, attribution: pl.DataFrame | None) -> str:
+    """Render "Retrieval": the measures per retriever, where the grades come from, attribution.
+
+    Only for a lab that ranks documents or holds relevance judgments; the retrieval
+    evaluator's own section (every measure, weakest cases) follows among the evaluators.
+    """
+    qrels = lab.table("qrels")
+    if not (lab.height("retrievals") or qrels.height):
+        return ""
+    parts = ["<h2>Retrieval</h2>"]
+    for evaluator, shown in _RETRIEVAL_SHOWN:
+        rows = board.filter(
+            (pl.col("evaluator") == evaluator) & pl.col("metric").is_in(list(shown))
+        )
+        if rows.is_empty():
+            continue
+        cell = pl.format(
+            "{} [{}, {}]", *(pl.col(c).round(3) for c in ("mean", "ci_low", "ci_high"))
+        )
+        wide = (
+            rows.with_columns(cell=cell)
+            .pivot("metric", index="model", values="cell")
+            .select("model", *[m for m in shown if m in set(rows["metric"])])
+        )
+        parts.append(
+            f"<h3>Measures per retriever ({_e(evaluator)}; mean per query, 95 % CI)</h3>"
+            + _table(wide, tuple(wide.columns))
+        )
+    if len(parts) == 1:
+        parts.append(
+            "<p>The retrievals are not measured yet: <code>evalnb.evaluate(lab, "
+            "'retrieval')</code> scores trec_eval's measures per query.</p>"
+        )
+    source = pl.col("source").fill_null("file")
+    kind = (
+        pl.when(source.str.starts_with("judge:"))
+        .then(pl.lit("LLM judge"))
+        .when(source.str.starts_with("reviewer:"))
+        .then(pl.lit("reviewers"))
+        .otherwise(pl.lit("given (qrels file, BEIR, ids)"))
+    )
+    origin = qrels.group_by(kind.alias("graded by")).agg(
+        documents=pl.len(), cases=pl.col("case_id").n_unique()
+    )
+    parts.append(
+        "<h3>Relevance judgments</h3>"
+        + (
+            _table(origin.sort("graded by"))
+            if origin.height
+            else "<p>No relevance judgments: grade the pooled documents "
+            "(<code>lab.retrieval.pool()</code>, <code>lab.retrieval.add_grade</code>) or have "
+            "a judge grade them (<code>lab.retrieval.judge(judge)</code>).</p>"
+        )
+        + "<p>A reviewer's grade stands over a judge's for the same document.</p>"
+    )
+    if attribution is not None and attribution.height:
+        shown_cols = [
+            "evaluator",
+            "metric",
+            "model",
+            "n_answers",
+            "retrieval_miss",
+            "retrieved_unused",
+            "passed",
+            "no_qrels",
+            "miss_share",
+            "miss_ci_low",
+            "miss_ci_high",
+        ]
+        parts.append(
+            "<h3>Failed answers: retrieval or generation</h3><p><em>retrieval_miss</em>: no "
+            "relevant document in the answer's top 10; <em>retrieved_unused</em>: one was "
+            "there and the answer still failed. <em>miss_share</em>: the misses' share of "
+            "those two, with Wilson's 95 % interval.</p>"
+            + _table(attribution.select([c for c in shown_cols if c in attribution.columns]))
+        )
+    return "".join(parts)
+
+
 def render_report(
     lab: LabCore,
     *,
@@ -471,12 +557,15 @@ def render_report(
     agreement: Sequence[Mapping[str, Any]] = (),
     monitoring: Mapping[str, Any] | None = None,
     decisions: Sequence[DecisionData] = (),
+    attribution: pl.DataFrame | None = None,
 ) -> str:
     """Render the report as HTML text.
 
     ``agreement``: the human-calibration views to show; ``monitoring``: the ongoing-monitoring
     view (see :func:`_monitoring_html`), or None; ``decisions``: :func:`evalnb.analysis.decide.decide`'s
-    results, each a part of the "Decisions" section.
+    results, each a part of the "Decisions" section; ``attribution``: the failed answers
+    attributed to retrieval or generation (``lab.retrieval.attribution_summary`` of every
+    answer metric, with ``evaluator`` and ``metric`` columns), for the "Retrieval" section.
     """
     done = analysed or analyse(lab, seed)
     verdicts, board, probs, ins = done.verdicts, done.board, done.problems, done.insights
@@ -495,6 +584,7 @@ def render_report(
         + f"<h3>Evaluators</h3><ul>{toc}</ul>"
         f"<h2>Problems</h2>{_problems_html(probs)}"
         f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
+        + _retrieval_html(lab, board, attribution)
         + "".join(_evaluator_section(lab, verdicts, board, probs, ins, e) for e in evaluators)
         + "<h2>Decisions</h2>"
         + (

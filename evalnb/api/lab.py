@@ -17,8 +17,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb.analysis import derived
+from evalnb.analysis.insights import insights_json
 from evalnb.analysis.rendered import Report
+from evalnb.analysis.tables import table
 from evalnb.api.binding import moved, namespace
+from evalnb.api.joins import analysed_of, lab_insights
 from evalnb.api.namespaces import (
     CalibrationMethods,
     CurationMethods,
@@ -40,6 +43,7 @@ from evalnb.io.tencent_export import tencent_records
 from evalnb.lab.core import LabCore
 from evalnb.lab.files import write_atomic
 from evalnb.llm.ragas_llm import RAGAS_MISSING
+from evalnb.transforms.attribution import attribution_overview
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -226,6 +230,8 @@ class Lab(LabCore):
             self,
             title=title,
             seed=seed,
+            analysed=analysed_of(self, seed),
+            attribution=attribution_overview(self),
             agreement=agreement_views(self),
             monitoring=monitor.report_view(every) if monitor is not None else None,
             decisions=decisions,
@@ -236,7 +242,7 @@ class Lab(LabCore):
         """Write a ZIP archive in H2O's layout; ``evalnb.load(path)`` reads it back."""
         from evalnb.analysis.archive import write_archive  # noqa: PLC0415 - loads Altair, as above
 
-        return write_archive(self, path, seed=seed)
+        return write_archive(self, path, seed=seed, analysed=analysed_of(self, seed))
 
     # -- analysis ----------------------------------------------------------------------------
 
@@ -271,8 +277,12 @@ class Lab(LabCore):
         return derived.problems_of(self, seed=seed, all_metrics=all_metrics)
 
     def insights(self, *, seed: int = 0) -> pl.DataFrame:
-        """Insights: significant best/worst models, hardest prompts, speed and cost."""
-        return derived.insights_of(self, seed=seed)
+        """Insights: significant best/worst models, hardest prompts, speed, cost, retrieval misses.
+
+        The last: where failed answers had no relevant document retrieved (a lab with
+        rankings and relevance judgments; :meth:`retrieval` ``.attribution``).
+        """
+        return lab_insights(self, seed=seed)
 
     def problems_table(self, *, max_rows: int = 50) -> RichTable:
         """Show :meth:`problems` as an HTML table (severity badges); ``.frame`` holds the rows."""
@@ -280,7 +290,7 @@ class Lab(LabCore):
 
     def insights_table(self, *, max_rows: int = 50) -> RichTable:
         """Show :meth:`insights` as an HTML table; ``.frame`` holds the rows."""
-        return derived.insights_table_of(self, max_rows=max_rows)
+        return table(lab_insights(self), title="Insights", max_rows=max_rows)
 
     def leaderboard_chart(
         self, evaluator: str | None = None, *, kind: str = "auto", seed: int = 0
@@ -300,7 +310,7 @@ class Lab(LabCore):
 
     def insights_json(self, path: str | Path | None = None) -> str:
         """H2O's ``insights_and_actions.json`` text (written to ``path`` when given)."""
-        return derived.insights_json_of(self, path)
+        return derived.write_text(path, insights_json(lab_insights(self)))
 
     # -- question types and weakness ------------------------------------------------------------
 

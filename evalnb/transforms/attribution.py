@@ -22,17 +22,31 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from evalnb.analysis.insights import INSIGHT_SCHEMA
 from evalnb.calibration.reliability import wilson_interval
+from evalnb.evaluation.catalog import all_evaluators
 from evalnb.lab.rankings import grades_of, in_trec_order, ranked_of, with_rankings
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
 
-__all__ = ["ATTRIBUTIONS", "attribution", "attribution_summary", "retrieval_axis", "retrieval_hits"]
+__all__ = [
+    "ATTRIBUTIONS",
+    "MIN_TOLD",
+    "attribution",
+    "attribution_insights",
+    "attribution_overview",
+    "attribution_summary",
+    "retrieval_axis",
+    "retrieval_hits",
+]
 
 ATTRIBUTIONS = ("retrieval_miss", "retrieved_unused", "passed", "no_qrels", "unscored")
 _KEY = ["case_id", "model", "sample"]
 _Z95 = 1.959963984540054
+MIN_TOLD = 5
+"""Failures that must be attributable before an insight speaks of their share."""
+_SLICES = ("topic", "category", "question_type")
 
 
 def retrieval_hits(lab: LabCore, k: int = 10) -> pl.DataFrame:
@@ -156,3 +170,115 @@ def attribution_summary(
     return counts.with_columns(
         miss_share=column(share), miss_ci_low=column(low), miss_ci_high=column(high)
     ).sort(keys)
+
+
+def _answer_metrics(lab: LabCore) -> list[tuple[str, str]]:
+    """Each scored evaluator's primary metrics, less the retrieval evaluators' own."""
+    if not (lab.height("retrievals") or "output_extra" in lab.outputs.columns):
+        return []  # nothing ranked: nothing to attribute
+    if not (lab.height("qrels") or "case_extra" in lab.cases.columns):
+        return []
+    known = all_evaluators()
+    primary = (
+        lab.metrics.filter(pl.col("primary"))
+        .select("evaluator", "metric")
+        .unique(maintain_order=True)
+        .join(lab.scores.select("evaluator", "metric").unique(), on=["evaluator", "metric"])
+    )
+    return [
+        (e, m)
+        for e, m in primary.rows()
+        if not getattr(known.get(e), "ranked", False)  # those measure the ranking itself
+    ]
+
+
+def attribution_overview(lab: LabCore, *, k: int = 10, by: str | None = None) -> pl.DataFrame:
+    """Return :func:`attribution_summary` of every answer metric, with ``evaluator`` and ``metric``.
+
+    The answer metrics are each scored evaluator's primary ones, less the retrieval
+    evaluators' own (they measure the ranking, not the answer). Empty when the lab holds no
+    ranking or no relevance judgment, so there is nothing to attribute.
+    """
+    parts = [
+        attribution_summary(lab, e, m, k=k, by=by).select(
+            pl.lit(e).alias("evaluator"), pl.lit(m).alias("metric"), pl.all()
+        )
+        for e, m in _answer_metrics(lab)
+    ]
+    return pl.concat(parts) if parts else pl.DataFrame()
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.0f} %"
+
+
+def _insight(
+    evaluator: str, metric: str, model: str, where: str, counts: dict[str, object], k: int
+) -> tuple[object, ...] | None:
+    told, misses = int(counts["told"]), int(counts["misses"])  # type: ignore[call-overload]
+    low, high = (float(x) for x in wilson_interval(misses, told, _Z95))
+    share = misses / told
+    if where and low <= 0.5:
+        return None  # a slice is named only where misses are most of its failures beyond doubt
+    text = (
+        f"{_percent(share)} of {model}'s {told} failures on {evaluator}/{metric}{where} "
+        f"that can be attributed are retrieval misses (95 % CI {_percent(low)}–"
+        f"{_percent(high)}): no relevant document was in its top {k}."
+    )
+    if low > 0.5:
+        action = (
+            f"Improve retrieval before the generator (recall@{k} of these cases): the "
+            "generator never saw a relevant document for them."
+        )
+    elif high < 0.5:
+        action = (
+            "Most failures had a relevant document retrieved: improve how the generator "
+            "uses its context (faithfulness, context use) before the retriever."
+        )
+    else:
+        action = (
+            "Retrieval and generation both contribute: lab.retrieval.attribution(...) lists "
+            "each failed answer with its cause."
+        )
+    ids = counts["ids"]
+    return ("retrieval", evaluator, metric, model, text, share, ids, action)
+
+
+def attribution_insights(lab: LabCore, *, k: int = 10) -> pl.DataFrame:
+    """Return insights (``INSIGHT_SCHEMA``) naming where failed answers are retrieval misses.
+
+    Per answer metric and model: the share of its attributable failures that are retrieval
+    misses, with Wilson's interval, said when at least :data:`MIN_TOLD` failures can be
+    attributed; and per value of the cases' ``topic`` (or ``category``, ``question_type``)
+    the slices where most failures are misses beyond doubt (Wilson's lower bound above one
+    half): there the retriever, not the generator, is what to change first. ``case_ids``
+    are the retrieval misses.
+    """
+    metrics = _answer_metrics(lab)
+    slice_col = next((c for c in _SLICES if c in lab.cases.columns), None)
+    rows = []
+    for evaluator, metric in metrics:
+        told = attribution(lab, evaluator, metric, k=k).filter(
+            pl.col("attribution").is_in(["retrieval_miss", "retrieved_unused"])
+        )
+        if slice_col is not None:
+            told = told.join(lab.cases.select("case_id", slice_col), on="case_id", how="left")
+        miss = pl.col("attribution") == "retrieval_miss"
+        levels: list[list[str]] = [["model"], *([[slice_col, "model"]] if slice_col else [])]
+        for keys in levels:
+            groups = (
+                told.group_by(keys, maintain_order=True)
+                .agg(
+                    told=pl.len(),
+                    misses=miss.sum(),
+                    ids=pl.col("case_id").filter(miss).unique().sort(),
+                )
+                .filter(pl.col("told") >= MIN_TOLD)
+                .sort(keys)
+            )
+            for counts in groups.iter_rows(named=True):
+                where = f" where {keys[0]} is {counts[keys[0]]!r}" if len(keys) > 1 else ""
+                row = _insight(evaluator, metric, str(counts["model"]), where, counts, k)
+                if row is not None:
+                    rows.append(row)
+    return pl.DataFrame(rows, schema=INSIGHT_SCHEMA, orient="row")

@@ -370,3 +370,60 @@ def test_the_weakness_grid_takes_retrieval_as_an_axis() -> None:
         ("nothing relevant in top 10", "travel", 10),
         ("relevant in top 10", "billing", 10),
     ]
+
+
+def _attributed_lab() -> evalnb.Lab:
+    """30 RAG answers: on 'travel' retrieval misses and every answer fails; 'billing' mixed."""
+    topics = ["billing", "travel", "travel"] * 10
+    found = {f"q{i}": topics[i] == "billing" for i in range(30)}
+    run = {"rag": {q: {f"{q}-rel" if hit else f"{q}-other": 1.0} for q, hit in found.items()}}
+    qrels = {q: {f"{q}-rel": 1} for q in found}
+    lab = evalnb.load(run, qrels=qrels)
+    passes = {q: hit and int(q[1:]) % 2 == 0 for q, hit in found.items()}
+    return evalnb.evaluate(
+        lab.with_tables(
+            {
+                "cases": lab.cases.with_columns(topic=pl.Series(topics), expected=pl.lit(["yes"])),
+                "outputs": lab.outputs.with_columns(
+                    actual=pl.col("case_id").replace_strict(
+                        {q: "yes" if p else "no" for q, p in passes.items()}
+                    )
+                ),
+            }
+        ),
+        ["text_matching", "retrieval"],
+        progress=False,
+    )
+
+
+def test_insights_name_the_failures_that_are_retrieval_misses() -> None:
+    proportion = pytest.importorskip("statsmodels.stats.proportion")
+    lab = _attributed_lab()
+    told = lab.insights().filter(pl.col("description").str.contains("are retrieval misses"))
+    texts = told["description"].to_list()
+    # overall: 20 travel misses + 5 billing failures with the document retrieved
+    overall = told.filter(~pl.col("description").str.contains(" where "))
+    assert overall.height == 1 and overall["value"][0] == pytest.approx(20 / 25)
+    low, high = proportion.proportion_confint(20, 25, method="wilson")
+    assert f"(95 % CI {100 * low:.0f} %–{100 * high:.0f} %)" in overall["description"][0]
+    assert sorted(overall["case_ids"][0]) == sorted(f"q{i}" for i in range(30) if i % 3 != 0)
+    # the travel slice is all misses (its lower bound is above one half); billing has none
+    assert any("where topic is 'travel'" in t for t in texts)
+    assert not any("'billing'" in t for t in texts)
+    # the retrieval evaluator's own measures are never attributed
+    assert set(told["evaluator"]) == {"text_matching"}
+    assert "Improve retrieval" in overall["actions_description"][0]
+    assert json.loads(lab.insights_json())[-1]["insight_type"] == "retrieval"
+
+
+def test_the_report_has_a_retrieval_section(tmp_path: Path) -> None:
+    lab = _attributed_lab()
+    lab.retrieval.add_grade("q0", "q0-rel", 2, reviewer="ann")
+    html = lab.report(tmp_path / "r.html").html
+    section = html.split("<h2>Retrieval</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "Measures per retriever" in section and "ndcg_cut_10" in section
+    assert "reviewers" in section and "given (qrels file" in section
+    assert "retrieval_miss" in section and "text_matching" in section
+    assert "retrieval misses" in html.split("<h2>Insights</h2>", 1)[1].split("<h2>", 1)[0]
+    plain = evalnb.load(pl.DataFrame({"case_id": ["a"], "prompt": ["p"]}))
+    assert "<h2>Retrieval</h2>" not in plain.report().html  # no rankings, no section
