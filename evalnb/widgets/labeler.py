@@ -8,7 +8,7 @@ this reviewer has not labelled.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import polars as pl
@@ -23,6 +23,7 @@ from evalnb.transforms.cases import run_steps
 from evalnb.widgets.arrow import to_ipc
 from evalnb.widgets.labeling import LabelingView
 from evalnb.widgets.queue_labeler import QueueLabeler
+from evalnb.widgets.relevance_labeler import RelevanceLabeler
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -270,6 +271,20 @@ def labeler(
 
 @overload
 def labeler(
+    lab: LabCore,
+    evaluator: None = None,
+    metric: None = None,
+    *,
+    task: Literal["relevance"],
+    reviewer: str,
+    k: int = 10,
+    documents: object = None,
+    blind: bool | None = None,
+) -> RelevanceLabeler: ...
+
+
+@overload
+def labeler(
     lab: ReviewQueue,
     evaluator: None = None,
     metric: None = None,
@@ -287,6 +302,7 @@ def labeler(
     metric: str | None = None,
     *,
     reviewer: str,
+    task: str = "verdicts",
     n: int = 20,
     strategy: str = "active",
     seed: int = 0,
@@ -294,18 +310,36 @@ def labeler(
     batch_id: str | None = None,
     outbox: str | Path | None = None,
     blind: bool | None = None,
-) -> Labeler | QueueLabeler:
-    """Open the labeler on one metric of ``lab`` (see :class:`Labeler`), or on a review queue.
+    k: int = 10,
+    documents: object = None,
+) -> Labeler | QueueLabeler | RelevanceLabeler:
+    """Open the labeler on one metric of ``lab`` (see :class:`Labeler`), a review queue, or a pool.
 
     ``evalnb.labeler(queue, reviewer="ann")`` labels the items a
     :class:`~evalnb.ReviewQueue` reserves for ann, with the same keys; labels wait in a local
     ``outbox`` file while the server is away (:class:`~evalnb.widgets.queue_labeler.QueueLabeler`).
 
-    ``blind`` (the default for both): the metric's value and verdict stay hidden until the
-    item is labelled, so they cannot anchor the label that is to check them; recorded with
-    the batch. ``blind=False`` shows them (``mode="agree"`` needs it). A queue published
-    blind (``evalnb.review(..., blind=True)``) never sent them.
+    ``evalnb.labeler(lab, task="relevance", reviewer="ann", k=10)`` grades the retrieved
+    documents instead: every retriever's top ``k`` per case not yet graded by a person (a
+    TREC pool), 0–3 with the keys ``0``–``3``, each grade committed to ``lab.qrels``
+    (:class:`~evalnb.widgets.relevance_labeler.RelevanceLabeler`); ``documents``: where the
+    passages' texts are (default: the lab's chunks).
+
+    ``blind`` (the default for all): the metric's value and verdict (a judge's grade, for
+    relevance) stay hidden until the item is labelled, so they cannot anchor the label that
+    is to check them; recorded with the batch. ``blind=False`` shows them (``mode="agree"``
+    needs it). A queue published blind (``evalnb.review(..., blind=True)``) never sent them.
     """
+    if task not in ("verdicts", "relevance"):
+        msg = f"task: expected 'verdicts' (a metric's pass/fail) or 'relevance' (documents 0-3); got {task!r}"
+        raise ValueError(msg)
+    if task == "relevance":
+        if isinstance(lab, ReviewQueue) or evaluator is not None or metric is not None:
+            msg = "labeler(lab, task='relevance', reviewer=...) grades a lab's pool: no queue, evaluator or metric"
+            raise TypeError(msg)
+        return RelevanceLabeler(
+            lab, reviewer=reviewer, k=k, documents=documents, blind=True if blind is None else blind
+        )
     if isinstance(lab, ReviewQueue):
         return QueueLabeler(lab, reviewer=reviewer, mode=mode, outbox=outbox, blind=blind)
     if evaluator is None or metric is None:

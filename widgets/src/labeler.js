@@ -9,6 +9,7 @@ import { text } from "./common.js";
 import { rows, svg } from "./dom.js";
 import { fmt } from "./eye_layout.js";
 import { stepList } from "./eye_panel.js";
+import { renderRelevance } from "./relevance.js";
 import { block, dispatchKey, keyButtons, mount, noteField, noteKey, reviewRoot, section } from "./review.js";
 
 /**
@@ -26,6 +27,8 @@ import { block, dispatchKey, keyButtons, mount, noteField, noteKey, reviewRoot, 
 
 /** @param {{ model: Model, el: HTMLElement }} ctx */
 function render({ model, el }) {
+  // One bundle, two tasks: a metric's pass/fail labels, or documents' relevance grades.
+  if (model.get("_task") === "relevance") return renderRelevance({ model, el });
   const root = reviewRoot("evalnb-labeler");
   const head = document.createElement("div");
   head.className = "lb-head";

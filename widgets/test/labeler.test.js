@@ -8,3 +8,9 @@ test("a lab's labeler adds nothing; a queue's says what is left and what waits",
   assert.equal(queueState({ waiting: 2, remaining: null, offline: true }), " · offline: 2 label(s) wait to be sent");
   assert.equal(queueState({ waiting: 1, remaining: 5, offline: false }), " · 5 items left in the queue · 1 label(s) sending");
 });
+
+test("the relevance labeler's progress names the pool and the reviewer", async () => {
+  const { relevanceProgress, GRADES } = await import("../src/relevance.js");
+  assert.equal(relevanceProgress({ done: 2, total: 9, k: 10 }, "ann"), "2 / 9 graded · pooled top 10 of every retriever · reviewer ann");
+  assert.deepEqual(GRADES.map((g) => g[0]), ["0", "1", "2", "3"]);
+});
