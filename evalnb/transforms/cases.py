@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from evalnb.lab.rankings import grades_of, in_trec_order, ranked_of, with_rankings
 from evalnb.lab.verdicts import finite_or_none
 from evalnb.transforms.eye import catalog_titles
 
@@ -26,6 +27,7 @@ __all__ = [
     "case_detail",
     "compare_dots",
     "eye_dots",
+    "ranking_of",
     "run_steps",
     "score_bins",
 ]
@@ -209,6 +211,66 @@ def case_detail(
         "metrics": metrics,
         "sentences": _sentences(rows),
         "steps": run_steps(lab, case_id, model, sample),
+        "ranking": ranking_of(lab, case, o),
+    }
+
+
+MAX_PANEL_DOCUMENTS, MAX_DOCUMENT_CHARS = 20, 600
+
+
+def ranking_of(lab: LabCore, case: dict[str, Any], output: dict[str, Any]) -> dict[str, Any] | None:
+    """Return the answer's retrieved ranking as the eye shows it, or None when it has none.
+
+    ``documents``: the first :data:`MAX_PANEL_DOCUMENTS` in trec_eval's order (score, then
+    document id, descending) with ``rank``, ``doc_id``, ``score``, ``grade`` (the grade the
+    measures use; null where unjudged) and ``text`` (the lab's document text, cut to
+    :data:`MAX_DOCUMENT_CHARS`; null where the lab holds none); ``n_ranked``; ``n_relevant``
+    (documents judged relevant for the case); ``missed`` (relevant documents the ranking
+    never retrieved, best graded first, at most ten).
+    """
+    row = pl.DataFrame(
+        {
+            "case_id": [case["case_id"]],
+            "model": [output["model"]],
+            "sample": [output["sample"]],
+            "output_extra": [output.get("extra")],
+            "case_extra": [case.get("extra")],
+        },
+        schema={
+            "case_id": pl.String,
+            "model": pl.String,
+            "sample": pl.Int64,
+            "output_extra": pl.String,
+            "case_extra": pl.String,
+        },
+    )
+    both = with_rankings(lab, row)
+    ranked = ranked_of(both)
+    if ranked.is_empty():
+        return None
+    grades = grades_of(both).select("doc_id", grade="relevance")
+    order = in_trec_order(ranked, ["group"]).join(grades, on="doc_id", how="left")
+    top = order.head(MAX_PANEL_DOCUMENTS)
+    chunks = lab.table("chunks")
+    texts = (
+        chunks.filter(pl.col("chunk_id").is_in(top["doc_id"].implode())).select(
+            doc_id="chunk_id", text=pl.col("text").str.slice(0, MAX_DOCUMENT_CHARS)
+        )
+        if chunks.height
+        else pl.DataFrame(schema={"doc_id": pl.String, "text": pl.String})
+    )
+    documents = top.join(texts, on="doc_id", how="left", maintain_order="left").select(
+        "rank", "doc_id", pl.col("score").fill_nan(None), "grade", "text"
+    )
+    relevant = grades.filter(pl.col("grade") >= 1)
+    missed = relevant.join(ranked.select("doc_id"), on="doc_id", how="anti").sort(
+        "grade", "doc_id", descending=[True, False]
+    )
+    return {
+        "documents": documents.to_dicts(),
+        "n_ranked": ranked.height,
+        "n_relevant": relevant.height,
+        "missed": missed.head(10).to_dicts(),
     }
 
 

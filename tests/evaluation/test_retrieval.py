@@ -427,3 +427,36 @@ def test_the_report_has_a_retrieval_section(tmp_path: Path) -> None:
     assert "retrieval misses" in html.split("<h2>Insights</h2>", 1)[1].split("<h2>", 1)[0]
     plain = evalnb.load(pl.DataFrame({"case_id": ["a"], "prompt": ["p"]}))
     assert "<h2>Retrieval</h2>" not in plain.report().html  # no rankings, no section
+
+
+def test_the_eyes_case_detail_carries_the_ranking_in_trec_order() -> None:
+    lab = evalnb.load(
+        {"a": {"q1": {"x": 3.0, "y": 2.0, "z": 2.0}}}, qrels={"q1": {"x": 1, "w": 3, "y": 0}}
+    )
+    lab = lab.with_tables(
+        {"chunks": pl.DataFrame({"chunk_id": ["x", "y"], "text": ["ex " * 400, "why"]})}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evalnb.NothingScoredWarning)
+        lab = evalnb.evaluate(lab, "retrieval", progress=False)
+    from evalnb.transforms.cases import MAX_DOCUMENT_CHARS, ranking_of
+
+    got = ranking_of(lab, lab.cases.row(0, named=True), lab.outputs.row(0, named=True))
+    assert got is not None
+    # equal scores rank by document id, descending: z before y
+    assert [(d["rank"], d["doc_id"], d["grade"]) for d in got["documents"]] == [
+        (1, "x", 1),
+        (2, "z", None),
+        (3, "y", 0),
+    ]
+    assert len(got["documents"][0]["text"]) == MAX_DOCUMENT_CHARS
+    assert got["documents"][1]["text"] is None
+    assert (got["n_ranked"], got["n_relevant"], got["missed"]) == (
+        3,
+        2,
+        [{"doc_id": "w", "grade": 3}],
+    )
+    plain = evalnb.load(pl.DataFrame({"prompt": ["p"], "actual": ["a"]}))
+    assert (
+        ranking_of(plain, plain.cases.row(0, named=True), plain.outputs.row(0, named=True)) is None
+    )

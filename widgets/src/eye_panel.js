@@ -138,6 +138,8 @@ export function casePanel(panel, model) {
     answer.appendChild(span);
   }
   field("Actual answer", answer, "actual");
+  // A retriever's ranking beside the answer: was what it needed retrieved, and how high.
+  if (c.ranking) field(rankingTitle(c.ranking), rankingList(c.ranking), "ranking");
   if (c.error) field("Error", String(c.error), "error");
   if (c.steps && c.steps.length > 0) field(`Steps (${c.steps.length})`, stepList(c.steps), "steps");
   const ctx = document.createElement("div");
@@ -151,4 +153,42 @@ export function casePanel(panel, model) {
   field("Context", ctx, "context");
   field("Cost", c.cost === null ? "–" : `$${short(c.cost)}`, "cost");
   field("Duration", c.duration_s === null ? "–" : `${short(c.duration_s)} s`, "duration");
+}
+
+/**
+ * The heading of a retrieved ranking: how many were ranked, shown, and judged relevant.
+ * @param {{documents: any[], n_ranked: number, n_relevant: number, missed: any[]}} r
+ * @returns {string}
+ */
+export function rankingTitle(r) {
+  const shown = r.documents.length < r.n_ranked ? `first ${r.documents.length} of ${r.n_ranked}` : `${r.n_ranked}`;
+  const found = r.documents.filter((d) => d.grade !== null && d.grade >= 1).length;
+  return `Retrieved documents (${shown}; ${found} of ${r.n_relevant} relevant shown)`;
+}
+
+/**
+ * A retrieved ranking in trec_eval's order: rank, document, score, its grade, its text.
+ * @param {{documents: any[], n_ranked: number, n_relevant: number, missed: any[]}} r
+ * @returns {HTMLElement}
+ */
+export function rankingList(r) {
+  const box = document.createElement("div");
+  const list = document.createElement("ol");
+  list.className = "ee-ranked";
+  for (const d of r.documents) {
+    const item = document.createElement("li");
+    const judged = d.grade === null || d.grade === undefined;
+    item.className = judged ? "ee-doc ee-doc-unjudged" : d.grade >= 1 ? "ee-doc ee-doc-relevant" : "ee-doc ee-doc-irrelevant";
+    const grade = judged ? "unjudged" : `grade ${d.grade}`;
+    item.appendChild(text("span", `#${d.rank} ${d.doc_id}`, "ee-doc-id"));
+    item.appendChild(text("span", ` ${d.score === null ? "–" : short(d.score)} · ${grade}`, "ee-doc-grade"));
+    if (d.text) item.appendChild(text("div", String(d.text), "ee-text ee-doc-text"));
+    list.appendChild(item);
+  }
+  box.appendChild(list);
+  if (r.missed.length > 0) {
+    const names = r.missed.map((/** @type {any} */ m) => `${m.doc_id} (grade ${m.grade})`).join(", ");
+    box.appendChild(text("div", `relevant, never retrieved: ${names}`, "ee-missed"));
+  }
+  return box;
 }
