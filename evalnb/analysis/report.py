@@ -440,8 +440,35 @@ def _judge_ids() -> list[str]:
     return catalog().filter(pl.col("judge"))["id"].to_list()
 
 
-def _judge_cards_html(lab: LabCore) -> str:
-    """Render "Judge reliability": every card kept in the lab."""
+def _relevance_agreement_html(agreement: pl.DataFrame | None) -> str:
+    """Render the relevance judges' line of the card: their grades against reviewers'."""
+    if agreement is None or agreement.is_empty():
+        return ""
+    shown = agreement.select(
+        "judge",
+        pl.col("n").alias("documents graded by both"),
+        "exact",
+        "relevant_kappa",
+        "linear_kappa",
+        "quadratic_kappa",
+        "quadratic_low",
+        "quadratic_high",
+        "mean_difference",
+    )
+    return (
+        "<h3>Relevance judges against reviewers</h3><p>The judge's 0–3 grades of documents a "
+        "reviewer also graded: exact agreement, Cohen's κ on relevant (grade ≥ 1) and weighted "
+        "κ (linear, quadratic, with the quadratic one's 95 % interval); a mean difference above "
+        "0 is a lenient judge.</p>" + _table(shown)
+    )
+
+
+def _judge_cards_html(lab: LabCore, relevance: pl.DataFrame | None = None) -> str:
+    """Render "Judge reliability": every card kept in the lab, and the relevance judges' agreement."""
+    return _cards_html(lab) + _relevance_agreement_html(relevance)
+
+
+def _cards_html(lab: LabCore) -> str:
     cards = [v for k, v in lab.info.items() if k.startswith(JUDGE_CARD_KEY)]
     if not cards:
         judged = bool(lab.scores.height) and bool(
@@ -558,6 +585,7 @@ def render_report(
     monitoring: Mapping[str, Any] | None = None,
     decisions: Sequence[DecisionData] = (),
     attribution: pl.DataFrame | None = None,
+    relevance_agreement: pl.DataFrame | None = None,
 ) -> str:
     """Render the report as HTML text.
 
@@ -565,7 +593,8 @@ def render_report(
     view (see :func:`_monitoring_html`), or None; ``decisions``: :func:`evalnb.analysis.decide.decide`'s
     results, each a part of the "Decisions" section; ``attribution``: the failed answers
     attributed to retrieval or generation (``lab.retrieval.attribution_summary`` of every
-    answer metric, with ``evaluator`` and ``metric`` columns), for the "Retrieval" section.
+    answer metric, with ``evaluator`` and ``metric`` columns), for the "Retrieval" section;
+    ``relevance_agreement``: ``lab.judges.relevance_agreement()``, for "Judge reliability".
     """
     done = analysed or analyse(lab, seed)
     verdicts, board, probs, ins = done.verdicts, done.board, done.problems, done.insights
@@ -593,7 +622,7 @@ def render_report(
             else "<p>No decision in this report: pass <code>decisions=[lab.decisions.decide(baseline, "
             "candidate)]</code> to <code>lab.report</code> for whether one system is better.</p>"
         )
-        + _judge_cards_html(lab)
+        + _judge_cards_html(lab, relevance_agreement)
         + _agreement_html(agreement)
         + _monitoring_html(monitoring)
         + _eda(lab)

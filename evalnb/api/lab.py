@@ -40,6 +40,7 @@ from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
 from evalnb.io.load import load as load_core
 from evalnb.io.ragas_data import ragas_records
 from evalnb.io.tencent_export import tencent_records
+from evalnb.judge_reliability.relevance import relevance_agreement
 from evalnb.lab.core import LabCore
 from evalnb.lab.files import write_atomic
 from evalnb.llm.ragas_llm import RAGAS_MISSING
@@ -232,6 +233,7 @@ class Lab(LabCore):
             seed=seed,
             analysed=analysed_of(self, seed),
             attribution=attribution_overview(self),
+            relevance_agreement=relevance_agreement(self),
             agreement=agreement_views(self),
             monitoring=monitor.report_view(every) if monitor is not None else None,
             decisions=decisions,

@@ -147,3 +147,6 @@ def test_a_reviewers_grade_stands_over_the_judges_and_agreement_is_weighted_kapp
         )
         assert row[f"{weights}_low"] <= row[f"{weights}_kappa"] <= row[f"{weights}_high"]
     assert row["mean_difference"] == pytest.approx(-0.4)
+    html = lab.report().html
+    section = html.split("<h2>Judge reliability</h2>", 1)[1]
+    assert "Relevance judges against reviewers" in section and "umbrela" in section
