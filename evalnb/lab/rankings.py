@@ -94,10 +94,15 @@ def with_rankings(lab: LabCore, rows: pl.DataFrame) -> pl.DataFrame:
     retrievals = lab.scan("retrievals")
     if keys.height < lab.height("outputs"):  # a batch of the rows: read only its rankings
         retrievals = retrievals.join(keys.lazy(), on=_KEY, how="semi")
-    ranked = retrievals.group_by(_KEY).agg(ranked=pl.struct("doc_id", "score")).collect()
+    # Collected first: Polars' eager group-by builds the lists faster than its lazy engine.
+    ranked = retrievals.collect().group_by(_KEY).agg(ranked=pl.struct("doc_id", "score"))
+    qrels = lab.table("qrels")
+    # Where every grade is of one kind, the last of each stands where the lists are read
+    # (grades_of, the measures' kernel): only judges' grades beside people's need the pass.
+    if qrels.select(pl.col("source").str.starts_with(JUDGE_SOURCE).any()).item():
+        qrels = current_grades(qrels)
     judged = (
-        current_grades(lab.table("qrels"))
-        .join(keys.select("case_id").unique(), on="case_id", how="semi")
+        qrels.join(keys.select("case_id").unique(), on="case_id", how="semi")
         .group_by("case_id")
         .agg(judged=pl.struct("doc_id", "relevance"))
     )

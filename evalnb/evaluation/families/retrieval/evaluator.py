@@ -27,8 +27,7 @@ from evalnb.evaluation.base import (
     register,
     result_frame,
 )
-from evalnb.evaluation.families.retrieval.trec import listed_twice, parse_measures, trec_measures
-from evalnb.lab.rankings import grades_of, ranked_of
+from evalnb.evaluation.families.retrieval.trec import parse_measures, trec_measures
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -125,21 +124,16 @@ class Retrieval(Evaluator):
         keys = list(asked) if isinstance(asked, tuple) else [m.key for m in self.metrics]
         measures = parse_measures([self.names[key] for key in keys])
         n = rows.height
-        ranked, qrels = ranked_of(rows), grades_of(rows)
-        doubled = listed_twice(ranked)
-        values = trec_measures(ranked.join(doubled, on="group", how="anti"), qrels, measures)
+        found = trec_measures(rows["ranked"], rows["judged"], measures)
         detail = np.full(n, None, dtype=object)
         judged = (rows["judged"].list.len().fill_null(0) > 0).to_numpy()
-        got = np.zeros(n, dtype=bool)
-        got[values["group"].to_numpy()] = True
         out: dict[str, np.ndarray] = {}
-        for key, m in zip(keys, measures, strict=True):
-            column = np.zeros(n)
-            column[values["group"].to_numpy()] = values[m.name].to_numpy()
+        for i, key in enumerate(keys):
+            column = found.values[:, i].copy()
             column[~judged] = np.nan
             out[key] = column
-        detail[judged & ~got] = _NOTHING
-        for group, doc in doubled.iter_rows():
+        detail[judged & ~found.retrieved] = _NOTHING
+        for group, doc in found.twice.items():
             detail[group] = json.dumps(
                 {
                     "reason": f"document {doc!r} is ranked twice in this list; trec_eval refuses such a run"

@@ -18,10 +18,15 @@ qrels in, one row per ranked list out, a column per measure. Semantics are trec_
   ``map_cut_k``, ``Rprec`` and ``bpref`` by the query's number of relevant documents, and are
   0 where it has none (as are ``ndcg`` and its cuts with no positive grade).
 
-How: Polars sorts every list at once and joins the grades (hash joins on the ids), then one
-compiled pass (numba) walks the sorted grades list by list and computes every measure asked
-for; no Python runs per query. An all-Polars version (cumulative sums and filtered
-aggregations per measure) took three times as long: each measure was a pass of its own.
+How: each row carries its ranked list and its case's grades (list columns). The ids are
+hashed once (Polars, 64 bits); one compiled pass (numba, a list per thread) sorts each list
+by score, finds each document's grade by a binary search among the list's judged hashes,
+and counts the ideal DCG; every match is then confirmed on the ids themselves (a collision
+rehashes with another seed, so a hash never decides a grade), and lists with tied scores
+are ordered by their ids. A second compiled pass walks the graded lists and computes every
+measure asked for; no Python runs per query. Joins of the string ids (Polars hash joins)
+took twice as long, and an all-Polars version (cumulative sums and filtered aggregations
+per measure) three times: each measure was a pass of its own.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ __all__ = [
     "CUTOFF_MEASURES",
     "PLAIN_MEASURES",
     "Measure",
-    "listed_twice",
+    "Measured",
     "parse_measures",
     "trec_measures",
 ]
@@ -102,37 +107,6 @@ _FAMILY = {
     "ndcg_cut": 11,
     "success": 12,
 }
-
-
-def _ideal(qrels: pl.DataFrame, cuts: list[int]) -> pl.DataFrame:
-    """Per case: relevant and judged-non-relevant counts, and the ideal DCG (whole and cut)."""
-    gains = (
-        qrels.lazy()
-        .filter(pl.col("relevance") > 0)
-        .sort(["case_id", "relevance"], descending=[False, True])
-        .with_columns(pos=pl.int_range(1, pl.len() + 1).over("case_id"))
-        .with_columns(term=pl.col("relevance") / (pl.col("pos") + 1).log(2))
-        .group_by("case_id")
-        .agg(
-            idcg=pl.col("term").sum(),
-            **{f"idcg_{k}": pl.col("term").filter(pl.col("pos") <= k).sum() for k in cuts},
-        )
-    )
-    counts = (
-        qrels.lazy()
-        .group_by("case_id")
-        .agg(
-            num_rel=(pl.col("relevance") >= 1).sum().cast(pl.Int64),
-            # bpref's judged non-relevant: grade 0. trec_eval reads -1 as "not in the pool" and
-            # -2 as "pooled, unjudged": bpref skips both, as it skips unjudged documents.
-            num_nonrel=(pl.col("relevance") == 0).sum().cast(pl.Int64),
-        )
-    )
-    return (
-        counts.join(gains, on="case_id", how="left")
-        .with_columns(pl.col("^idcg.*$").fill_null(0.0))
-        .collect()
-    )
 
 
 @njit(cache=True)
@@ -213,129 +187,175 @@ def _walk(
 
 
 @njit(cache=True, parallel=True)
-def _order(starts: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rank each list by score, descending; flag the lists where two scores tie."""
-    perm = np.empty(score.size, dtype=np.int64)
-    tied = np.zeros(starts.size - 1, dtype=np.bool_)
-    for g in prange(starts.size - 1):
-        lo, hi = starts[g], starts[g + 1]
-        order = np.argsort(-score[lo:hi], kind="mergesort")
+def _grade(
+    r_starts: np.ndarray,
+    r_hash: np.ndarray,
+    r_score: np.ndarray,
+    j_starts: np.ndarray,
+    j_hash: np.ndarray,
+    j_rel: np.ndarray,
+    cuts: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """Per list: its order, each document's grade, the counts and ideal DCGs, and what to check.
+
+    Each list's judged documents are sorted by hash (the last grade of a document kept), so
+    a retrieved document's grade is a binary search; ``matched`` keeps which judged row it
+    matched, for the caller to confirm on the ids themselves (a hash is no id). ``tied``
+    flags lists whose order depends on the document ids, ``twice`` lists holding a hash
+    twice, ``j_twice`` lists whose judged documents share a hash (the caller confirms both).
+    """
+    groups = r_starts.size - 1
+    perm = np.empty(r_hash.size, dtype=np.int64)
+    grade = np.zeros(r_hash.size, dtype=np.int64)
+    judged = np.zeros(r_hash.size, dtype=np.bool_)
+    matched = np.full(r_hash.size, -1, dtype=np.int64)
+    tied = np.zeros(groups, dtype=np.bool_)
+    twice = np.zeros(groups, dtype=np.bool_)
+    j_twice = np.zeros(groups, dtype=np.bool_)
+    num_rel = np.zeros(groups, dtype=np.int64)
+    num_nonrel = np.zeros(groups, dtype=np.int64)
+    idcg = np.zeros(groups)
+    idcg_cut = np.zeros((groups, max(cuts.size, 1)))
+    for g in prange(groups):
+        jlo, jhi = j_starts[g], j_starts[g + 1]
+        # the judged documents by hash; for one hash, the last grade given stands
+        order = np.argsort(j_hash[jlo:jhi], kind="mergesort")
+        keys = np.empty(jhi - jlo, dtype=np.uint64)
+        where = np.empty(jhi - jlo, dtype=np.int64)
+        kept = 0
+        for i in range(jhi - jlo):
+            at = jlo + order[i]
+            if kept and keys[kept - 1] == j_hash[at]:
+                where[kept - 1] = at  # a later row of the same document (mergesort is stable)
+                j_twice[g] = True
+            else:
+                keys[kept] = j_hash[at]
+                where[kept] = at
+                kept += 1
+        gains = np.empty(kept)
+        n_gain = 0
+        for i in range(kept):
+            rel = j_rel[where[i]]
+            if rel >= 1:
+                num_rel[g] += 1
+            elif rel == 0:
+                num_nonrel[g] += 1
+            if rel > 0:
+                gains[n_gain] = rel
+                n_gain += 1
+        ideal = -np.sort(-gains[:n_gain])
+        total = 0.0
+        for i in range(n_gain):
+            total += ideal[i] / np.log2(i + 2.0)
+            for c in range(cuts.size):
+                if i < cuts[c]:
+                    idcg_cut[g, c] = total
+        idcg[g] = total
+        # the ranking: score descending (ties settled by the caller on the ids)
+        lo, hi = r_starts[g], r_starts[g + 1]
+        rank = np.argsort(-r_score[lo:hi], kind="mergesort")
         for j in range(hi - lo):
-            perm[lo + j] = lo + order[j]
-            if j and score[lo + order[j]] == score[lo + order[j - 1]]:
+            perm[lo + j] = lo + rank[j]
+            if j and r_score[lo + rank[j]] == r_score[lo + rank[j - 1]]:
                 tied[g] = True
-    return perm, tied
-
-
-@njit(cache=True, parallel=True)
-def _twice(starts: np.ndarray, hashes: np.ndarray) -> np.ndarray:
-    """Flag the lists where two documents share a hash (a document listed twice, or a collision)."""
-    flagged = np.zeros(starts.size - 1, dtype=np.bool_)
-    for g in prange(starts.size - 1):
-        seen = np.sort(hashes[starts[g] : starts[g + 1]])
+        seen = np.sort(r_hash[lo:hi])
         for j in range(1, seen.size):
             if seen[j] == seen[j - 1]:
-                flagged[g] = True
+                twice[g] = True
                 break
-    return flagged
+        for j in range(lo, hi):
+            at = np.searchsorted(keys[:kept], r_hash[j])
+            if at < kept and keys[at] == r_hash[j]:
+                grade[j] = j_rel[where[at]]
+                judged[j] = True
+                matched[j] = where[at]
+    return perm, grade, judged, matched, tied, twice, j_twice, num_rel, num_nonrel, idcg, idcg_cut
 
 
-def listed_twice(ranked: pl.DataFrame) -> pl.DataFrame:
-    """Find the lists of ``ranked`` (by ``group``, contiguous) that hold a document twice.
-
-    A compiled pass over the ids' 64-bit hashes finds the candidates; the ids themselves
-    settle them (a hash collision is no duplicate). Returns one row a list: ``group`` and the
-    first ``doc_id`` found twice.
-    """
-    sizes = ranked.group_by("group", maintain_order=True).len()
-    starts = np.concatenate([[0], np.cumsum(sizes["len"].to_numpy())]).astype(np.int64)
-    flagged = _twice(starts, ranked["doc_id"].hash().to_numpy())
-    if not flagged.any():
-        return pl.DataFrame(schema={"group": ranked.schema["group"], "doc_id": pl.String()})
-    suspects = ranked.filter(
-        pl.col("group").is_in(sizes["group"].filter(pl.Series(flagged)).implode())
+def _flat(lists: pl.Series, value: str) -> tuple[pl.DataFrame, np.ndarray]:
+    """Return a list column's items as rows (``group``: the row), and each row's start."""
+    flat = (
+        pl.DataFrame({"l": lists})
+        .with_row_index("group")
+        .explode("l")
+        .unnest("l")
+        .drop_nulls("doc_id")
+        .select(pl.col("group").cast(pl.Int64), "doc_id", value)
     )
-    return (
-        suspects.filter(pl.struct("group", "doc_id").is_duplicated())
-        .group_by("group", maintain_order=True)
-        .agg(pl.col("doc_id").first())
-    )
+    counts = np.bincount(flat["group"].to_numpy(), minlength=lists.len())
+    return flat, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
 
-def _ranked_rows(ranked: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
-    """``ranked`` grouped by list, each list's start, and trec_eval's order of the rows.
+@dataclass(frozen=True)
+class Measured:
+    """What :func:`trec_measures` found: the values, and which lists it could not measure."""
 
-    Lists are ranked by a compiled sort of their scores; only lists with tied scores, whose
-    order then depends on the document ids (descending, as trec_eval's ``strcmp``), go
-    through a string sort. The rows themselves are not moved: the order is applied to the
-    grades alone, once they are joined.
-    """
-    frame = ranked.select("group", "case_id", "doc_id", "score")
-    if not frame["group"].is_sorted():
-        frame = frame.sort("group", maintain_order=True)
-    sizes = frame.group_by("group", maintain_order=True).len()["len"].to_numpy()
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    perm, tied = _order(starts, frame["score"].to_numpy().astype(np.float64))
-    if tied.any():
-        index = pl.Series("at", np.arange(frame.height))
-        groups = frame["group"].unique(maintain_order=True).filter(pl.Series(tied))
-        fixed = (
-            frame.with_columns(index)
-            .filter(pl.col("group").is_in(groups.implode()))
-            .sort(["group", "score", "doc_id"], descending=[False, True, True])
-        )
-        perm[np.repeat(tied, sizes)] = fixed["at"].to_numpy()
-    return frame, starts, perm
+    values: np.ndarray
+    """One row a list, one column a measure (zeros for a list with nothing retrieved)."""
+    retrieved: np.ndarray
+    """Whether the list retrieved anything."""
+    twice: dict[int, str]
+    """Lists naming a document twice (trec_eval refuses them): list → that document."""
 
 
-def trec_measures(
-    ranked: pl.DataFrame, qrels: pl.DataFrame, measures: list[Measure]
-) -> pl.DataFrame:
-    """trec_eval's ``measures`` of every ranked list of ``ranked`` against ``qrels``.
+def trec_measures(ranked: pl.Series, judged: pl.Series, measures: list[Measure]) -> Measured:
+    """trec_eval's ``measures`` of each ranked list against its own grades.
 
     Parameters
     ----------
     ranked
-        ``group`` (the list's id), ``case_id``, ``doc_id``, ``score``: one row a retrieved
-        document, in any order; a document at most once per list.
-    qrels
-        ``case_id``, ``doc_id``, ``relevance``: the grades (a document at most once per case).
+        One ranked list a row: a list of ``{doc_id, score}`` (null: nothing retrieved), in any
+        order.
+    judged
+        The same rows' grades: a list of ``{doc_id, relevance}`` (null: no qrels); a
+        document graded twice keeps its last grade.
     measures
         What to compute (:func:`parse_measures`).
 
     Returns
     -------
-    pl.DataFrame
-        ``group`` and one Float64 column per measure, named as trec_eval names it, for every
-        group of ``ranked`` (a list whose case has no qrels gets the values of a query with
-        nothing relevant: the caller decides whether such a list is scored).
+    Measured
+        A list whose case has no grades gets the values of a query with nothing relevant:
+        the caller decides whether such a list is scored.
     """
     cuts = sorted({m.k for m in measures if m.family == "ndcg_cut" and m.k is not None})
-    grades = qrels.select("case_id", "doc_id", "relevance")
-    frame, starts, perm = _ranked_rows(ranked)
-    relevance = frame.join(grades, on=["case_id", "doc_id"], how="left", maintain_order="left")[
-        "relevance"
-    ]
-    lists = (
-        frame.select("group", "case_id")
-        .gather(starts[:-1])
-        .join(_ideal(grades, cuts), on="case_id", how="left", maintain_order="left")
-        .with_columns(
-            pl.col("num_rel", "num_nonrel").fill_null(0), pl.col("^idcg.*$").fill_null(0.0)
+    docs, r_starts = _flat(ranked, "score")
+    grades, j_starts = _flat(judged, "relevance")
+    for seed in range(4):  # a hash is no id: what it matched is confirmed on the ids
+        r_hash = docs["doc_id"].hash(seed).to_numpy()
+        j_hash = grades["doc_id"].hash(seed).to_numpy()
+        found = _grade(
+            r_starts,
+            r_hash,
+            docs["score"].to_numpy().astype(np.float64),
+            j_starts,
+            j_hash,
+            grades["relevance"].to_numpy().astype(np.int64),
+            np.array(cuts, dtype=np.int64),
         )
-    )
-    idcg_cut = (
-        lists.select([f"idcg_{k}" for k in cuts]).to_numpy().astype(np.float64)
-        if cuts
-        else np.zeros((lists.height, 1))
-    )
+        if _confirmed(docs, grades, j_hash, found[3], found[6]):
+            break
+    else:  # pragma: no cover - four colliding seeds on one lab's ids
+        msg = "document ids collide under four hash seeds; report this lab's ids as a bug"
+        raise RuntimeError(msg)
+    perm, grade, is_judged, _, tied, twice, _, num_rel, num_nonrel, idcg, idcg_cut = found
+    if tied.any():  # equal scores: trec_eval orders them by document id, descending
+        sizes = np.diff(r_starts)
+        index = pl.Series("at", np.arange(docs.height))
+        fixed = (
+            docs.with_columns(index)
+            .filter(pl.Series(np.repeat(tied, sizes)))
+            .sort(["group", "score", "doc_id"], descending=[False, True, True])
+        )
+        perm[np.repeat(tied, sizes)] = fixed["at"].to_numpy()
+    doubled = _doubled(docs, twice)
     values = _walk(
-        starts,
-        relevance.fill_null(0).to_numpy().astype(np.int64)[perm],
-        relevance.is_not_null().to_numpy()[perm],
-        lists["num_rel"].to_numpy().astype(np.int64),
-        lists["num_nonrel"].to_numpy().astype(np.int64),
-        lists["idcg"].to_numpy().astype(np.float64),
+        r_starts,
+        grade[perm],
+        is_judged[perm],
+        num_rel,
+        num_nonrel,
+        idcg,
         np.ascontiguousarray(idcg_cut),
         np.array([_FAMILY[m.family] for m in measures], dtype=np.int64),
         np.array([m.k or 0 for m in measures], dtype=np.int64),
@@ -344,6 +364,41 @@ def trec_measures(
             dtype=np.int64,
         ),
     )
-    return pl.DataFrame(
-        {"group": lists["group"], **{m.name: values[:, i] for i, m in enumerate(measures)}}
-    ).sort("group")
+    return Measured(values, np.diff(r_starts) > 0, doubled)
+
+
+def _confirmed(
+    docs: pl.DataFrame,
+    grades: pl.DataFrame,
+    j_hash: np.ndarray,
+    matched: np.ndarray,
+    j_twice: np.ndarray,
+) -> bool:
+    """Whether every hash match was an id match (and judged hashes shared only by one id)."""
+    hit = np.flatnonzero(matched >= 0)
+    if hit.size:
+        mine = docs["doc_id"].gather(hit)
+        theirs = grades["doc_id"].gather(matched[hit])
+        if not (mine == theirs).all():
+            return False
+    if j_twice.any():  # judged rows sharing a hash must be one document graded again
+        suspects = grades.with_columns(h=pl.Series(j_hash)).filter(
+            pl.col("group").is_in(pl.Series(np.flatnonzero(j_twice)).implode())
+        )
+        ids = suspects.select(pl.struct("group", "doc_id").n_unique()).item()
+        if ids != suspects.select(pl.struct("group", "h").n_unique()).item():
+            return False
+    return True
+
+
+def _doubled(docs: pl.DataFrame, twice: np.ndarray) -> dict[int, str]:
+    """Return the lists (flagged by hash) that really name a document twice, with the document."""
+    if not twice.any():
+        return {}
+    suspects = docs.filter(pl.col("group").is_in(pl.Series(np.flatnonzero(twice)).implode()))
+    found = (
+        suspects.filter(pl.struct("group", "doc_id").is_duplicated())
+        .group_by("group", maintain_order=True)
+        .agg(pl.col("doc_id").first())
+    )
+    return dict(found.iter_rows())
