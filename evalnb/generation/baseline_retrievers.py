@@ -125,7 +125,8 @@ def baseline_rankings(
     k
         Documents kept per case.
     name
-        The retriever's ``model`` in the lab (default ``"bm25"`` or ``"dense-<model>"``).
+        The retriever's ``model`` in the lab (default ``"baseline-bm25"`` or
+        ``"baseline-dense-<model>"``); rankings it held for the cases asked are replaced.
     documents
         What to rank (default: the lab's chunks); see :func:`documents_of`.
     model
@@ -161,7 +162,11 @@ def baseline_rankings(
         asked = asked.filter(
             pl.col("case_id").is_in(pl.Series(list(cases), dtype=pl.String).implode())
         )
-    name = name or ("bm25" if method == "bm25" else f"dense-{model.rsplit('/', 1)[-1]}")
+    # Named apart from a run's own tags ("bm25" is a common one): a baseline asked again
+    # replaces its own rankings, never a retriever the user loaded.
+    name = name or (
+        "baseline-bm25" if method == "bm25" else f"baseline-dense-{model.rsplit('/', 1)[-1]}"
+    )
     questions = asked["prompt"].to_list()
     texts = docs["text"].to_list()
     if method == "bm25":

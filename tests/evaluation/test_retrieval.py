@@ -478,6 +478,7 @@ def test_a_hash_never_decides_a_grade(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(pl.Series, "hash", colliding)
     got = _ours(qrels, {"r": run})
-    assert got.sort("case_id", "metric")["value"].to_list() == expected.sort("case_id", "metric")[
-        "value"
-    ].to_list()
+    assert (
+        got.sort("case_id", "metric")["value"].to_list()
+        == expected.sort("case_id", "metric")["value"].to_list()
+    )

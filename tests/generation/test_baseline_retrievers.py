@@ -93,7 +93,7 @@ def test_the_dense_baseline_ranks_by_the_encoders_cosine() -> None:
         got = lab.table("retrievals").filter(pl.col("case_id") == query_id).sort("rank")
         assert got["doc_id"].to_list() == best
         assert got["score"].to_numpy() == pytest.approx(np.sort(sims)[::-1][:3], abs=1e-5)
-    assert set(lab.table("retrievals")["model"]) == {"dense-all-MiniLM-L6-v2"}
+    assert set(lab.table("retrievals")["model"]) == {"baseline-dense-all-MiniLM-L6-v2"}
 
 
 def test_baselines_over_a_beir_folder_compare_through_the_evaluator_and_decide(
@@ -113,6 +113,7 @@ def test_baselines_over_a_beir_folder_compare_through_the_evaluator_and_decide(
     (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + rows, "utf-8")
     lab = evalnb.load(tmp_path)
     lab = lab.retrieval.baseline("bm25", k=5).retrieval.baseline("dense", k=5, name="dense")
+    assert set(lab.table("retrievals")["model"]) == {"baseline-bm25", "dense"}
     again = lab.retrieval.baseline("bm25", k=5)  # asked again: replaced, never doubled
     assert again.table("retrievals").height == lab.table("retrievals").height
     with warnings.catch_warnings():
@@ -121,7 +122,7 @@ def test_baselines_over_a_beir_folder_compare_through_the_evaluator_and_decide(
     recall = scored.scores.filter(pl.col("metric") == "recall_5")
     assert recall.height == 2 * len(topics)
     assert recall["value"].min() == 1.0  # every topic's three documents are in both top 5s
-    decision = scored.decisions.decide("bm25", "dense", metrics=["retrieval.ndcg_cut_10"])
+    decision = scored.decisions.decide("baseline-bm25", "dense", metrics=["retrieval.ndcg_cut_10"])
     assert decision.frame["metric"].to_list() == ["ndcg_cut_10"]
 
 
