@@ -172,12 +172,18 @@ def attribution_summary(
     ).sort(keys)
 
 
+def _in_extras(lab: LabCore, table: str, field: str) -> bool:
+    """Whether some row's JSON ``extra`` of ``table`` names ``field`` (read lazily, on disk too)."""
+    found = lab.scan(table).select(pl.col("extra").str.contains(field, literal=True).any())
+    return bool(found.collect().item())
+
+
 def _answer_metrics(lab: LabCore) -> list[tuple[str, str]]:
     """Each scored evaluator's primary metrics, less the retrieval evaluators' own."""
-    if not (lab.height("retrievals") or "output_extra" in lab.outputs.columns):
+    if not (lab.height("retrievals") or _in_extras(lab, "outputs", "retrieved_context_ids")):
         return []  # nothing ranked: nothing to attribute
-    if not (lab.height("qrels") or "case_extra" in lab.cases.columns):
-        return []
+    if not (lab.height("qrels") or _in_extras(lab, "cases", "reference_context_ids")):
+        return []  # nothing judged
     known = all_evaluators()
     primary = (
         lab.metrics.filter(pl.col("primary"))
