@@ -45,6 +45,7 @@ from evalnb.evaluation.families.text.condition import ConditionError
 from evalnb.evaluation.ray_engine import RayEngine
 from evalnb.io.documents import DocumentLimits
 from evalnb.io.load import FORMATS, detect_format
+from evalnb.judge_reliability.cascade import cascade
 from evalnb.lab.errors import EvalnbError, InputError, StoreConflict, StoreError, TableTooLarge
 from evalnb.lab.schema import SCHEMAS, TABLES
 from evalnb.lab.version import __version__
@@ -157,6 +158,7 @@ __all__ = [
     "Workflow",
     "__version__",
     "adversarial",
+    "cascade",
     "corpus",
     "curator",
     "decisions",

@@ -29,6 +29,7 @@ __all__ = [
     "CorrectedDifference",
     "corrected_difference",
     "corrected_leaderboard",
+    "random_labels",
 ]
 
 _KEYS = ["case_id", "model", "sample"]
@@ -95,6 +96,19 @@ def _verdicts_and_labels(
     if v.is_empty():
         msg = f"no verdicts of {evaluator}/{metric}: evaluate it (with a threshold) first"
         raise KeyError(msg)
+    return v, random_labels(lab, evaluator, metric, assume_random=assume_random)
+
+
+def random_labels(
+    lab: LabCore, evaluator: str, metric: str, *, assume_random: bool = False
+) -> pl.DataFrame:
+    """Return the human verdicts of a metric with whether each may count as a random label.
+
+    ``case_id``, ``model``, ``sample``, ``human_pass``, the ``batch_id`` it was labelled in,
+    its ``design`` and ``inclusion`` probability, and ``usable``: labelled in a ``random`` or
+    ``stratified`` batch (with its inclusion probability), or outside any batch when
+    ``assume_random``. What PPI's corrected rates and a cascade's calibration may use.
+    """
     human = human_verdicts(lab.labels, evaluator, metric).drop_nulls("human_pass")
     last_batch = (
         lab.labels.filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
@@ -115,7 +129,7 @@ def _verdicts_and_labels(
             )
         )
     )
-    return v, labelled
+    return labelled
 
 
 def corrected_leaderboard(

@@ -11,7 +11,7 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import polars as pl
@@ -31,6 +31,7 @@ __all__ = [
     "VERSION_KEY",
     "Context",
     "Evaluator",
+    "JudgeRouter",
     "MetricSpec",
     "Param",
     "key_params",
@@ -194,6 +195,34 @@ class Context:
         from evalnb.models.encoder import get_encoder  # noqa: PLC0415 - torch loads only when needed
 
         return get_encoder(model, precision=precision)
+
+
+@runtime_checkable
+class JudgeRouter(Protocol):
+    """A judge that picks, row by row, which client judges (a cascade of judges).
+
+    Passed as ``judge=`` to :func:`evalnb.evaluate` in place of one
+    :class:`~evalnb.llm.client.LLMClient`. The scorer hands it each block of a judge
+    evaluator's rows; it returns the evaluator's result rows (``RESULT_SCHEMA``), a row it
+    will not judge left null with its reason, as every evaluator does. ``identity`` names it
+    in the scoring key (``judge_model``), so another routing rescores.
+    """
+
+    @property
+    def identity(self) -> str:
+        """The router's name in scoring keys: its clients, and the settings of its routing."""
+        ...
+
+    @property
+    def strongest(self) -> LLMClient:
+        """The client for evaluators that only use a judge (their own, not routed, calls)."""
+        ...
+
+    def judge_rows(
+        self, evaluator: Evaluator, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context
+    ) -> pl.DataFrame:
+        """Return ``evaluator``'s result rows for ``rows``, each judged by the client it picks."""
+        ...
 
 
 # Rows per scoring call of the row-local evaluators (n-grams, regexes): large enough that

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 import polars as pl
 from tqdm.auto import tqdm
 
-from evalnb.evaluation.base import ASKED, Evaluator, registered, score_rows
+from evalnb.evaluation.base import ASKED, Evaluator, JudgeRouter, registered, score_rows
 from evalnb.evaluation.catalog import catalog, get_evaluator
 from evalnb.evaluation.on_disk import score_on_disk
 from evalnb.evaluation.ragas_objects import is_ragas_metric, ragas_evaluator
@@ -76,19 +76,24 @@ def _split_params(
 def resolve_params(
     classes: Sequence[type[Evaluator]],
     routed: Mapping[str, dict[str, object]],
-    judge: LLMClient | None,
+    judge: LLMClient | JudgeRouter | None,
 ) -> dict[str, dict[str, object]]:
     """Return each evaluator's checked parameters, the judge's model named where it judges."""
     for cls in classes:
         if (cls.judge or cls.uses_judge) and judge is not None:
-            routed[cls.id].setdefault(
-                "judge_model", f"{judge.model}@{public_url(str(judge.base_url))}"
+            name = (
+                judge.identity
+                if isinstance(judge, JudgeRouter)
+                else f"{judge.model}@{public_url(str(judge.base_url))}"
             )
+            routed[cls.id].setdefault("judge_model", name)
     return {c.id: c.resolve(routed[c.id]) for c in classes}
 
 
 def evaluator_params(
-    names: str | Sequence[object], judge: LLMClient | None, params: Mapping[str, object]
+    names: str | Sequence[object],
+    judge: LLMClient | JudgeRouter | None,
+    params: Mapping[str, object],
 ) -> tuple[list[type[Evaluator]], dict[str, dict[str, object]]]:
     """Return the evaluators ``names`` selects and their parameters, as :func:`evaluate` would."""
     classes = _classes([names] if isinstance(names, str) else list(names))
@@ -126,7 +131,7 @@ def evaluate(
     names: str | Sequence[object],
     *,
     progress: bool = True,
-    judge: LLMClient | None = None,
+    judge: LLMClient | JudgeRouter | None = None,
     engine: str | RayEngine = "local",
     metrics: Mapping[str, Sequence[str]] | None = None,
     **params: object,
@@ -146,7 +151,8 @@ def evaluate(
         Show a ``tqdm`` progress bar.
     judge
         The :class:`evalnb.LLMClient` the judge evaluators call (its model is part of their
-        scoring parameters: another judge rescores).
+        scoring parameters: another judge rescores), or a cascade of judges
+        (:func:`evalnb.cascade`, calibrated) that picks a judge per row.
     **params
         Parameters by name (given to every selected evaluator that has them), or a dict per
         evaluator id, e.g. ``text_matching={"evaluate_retrieved_context": True}``.

@@ -11,11 +11,11 @@ when there is one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
-from evalnb.evaluation.base import Context
+from evalnb.evaluation.base import Context, JudgeRouter
 from evalnb.evaluation.ray_engine import loads_model, score_with_ray
 from evalnb.lab.rankings import with_rankings
 from evalnb.lab.trajectories import with_trajectories
@@ -50,7 +50,8 @@ class Scorer:
     bar
         The progress bar, advanced by answer × evaluator.
     judge
-        The LLM client the judges call.
+        The LLM client the judges call, or a :class:`~evalnb.evaluation.base.JudgeRouter`
+        that picks one per row.
     ray
         The Ray engine, when the evaluation runs on a cluster.
     """
@@ -59,7 +60,7 @@ class Scorer:
     classes: Sequence[type[Evaluator]]
     resolved: Mapping[str, Mapping[str, object]]
     bar: tqdm[object]
-    judge: LLMClient | None = None
+    judge: LLMClient | JudgeRouter | None = None
     ray: RayEngine | None = None
     _steps: pl.DataFrame | None = field(init=False, default=None)
 
@@ -127,12 +128,18 @@ class Scorer:
 
     def _in_blocks(self, cls: type[Evaluator], rows: pl.DataFrame) -> pl.DataFrame:
         """Score ``rows`` here in blocks of ``cls.block_rows`` (all at once when None)."""
-        ctx = Context(progress=self.bar, judge=self.judge)
+        router = self.judge if isinstance(self.judge, JudgeRouter) else None
+        client = router.strongest if router is not None else cast("LLMClient | None", self.judge)
+        ctx = Context(progress=self.bar, judge=client)
         block = cls.block_rows or max(rows.height, 1)
         parts = []
         for start in range(0, rows.height, block):
             part = rows.slice(start, block)
             params = self.resolved[cls.id]
-            parts.append(cls.keep_asked(cls().score(part, params, ctx), params))
+            if router is not None and cls.judge:  # the router picks each row's judge
+                result = router.judge_rows(cls(), part, params, ctx)
+            else:
+                result = cls().score(part, params, ctx)
+            parts.append(cls.keep_asked(result, params))
             self.bar.update(part.height)
         return pl.concat(parts)

@@ -1,0 +1,231 @@
+"""A cascade of judges: the guarantee holds over seeds, the routing is real, failures are data.
+
+The guarantee is checked on simulated judges whose accuracy and confidence are known (the
+thresholds come from :func:`fixed_sequence_threshold`, the rows routed as the cascade routes
+them); the cascade itself runs end to end on two loopback judges that answer with token
+probabilities, a cheap one that knows when it is unsure and a strong one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import evalnb
+from evalnb.judge_reliability.cascade import GRID, fixed_sequence_threshold
+from evalnb_testkit.llm_server import LoopbackLLM
+
+
+def _simulated_tier(
+    rng: np.random.Generator, truth: np.ndarray, informative: bool, accurate: float
+):
+    """A judge's verdicts and confidences: informative ones are right as often as they say."""
+    n = truth.size
+    if informative:
+        sure = rng.random(n) < 0.62
+        conf = np.where(sure, rng.uniform(0.9, 1.0, n), rng.uniform(0.5, 0.7, n))
+        right = rng.random(n) < np.where(sure, conf, conf - 0.17)
+    else:  # confidence says nothing of being right
+        conf = rng.uniform(0.5, 1.0, n)
+        right = rng.random(n) < accurate
+    return np.where(right, truth, ~truth), conf
+
+
+def _route(rng, truth, tiers, thresholds):
+    """Each row kept by the first tier confident on it; -1 where none is (abstained)."""
+    kept_by = np.full(truth.size, -1)
+    verdict = np.zeros(truth.size, dtype=bool)
+    for i, (informative, accurate) in enumerate(tiers):
+        v, c = _simulated_tier(rng, truth, informative, accurate)
+        take = (kept_by == -1) & (c >= thresholds[i])
+        kept_by[take], verdict[take] = i, v[take]
+    return kept_by, verdict
+
+
+def _calibrate(rng, tiers, n, target, delta):
+    truth = rng.random(n) < 0.6
+    reach = np.ones(n, dtype=bool)
+    thresholds = []
+    for informative, accurate in tiers:
+        v, c = _simulated_tier(rng, truth, informative, accurate)
+        found = fixed_sequence_threshold(
+            c[reach], v[reach] == truth[reach], target=target, delta=delta / len(tiers)
+        )
+        thresholds.append(found["threshold"])
+        reach &= c < found["threshold"]
+    return thresholds
+
+
+@pytest.mark.parametrize("informative", [True, False])
+def test_the_guarantee_holds_in_at_least_1_minus_delta_of_seeds(informative: bool) -> None:
+    target, delta, seeds = 0.9, 0.1, 200
+    tiers = [(informative, 0.75), (True, 0.95)]
+    held, strong_share = 0, []
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        thresholds = _calibrate(rng, tiers, 400, target, delta)
+        truth = rng.random(20_000) < 0.6
+        kept_by, verdict = _route(rng, truth, tiers, thresholds)
+        kept = kept_by >= 0
+        held += bool(kept.sum() == 0 or (verdict[kept] == truth[kept]).mean() >= target)
+        strong_share.append((kept_by != 0).mean())  # rows the strong judge was asked
+    assert held / seeds >= 1 - delta
+    if informative:  # a cheap judge that knows when it is sure spares most strong calls
+        assert np.mean(strong_share) <= 0.45
+    else:  # confidence that says nothing: the cheap tier keeps nothing
+        assert np.mean(strong_share) == pytest.approx(1.0, abs=0.02)
+
+
+def test_fixed_sequence_testing_stops_at_the_first_threshold_it_cannot_certify() -> None:
+    conf = np.array([0.999] * 50 + [0.95] * 50 + [0.6] * 50)
+    agree = np.array([True] * 50 + [True] * 48 + [False] * 2 + [False] * 50)
+    found = fixed_sequence_threshold(conf, agree, target=0.9, delta=0.05)
+    assert found["threshold"] in GRID and 0.6 < found["threshold"] <= 0.95
+    assert found["n"] == 100 and found["agreement"] == pytest.approx(0.98)
+    nothing = fixed_sequence_threshold(conf, np.zeros(150, dtype=bool), target=0.9, delta=0.05)
+    assert math.isinf(nothing["threshold"]) and nothing["n"] == 0
+
+
+# -- end to end, on loopback judges ---------------------------------------------------------
+
+
+def _body(verdict: str, p_pass: float) -> bytes:
+    """An OpenAI reply whose one token is the verdict, with both classes' probabilities."""
+    top = [
+        {"token": "1", "logprob": math.log(p_pass)},
+        {"token": "0", "logprob": math.log(1 - p_pass)},
+    ]
+    body = {
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": verdict},
+                "logprobs": {"content": [{"token": verdict, "logprob": 0.0, "top_logprobs": top}]},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 30, "completion_tokens": 1},
+    }
+    return json.dumps(body).encode()
+
+
+def _cheap(prompt: str) -> bytes:
+    """Sure and right on 'easy' answers, unsure (and wrong half the time) on 'hard' ones."""
+    right = "correct answer" in prompt
+    if "easy" in prompt or "hello" in prompt.lower():
+        return _body("1" if right else "0", 0.99 if right else 0.01)
+    flip = "odd" in prompt
+    says = right != flip
+    return _body("1" if says else "0", 0.6 if says else 0.4)
+
+
+def _strong(prompt: str) -> bytes:
+    right = "correct answer" in prompt
+    return _body("1" if right else "0", 0.97 if right else 0.03)
+
+
+def _lab(n: int = 80) -> evalnb.Lab:
+    rows = []
+    for i in range(n):
+        kind = "easy" if i % 3 else "hard"
+        right = i % 2 == 0
+        rows.append(
+            {
+                "case_id": f"c{i}",
+                "prompt": f"question {i}",
+                "actual": f"{'the correct answer' if right else 'a wrong reply'} ({kind}, {'odd' if i % 4 == 1 else 'even'})",
+                "truth": right,
+            }
+        )
+    return evalnb.load(pl.DataFrame(rows).drop("truth")), {r["case_id"]: r["truth"] for r in rows}
+
+
+def _labelled(lab: evalnb.Lab, truth: dict[str, bool]) -> evalnb.Lab:
+    for case_id, right in truth.items():
+        lab.calibration.add_label(
+            case_id,
+            lab.models[0],
+            "binary_judge",
+            "binary_judge",
+            "pass" if right else "fail",
+            reviewer="ann",
+        )
+    return lab
+
+
+def test_a_calibrated_cascade_routes_rows_and_reports_per_tier(tmp_path: Path) -> None:
+    lab, truth = _lab()
+    lab = _labelled(lab, truth)
+    with LoopbackLLM(raw=_cheap) as cheap_server, LoopbackLLM(raw=_strong) as strong_server:
+        cheap = evalnb.LLMClient(cheap_server.base_url, "cheap", cache=tmp_path / "a.duckdb")
+        strong = evalnb.LLMClient(strong_server.base_url, "strong", cache=tmp_path / "b.duckdb")
+        judge = evalnb.cascade([cheap, strong], target=0.9, delta=0.2)
+        with pytest.raises(ValueError, match="not calibrated"):
+            evalnb.evaluate(lab, "binary_judge", judge=judge, progress=False)
+        judge = judge.calibrate(lab, "binary_judge", assume_random=True)
+        cal = judge.calibration
+        assert cal is not None and cal["labels"] == 80 and len(cal["tiers"]) == 2
+        first = cal["tiers"][0]
+        assert first["kept"] > 0 and first["agreement"] >= 0.9
+        scored = evalnb.evaluate(lab, "binary_judge", judge=judge, progress=False)
+        # the rows escalated when calibrating are escalated again: their replies are cached
+        strong_calls = strong_server.total_calls
+    details = {
+        r["case_id"]: json.loads(r["detail"])
+        for r in scored.scores.filter(pl.col("metric") == "binary_judge").iter_rows(named=True)
+    }
+    tiers = {c: d.get("tier") for c, d in details.items()}
+    # the easy answers stay with the cheap judge; the strong one sees only what it escalated
+    assert all(tiers[f"c{i}"] == 0 for i in range(80) if i % 3)
+    assert strong_calls == sum(1 for t in tiers.values() if t != 0) < 80
+    for case_id, d in details.items():
+        assert d["cascade"][0]["model"] == "cheap"
+        if d.get("tier") == 1:
+            assert [step["kept"] for step in d["cascade"]] == [False, True]
+    kept = scored.scores.filter(
+        (pl.col("metric") == "binary_judge") & pl.col("value").is_not_null()
+    )
+    agree = [(v >= 0.5) == truth[c] for c, v in zip(kept["case_id"], kept["value"], strict=True)]
+    assert np.mean(agree) >= 0.9
+    report = scored.judges.cascade_report("binary_judge")
+    assert report["tier"].to_list() == [0, 1]
+    assert report["rows_reached"].to_list()[0] == 80
+    assert report["rows_kept"].sum() + report["rows_abstained"].sum() == 80
+    assert report["cost"].dtype == pl.Float64 and (report["labelled"] > 0).all()
+    # another calibration is another judge: its thresholds are in the scoring key
+    assert judge.identity in scored.scores["params"][0]
+
+
+def test_votes_give_confidence_to_a_judge_without_probabilities(tmp_path: Path) -> None:
+    lab, truth = _lab(30)
+    lab = _labelled(lab, truth)
+    with LoopbackLLM(lambda p: "1" if "correct answer" in p else "0") as server:
+        client = evalnb.LLMClient(server.base_url, "plain", cache=tmp_path / "c.duckdb")
+        judge = evalnb.cascade([client], confidence="votes", votes=3, target=0.8, delta=0.2)
+        judge = judge.calibrate(lab, "binary_judge", assume_random=True)
+        asked = server.total_calls
+        scored = evalnb.evaluate(lab, "binary_judge", judge=judge, progress=False)
+        assert server.total_calls - asked == 3 * 30  # three fresh replies a row
+    details = [json.loads(d) for d in scored.scores["detail"]]
+    assert {d["confidence"] for d in details} == {1.0}  # a deterministic judge always agrees
+    assert all(d["tier"] == 0 for d in details)
+
+
+def test_a_cascade_is_asked_plainly() -> None:
+    client = evalnb.LLMClient("http://127.0.0.1:9/v1", "x")
+    with pytest.raises(ValueError, match="target and delta"):
+        evalnb.cascade([client], target=1.5)
+    with pytest.raises(ValueError, match="confidence"):
+        evalnb.cascade([client], confidence="self-report")
+    with pytest.raises(ValueError, match="odd number"):
+        evalnb.cascade([client], votes=4)
+    lab, _ = _lab(5)
+    with pytest.raises(ValueError, match="labels of binary_judge/binary_judge drawn at random"):
+        evalnb.cascade([client]).calibrate(lab, "binary_judge")
+    with pytest.raises(ValueError, match="not an LLM judge"):
+        evalnb.cascade([client]).calibrate(lab, "rouge")
