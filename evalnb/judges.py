@@ -24,9 +24,9 @@ from evalnb.llm.reader import read_object, read_score, read_verdict
 __all__ = [
     "BOUNDS",
     "FAMILIES",
-    "Cascade",
     "PRICES",
     "Capabilities",
+    "Cascade",
     "ChatResult",
     "ContractError",
     "EndpointUnreachable",

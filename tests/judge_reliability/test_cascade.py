@@ -183,7 +183,7 @@ def test_a_calibrated_cascade_routes_rows_and_reports_per_tier(tmp_path: Path) -
     # the easy answers stay with the cheap judge; the strong one sees only what it escalated
     assert all(tiers[f"c{i}"] == 0 for i in range(80) if i % 3)
     assert strong_calls == sum(1 for t in tiers.values() if t != 0) < 80
-    for case_id, d in details.items():
+    for d in details.values():
         assert d["cascade"][0]["model"] == "cheap"
         if d.get("tier") == 1:
             assert [step["kept"] for step in d["cascade"]] == [False, True]
