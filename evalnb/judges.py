@@ -16,6 +16,7 @@ from evalnb.judge_reliability.card import JudgeCard, judge_card
 from evalnb.judge_reliability.cascade import Cascade, cascade, cascade_report
 from evalnb.judge_reliability.components import FAMILIES
 from evalnb.judge_reliability.lights import BOUNDS
+from evalnb.llm.budget import Budget
 from evalnb.llm.client import ChatResult, EndpointUnreachable, LLMClient
 from evalnb.llm.contract import Capabilities, ContractError
 from evalnb.llm.local_judge import LocalJudgeError, local_judge
@@ -25,6 +26,7 @@ __all__ = [
     "BOUNDS",
     "FAMILIES",
     "PRICES",
+    "Budget",
     "Capabilities",
     "Cascade",
     "ChatResult",

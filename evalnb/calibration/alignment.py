@@ -164,8 +164,9 @@ def _grade(
             "metrics": lab.metrics,
         }
     )
+    per_evaluator: dict[str, Any] = {evaluator: params}
     scored = evaluate(
-        sub, [evaluator], judge=judge, progress=False, engine="local", **{evaluator: params}
+        sub, [evaluator], judge=judge, progress=False, engine="local", **per_evaluator
     )
     v = scored.verdicts().filter((pl.col("evaluator") == evaluator) & (pl.col("metric") == metric))
     got = keys.join(v.select(*_ROW, "passed"), on=_ROW, how="left", maintain_order="left")
@@ -333,6 +334,5 @@ def apply_judge_version(lab: L, evaluator: str, version_id: str | None, judge: L
         params.update(
             judge_examples=json.dumps(found[0]["examples"]), judge_guidance=found[0]["guidance"]
         )
-    return evaluate(
-        lab, [evaluator], judge=judge, progress=False, engine="local", **{evaluator: params}
-    )
+    per_evaluator: dict[str, Any] = {evaluator: params}
+    return evaluate(lab, [evaluator], judge=judge, progress=False, engine="local", **per_evaluator)

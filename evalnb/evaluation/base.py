@@ -22,6 +22,7 @@ from evalnb.text.patterns import SearchBudget
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from evalnb.llm.budget import Budget
     from evalnb.llm.client import LLMClient
     from evalnb.models.encoder import TextEncoder
 
@@ -222,6 +223,10 @@ class JudgeRouter(Protocol):
         self, evaluator: Evaluator, rows: pl.DataFrame, params: Mapping[str, object], ctx: Context
     ) -> pl.DataFrame:
         """Return ``evaluator``'s result rows for ``rows``, each judged by the client it picks."""
+        ...
+
+    def with_budget(self, budget: Budget) -> JudgeRouter:
+        """Return the router with every client it calls under one ``budget``."""
         ...
 
 

@@ -17,6 +17,7 @@ from evalnb.evaluation.ray_engine import RayEngine, RayScorer
 from evalnb.evaluation.scoring import Scorer
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import SCHEMAS
+from evalnb.llm.budget import Budget
 from evalnb.llm.redact import public_url
 
 if TYPE_CHECKING:
@@ -134,6 +135,7 @@ def evaluate(
     judge: LLMClient | JudgeRouter | None = None,
     engine: str | RayEngine = "local",
     metrics: Mapping[str, Sequence[str]] | None = None,
+    budget: float | Budget | None = None,
     **params: object,
 ) -> L:
     """Run evaluators over every output of ``lab`` and return the lab with their scores.
@@ -167,6 +169,11 @@ def evaluate(
         are stored, and an evaluator that bundles costly computations runs only those the
         asked metrics need (BLEU's H2O n-grams, sacrebleu's statistics and chrF are three).
         Evaluators not named give every metric their documentation promises.
+    budget
+        A hard cap on this run's judge calls: US dollars at the judge's ``prices`` (a
+        number), or an :class:`evalnb.llm.budget.Budget` of tokens and/or dollars. A call
+        that could exceed it is not made; its row is left unscored saying so, and a later
+        run with a larger budget asks only those calls (the rest come from the reply cache).
 
     Notes
     -----
@@ -180,6 +187,8 @@ def evaluate(
     evaluators of such a lab at once both land.
     """
     ray = _ray_engine(engine)
+    if budget is not None:
+        judge = _budgeted(judge, budget, lab)
     # One id is one evaluator: iterating a string would ask for evaluators "b", "l", ...
     classes = _classes([names] if isinstance(names, str) else list(names))
     routed = _split_params(classes, params)
@@ -217,6 +226,25 @@ def evaluate(
             _warn_if_nothing_scored(cls, new[cls.id])
             scores = _merge_scores(scores, new[cls.id], cls.id, keys[cls.id])
     return lab.with_tables({"scores": scores, "metrics": metric_rows, "thresholds": thresholds})
+
+
+def _budgeted(
+    judge: LLMClient | JudgeRouter | None, budget: float | Budget, lab: LabCore
+) -> LLMClient | JudgeRouter:
+    """Return ``judge`` with its calls (a router's, all of them) under one hard budget."""
+    if judge is None:
+        msg = "budget= caps a judge's calls: pass judge= too"
+        raise ValueError(msg)
+    if "scores" in lab.on_disk:
+        msg = (
+            "budget= on a lab whose scores are kept on disk is not supported yet (a row a "
+            "budget left could not be asked again): evaluate it in memory, or without a budget"
+        )
+        raise ValueError(msg)
+    cap = budget if isinstance(budget, Budget) else Budget(usd=float(budget))
+    if isinstance(judge, JudgeRouter):
+        return judge.with_budget(cap)
+    return judge.with_settings(budget=cap)
 
 
 def _ray_engine(engine: str | RayEngine) -> RayEngine | None:
@@ -264,10 +292,19 @@ def _warn_if_nothing_scored(cls: type[Evaluator], new: pl.DataFrame | pl.LazyFra
 
 
 def _done(scores: pl.DataFrame, evaluator: str, key: str) -> pl.DataFrame:
-    """Output rows already scored by ``evaluator`` with these scoring parameters."""
+    """Output rows already scored by ``evaluator`` with these scoring parameters.
+
+    A row a budget left unscored (``budget_exhausted`` in its detail) is not done: the
+    next run, with more budget, asks its calls.
+    """
     # Series by Series: a select or filter on the whole many-chunk table first copies it
     # into one chunk (1 GB and more for 18M scores).
     mine = _where(scores, evaluator, key, same_params=True)
+    waiting = scores.get_column("value").is_null() & mine
+    if waiting.any():  # few rows: only the unscored ones' details are read
+        details = scores.get_column("detail").filter(waiting)
+        left = details.str.contains('"budget_exhausted": true', literal=True).fill_null(value=False)
+        mine = mine.scatter(waiting.arg_true().filter(left), False)
     if not mine.any():
         return scores.clear().select(_KEY)
     return pl.DataFrame([scores.get_column(c).filter(mine) for c in _KEY]).unique()
@@ -288,6 +325,14 @@ def _merge_scores(
     # Scores of this evaluator under other parameters are replaced, not kept beside. The
     # filter copies the whole table, so it runs only when there is something to drop.
     stale = _where(scores, evaluator, key, same_params=False)
+    waiting = (
+        _where(scores, evaluator, key, same_params=True) & scores.get_column("value").is_null()
+    )
+    if new.height and waiting.any():  # rows a budget left, asked again: the new rows stand
+        at = waiting.arg_true()
+        old = pl.DataFrame([scores.get_column(c).gather(at) for c in _KEY]).with_columns(at=at)
+        again = old.join(new.select(_KEY).unique(), on=_KEY, how="semi")["at"]
+        stale = stale.scatter(again, True)
     kept = scores.filter(~stale) if stale.any() else scores
     if kept.height == 0 and new.schema == kept.schema:  # a first run: nothing to append to
         return new

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
     from evalnb.evaluation.base import Evaluator
     from evalnb.lab.core import LabCore
+    from evalnb.llm.budget import Budget
     from evalnb.llm.client import LLMClient
 
 __all__ = [
@@ -193,6 +194,10 @@ class Cascade:
     def strongest(self) -> LLMClient:
         """The last tier: the judge of evaluators that only use one."""
         return self.tiers[-1]
+
+    def with_budget(self, budget: Budget) -> Cascade:
+        """Return the cascade with every tier's calls under one hard ``budget``."""
+        return replace(self, tiers=tuple(t.with_settings(budget=budget) for t in self.tiers))
 
     # -- calibration ------------------------------------------------------------------------
     def calibrate(

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     import httpx
 
+    from evalnb.llm.budget import Budget
     from evalnb.llm.contract import Capabilities
 
 __all__ = [
@@ -121,6 +122,10 @@ class LLMClient:
         for a server whose address changes and whose replies do not (a local model on a
         random port: :func:`~evalnb.llm.local_judge.local_judge` sets it from the model
         file). Default: the URL.
+    budget
+        A hard cap on what this client's calls (and its copies') may spend
+        (:class:`~evalnb.llm.budget.Budget`); ``evalnb.evaluate(..., budget=)`` sets it for
+        one run. A call that could exceed it is not sent.
     auth_header, query
         For endpoints that authenticate differently. Azure OpenAI:
         ``base_url="https://<resource>.openai.azure.com/openai/deployments/<deployment>"``,
@@ -149,6 +154,7 @@ class LLMClient:
     auth_header: str = "Authorization"
     query: dict[str, str] = field(default_factory=dict)
     cache_identity: str | None = None
+    budget: Budget | None = field(default=None, repr=False, compare=False)
     stats: _Stats = field(default_factory=_Stats, init=False)
     # Whether the endpoint ever answered this client (any HTTP status): until it has, a
     # connection refused or a name that does not resolve is a wrong address, not a blip.
@@ -422,16 +428,30 @@ class LLMClient:
         import httpx  # noqa: PLC0415
 
         error = "not sent"
+        budget = self.budget
+        if budget is not None and not (
+            request.get("max_tokens") or request.get("max_completion_tokens")
+        ):
+            request = {**request, "max_tokens": budget.max_tokens}  # a reply needs a bound
         for attempt in range(self.max_retries + 1):
             await pacing.wait()
             start = time.perf_counter()
             wait = None
+            reservation = None
+            if budget is not None:
+                held = budget.reserve(request, self.prices)
+                while held is None:  # it fits once calls in flight settle what they used
+                    await asyncio.sleep(0.005)
+                    held = budget.reserve(request, self.prices)
+                if isinstance(held, str):  # the call that could exceed the budget is not made
+                    return ChatResult(None, held, attempts=attempt)
+                reservation = held
             try:
                 self.stats.calls += 1
                 status, text, retry_after = await self._post(http, request)
                 self._answered = True
                 if status == 200:
-                    return self._parse(
+                    result = self._parse(
                         text,
                         time.perf_counter() - start,
                         attempt + 1,
@@ -439,6 +459,18 @@ class LLMClient:
                         tools="tools" in request,
                         request_logprobs=bool(request.get("logprobs")),
                     )
+                    if reservation is not None and budget is not None:
+                        reported = (
+                            result.prompt_tokens is not None
+                            and result.completion_tokens is not None
+                        )
+                        used = (result.prompt_tokens or 0) + (result.completion_tokens or 0)
+                        budget.settle(reservation, used if reported else None, result.cost)
+                        reservation = None
+                    return result
+                if reservation is not None and budget is not None:
+                    budget.settle(reservation, 0, 0.0)  # refused by the host: nothing generated
+                    reservation = None
                 # Redacted before it is cut: a key split at the cut would escape the mask.
                 error = f"HTTP {status}: {redactor.redact(text[:4000])[:200]}"
                 if status not in _RETRY_STATUS:
@@ -460,6 +492,9 @@ class LLMClient:
                     raise self._unreachable(error) from None
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 error = redactor.redact(f"{type(exc).__name__}: {exc}")
+            finally:
+                if reservation is not None and budget is not None:
+                    budget.settle(reservation, None, None)  # no usage said: all of it counts
             if attempt < self.max_retries:
                 self.stats.retries += 1
                 base = self.backoff_s * 2**attempt

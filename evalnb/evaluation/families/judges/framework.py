@@ -30,6 +30,7 @@ from evalnb.evaluation.families.judges.prompts import (
     with_hint,
     with_system,
 )
+from evalnb.llm.budget import REFUSED
 from evalnb.llm.contract import MODES, constraint_params, negotiate, reply_text
 from evalnb.llm.parsed import Parsed
 from evalnb.llm.reader import read_object
@@ -351,7 +352,10 @@ class JudgeEvaluator(Evaluator):
         judged: dict[str, Any] = {"contract": kind, **accounting}
         errors = [r.result.error for r in got if r.result.error]
         if errors:
-            return {}, {"reason": f"judge call failed: {errors[0]}", "judge_error": True, **judged}
+            refused = {"reason": f"judge call failed: {errors[0]}", "judge_error": True, **judged}
+            if any(e.startswith(REFUSED) for e in errors):
+                refused["budget_exhausted"] = True  # not scored: a rerun with more budget asks
+            return {}, refused
         parsed = [r.parsed for r in got if r.parsed is not None]
         raw = [p.raw for p in parsed]
         repaired = [r.repaired for r in got if r.repair is not None]
