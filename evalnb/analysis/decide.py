@@ -25,6 +25,11 @@ one means the candidate is better (a lower-is-better metric is turned round). Th
   within-case variance is kept for :func:`~evalnb.analysis.planning.plan` (Miller's K resamples).
 - **Many comparisons**: p-values are adjusted across every metric × slice compared, by Holm
   (default) or Benjamini–Yekutieli (``correction="by"``).
+- **One judge for both**: a judged metric whose two systems' scores carry different judge
+  fingerprints (``detail.fingerprint``: the judge's model, server, decoding, contract,
+  the evaluator's version and the reader's edition) is refused, naming what differs: a
+  difference between two judges is not a difference between two systems
+  (``mixed_judges="allow"`` compares them anyway, noted).
 - **Verdicts**: ``better`` / ``worse`` (adjusted p under ``alpha``), ``equivalent`` (the
   interval inside ±margin), ``non-inferior`` (its worst end above −margin), else
   ``inconclusive`` with the smallest difference the run could have seen (80 % power).
@@ -35,6 +40,7 @@ read off one is the usual one-sided test at alpha / 2.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -56,6 +62,7 @@ __all__ = [
     "chosen_metrics",
     "decide",
     "default_cluster",
+    "mixed_fingerprints",
     "paired_cases",
 ]
 
@@ -275,6 +282,32 @@ def paired_cases(
     return arms[0].join(arms[1], on="case_id").sort("case_id")
 
 
+def mixed_fingerprints(lab: LabCore, evaluator: str, metric: str, models: Sequence[str]) -> str:
+    """Say how the judge fingerprints of ``models``' scores differ ('' when they agree)."""
+    scores = lab.metric_scores(evaluator, metric).filter(
+        pl.col("model").is_in(list(models)) & pl.col("detail").is_not_null()
+    )
+    if scores.is_empty():
+        return ""
+    found = (
+        scores.select(
+            print=pl.col("detail").str.json_path_match("$.fingerprint.id"),
+            parts=pl.col("detail").str.json_path_match("$.fingerprint"),
+        )
+        .drop_nulls("print")
+        .unique("print")
+    )
+    if found.height < 2:
+        return ""
+    parts = [json.loads(p) for p in found["parts"]]
+    differ = sorted(
+        k
+        for k in parts[0]
+        if k != "id" and len({json.dumps(p.get(k), sort_keys=True) for p in parts}) > 1
+    )
+    return ", ".join(f"{k}: " + " vs ".join(sorted({str(p.get(k)) for p in parts})) for k in differ)
+
+
 def decide(
     lab: LabCore,
     baseline: str,
@@ -287,6 +320,7 @@ def decide(
     slices: str | None = None,
     correction: str = "holm",
     guardrails: Sequence[str] = (),
+    mixed_judges: str = "refuse",
 ) -> Decision:
     """Compare ``candidate`` with ``baseline`` on ``lab`` (see the module docstring).
 
@@ -313,7 +347,15 @@ def decide(
         ``"holm"`` or ``"by"`` (Benjamini–Yekutieli).
     guardrails
         Metrics that must not get worse: a ``worse`` one makes the whole call ``worse``.
+    mixed_judges
+        ``"refuse"`` (the default): a judged metric whose two systems' scores carry
+        different judge fingerprints (another judge model, server, decoding, contract,
+        prompt or reader) is an error naming what differs — the difference would be the
+        judges', not the systems'. ``"allow"`` compares them anyway, with a note.
     """
+    if mixed_judges not in ("refuse", "allow"):
+        msg = f"mixed_judges={mixed_judges!r}; expected 'refuse' or 'allow'"
+        raise ValueError(msg)
     if correction not in ("holm", "by"):
         msg = f"correction={correction!r}; expected 'holm' or 'by'"
         raise ValueError(msg)
@@ -340,6 +382,16 @@ def decide(
     tests: list[PairedTest] = []
     columns = list(dict.fromkeys(c for c in (cluster, slices) if c is not None))
     for evaluator, metric, higher in chosen:
+        mixed = mixed_fingerprints(lab, evaluator, metric, [baseline, candidate])
+        if mixed and mixed_judges == "refuse":
+            msg = (
+                f"{evaluator}.{metric}: the two systems were judged under different judge "
+                f"fingerprints ({mixed}); their difference would be the judges'. Evaluate both "
+                "again with one judge, or pass mixed_judges='allow'"
+            )
+            raise ValueError(msg)
+        if mixed:
+            notes.append(f"{evaluator}.{metric}: compared across judge fingerprints ({mixed})")
         paired = paired_cases(lab, evaluator, metric, baseline, candidate)
         if columns:
             paired = paired.join(case_columns(cases, columns, "cluster"), on="case_id", how="left")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import warnings
 from typing import TYPE_CHECKING, TypeVar
 
@@ -82,11 +83,13 @@ def resolve_params(
     """Return each evaluator's checked parameters, the judge's model named where it judges."""
     for cls in classes:
         if (cls.judge or cls.uses_judge) and judge is not None:
-            name = (
-                judge.identity
-                if isinstance(judge, JudgeRouter)
-                else f"{judge.model}@{public_url(str(judge.base_url))}"
-            )
+            if isinstance(judge, JudgeRouter):
+                name = judge.identity
+            else:
+                name = f"{judge.model}@{public_url(str(judge.base_url))}"
+                decoding = judge.fingerprint["decoding"]
+                if decoding != {"temperature": 0}:  # another sampling is another judge
+                    name += " " + json.dumps(decoding, sort_keys=True, default=str)
             routed[cls.id].setdefault("judge_model", name)
     return {c.id: c.resolve(routed[c.id]) for c in classes}
 

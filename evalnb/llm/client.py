@@ -190,6 +190,12 @@ class LLMClient:
         return public_url(self.endpoint)
 
     @property
+    def fingerprint(self) -> dict[str, Any]:
+        """What decides this client's replies: model, server, decoding settings (no secrets)."""
+        decoding = {k: v for k, v in sorted(self.params.items()) if k not in SECRET_PARAMS}
+        return {"model": self.model, "endpoint": self.cache_endpoint, "decoding": decoding}
+
+    @property
     def cache_endpoint(self) -> str:
         """What names this server in cache keys and probe records (``cache_identity`` or the URL)."""
         return self.cache_identity or self.public_endpoint

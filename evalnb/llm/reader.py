@@ -66,11 +66,16 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
+    "READER_VERSION",
     "SALVAGES",
     "read_object",
     "read_score",
     "read_verdict",
 ]
+
+READER_VERSION = "2026-12-01"
+"""The reading rules' edition, in every judged score's fingerprint: raised when a reply that
+read one way would now read another (the class-word rule of 2026-12-01 was such a change)."""
 
 SALVAGES = (
     "think_stripped",

@@ -229,3 +229,45 @@ def test_a_cascade_is_asked_plainly() -> None:
         evalnb.cascade([client]).calibrate(lab, "binary_judge")
     with pytest.raises(ValueError, match="not an LLM judge"):
         evalnb.cascade([client]).calibrate(lab, "rouge")
+
+
+def test_every_judged_score_carries_a_fingerprint_and_decide_checks_it(tmp_path: Path) -> None:
+    rows = [
+        {"case_id": f"c{i}", "prompt": f"q{i}", "actual": "the correct answer"} for i in range(12)
+    ]
+    both = pl.concat([pl.DataFrame(rows).with_columns(model=pl.lit(m)) for m in ("a", "b")])
+    lab = evalnb.load(both, model="model")
+    with LoopbackLLM(raw=_strong) as server:
+        cold = evalnb.LLMClient(server.base_url, "strong", cache=tmp_path / "c.duckdb")
+        warm = cold.with_settings(params={"temperature": 0.9})
+        scored = evalnb.evaluate(lab, "binary_judge", judge=cold, progress=False)
+        prints = {json.loads(d)["fingerprint"]["id"] for d in scored.scores["detail"]}
+        assert len(prints) == 1
+        fingerprint = json.loads(scored.scores["detail"][0])["fingerprint"]
+        assert fingerprint["model"] == "strong" and fingerprint["decoding"] == {"temperature": 0}
+        assert (
+            fingerprint["contract"]
+            and fingerprint["reader"]
+            and "binary_judge@" in fingerprint["evaluator"]
+        )
+        # another decoding is another judge: its key differs, so the rows are judged again
+        again = evalnb.evaluate(scored, "binary_judge", judge=warm, progress=False)
+        assert again.scores["params"][0] != scored.scores["params"][0]
+    # one system's scores from each judge: decide refuses, naming what differs
+    mixed = scored.with_tables(
+        {
+            "scores": pl.concat(
+                [
+                    scored.scores.filter(pl.col("model") == "a"),
+                    again.scores.filter(pl.col("model") == "b").with_columns(
+                        params=pl.lit(scored.scores["params"][0])
+                    ),
+                ]
+            )
+        }
+    )
+    with pytest.raises(ValueError, match=r"decoding: .*temperature"):
+        mixed.decisions.decide("a", "b", cluster="")
+    allowed = mixed.decisions.decide("a", "b", cluster="", mixed_judges="allow")
+    assert any("judge fingerprints" in n for n in allowed.notes)
+    assert scored.decisions.decide("a", "b", cluster="").verdict  # one judge: compared

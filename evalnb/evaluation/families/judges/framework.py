@@ -14,6 +14,7 @@ scores with the reason, never a default value.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from abc import abstractmethod
 from dataclasses import dataclass, replace
@@ -33,7 +34,7 @@ from evalnb.evaluation.families.judges.prompts import (
 from evalnb.llm.budget import REFUSED
 from evalnb.llm.contract import MODES, constraint_params, negotiate, reply_text
 from evalnb.llm.parsed import Parsed
-from evalnb.llm.reader import read_object
+from evalnb.llm.reader import READER_VERSION, read_object
 from evalnb.llm.tokens import approximate_tokens
 from evalnb.text.language import row_languages
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from evalnb.evaluation.base import Context
     from evalnb.llm.client import ChatResult, LLMClient
 
-__all__ = ["JudgeEvaluator", "judge_params"]
+__all__ = ["JudgeEvaluator", "judge_fingerprint", "judge_params"]
 
 _JUDGE_MODEL = Param(
     "judge_model", str, default="", description="the judge's model name (set from the judge client)"
@@ -181,10 +182,12 @@ class JudgeEvaluator(Evaluator):
         values: dict[str, list[float | None]] = {m.key: [] for m in self.metrics}
         details: list[str | None] = []
         at = 0
+        fingerprint = judge_fingerprint(judge, self, kind)
         for row, ask in zip(records, asks, strict=True):
             got = readings[at : at + len(ask)]
             at += len(ask)
             out, detail = self._row(row, ask, got, params, ctx, kind)
+            detail["fingerprint"] = fingerprint
             for key, column in values.items():
                 column.append(out.get(key))
             details.append(json.dumps(detail, ensure_ascii=False))
@@ -398,6 +401,24 @@ class JudgeEvaluator(Evaluator):
     def on_parse_failure(self) -> dict[str, float | None]:
         """Values recorded when the reply cannot be read (none by default)."""
         return {}
+
+
+def judge_fingerprint(judge: LLMClient, evaluator: Evaluator, kind: str) -> dict[str, Any]:
+    """Return what decided a judged score, with an ``id`` that changes when any part does.
+
+    The judge's model, server and decoding settings, the contract its replies went out
+    under, the evaluator and its version (its prompt templates are part of its code), and
+    the reader's edition (:data:`~evalnb.llm.reader.READER_VERSION`). ``decide`` refuses to
+    compare two systems' scores judged under different fingerprints unless told.
+    """
+    parts = {
+        **judge.fingerprint,
+        "contract": kind,
+        "evaluator": f"{evaluator.id}@{evaluator.version}",
+        "reader": READER_VERSION,
+    }
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    return {"id": digest[:12], **parts}
 
 
 def _drifted(result: ChatResult, kind: str) -> bool:
