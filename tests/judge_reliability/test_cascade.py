@@ -19,6 +19,8 @@ import pytest
 import evalnb
 from evalnb.judge_reliability.cascade import GRID, fixed_sequence_threshold
 from evalnb_testkit.llm_server import LoopbackLLM
+from evalnb_testkit.tiered_judges import cheap_judge as _cheap
+from evalnb_testkit.tiered_judges import strong_judge as _strong
 
 
 def _simulated_tier(
@@ -92,41 +94,6 @@ def test_fixed_sequence_testing_stops_at_the_first_threshold_it_cannot_certify()
 
 
 # -- end to end, on loopback judges ---------------------------------------------------------
-
-
-def _body(verdict: str, p_pass: float) -> bytes:
-    """An OpenAI reply whose one token is the verdict, with both classes' probabilities."""
-    top = [
-        {"token": "1", "logprob": math.log(p_pass)},
-        {"token": "0", "logprob": math.log(1 - p_pass)},
-    ]
-    body = {
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": verdict},
-                "logprobs": {"content": [{"token": verdict, "logprob": 0.0, "top_logprobs": top}]},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 30, "completion_tokens": 1},
-    }
-    return json.dumps(body).encode()
-
-
-def _cheap(prompt: str) -> bytes:
-    """Sure and right on 'easy' answers, unsure (and wrong half the time) on 'hard' ones."""
-    right = "correct answer" in prompt
-    if "easy" in prompt or "hello" in prompt.lower():
-        return _body("1" if right else "0", 0.99 if right else 0.01)
-    flip = "odd" in prompt
-    says = right != flip
-    return _body("1" if says else "0", 0.6 if says else 0.4)
-
-
-def _strong(prompt: str) -> bytes:
-    right = "correct answer" in prompt
-    return _body("1" if right else "0", 0.97 if right else 0.03)
 
 
 def _lab(n: int = 80) -> evalnb.Lab:
