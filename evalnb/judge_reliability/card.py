@@ -23,7 +23,10 @@ the ways the literature says judges fail, then summarises each component as meas
    once an instruction to pass them is appended (three phrasings, the same answer with and
    without);
 8. **consequence** — the corrected pass rate humans would give (PPI), how much wider a model
-   comparison's interval is for the judge's noise, seconds and cost per verdict.
+   comparison's interval is for the judge's noise, seconds and cost per verdict;
+9. **cascade** — for a cascade of judges (:mod:`evalnb.judge_reliability.cascade`): coverage,
+   each tier's agreement with the labels on what it kept (lit against the cascade's target),
+   the share the strongest judge saw, and the cost against the strongest judge alone.
 
 A light is **red** when the whole interval lies on the wrong side of the measure's bound
 (``BOUNDS``), **amber** when only the estimate does, **green** otherwise; a component that
@@ -42,6 +45,7 @@ import polars as pl
 
 from evalnb.evaluation.engine import evaluate
 from evalnb.judge_reliability.adversarial import measure_adversarial, measure_obedience
+from evalnb.judge_reliability.cascade import Cascade, measure_cascade
 from evalnb.judge_reliability.components import (
     KEYS,
     CardRows,
@@ -233,7 +237,7 @@ def judge_card(
     evaluator: str,
     metric: str | None = None,
     *,
-    judge: LLMClient,
+    judge: LLMClient | Cascade,
     n: int = 100,
     seed: int = 0,
     cross_judge: LLMClient | None = None,
@@ -251,7 +255,11 @@ def judge_card(
     evaluator, metric
         A judge evaluator's id and the metric read (default: its primary one).
     judge
-        The client the evaluator calls.
+        The client the evaluator calls, or a calibrated cascade (:func:`evalnb.cascade`):
+        then the components that ask again ask its strongest judge, and a **cascade**
+        component measures the cascade (coverage, each tier's agreement with the labels
+        against its target, the share the strongest judge saw, its cost against the
+        strongest judge alone).
     n
         Answers drawn (seeded) from the lab's answers without a host error.
     cross_judge
@@ -274,6 +282,11 @@ def judge_card(
             msg = f"{name}={value!r}: expected a whole number of at least {least}"
             raise ValueError(msg)
     started = time.monotonic()
+    cascade = judge if isinstance(judge, Cascade) else None
+    # A cascade's card: the components that ask again ask its strongest judge (the one whose
+    # habits stand behind the verdicts it was unsure of), and the cascade component measures
+    # the cascade itself.
+    judge = judge.strongest if isinstance(judge, Cascade) else judge
     calls0 = card_calls(judge)
     answers = lab.outputs.filter(pl.col("error").is_null() & pl.col("actual").is_not_null())
     if answers.is_empty():
@@ -315,6 +328,8 @@ def judge_card(
         judge,
     )
     measure_obedience(card, few_lab, base, evaluator, metric, judge)
+    if cascade is not None:
+        measure_cascade(card, lab, in_memory(lab, sample), evaluator, metric, cascade)
     measure_consequence(
         card,
         lab,

@@ -52,14 +52,16 @@ import polars as pl
 from evalnb.calibration.corrected import random_labels
 from evalnb.evaluation.base import Context, result_frame
 from evalnb.evaluation.catalog import get_evaluator
+from evalnb.evaluation.engine import evaluate as evaluate_with
 from evalnb.evaluation.engine import evaluator_params
-from evalnb.judge_reliability.measures import wilson
+from evalnb.judge_reliability.measures import Measured, wilson
 from evalnb.llm.redact import public_url
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from evalnb.evaluation.base import Evaluator
+    from evalnb.judge_reliability.components import CardRows
     from evalnb.lab.core import LabCore
     from evalnb.llm.budget import Budget
     from evalnb.llm.client import LLMClient
@@ -71,6 +73,7 @@ __all__ = [
     "cascade",
     "cascade_report",
     "fixed_sequence_threshold",
+    "measure_cascade",
 ]
 
 CONFIDENCES = ("logprobs", "votes")
@@ -615,3 +618,74 @@ def cascade_report(lab: LabCore, evaluator: str, metric: str | None = None) -> p
             }
         )
     return pl.DataFrame(rows)
+
+
+def measure_cascade(
+    card: CardRows, lab: LabCore, sample: LabCore, evaluator: str, metric: str, judge: Cascade
+) -> None:
+    """Add the judge card's cascade component, measured on the card's sample of answers.
+
+    ``sample`` holds the card's answers, ``lab`` their labels. Coverage (the share of answers given a verdict, Wilson's interval); per tier, the
+    agreement with the lab's human labels on the answers it kept, lit against the
+    cascade's ``target`` (red when the whole interval is below it); the share of answers the
+    strongest judge saw; and the cascade's cost against the strongest judge alone on the
+    same answers (asked afresh for the comparison), where the clients have prices.
+    """
+    strongest = judge.strongest
+    scored = evaluate_with(sample, [evaluator], judge=judge, progress=False)
+    rows = scored.metric_scores(evaluator, metric).select(*_KEY, "value", "detail")
+    records = [json.loads(d) if d else {} for d in rows["detail"].to_list()]
+    # what every tier's calls cost (a reply from the cache says what it cost when asked)
+    cascade_cost = sum(float(s.get("cost") or 0.0) for r in records for s in r.get("cascade") or [])
+    n = rows.height
+    given = sum(r.get("tier") is not None for r in records)
+    card.add("cascade", "cascade coverage", wilson(given, n), note="answers given a verdict")
+    labels = random_labels(lab, evaluator, metric, assume_random=True)
+    human = dict(zip(labels.select(_KEY).rows(), labels["human_pass"].to_list(), strict=True))
+    spec = scored.metric_spec(evaluator, metric)
+    for i, tier in enumerate(judge.tiers):
+        agreed = labelled = 0
+        for key, value, record in zip(
+            rows.select(_KEY).rows(), rows["value"], records, strict=True
+        ):
+            if record.get("tier") != i or key not in human or value is None:
+                continue
+            passed = (
+                value >= spec["threshold"]
+                if spec["higher_is_better"]
+                else value <= spec["threshold"]
+            )
+            labelled += 1
+            agreed += int(bool(passed) == bool(human[key]))
+        card.add_bounded(
+            "cascade",
+            f"agreement with humans, tier {i} ({tier.model})",
+            wilson(agreed, labelled),
+            (judge.target, 1.0),
+            note=f"labelled answers this tier kept; the cascade's target is {judge.target:g}",
+        )
+    saw = sum(
+        any(step["tier"] == len(judge.tiers) - 1 for step in r.get("cascade") or [])
+        for r in records
+    )
+    card.add("cascade", "share seen by the strongest judge", wilson(saw, n))
+    if strongest.prices is None:
+        card.unmeasured(
+            "cascade",
+            "give the clients prices= to compare the cascade's cost with the strongest judge's",
+        )
+        return
+    alone_lab = evaluate_with(
+        sample, [evaluator], judge=strongest.with_settings(cache=False), progress=False
+    )
+    alone = sum(
+        float(json.loads(d).get("cost") or 0.0)
+        for d in alone_lab.metric_scores(evaluator, metric)["detail"].drop_nulls()
+    )
+    ratio = cascade_cost / alone if alone > 0 else math.nan
+    card.add(
+        "cascade",
+        "cost against the strongest judge alone",
+        Measured(ratio, math.nan, math.nan, n),
+        note=f"${cascade_cost:.4f} against ${alone:.4f} on the same {n} answers",
+    )

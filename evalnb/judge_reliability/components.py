@@ -120,6 +120,28 @@ class CardRows:
             }
         )
 
+    def add_bounded(
+        self,
+        component: str,
+        measure: str,
+        e: Measured,
+        bounds: tuple[float, float],
+        note: str = "",
+    ) -> None:
+        """Add a measure lit against ``bounds`` given here (a bound the user chose: a target)."""
+        self.add(component, measure, e, note)
+        low, high = bounds
+        row = self.rows[-1]
+        if row["estimate"] is None:
+            row["flag"] = "grey"
+        elif row["ci_high"] is not None and (row["ci_high"] < low or row["ci_low"] > high):
+            row["flag"] = "red"
+        elif not low <= row["estimate"] <= high:
+            row["flag"] = "amber"
+        else:
+            row["flag"] = "green"
+        row["bound"] = f"{low:g} to {high:g}"
+
     def unmeasured(self, component: str, why: str) -> None:
         """Add a grey row: ``component`` could not be measured here, and ``why``."""
         self.rows.append(

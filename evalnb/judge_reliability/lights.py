@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BOUNDS", "COMPONENTS", "bound_text", "card_conclusion", "traffic_light"]
 
+# A single judge's components; a cascade's card adds "cascade" (judge_reliability/cascade.py).
 COMPONENTS = (
     "contract",
     "stability",

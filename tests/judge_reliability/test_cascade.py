@@ -238,3 +238,25 @@ def test_every_judged_score_carries_a_fingerprint_and_decide_checks_it(tmp_path:
     allowed = mixed.decisions.decide("a", "b", cluster="", mixed_judges="allow")
     assert any("judge fingerprints" in n for n in allowed.notes)
     assert scored.decisions.decide("a", "b", cluster="").verdict  # one judge: compared
+
+
+def test_the_card_of_a_cascade_measures_the_cascade(tmp_path: Path) -> None:
+    lab, truth = _lab(90)
+    lab = _labelled(lab, truth)
+    with LoopbackLLM(raw=_cheap) as low, LoopbackLLM(raw=_strong) as high:
+        cheap = evalnb.LLMClient(low.base_url, "cheap", prices=(0.0, 0.0), cache=tmp_path / "a")
+        strong = evalnb.LLMClient(high.base_url, "strong", prices=(2.5, 10.0), cache=tmp_path / "b")
+        judge = evalnb.cascade([cheap, strong], target=0.95, delta=0.2)
+        judge = judge.calibrate(lab, "binary_judge", assume_random=True)
+        card = lab.judges.card("binary_judge", judge=judge, n=90, probes=6, repeats=2)
+    rows = card.frame.filter(pl.col("component") == "cascade")
+    measures = rows["measure"].to_list()
+    assert measures[0] == "cascade coverage"
+    assert "agreement with humans, tier 0 (cheap)" in measures
+    tier0 = rows.filter(pl.col("measure") == "agreement with humans, tier 0 (cheap)").row(
+        0, named=True
+    )
+    assert tier0["bound"] == "0.95 to 1" and tier0["flag"] in ("green", "amber")
+    cost = rows.filter(pl.col("measure") == "cost against the strongest judge alone")["estimate"][0]
+    assert 0 < cost < 1  # the cascade asked the strong judge less than it alone would
+    assert card.judge == "strong"  # the other components asked the strongest judge
