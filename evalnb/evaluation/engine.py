@@ -297,8 +297,8 @@ def _warn_if_nothing_scored(cls: type[Evaluator], new: pl.DataFrame | pl.LazyFra
 def _done(scores: pl.DataFrame, evaluator: str, key: str) -> pl.DataFrame:
     """Output rows already scored by ``evaluator`` with these scoring parameters.
 
-    A row a budget left unscored (``budget_exhausted`` in its detail) is not done: the
-    next run, with more budget, asks its calls.
+    A row left unscored for the next run (``asks_again`` in its detail: a budget refused
+    its call, or its batch had not ended) is not done: the next run asks its calls.
     """
     # Series by Series: a select or filter on the whole many-chunk table first copies it
     # into one chunk (1 GB and more for 18M scores).
@@ -306,7 +306,7 @@ def _done(scores: pl.DataFrame, evaluator: str, key: str) -> pl.DataFrame:
     waiting = scores.get_column("value").is_null() & mine
     if waiting.any():  # few rows: only the unscored ones' details are read
         details = scores.get_column("detail").filter(waiting)
-        left = details.str.contains('"budget_exhausted": true', literal=True).fill_null(value=False)
+        left = details.str.contains('"asks_again": true', literal=True).fill_null(value=False)
         mine = mine.scatter(waiting.arg_true().filter(left), False)
     if not mine.any():
         return scores.clear().select(_KEY)

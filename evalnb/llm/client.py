@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb.lab.errors import EvalnbError
+from evalnb.llm.batch import BatchRecord, run_batch
 from evalnb.llm.pacing import Pacer, retry_after_seconds, run_blocking
 from evalnb.llm.redact import SECRET_PARAMS, Redactor, public_url, url_secrets
 from evalnb.llm.reply import (
@@ -126,6 +127,11 @@ class LLMClient:
         A hard cap on what this client's calls (and its copies') may spend
         (:class:`~evalnb.llm.budget.Budget`); ``evalnb.evaluate(..., budget=)`` sets it for
         one run. A call that could exceed it is not sent.
+    batch, batch_poll_s, batch_timeout_s
+        Send a run's calls as one OpenAI-compatible batch (``/files`` and ``/batches``: about
+        half the price at OpenAI), polled every ``batch_poll_s``; a restart polls the batch
+        it submitted instead of submitting another (:mod:`evalnb.llm.batch`). Rows whose
+        batch has not ended within ``batch_timeout_s`` are collected by the next run.
     auth_header, query
         For endpoints that authenticate differently. Azure OpenAI:
         ``base_url="https://<resource>.openai.azure.com/openai/deployments/<deployment>"``,
@@ -155,6 +161,9 @@ class LLMClient:
     query: dict[str, str] = field(default_factory=dict)
     cache_identity: str | None = None
     budget: Budget | None = field(default=None, repr=False, compare=False)
+    batch: bool = False
+    batch_poll_s: float = 30.0
+    batch_timeout_s: float = 24 * 3600.0
     stats: _Stats = field(default_factory=_Stats, init=False)
     # Whether the endpoint ever answered this client (any HTTP status): until it has, a
     # connection refused or a name that does not resolve is a wrong address, not a blip.
@@ -363,6 +372,11 @@ class LLMClient:
                     bar.update(len(idx))
 
                 pending = list(todo.items())
+                if self.batch and pending:  # one batch file instead of one call each
+                    await self._batched(
+                        http, pending, conversations, body_params, cache, redactor, results
+                    )
+                    pending = []
                 try:
                     if pending and not self._answered:
                         # One call first: an address where nothing listens fails here, in
@@ -376,6 +390,58 @@ class LLMClient:
             if cache is not None:
                 cache.close()
         return [r if r is not None else ChatResult(None, "not sent") for r in results]
+
+    async def _batched(
+        self,
+        http: httpx.AsyncClient,
+        pending: list[tuple[str, list[int]]],
+        conversations: list[list[dict[str, Any]]],
+        body_params: dict[str, Any],
+        cache: ReplyCache | None,
+        redactor: Redactor,
+        results: list[ChatResult | None],
+    ) -> None:
+        """Send the pending calls as one batch (:mod:`evalnb.llm.batch`) and place the replies."""
+        requests = {}
+        for key, idx in pending:
+            request = {"model": self.model, "messages": conversations[idx[0]], **body_params}
+            if self.budget is not None and not request.get("max_tokens"):
+                request["max_tokens"] = self.budget.max_tokens
+            requests[key] = request
+        path = self.cache_path()
+        record = BatchRecord(path.with_name(path.name + ".batches.json") if path else None)
+
+        def parse(text: str, request: dict[str, Any]) -> ChatResult:
+            return self._parse(
+                text,
+                0.0,
+                1,
+                redactor,
+                tools="tools" in request,
+                request_logprobs=bool(request.get("logprobs")),
+            )
+
+        self.stats.calls += len(requests)
+        found = await run_batch(
+            http,
+            str(self.base_url),
+            requests,
+            record=record,
+            parse=parse,
+            poll_s=self.batch_poll_s,
+            timeout_s=self.batch_timeout_s,
+            budget=self.budget,
+            prices=self.prices,
+        )
+        for key, idx in pending:
+            result = found[key]
+            if result.error is None and cache is not None:
+                text = json.dumps(requests[key], ensure_ascii=False)
+                cache.put(key, self.cache_endpoint, self.model, text, result)
+            elif result.error is not None:
+                self.stats.failures += 1
+            for i in idx:
+                results[i] = result
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}

@@ -31,6 +31,7 @@ from evalnb.evaluation.families.judges.prompts import (
     with_hint,
     with_system,
 )
+from evalnb.llm.batch import PENDING
 from evalnb.llm.budget import REFUSED
 from evalnb.llm.contract import MODES, constraint_params, negotiate, reply_text
 from evalnb.llm.parsed import Parsed
@@ -358,6 +359,8 @@ class JudgeEvaluator(Evaluator):
             refused = {"reason": f"judge call failed: {errors[0]}", "judge_error": True, **judged}
             if any(e.startswith(REFUSED) for e in errors):
                 refused["budget_exhausted"] = True  # not scored: a rerun with more budget asks
+            if any(e.startswith((REFUSED, PENDING)) for e in errors):
+                refused["asks_again"] = True  # the next evaluation of this lab asks these calls
             return {}, refused
         parsed = [r.parsed for r in got if r.parsed is not None]
         raw = [p.raw for p in parsed]
