@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from evalnb.analysis.estimate import estimate as estimate_run
 from evalnb.calibration.corrected import random_labels
 from evalnb.evaluation.base import Context, result_frame
 from evalnb.evaluation.catalog import get_evaluator
@@ -300,6 +301,57 @@ class Cascade:
             ),
         }
         return replace(self, calibration=calibration)
+
+    def estimate(self, lab: LabCore, **params: object) -> pl.DataFrame:
+        """Forecast what judging ``lab`` would cost, per tier, with intervals (nothing sent).
+
+        Each tier's share of the rows comes from the calibration (the labelled rows that
+        reached it, with Wilson's 95 % interval: the labels are a random sample of the
+        rows), its cost from :func:`evalnb.judges.estimate` of that tier on the whole lab
+        scaled by the share. Returns ``tier``, ``model``, ``share`` (``share_low``,
+        ``share_high``), expected ``calls``, ``cost`` (``cost_low``, ``cost_high``; null
+        without a price), and a last row: the strongest judge alone on every row.
+        """
+        cal = self.calibration
+        if not cal or "tiers" not in cal:
+            msg = "calibrate the cascade first: its tiers' shares come from the calibration"
+            raise ValueError(msg)
+        evaluator, labels = str(cal["evaluator"]), int(cal["labels"])
+        rows = []
+        for tier, client in zip(cal["tiers"], self.tiers, strict=True):
+            share = wilson(int(tier["reached"]), labels)
+            run = estimate_run(lab, evaluator, judge=client, **params).frame.row(0, named=True)
+            cost = run["cost"]
+            rows.append(
+                {
+                    "tier": int(tier["tier"]),
+                    "model": client.model,
+                    "share": share.estimate,
+                    "share_low": share.low,
+                    "share_high": share.high,
+                    "calls": round(share.estimate * run["calls"]),
+                    "cost": None if cost is None else cost * share.estimate,
+                    "cost_low": None if cost is None else cost * share.low,
+                    "cost_high": None if cost is None else cost * share.high,
+                }
+            )
+        alone = estimate_run(lab, evaluator, judge=self.strongest, **params).frame.row(
+            0, named=True
+        )
+        rows.append(
+            {
+                "tier": None,
+                "model": f"{self.strongest.model} alone",
+                "share": 1.0,
+                "share_low": 1.0,
+                "share_high": 1.0,
+                "calls": alone["calls"],
+                "cost": alone["cost"],
+                "cost_low": alone["cost"],
+                "cost_high": alone["cost"],
+            }
+        )
+        return pl.DataFrame(rows, schema_overrides={"tier": pl.Int64})
 
     # -- scoring ----------------------------------------------------------------------------
     def judge_rows(

@@ -137,6 +137,11 @@ def test_a_calibrated_cascade_routes_rows_and_reports_per_tier(tmp_path: Path) -
         judge = judge.calibrate(lab, "binary_judge", assume_random=True)
         cal = judge.calibration
         assert cal is not None and cal["labels"] == 80 and len(cal["tiers"]) == 2
+        forecast = judge.estimate(lab)
+        assert forecast["model"].to_list() == ["cheap", "strong", "strong alone"]
+        strong_share = forecast.filter(pl.col("model") == "strong").row(0, named=True)
+        assert strong_share["share_low"] < strong_share["share"] < strong_share["share_high"] < 1
+        assert strong_share["share"] == pytest.approx(cal["tiers"][1]["reached"] / 80)
         first = cal["tiers"][0]
         assert first["kept"] > 0 and first["agreement"] >= 0.9
         scored = evalnb.evaluate(lab, "binary_judge", judge=judge, progress=False)
