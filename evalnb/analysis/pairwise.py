@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalnb.evaluation.base import Context
+from evalnb.evaluation.base import Context, JudgeRouter
 from evalnb.evaluation.families.judges.comparative import ComparativeJudge, other_answer_extra
 from evalnb.lab.core import with_cases
 
@@ -46,7 +46,7 @@ def pairwise(
     lab: LabCore,
     model_a: str,
     model_b: str,
-    judge: LLMClient,
+    judge: LLMClient | JudgeRouter,
     *,
     score_range: tuple[int, int] = (1, 10),
     instruction: str | None = None,
@@ -58,7 +58,9 @@ def pairwise(
     average the two orders, ``winner`` is ``a``, ``b`` or ``tie``, and ``consistent`` says
     whether both orders picked the same winner — the judge's position stability. A reply
     that cannot be read (after its repair turn) leaves the case without scores
-    (``parse_failed``); ``contract`` is the reply format the judge was held to.
+    (``parse_failed``); ``contract`` is the reply format the judge was held to. ``judge``
+    may be a cascade calibrated on labels of ``comparative_judge``
+    (:func:`evalnb.cascade`), which then picks a tier per order of each pair.
     """
     keys = ["case_id", "sample"]
     outputs = lab.outputs
@@ -84,14 +86,17 @@ def pairwise(
     evaluator = ComparativeJudge()
     params = ComparativeJudge.resolve(
         {
-            "judge_model": judge.model,
+            "judge_model": judge.identity if isinstance(judge, JudgeRouter) else judge.model,
             "score_low": score_range[0],
             "score_high": score_range[1],
             "instruction": instruction or "",
             "contract": contract,
         }
     )
-    result = evaluator.score(rows, params, Context(judge=judge))
+    if isinstance(judge, JudgeRouter):  # a cascade calibrated for the comparative judge
+        result = judge.judge_rows(evaluator, rows, params, Context(judge=judge.strongest))
+    else:
+        result = evaluator.score(rows, params, Context(judge=judge))
     wide = result.pivot(on="metric", index=["case_id", "sample"], values="value").join(
         result.filter(pl.col("metric") == "comparative_judge").select(
             "case_id", "sample", "detail"

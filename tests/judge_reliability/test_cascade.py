@@ -265,3 +265,20 @@ def test_the_card_of_a_cascade_measures_the_cascade(tmp_path: Path) -> None:
     cost = rows.filter(pl.col("measure") == "cost against the strongest judge alone")["estimate"][0]
     assert 0 < cost < 1  # the cascade asked the strong judge less than it alone would
     assert card.judge == "strong"  # the other components asked the strongest judge
+
+
+def test_pairwise_takes_a_cascade_and_says_what_it_was_calibrated_for(tmp_path: Path) -> None:
+    lab, truth = _lab(30)
+    lab = _labelled(lab, truth)
+    both = lab.with_tables(
+        {"outputs": pl.concat([lab.outputs, lab.outputs.with_columns(model=pl.lit("other"))])}
+    )
+    with LoopbackLLM(raw=_strong) as server:
+        client = evalnb.LLMClient(server.base_url, "strong", cache=tmp_path / "c.duckdb")
+        judge = evalnb.cascade([client], target=0.8, delta=0.2).calibrate(
+            lab, "binary_judge", assume_random=True
+        )
+        with pytest.raises(
+            ValueError, match="calibrated for 'binary_judge', not 'comparative_judge'"
+        ):
+            evalnb.judges.pairwise(both, lab.models[0], "other", judge)
