@@ -690,6 +690,14 @@ def measure_cascade(
     # what every tier's calls cost (a reply from the cache says what it cost when asked)
     cascade_cost = sum(float(s.get("cost") or 0.0) for r in records for s in r.get("cascade") or [])
     n = rows.height
+    cal = judge.calibration or {}
+    # the calibration itself, so a kept card (and the bundle that carries it) states it
+    card.add(
+        "cascade",
+        "calibration: random labels",
+        Measured(float(cal.get("labels", 0)), math.nan, math.nan, int(cal.get("labels", 0))),
+        note=f"{cal.get('guarantee', 'not calibrated')}; thresholds {cal.get('thresholds')}",
+    )
     given = sum(r.get("tier") is not None for r in records)
     card.add("cascade", "cascade coverage", wilson(given, n), note="answers given a verdict")
     labels = random_labels(lab, evaluator, metric, assume_random=True)

@@ -256,7 +256,9 @@ def test_the_card_of_a_cascade_measures_the_cascade(tmp_path: Path) -> None:
         card = lab.judges.card("binary_judge", judge=judge, n=90, probes=6, repeats=2)
     rows = card.frame.filter(pl.col("component") == "cascade")
     measures = rows["measure"].to_list()
-    assert measures[0] == "cascade coverage"
+    assert measures[:2] == ["calibration: random labels", "cascade coverage"]
+    guarantee = rows.filter(pl.col("measure") == "calibration: random labels").row(0, named=True)
+    assert guarantee["n"] == 90 and "with probability >= 0.8" in guarantee["note"]
     assert "agreement with humans, tier 0 (cheap)" in measures
     tier0 = rows.filter(pl.col("measure") == "agreement with humans, tier 0 (cheap)").row(
         0, named=True

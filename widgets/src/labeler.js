@@ -10,7 +10,7 @@ import { rows, svg } from "./dom.js";
 import { fmt } from "./eye_layout.js";
 import { stepList } from "./eye_panel.js";
 import { renderRelevance } from "./relevance.js";
-import { block, dispatchKey, keyButtons, mount, noteField, noteKey, reviewRoot, section } from "./review.js";
+import { block, dispatchKey, keyButtons, mount, noteField, noteKey, progressHead, reviewRoot, section } from "./review.js";
 
 /**
  * @typedef {object} Model
@@ -30,12 +30,7 @@ function render({ model, el }) {
   // One bundle, two tasks: a metric's pass/fail labels, or documents' relevance grades.
   if (model.get("_task") === "relevance") return renderRelevance({ model, el });
   const root = reviewRoot("evalnb-labeler");
-  const head = document.createElement("div");
-  head.className = "lb-head";
-  const bar = document.createElement("progress");
-  bar.className = "lb-bar";
-  const count = text("span", "", "lb-progress");
-  head.append(bar, count);
+  const { head, bar, count } = progressHead();
   const card = block("lb-card");
   const actions = block("lb-actions");
   const note = noteField("lb", "note (n to write, Enter to keep, Esc to leave)");

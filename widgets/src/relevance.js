@@ -5,7 +5,7 @@
  * the view moves on; every text goes in through textContent only.
  */
 import { text } from "./common.js";
-import { block, dispatchKey, keyButtons, mount, reviewRoot, section } from "./review.js";
+import { block, dispatchKey, keyButtons, mount, progressHead, reviewRoot, section } from "./review.js";
 
 /** TREC's grades, as the judge is asked them. */
 export const GRADES = [
@@ -28,12 +28,7 @@ export function relevanceProgress(p, reviewer) {
 /** @param {{ model: any, el: HTMLElement }} ctx */
 export function renderRelevance({ model, el }) {
   const root = reviewRoot("evalnb-labeler evalnb-relevance");
-  const head = document.createElement("div");
-  head.className = "lb-head";
-  const bar = document.createElement("progress");
-  bar.className = "lb-bar";
-  const count = text("span", "", "lb-progress");
-  head.append(bar, count);
+  const { head, bar, count } = progressHead();
   const card = block("lb-card");
   const actions = block("lb-actions");
   const error = text("div", "", "lb-error");

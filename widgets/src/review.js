@@ -121,3 +121,17 @@ export function mount(model, root, events, draw, onKey) {
     root.removeEventListener("keydown", onKey);
   };
 }
+
+/**
+ * The labelers' head: a progress bar and the line that counts what is done.
+ * @returns {{head: HTMLDivElement, bar: HTMLProgressElement, count: HTMLElement}}
+ */
+export function progressHead() {
+  const head = document.createElement("div");
+  head.className = "lb-head";
+  const bar = document.createElement("progress");
+  bar.className = "lb-bar";
+  const count = text("span", "", "lb-progress");
+  head.append(bar, count);
+  return { head, bar, count };
+}
