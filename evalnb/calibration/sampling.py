@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["STRATEGIES", "calibration_sample", "sample_rows"]
 
-STRATEGIES = ("random", "stratified", "active")
+STRATEGIES = ("random", "stratified", "active", "abstained")
 
 
 def calibration_sample(
@@ -29,8 +29,10 @@ def calibration_sample(
 ) -> pl.DataFrame:
     """Draw up to ``n`` scored rows of one metric for a human to label (never a labelled one).
 
-    ``strategy``: ``random``, ``stratified`` (one per score quantile bin) or ``active``
-    (nearest the current pass/fail boundary — where a label teaches most). Seeded.
+    ``strategy``: ``random``, ``stratified`` (one per score quantile bin), ``active``
+    (nearest the current pass/fail boundary — where a label teaches most) or ``abstained``
+    (the rows a cascade of judges left unscored, no tier being confident: a reviewer's to
+    decide; never counted as a random sample by calibration). Seeded.
     Returns the rows with ``value``, ``passed`` (the metric's verdict now), prompt,
     expected answer, the model's answer and retrieved context.
     """
@@ -68,6 +70,19 @@ def sample_rows(
     labelled = lab.labels.filter(
         (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
     ).select(ITEM)
+    if strategy == "abstained":  # unscored rows a cascade left for a reviewer, in order
+        left = (
+            lab.metric_scores(evaluator, metric)
+            .filter(
+                pl.col("value").is_null()
+                & pl.col("detail").str.contains('"abstained": true', literal=True)
+            )
+            .join(labelled, on=ITEM, how="anti")
+            .select(*ITEM, "value")
+            .sort(ITEM)
+        )
+        share = min(1.0, n / left.height) if left.height else 1.0
+        return left.head(n).with_columns(inclusion=pl.lit(share), design=pl.lit(strategy))
     pool = (
         lab.metric_scores(evaluator, metric)
         .drop_nulls("value")

@@ -284,3 +284,25 @@ def test_pairwise_takes_a_cascade_and_says_what_it_was_calibrated_for(tmp_path: 
             ValueError, match="calibrated for 'binary_judge', not 'comparative_judge'"
         ):
             evalnb.judges.pairwise(both, lab.models[0], "other", judge)
+
+
+def test_rows_no_tier_was_sure_of_go_to_a_reviewer(tmp_path: Path) -> None:
+    lab, truth = _lab(60)
+    lab = _labelled(lab, truth)
+    with LoopbackLLM(raw=_cheap) as server:
+        cheap = evalnb.LLMClient(server.base_url, "cheap", cache=tmp_path / "c.duckdb")
+        judge = evalnb.cascade([cheap], target=0.95, delta=0.2).calibrate(
+            lab, "binary_judge", assume_random=True
+        )
+        fresh, _ = _lab(60)  # the same answers, unlabelled: what a reviewer would now label
+        assert judge.calibration is not None and judge.calibration["tiers"][0]["kept"] > 0
+        scored = evalnb.evaluate(fresh, "binary_judge", judge=judge, progress=False)
+    left = scored.scores.filter(pl.col("value").is_null())
+    assert left.height > 0
+    batch = scored.calibration.sample("binary_judge", "binary_judge", n=5, strategy="abstained")
+    assert batch.height == 5 and set(batch["case_id"]) <= set(left["case_id"])
+    assert set(batch["design"]) == {"abstained"}
+    w = evalnb.labeler(
+        scored, "binary_judge", "binary_judge", reviewer="ann", n=5, strategy="abstained"
+    )
+    assert w.item is not None and w.item["case_id"] in set(left["case_id"])
