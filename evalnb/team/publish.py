@@ -35,7 +35,6 @@ STRATEGIES = {
     "active": "active",
     "random": "random",
     "stratified": "stratified",
-    "abstained": "abstained",
 }
 RULES = ("majority", "adjudicated", "all")
 # What a pulled label keeps of the queue's label rows, whichever rule chose it.
