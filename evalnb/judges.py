@@ -13,7 +13,8 @@ from evalnb.analysis.estimate import PRICES, Estimate, estimate
 from evalnb.analysis.pairwise import pairwise
 from evalnb.evaluation.families.judges.lmms_judges import rubric_judge
 from evalnb.judge_reliability.card import JudgeCard, judge_card
-from evalnb.judge_reliability.cascade import Cascade, cascade, cascade_report
+from evalnb.judge_reliability.cascade import Cascade, cascade
+from evalnb.judge_reliability.cascade_report import cascade_report
 from evalnb.judge_reliability.components import FAMILIES
 from evalnb.judge_reliability.lights import BOUNDS
 from evalnb.llm.budget import Budget

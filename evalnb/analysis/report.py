@@ -9,7 +9,6 @@ or call out.
 from __future__ import annotations
 
 import datetime as dt
-import html
 import json
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,7 +23,11 @@ from evalnb.analysis.charts import (
     to_svg,
 )
 from evalnb.analysis.derived import analyse
+from evalnb.analysis.html_parts import escape as _e
+from evalnb.analysis.html_parts import html_table as _table
+from evalnb.analysis.html_parts import number as _num
 from evalnb.analysis.overall import overall_leaderboard
+from evalnb.analysis.retrieval_report import relevance_agreement_html, retrieval_html
 from evalnb.evaluation.catalog import catalog
 from evalnb.lab.schema import JUDGE_CARD_KEY
 from evalnb.lab.version import __version__
@@ -93,35 +96,6 @@ th{background:#f4f4f4} .HIGH{color:#fff;background:#c62828} .MEDIUM{background:#
 .semaphore span{display:inline-block;margin-right:1rem;padding:.3rem .7rem;border-radius:4px}
 """
 _WEAKEST = 5
-
-
-def _e(value: object) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def _num(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return _e(value)
-
-
-def _table(frame: pl.DataFrame, text_columns: tuple[str, ...] = ()) -> str:
-    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
-    body = []
-    for row in frame.iter_rows():
-        cells = []
-        for col, value in zip(frame.columns, row, strict=True):
-            if isinstance(value, list):
-                value = ", ".join(map(str, value))
-            if col == "severity":
-                cells.append(f'<td><span class="sev {_e(value)}">{_e(value)}</span></td>')
-                continue
-            css = (
-                "text" if col in text_columns else ("num" if isinstance(value, float | int) else "")
-            )
-            cells.append(f'<td class="{css}">{_num(value)}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
 def _problems_html(probs: pl.DataFrame) -> str:
@@ -440,32 +414,9 @@ def _judge_ids() -> list[str]:
     return catalog().filter(pl.col("judge"))["id"].to_list()
 
 
-def _relevance_agreement_html(agreement: pl.DataFrame | None) -> str:
-    """Render the relevance judges' line of the card: their grades against reviewers'."""
-    if agreement is None or agreement.is_empty():
-        return ""
-    shown = agreement.select(
-        "judge",
-        pl.col("n").alias("documents graded by both"),
-        "exact",
-        "relevant_kappa",
-        "linear_kappa",
-        "quadratic_kappa",
-        "quadratic_low",
-        "quadratic_high",
-        "mean_difference",
-    )
-    return (
-        "<h3>Relevance judges against reviewers</h3><p>The judge's 0–3 grades of documents a "
-        "reviewer also graded: exact agreement, Cohen's κ on relevant (grade ≥ 1) and weighted "
-        "κ (linear, quadratic, with the quadratic one's 95 % interval); a mean difference above "
-        "0 is a lenient judge.</p>" + _table(shown)
-    )
-
-
 def _judge_cards_html(lab: LabCore, relevance: pl.DataFrame | None = None) -> str:
     """Render "Judge reliability": every card kept in the lab, and the relevance judges' agreement."""
-    return _cards_html(lab) + _relevance_agreement_html(relevance)
+    return _cards_html(lab) + relevance_agreement_html(relevance)
 
 
 def _cards_html(lab: LabCore) -> str:
@@ -487,92 +438,6 @@ def _cards_html(lab: LabCore) -> str:
     return "<h2>Judge reliability</h2>" + "".join(
         judge_card_html(c) for c in cards if isinstance(c, dict)
     )
-
-
-# The retrieval measures the report shows per retriever (trec_eval's names, then ranx's).
-_RETRIEVAL_SHOWN = (
-    ("retrieval", ("ndcg_cut_10", "recall_10", "map", "recip_rank", "P_10", "success_10")),
-    ("ranx", ("ndcg@10", "recall@10", "map", "mrr", "precision@10", "hit_rate@10")),
-)
-
-
-def _retrieval_html(lab: LabCore, board: pl.DataFrame, attribution: pl.DataFrame | None) -> str:
-    """Render "Retrieval": the measures per retriever, where the grades come from, attribution.
-
-    Only for a lab that ranks documents or holds relevance judgments; the retrieval
-    evaluator's own section (every measure, weakest cases) follows among the evaluators.
-    """
-    qrels = lab.table("qrels")
-    if not (lab.height("retrievals") or qrels.height):
-        return ""
-    parts = ["<h2>Retrieval</h2>"]
-    for evaluator, shown in _RETRIEVAL_SHOWN:
-        rows = board.filter(
-            (pl.col("evaluator") == evaluator) & pl.col("metric").is_in(list(shown))
-        )
-        if rows.is_empty():
-            continue
-        cell = pl.format(
-            "{} [{}, {}]", *(pl.col(c).round(3) for c in ("mean", "ci_low", "ci_high"))
-        )
-        wide = (
-            rows.with_columns(cell=cell)
-            .pivot("metric", index="model", values="cell")
-            .select("model", *[m for m in shown if m in set(rows["metric"])])
-        )
-        parts.append(
-            f"<h3>Measures per retriever ({_e(evaluator)}; mean per query, 95 % CI)</h3>"
-            + _table(wide, tuple(wide.columns))
-        )
-    if len(parts) == 1:
-        parts.append(
-            "<p>The retrievals are not measured yet: <code>evalnb.evaluate(lab, "
-            "'retrieval')</code> scores trec_eval's measures per query.</p>"
-        )
-    source = pl.col("source").fill_null("file")
-    kind = (
-        pl.when(source.str.starts_with("judge:"))
-        .then(pl.lit("LLM judge"))
-        .when(source.str.starts_with("reviewer:"))
-        .then(pl.lit("reviewers"))
-        .otherwise(pl.lit("given (qrels file, BEIR, ids)"))
-    )
-    origin = qrels.group_by(kind.alias("graded by")).agg(
-        documents=pl.len(), cases=pl.col("case_id").n_unique()
-    )
-    parts.append(
-        "<h3>Relevance judgments</h3>"
-        + (
-            _table(origin.sort("graded by"))
-            if origin.height
-            else "<p>No relevance judgments: grade the pooled documents "
-            "(<code>lab.retrieval.pool()</code>, <code>lab.retrieval.add_grade</code>) or have "
-            "a judge grade them (<code>lab.retrieval.judge(judge)</code>).</p>"
-        )
-        + "<p>A reviewer's grade stands over a judge's for the same document.</p>"
-    )
-    if attribution is not None and attribution.height:
-        shown_cols = [
-            "evaluator",
-            "metric",
-            "model",
-            "n_answers",
-            "retrieval_miss",
-            "retrieved_unused",
-            "passed",
-            "no_qrels",
-            "miss_share",
-            "miss_ci_low",
-            "miss_ci_high",
-        ]
-        parts.append(
-            "<h3>Failed answers: retrieval or generation</h3><p><em>retrieval_miss</em>: no "
-            "relevant document in the answer's top 10; <em>retrieved_unused</em>: one was "
-            "there and the answer still failed. <em>miss_share</em>: the misses' share of "
-            "those two, with Wilson's 95 % interval.</p>"
-            + _table(attribution.select([c for c in shown_cols if c in attribution.columns]))
-        )
-    return "".join(parts)
 
 
 def render_report(
@@ -613,7 +478,7 @@ def render_report(
         + f"<h3>Evaluators</h3><ul>{toc}</ul>"
         f"<h2>Problems</h2>{_problems_html(probs)}"
         f"<h2>Insights</h2><ul>{''.join(f'<li>{_e(d)}</li>' for d in ins['description'])}</ul>"
-        + _retrieval_html(lab, board, attribution)
+        + retrieval_html(lab, board, attribution)
         + "".join(_evaluator_section(lab, verdicts, board, probs, ins, e) for e in evaluators)
         + "<h2>Decisions</h2>"
         + (

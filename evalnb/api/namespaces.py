@@ -32,7 +32,7 @@ from evalnb.generation.baseline_retrievers import baseline_rankings
 from evalnb.generation.curation import apply_curation, curate, curation_of
 from evalnb.io.trec import export_trec
 from evalnb.judge_reliability.card import judge_card, kept_with
-from evalnb.judge_reliability.cascade import cascade_report
+from evalnb.judge_reliability.cascade_report import cascade_report
 from evalnb.judge_reliability.relevance import relevance_agreement
 from evalnb.judge_reliability.report import judge_report
 from evalnb.robustness.perturbed_cases import perturb

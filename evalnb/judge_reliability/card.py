@@ -45,7 +45,8 @@ import polars as pl
 
 from evalnb.evaluation.engine import evaluate
 from evalnb.judge_reliability.adversarial import measure_adversarial, measure_obedience
-from evalnb.judge_reliability.cascade import Cascade, measure_cascade
+from evalnb.judge_reliability.cascade import Cascade
+from evalnb.judge_reliability.cascade_report import measure_cascade
 from evalnb.judge_reliability.components import (
     KEYS,
     CardRows,

@@ -36,7 +36,8 @@ The guarantee, and what it assumes.
 The cascade is a :class:`~evalnb.evaluation.base.JudgeRouter`: pass it as ``judge=`` to
 :func:`evalnb.evaluate`. Each row's ``detail`` says which tier kept it (``tier``,
 ``tier_model``, ``confidence``) and what every tier it reached spent (``cascade``), which
-:func:`cascade_report` sums per tier beside the realised agreement on labelled rows.
+:func:`~evalnb.judge_reliability.cascade_report.cascade_report` sums per tier beside the
+realised agreement on labelled rows.
 """
 
 from __future__ import annotations
@@ -53,16 +54,14 @@ from evalnb.analysis.estimate import estimate as estimate_run
 from evalnb.calibration.corrected import random_labels
 from evalnb.evaluation.base import Context, result_frame
 from evalnb.evaluation.catalog import get_evaluator
-from evalnb.evaluation.engine import evaluate as evaluate_with
 from evalnb.evaluation.engine import evaluator_params
-from evalnb.judge_reliability.measures import Measured, wilson
+from evalnb.judge_reliability.measures import wilson
 from evalnb.llm.redact import public_url
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from evalnb.evaluation.base import Evaluator
-    from evalnb.judge_reliability.components import CardRows
     from evalnb.lab.core import LabCore
     from evalnb.llm.budget import Budget
     from evalnb.llm.client import LLMClient
@@ -72,9 +71,7 @@ __all__ = [
     "GRID",
     "Cascade",
     "cascade",
-    "cascade_report",
     "fixed_sequence_threshold",
-    "measure_cascade",
 ]
 
 CONFIDENCES = ("logprobs", "votes")
@@ -239,9 +236,7 @@ class Cascade:
             msg = f"{evaluator!r} is not an LLM judge evaluator; a cascade routes judges' calls"
             raise ValueError(msg)
         metric = metric or next(m.key for m in cls.metrics if m.primary)
-        spec = lab.metric_spec(evaluator, metric) if _scored(lab, evaluator, metric) else None
-        threshold = float(spec["threshold"]) if spec else _default_threshold(cls, metric)
-        higher = bool(spec["higher_is_better"]) if spec else _default_direction(cls, metric)
+        threshold, higher = _verdict_rule(lab, cls, metric)
         labels = random_labels(lab, evaluator, metric, assume_random=assume_random)
         # Uniform draws only: a stratified batch over-samples some scores, and agreement on
         # it is not agreement on the rows the cascade will judge.
@@ -471,23 +466,17 @@ class Cascade:
         return _Judged(result, verdict, confidence, spent)
 
 
-def _scored(lab: LabCore, evaluator: str, metric: str) -> bool:
-    return not lab.metrics.filter(
-        (pl.col("evaluator") == evaluator) & (pl.col("metric") == metric)
-    ).is_empty()
-
-
-def _default_threshold(cls: type[Evaluator], metric: str) -> float:
-    spec = next((m for m in cls.metrics if m.key == metric), None)
-    if spec is None:
+def _verdict_rule(lab: LabCore, cls: type[Evaluator], metric: str) -> tuple[float, bool]:
+    """Return the metric's threshold in force in ``lab`` and its direction (its own, unscored)."""
+    scored = lab.metrics.filter((pl.col("evaluator") == cls.id) & (pl.col("metric") == metric))
+    if scored.height:
+        spec = lab.metric_spec(cls.id, metric)
+        return float(spec["threshold"]), bool(spec["higher_is_better"])
+    own = next((m for m in cls.metrics if m.key == metric), None)
+    if own is None:
         msg = f"{cls.id} has no metric {metric!r}; its metrics: {[m.key for m in cls.metrics]}"
         raise KeyError(msg)
-    return 0.5 if spec.threshold is None else float(spec.threshold)
-
-
-def _default_direction(cls: type[Evaluator], metric: str) -> bool:
-    spec = next(m for m in cls.metrics if m.key == metric)
-    return bool(spec.higher_is_better)
+    return (0.5 if own.threshold is None else float(own.threshold)), bool(own.higher_is_better)
 
 
 def _metric_values(result: pl.DataFrame, rows: pl.DataFrame, metric: str) -> np.ndarray:
@@ -594,158 +583,4 @@ def cascade(
         votes=votes,
         vote_temperature=vote_temperature,
         abstain=abstain,
-    )
-
-
-def cascade_report(lab: LabCore, evaluator: str, metric: str | None = None) -> pl.DataFrame:
-    """Per tier of the cascade that judged ``evaluator``: what it kept, spent, and how well.
-
-    Returns one row per tier (and one for the abstained rows): ``rows_reached``,
-    ``rows_kept``, ``rows_escalated`` (to the next tier), ``rows_abstained`` (by the last),
-    ``prompt_tokens``, ``completion_tokens``, ``cost`` (all the tier's calls, kept or not),
-    and on the rows it kept that reviewers labelled: ``labelled``, ``agreement`` with
-    Wilson's 95 % interval (``agreement_low``, ``agreement_high``).
-    """
-    cls = get_evaluator(evaluator)
-    metric = metric or next(m.key for m in cls.metrics if m.primary)
-    scores = lab.metric_scores(evaluator, metric).select(*_KEY, "value", "detail")
-    if scores.is_empty():
-        msg = f"no scores of {evaluator}/{metric}: evaluate it with judge=<a calibrated cascade>"
-        raise KeyError(msg)
-    records = [json.loads(d) if d else {} for d in scores["detail"].to_list()]
-    if not any("cascade" in r for r in records):
-        msg = f"{evaluator}/{metric} was not judged by a cascade (no tier in its details)"
-        raise ValueError(msg)
-    labels = random_labels(lab, evaluator, metric, assume_random=True).select(*_KEY, "human_pass")
-    human = dict(zip(labels.select(_KEY).rows(), labels["human_pass"].to_list(), strict=True))
-    spec = lab.metric_spec(evaluator, metric)
-    tiers: dict[int, dict[str, Any]] = {}
-    for key, value, record in zip(
-        scores.select(_KEY).rows(), scores["value"], records, strict=True
-    ):
-        path = record.get("cascade") or []
-        for step in path:
-            t = tiers.setdefault(
-                int(step["tier"]),
-                {
-                    "tier": int(step["tier"]),
-                    "model": step["model"],
-                    "rows_reached": 0,
-                    "rows_kept": 0,
-                    "rows_escalated": 0,
-                    "rows_abstained": 0,
-                    "prompt_tokens": 0.0,
-                    "completion_tokens": 0.0,
-                    "cost": 0.0,
-                    "labelled": 0,
-                    "agreed": 0,
-                },
-            )
-            t["rows_reached"] += 1
-            for k in ("prompt_tokens", "completion_tokens", "cost"):
-                t[k] += float(step.get(k) or 0.0)
-            if step["kept"]:
-                t["rows_kept"] += 1
-                if key in human and value is not None:
-                    passed = (
-                        value >= spec["threshold"]
-                        if spec["higher_is_better"]
-                        else value <= spec["threshold"]
-                    )
-                    t["labelled"] += 1
-                    t["agreed"] += int(bool(passed) == bool(human[key]))
-            elif step is path[-1]:
-                t["rows_abstained"] += 1
-            else:
-                t["rows_escalated"] += 1
-    rows = []
-    for t in sorted(tiers.values(), key=lambda x: x["tier"]):
-        measured = wilson(t.pop("agreed"), t["labelled"])
-        rows.append(
-            {
-                **t,
-                "agreement": measured.estimate,
-                "agreement_low": measured.low,
-                "agreement_high": measured.high,
-            }
-        )
-    return pl.DataFrame(rows)
-
-
-def measure_cascade(
-    card: CardRows, lab: LabCore, sample: LabCore, evaluator: str, metric: str, judge: Cascade
-) -> None:
-    """Add the judge card's cascade component, measured on the card's sample of answers.
-
-    ``sample`` holds the card's answers, ``lab`` their labels. Coverage (the share of answers given a verdict, Wilson's interval); per tier, the
-    agreement with the lab's human labels on the answers it kept, lit against the
-    cascade's ``target`` (red when the whole interval is below it); the share of answers the
-    strongest judge saw; and the cascade's cost against the strongest judge alone on the
-    same answers (asked afresh for the comparison), where the clients have prices.
-    """
-    strongest = judge.strongest
-    scored = evaluate_with(sample, [evaluator], judge=judge, progress=False)
-    rows = scored.metric_scores(evaluator, metric).select(*_KEY, "value", "detail")
-    records = [json.loads(d) if d else {} for d in rows["detail"].to_list()]
-    # what every tier's calls cost (a reply from the cache says what it cost when asked)
-    cascade_cost = sum(float(s.get("cost") or 0.0) for r in records for s in r.get("cascade") or [])
-    n = rows.height
-    cal = judge.calibration or {}
-    # the calibration itself, so a kept card (and the bundle that carries it) states it
-    card.add(
-        "cascade",
-        "calibration: random labels",
-        Measured(float(cal.get("labels", 0)), math.nan, math.nan, int(cal.get("labels", 0))),
-        note=f"{cal.get('guarantee', 'not calibrated')}; thresholds {cal.get('thresholds')}",
-    )
-    given = sum(r.get("tier") is not None for r in records)
-    card.add("cascade", "cascade coverage", wilson(given, n), note="answers given a verdict")
-    labels = random_labels(lab, evaluator, metric, assume_random=True)
-    human = dict(zip(labels.select(_KEY).rows(), labels["human_pass"].to_list(), strict=True))
-    spec = scored.metric_spec(evaluator, metric)
-    for i, tier in enumerate(judge.tiers):
-        agreed = labelled = 0
-        for key, value, record in zip(
-            rows.select(_KEY).rows(), rows["value"], records, strict=True
-        ):
-            if record.get("tier") != i or key not in human or value is None:
-                continue
-            passed = (
-                value >= spec["threshold"]
-                if spec["higher_is_better"]
-                else value <= spec["threshold"]
-            )
-            labelled += 1
-            agreed += int(bool(passed) == bool(human[key]))
-        card.add_bounded(
-            "cascade",
-            f"agreement with humans, tier {i} ({tier.model})",
-            wilson(agreed, labelled),
-            (judge.target, 1.0),
-            note=f"labelled answers this tier kept; the cascade's target is {judge.target:g}",
-        )
-    saw = sum(
-        any(step["tier"] == len(judge.tiers) - 1 for step in r.get("cascade") or [])
-        for r in records
-    )
-    card.add("cascade", "share seen by the strongest judge", wilson(saw, n))
-    if strongest.prices is None:
-        card.unmeasured(
-            "cascade",
-            "give the clients prices= to compare the cascade's cost with the strongest judge's",
-        )
-        return
-    alone_lab = evaluate_with(
-        sample, [evaluator], judge=strongest.with_settings(cache=False), progress=False
-    )
-    alone = sum(
-        float(json.loads(d).get("cost") or 0.0)
-        for d in alone_lab.metric_scores(evaluator, metric)["detail"].drop_nulls()
-    )
-    ratio = cascade_cost / alone if alone > 0 else math.nan
-    card.add(
-        "cascade",
-        "cost against the strongest judge alone",
-        Measured(ratio, math.nan, math.nan, n),
-        note=f"${cascade_cost:.4f} against ${alone:.4f} on the same {n} answers",
     )

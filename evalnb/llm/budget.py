@@ -82,6 +82,12 @@ class Budget:
             msg = f"usd: a finite amount of at least 0; got {self.usd!r}"
             raise ValueError(msg)
 
+    def bounded(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Return ``request`` with a completion cap (:attr:`max_tokens` where it has none)."""
+        if request.get("max_tokens") or request.get("max_completion_tokens"):
+            return request
+        return {**request, "max_tokens": self.max_tokens}  # an unbounded reply has no bound
+
     def reserve(
         self, request: dict[str, Any], prices: tuple[float, float] | None
     ) -> tuple[int, float] | str | None:

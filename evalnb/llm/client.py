@@ -405,9 +405,7 @@ class LLMClient:
         requests = {}
         for key, idx in pending:
             request = {"model": self.model, "messages": conversations[idx[0]], **body_params}
-            if self.budget is not None and not request.get("max_tokens"):
-                request["max_tokens"] = self.budget.max_tokens
-            requests[key] = request
+            requests[key] = request if self.budget is None else self.budget.bounded(request)
         path = self.cache_path()
         record = BatchRecord(path.with_name(path.name + ".batches.json") if path else None)
 
@@ -501,10 +499,8 @@ class LLMClient:
 
         error = "not sent"
         budget = self.budget
-        if budget is not None and not (
-            request.get("max_tokens") or request.get("max_completion_tokens")
-        ):
-            request = {**request, "max_tokens": budget.max_tokens}  # a reply needs a bound
+        if budget is not None:
+            request = budget.bounded(request)
         for attempt in range(self.max_retries + 1):
             await pacing.wait()
             start = time.perf_counter()
