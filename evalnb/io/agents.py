@@ -26,10 +26,14 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb.io.fields import Where, to_json
+from evalnb.io.media_fields import base_of
 from evalnb.llm.agent import Turn, canonical_args, steps_of
+from evalnb.media.items import MediaRefused
+from evalnb.media.parts import split_parts
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from pathlib import Path
 
     from evalnb.io.builder import LabBuilder
 
@@ -107,7 +111,29 @@ class AgentReader:
 
     def add(self, rec: Mapping[str, object], where: Where) -> tuple[str, str, int]:
         """Add one conversation; return its output's (case_id, model, sample)."""
-        return _conversation(rec, _messages(rec, where), where, self.builder, self._references)
+        messages = _messages(rec, where)
+        _read_media(messages, self.builder, base_of(where.source))
+        return _conversation(rec, messages, where, self.builder, self._references)
+
+
+def _read_media(messages: list[dict[str, Any]], builder: LabBuilder, base: Path | None) -> None:
+    """Split each message's content parts once: its text, and its media kept on the shelf.
+
+    A message's media ids are kept beside its text (``_media``): the case's script keeps
+    them per message, so an export writes each image back into the message it came from.
+    """
+    for msg in messages:
+        content = msg.get("content")
+        if not isinstance(content, list):
+            continue
+        mw: Where = msg["_where"]
+        try:
+            text, items = split_parts(content, base=base)
+        except MediaRefused as exc:
+            msg_0 = "content"
+            raise mw.error(msg_0, exc.expected, exc.found, exc.hint) from None
+        msg["_text"] = text
+        msg["_media"] = [builder.media.add(item) for item in items]
 
 
 def _messages(rec: Mapping[str, object], where: Where) -> list[dict[str, Any]]:
@@ -140,6 +166,8 @@ def _messages(rec: Mapping[str, object], where: Where) -> list[dict[str, Any]]:
 
 def _text(msg: Mapping[str, Any], where: Where) -> str | None:
     """Return a message's text: a string, its text parts joined, or None (a bare tool call)."""
+    if "_text" in msg:  # content parts, split once by _read_media
+        return msg["_text"]  # type: ignore[no-any-return]
     content = msg.get("content")
     if content is None or isinstance(content, str):
         return content
@@ -186,6 +214,7 @@ def _conversation(
 ) -> tuple[str, str, int]:
     script = [
         {"role": m["role"], "content": _text(m, m["_where"])}
+        | ({"media": m["_media"]} if m.get("_media") else {})
         for m in messages
         if m["role"] in ("user", "system", "developer")
     ]
@@ -206,6 +235,7 @@ def _conversation(
         "extra": to_json({k: v for k, v in rec.items() if k not in _KNOWN}),
         "topic": where.opt_string(rec, "topic"),
         "question_type": where.opt_string(rec, "question_type"),
+        "media": [i for m in script for i in m.get("media", [])],
     }
     case_id = builder.add_case(case, where, id_field="id")
     model = str(rec.get("model") or "agent")
@@ -231,6 +261,8 @@ def _conversation(
         "cost": _total(steps, "cost"),
         "error": errors[-1] if errors else None,
         "extra": to_json(rec["run"]) if isinstance(rec.get("run"), dict) else "{}",
+        # What the agent showed: the media of its own messages, in order.
+        "media": [i for m in messages if m["role"] == "assistant" for i in m.get("_media", [])],
     }
     builder.add_output(output, where, id_field="model")
     builder.steps.extend(steps)

@@ -11,6 +11,7 @@ import polars as pl
 import pyarrow as pa
 
 from evalnb.lab.schema import SCHEMAS, empty
+from evalnb.media.table import MediaShelf
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -31,12 +32,20 @@ _ARROW: dict[pl.DataType, pa.DataType] = {
     pl.Int64(): pa.int64(),
     pl.Boolean(): pa.bool_(),
     pl.Datetime("us", "UTC"): pa.timestamp("us", tz="UTC"),
+    pl.Binary(): pa.large_binary(),
 }
 
 
 def content_id(case: dict[str, Any]) -> str:
-    """Stable id of a case from its content (prompt, references, condition, chat)."""
-    payload = json.dumps([case.get(k) for k in _IDENTITY], ensure_ascii=False)
+    """Stable id of a case from its content (prompt, references, condition, chat, media).
+
+    A case's media ids join the payload only when it has media, so a text case keeps the id
+    it had before labs held media.
+    """
+    values: list[object] = [case.get(k) for k in _IDENTITY]
+    if case.get("media"):
+        values.append(case["media"])
+    payload = json.dumps(values, ensure_ascii=False)
     return "c" + hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -76,9 +85,12 @@ def content_ids(frame: pl.DataFrame) -> pl.Series:
             parts.append(pl.when(pl.col(key).is_null()).then(pl.lit("null")).otherwise(listed))
         else:
             parts.append(_json_string(pl.col(key).cast(pl.String)))
-    payload = frame.select(
-        pl.concat_str([pl.lit("["), pl.concat_str(parts, separator=", "), pl.lit("]")])
-    ).to_series()
+    body = pl.concat_str(parts, separator=", ")
+    if "media" in frame.columns:  # as content_id: only a case with media adds its ids
+        ids = pl.col("media").list.eval(_json_string(pl.element())).list.join(", ")
+        with_media = pl.concat_str([body, pl.lit(", ["), ids, pl.lit("]")])
+        body = pl.when(pl.col("media").list.len() > 0).then(with_media).otherwise(body)
+    payload = frame.select(pl.concat_str([pl.lit("["), body, pl.lit("]")])).to_series()
     # Bytes straight from Arrow and Polars for the prefix: a third less than str.encode per row.
     sha = hashlib.sha256
     digests = pl.Series([sha(p).digest()[:8] for p in payload.cast(pl.Binary).to_list()])
@@ -114,6 +126,8 @@ class LabBuilder:
     info: dict[str, object] = field(default_factory=dict)
     steps: list[dict[str, Any]] = field(default_factory=list)
     reference_calls: list[dict[str, Any]] = field(default_factory=list)
+    # Images, audio, video and documents met, once each (cases hold their ids).
+    media: MediaShelf = field(default_factory=MediaShelf)
     _case_at: dict[str, Where] = field(default_factory=dict)
     _output_at: dict[tuple[str, str, int], Where] = field(default_factory=dict)
     # Tables a columnar importer built whole (evalnb.io.columnar); they replace the rest.
@@ -126,6 +140,7 @@ class LabBuilder:
         the same content; anything else is an error naming both places.
         """
         case.setdefault("extra", "{}")
+        case.setdefault("media", [])
         made_here = not case.get("case_id")
         if made_here:
             case["case_id"] = content_id(case)
@@ -161,6 +176,8 @@ class LabBuilder:
         """Add an output row; a repeated (case, model, sample) is an error."""
         output.setdefault("sample", 0)
         output.setdefault("context", [])
+        output.setdefault("media", [])
+        output.setdefault("context_media", [])
         output.setdefault("extra", "{}")
         key = (output["case_id"], output["model"], output["sample"])
         if key in self._output_at:
@@ -237,6 +254,7 @@ class LabBuilder:
             "models": _frame(list(self.models.values()), "models"),
             "steps": _frame(self.steps, "steps"),
             "reference_calls": _frame(self.reference_calls, "reference_calls"),
+            "media": self.media.frame(),
             "info": _frame(
                 [
                     {"key": k, "value": json.dumps(v, ensure_ascii=False)}

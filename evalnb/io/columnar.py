@@ -16,9 +16,11 @@ import polars as pl
 
 from evalnb.io.builder import content_ids
 from evalnb.io.fields import MAX_SAMPLE
+from evalnb.io.media_fields import column_may_name_media
 from evalnb.io.tabular import (
     KEEP_EMPTY_FIELDS,
     LIST_FIELDS,
+    MEDIA_FIELDS,
     NUMBER_FIELDS,
     OUTPUT_FIELDS,
     resolve_mapping,
@@ -124,6 +126,8 @@ def frame_tables(
 ) -> dict[str, pl.DataFrame] | None:
     """Build the lab tables of a generic frame, or ``None`` to leave it to the record path."""
     fields, wide = resolve_mapping(frame.columns, mapping, source)
+    if MEDIA_FIELDS & set(fields) or column_may_name_media(frame, fields.get("context")):
+        return None  # media are read and checked one record at a time
     used = set(fields.values()) | set(wide.values())
     unmapped = [c for c in frame.columns if c not in used]
     if any(not isinstance(frame.schema[c], _PLAIN_EXTRA) for c in unmapped):

@@ -142,7 +142,9 @@ def _conversation(rec: Mapping[str, Any], where: Where, model: str, task: object
 def _message(msg: object, where: Where) -> dict[str, Any]:
     """Translate one Inspect chat message (tool calls, tool errors) into OpenAI's shape."""
     m = where.record(msg, "a chat message object")
-    out: dict[str, Any] = {"role": m.get("role"), "content": _text(m.get("content"))}
+    # Content parts pass through: the conversation reader keeps the text parts' text and
+    # the images, audio, video and documents as media (reasoning is neither).
+    out: dict[str, Any] = {"role": m.get("role"), "content": m.get("content")}
     calls = m.get("tool_calls")
     if calls:
         if not isinstance(calls, list):
@@ -169,17 +171,6 @@ def _unparsed(args: object, error: object) -> str:
     """Arguments Inspect failed to parse, as text that is not valid JSON (so it is flagged)."""
     text = args if isinstance(args, str) else to_json(args)
     return f"{text} (unparsable: {error})"
-
-
-def _text(content: object) -> object:
-    """Return a message's text: a string as is, Inspect's content parts as their texts."""
-    if not isinstance(content, list):
-        return content
-    # Reasoning, images, audio and documents are not part of the answer's text.
-    parts = [
-        p.get("text") or "" for p in content if isinstance(p, dict) and p.get("type") == "text"
-    ]
-    return "".join(str(p) for p in parts)
 
 
 def _scores(

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 from evalnb.io.columnar import cases_of, has_null_items
+from evalnb.io.media_fields import column_may_name_media
 from evalnb.io.source import SURROGATE_ESCAPE
 from evalnb.lab.schema import SCHEMAS, empty
 
@@ -180,6 +181,8 @@ def _columns(frame: pl.DataFrame, model: str) -> pl.DataFrame | None:
     for name in (*_TEXT_LISTS, "retrieved_context_ids", "reference_context_ids"):
         if name in schema and not _plain_list(frame, name, texts_only=name in _TEXT_LISTS):
             return None
+    if column_may_name_media(frame, "retrieved_contexts"):
+        return None  # images among the contexts: the record path reads them
     if "id" in schema and schema["id"] not in (pl.String, pl.Int64, pl.Null):
         return None
     extra = [c for c in frame.columns if c not in _KNOWN]

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.io.agents import is_agent_record, read_agent_records
 from evalnb.io.fields import Where, to_json
+from evalnb.io.media_fields import base_of, split_media_contexts
 from evalnb.lab.bounds import MAX_OBJECT_SAMPLES, MAX_RESOLVED_CHARS
 from evalnb.lab.errors import InputError
 
@@ -343,13 +344,22 @@ def _sample(
     case_id = builder.add_case(case, where, id_field="user_input")
     name = str(rec.get("model") or model)
     extra = {k: rec[k] for k in _OUTPUT_EXTRA if rec.get(k) is not None}
+    # ragas' multimodal samples put image paths and URLs among the retrieved contexts.
+    contexts, context_media = split_media_contexts(
+        [str(c) for c in rec.get("retrieved_contexts") or []],
+        where,
+        "retrieved_contexts",
+        builder,
+        base_of(where.source),
+    )
     builder.add_output(
         {
             "case_id": case_id,
             "model": name,
             "sample": 0,
             "actual": where.opt_string(rec, "response"),
-            "context": [str(c) for c in rec.get("retrieved_contexts") or []],
+            "context": contexts,
+            "context_media": context_media,
             "extra": to_json(extra),
         },
         where,

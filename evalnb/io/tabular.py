@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalnb.io.fields import MAX_SAMPLE, Where, to_json
+from evalnb.io.media_fields import base_of, media_ids, split_media_contexts
 from evalnb.lab.errors import InputError
 
 if TYPE_CHECKING:
@@ -48,10 +49,26 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "duration_s": ("duration_s", "duration", "latency", "actual_duration"),
     "cost": ("cost",),
     "error": ("error",),
+    # Images, audio, video, documents: paths, URLs, data URLs, bytes, datasets' {bytes, path}
+    "media": ("media", "image", "images", "audio"),
+    "answer_media": ("answer_media", "output_media"),
+    "context_media": ("context_media", "retrieved_media"),
 }
 LIST_FIELDS = {"expected", "categories", "corpus", "context"}
+MEDIA_FIELDS = {"media", "answer_media", "context_media"}
 NUMBER_FIELDS = {"duration_s", "cost"}
-OUTPUT_FIELDS = {"model", "sample", "actual", "reasoning", "context", "duration_s", "cost", "error"}
+OUTPUT_FIELDS = {
+    "model",
+    "sample",
+    "actual",
+    "reasoning",
+    "context",
+    "duration_s",
+    "cost",
+    "error",
+    "answer_media",
+    "context_media",
+}
 KEEP_EMPTY_FIELDS = {"prompt", "actual"}  # "" stays a value here; elsewhere it means missing
 
 
@@ -184,8 +201,21 @@ def _read_record(
     used: set[str],
     builder: LabBuilder,
 ) -> None:
-    values = {n: _convert(n, rec.get(c), where, c) for n, c in fields.items()}
-    case = {k: v for k, v in values.items() if k not in OUTPUT_FIELDS}
+    values: dict[str, Any] = {
+        n: _convert(n, rec.get(c), where, c) for n, c in fields.items() if n not in MEDIA_FIELDS
+    }
+    base = base_of(where.source)
+    for name in MEDIA_FIELDS & set(fields):
+        values[name] = media_ids(rec.get(fields[name]), where, fields[name], builder, base)
+    if values.get("context"):  # ragas' multimodal samples list images among the contexts
+        texts, ids = split_media_contexts(
+            values["context"], where, fields["context"], builder, base
+        )
+        values["context"] = texts
+        values["context_media"] = [*values.get("context_media", []), *ids]
+    if "answer_media" in values:
+        values["media_answer"] = values.pop("answer_media")
+    case = {k: v for k, v in values.items() if k not in OUTPUT_FIELDS and k != "media_answer"}
     case["prompt"] = case.get("prompt") or ""
     case.setdefault("expected", [])
     case.setdefault("categories", [])
@@ -193,6 +223,8 @@ def _read_record(
     case["extra"] = to_json({k: _jsonable(v) for k, v in rec.items() if k not in used})
     case_id = builder.add_case(case, where, id_field=fields.get("case_id", "prompt"))
     output = {k: v for k, v in values.items() if k in OUTPUT_FIELDS}
+    if "media_answer" in values:
+        output["media"] = values["media_answer"]
     answers = (
         [(m, _convert("actual", rec.get(c), where, c)) for m, c in wide.items()]
         if wide

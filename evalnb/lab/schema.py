@@ -21,6 +21,7 @@ _F64 = pl.Float64()
 _I64 = pl.Int64()
 _BOOL = pl.Boolean()
 _TS = pl.Datetime("us", "UTC")
+_BYTES = pl.Binary()
 
 CASES = pl.Schema(
     {
@@ -43,6 +44,8 @@ CASES = pl.Schema(
         "perturbation": _STR,
         "perturbation_intensity": _STR,
         "extra": _STR,
+        # The case's images, audio, video and documents, in order: ids of the media table.
+        "media": _LIST,
     }
 )
 
@@ -60,6 +63,10 @@ OUTPUTS = pl.Schema(
         # Row-level source fields we did not map (`extra` was first on cases only, but a
         # test lab row is a (case, model) pair and its unknown keys may differ per model).
         "extra": _STR,
+        # Media in the answer (an image a model drew), and in the retrieved contexts (a page
+        # image, a figure): ids of the media table, in order.
+        "media": _LIST,
+        "context_media": _LIST,
     }
 )
 
@@ -241,6 +248,26 @@ RETRIEVALS = pl.Schema(
     }
 )
 
+# Images, audio, video and documents, once each (content-addressed: media_id is the sha256
+# of the bytes; evalnb/media/items.py states the rules). ``status``: ok, remote (a URL kept,
+# never fetched: no bytes), unavailable (cut short or undecodable: kept, counted, never
+# judged), with its ``reason``.
+MEDIA = pl.Schema(
+    {
+        "media_id": _STR,
+        "kind": _STR,
+        "mime": _STR,
+        "data": _BYTES,
+        "uri": _STR,
+        "width": _I64,
+        "height": _I64,
+        "seconds": _F64,
+        "size": _I64,
+        "status": _STR,
+        "reason": _STR,
+    }
+)
+
 SCHEMAS: Mapping[str, pl.Schema] = {
     "cases": CASES,
     "outputs": OUTPUTS,
@@ -258,6 +285,7 @@ SCHEMAS: Mapping[str, pl.Schema] = {
     "workflow_events": WORKFLOW_EVENTS,
     "qrels": QRELS,
     "retrievals": RETRIEVALS,
+    "media": MEDIA,
 }
 TABLES: tuple[str, ...] = tuple(SCHEMAS)
 
@@ -306,6 +334,8 @@ def sql_type(dtype: pl.DataType) -> str:
         return "BIGINT"
     if dtype == pl.Boolean():
         return "BOOLEAN"
+    if dtype == pl.Binary():
+        return "BLOB"
     if isinstance(dtype, pl.Datetime):
         return "TIMESTAMPTZ"
     msg = f"no DuckDB type for Polars dtype {dtype!r}; extend `sql_type`"
