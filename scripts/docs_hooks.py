@@ -43,10 +43,13 @@ FIELD_HELP = {
     "sample": "the sample number when a model answered a case several times",
     "actual": "the model's answer",
     "reasoning": "the model's reasoning text, kept apart from the answer",
-    "context": "the retrieved contexts: text or a JSON list",
+    "context": "the retrieved contexts: text or a JSON list (image paths and URLs among them are read as media)",
     "duration_s": "seconds the answer took",
     "cost": "what the answer cost",
     "error": "the error the model or host returned instead of an answer",
+    "media": "the case's images, audio, video or documents: a path, URL, data URL, bytes, a datasets image/audio value, or a list of them",
+    "answer_media": "media in the answer (an image the model made), as `media`",
+    "context_media": "media among the retrieved contexts (a page image, a figure), as `media`",
 }
 
 

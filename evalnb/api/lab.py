@@ -37,6 +37,7 @@ from evalnb.diagnosis.question_types import set_question_types
 from evalnb.generation.curation import curated_cases
 from evalnb.io.agent_export import agent_chat_records
 from evalnb.io.h2o_export import h2o_lab_document, h2o_suite_document
+from evalnb.io.inspect_export import inspect_log_document
 from evalnb.io.load import load as load_core
 from evalnb.io.ragas_data import ragas_records
 from evalnb.io.tencent_export import tencent_records
@@ -155,18 +156,23 @@ class Lab(LabCore):
             documents), ``"tencent"`` (Tencent TI evaluation-only JSONL) or
             ``"agent_chat"`` (OpenAI chat conversations, JSONL: one per output, its steps as
             messages with tool calls, and the case's reference tool calls) or ``"ragas"``
-            (ragas single-turn samples, JSONL: what ``EvaluationDataset.from_jsonl`` reads).
+            (ragas single-turn samples, JSONL: what ``EvaluationDataset.from_jsonl`` reads)
+            or ``"inspect"`` (an Inspect AI eval log, JSON: one model's run).
             Importing the file back gives equal cases (and outputs and steps, for the
-            formats that hold them).
+            formats that hold them); ``agent_chat`` and ``inspect`` carry the media as
+            content parts, so the same media ids come back.
         model
             For ``"ragas"``: one model's answers (a ragas dataset holds one system's);
-            without it every output is written, each with its ``model``.
+            without it every output is written, each with its ``model``. For
+            ``"inspect"``: the model whose run the log is (needed with several).
         """
         if format == "h2o_lab":
             text = json.dumps(h2o_lab_document(self), indent=4, ensure_ascii=False)
         elif format == "h2o_suite":
             suite = curated_cases(self.cases, self.table("curation"))
             text = json.dumps(h2o_suite_document(self, suite), indent=4, ensure_ascii=False)
+        elif format == "inspect":
+            text = json.dumps(inspect_log_document(self, model), indent=1, ensure_ascii=False)
         elif format in ("tencent", "agent_chat", "ragas"):
             records = (
                 tencent_records(self)
@@ -179,7 +185,7 @@ class Lab(LabCore):
         else:
             msg = (
                 f"cannot export to {format!r}; expected 'h2o_lab', 'h2o_suite', 'tencent', "
-                "'agent_chat' or 'ragas'"
+                "'agent_chat', 'ragas' or 'inspect'"
             )
             raise ValueError(msg)
         return write_atomic(path, text)

@@ -26,7 +26,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb.io.fields import Where, to_json
-from evalnb.io.media_fields import base_of
+from evalnb.io.media_fields import base_of, refused
 from evalnb.llm.agent import Turn, canonical_args, steps_of
 from evalnb.media.items import MediaRefused
 from evalnb.media.parts import split_parts
@@ -130,8 +130,7 @@ def _read_media(messages: list[dict[str, Any]], builder: LabBuilder, base: Path 
         try:
             text, items = split_parts(content, base=base)
         except MediaRefused as exc:
-            msg_0 = "content"
-            raise mw.error(msg_0, exc.expected, exc.found, exc.hint) from None
+            raise refused(mw, "content", exc) from None
         msg["_text"] = text
         msg["_media"] = [builder.media.add(item) for item in items]
 

@@ -167,7 +167,7 @@ def cases_of(
     """Build the unique cases and each row's case id (content ids where none is given)."""
     given = [n for n in fields if n not in OUTPUT_FIELDS and n != "case_id"]
     defaults = {"prompt": pl.col("prompt").fill_null("") if "prompt" in given else pl.lit("")}
-    for name in ("expected", "categories", "corpus"):
+    for name in ("expected", "categories", "corpus", "media"):
         if name not in given:
             defaults[name] = pl.lit([], pl.List(pl.String))
     conv = conv.with_columns(**defaults)
@@ -220,6 +220,8 @@ def _outputs(conv: pl.DataFrame, fields: Mapping[str, str], wide: list[str]) -> 
             context=pl.col("context")
             if "context" in out_fields
             else pl.lit([], pl.List(pl.String)),
+            media=pl.lit([], pl.List(pl.String)),
+            context_media=pl.lit([], pl.List(pl.String)),
             extra=pl.lit("{}"),
         )
     )

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalnb.lab.errors import InputError
 from evalnb.media.items import MediaItem, MediaRefused, from_bytes, from_reference
 from evalnb.media.parts import is_media_part, split_parts
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from evalnb.io.builder import LabBuilder
     from evalnb.io.fields import Where
 
-__all__ = ["base_of", "column_may_name_media", "media_ids", "split_media_contexts"]
+__all__ = ["base_of", "column_may_name_media", "media_ids", "refused", "split_media_contexts"]
 
 _MEDIA_URL = re.compile(
     r"(?:data:(?:image|audio|video)/|data:application/pdf)|"
@@ -40,6 +41,11 @@ _MEDIA_URL = re.compile(
 _MEDIA_FILE = re.compile(
     r"\S+\.(?:png|jpe?g|gif|webp|bmp|tiff?|wav|mp3|flac|ogg|m4a|mp4|webm|mov|pdf)$", re.IGNORECASE
 )
+
+
+def refused(where: Where, field: str, exc: MediaRefused) -> InputError:
+    """Return the error naming ``where`` and ``field`` for a refused media item."""
+    return InputError(where.source, where.location, field, exc.expected, exc.found, exc.hint)
 
 
 @functools.lru_cache(maxsize=64)
@@ -93,7 +99,7 @@ def media_ids(
             ids.append(builder.media.add(_item(one, base)))
         except MediaRefused as exc:
             at = field if len(values) == 1 else f"{field}[{i}]"
-            raise where.error(at, exc.expected, exc.found, exc.hint) from None
+            raise refused(where, at, exc) from None
     return ids
 
 
@@ -113,7 +119,7 @@ def split_media_contexts(
             ids.append(builder.media.add(from_reference(context.strip(), base=base)))
         except MediaRefused as exc:
             msg = f"{field}[{i}]"
-            raise where.error(msg, exc.expected, exc.found, exc.hint) from None
+            raise refused(where, msg, exc) from None
     return texts, ids
 
 

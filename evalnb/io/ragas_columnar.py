@@ -143,6 +143,8 @@ def _tables(frame: pl.DataFrame, model: str) -> dict[str, pl.DataFrame] | None:
         "actual",
         "context",
         pl.col("output_extra").alias("extra"),
+        pl.lit([], pl.List(pl.String)).alias("media"),
+        pl.lit([], pl.List(pl.String)).alias("context_media"),
     )
     if outputs.select(pl.struct("case_id", "model").is_duplicated().any()).item():
         return None  # one answer twice: the record path names both lines

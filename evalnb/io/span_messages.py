@@ -2,7 +2,8 @@
 
 * OpenInference flattens each message into attributes:
   ``llm.input_messages.<i>.message.role``, ``...message.content`` (or
-  ``...message.contents.<k>.message_content.text``),
+  ``...message.contents.<k>.message_content.text``, and an image's
+  ``...message_content.image.image.url``),
   ``...message.tool_calls.<j>.tool_call.{id, function.name, function.arguments}`` and
   ``...message.tool_call_id``;
 * the OpenTelemetry GenAI conventions keep them as JSON in ``gen_ai.input.messages`` /
@@ -51,8 +52,8 @@ def _openinference(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]
                 msg["tool_calls"].setdefault(int(k), {})[what.removeprefix("tool_call.")] = value
         elif rest.startswith("contents."):
             k, _, what = rest[len("contents.") :].partition(".")
-            if _is_index(k) and what == "message_content.text":
-                msg["parts"][int(k)] = value
+            if _is_index(k) and what.startswith("message_content."):
+                msg["parts"].setdefault(int(k), {})[what[len("message_content.") :]] = value
         else:
             msg[rest] = value
     out = []
@@ -67,10 +68,19 @@ def _openinference(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]
             }
             for _, c in sorted(msg.pop("tool_calls").items())
         ]
-        parts = msg.pop("parts")
+        parts = [p for _, p in sorted(msg.pop("parts").items())]
         content = msg.get("content")
-        if content is None and parts:
-            content = "".join(str(v) for _, v in sorted(parts.items()))
+        if content is None and any("image.image.url" in p for p in parts):
+            # An image part: the message stays a list of OpenAI parts, read as media later
+            # (a base64 URL OpenInference cut at 32,000 characters is kept unavailable).
+            content = [
+                {"type": "image_url", "image_url": {"url": p["image.image.url"]}}
+                if "image.image.url" in p
+                else {"type": "text", "text": str(p.get("text") or "")}
+                for p in parts
+            ]
+        elif content is None and parts:
+            content = "".join(str(p["text"]) for p in parts if "text" in p)
         out.append(
             {
                 "role": msg.get("role"),

@@ -292,7 +292,16 @@ def with_cases(outputs: pl.DataFrame, cases: pl.DataFrame) -> pl.DataFrame:
         extra = cases.drop("case_id")
         extra = extra.rename({c: f"{c}_case" for c in extra.columns if c in outputs.columns})
         joined = outputs.hstack(extra[aligned] if aligned.size else extra)
-    return joined.rename({"extra": "output_extra", "extra_case": "case_extra"})
+    # Both tables have ``extra`` and ``media``: each row says whose.
+    return joined.rename(
+        {
+            "extra": "output_extra",
+            "extra_case": "case_extra",
+            "media": "answer_media",
+            "media_case": "case_media",
+        },
+        strict=False,
+    )
 
 
 def _aligned(outputs: pl.DataFrame, cases: pl.DataFrame) -> np.ndarray | None:

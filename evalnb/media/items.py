@@ -202,10 +202,10 @@ def from_bytes(data: bytes, *, declared: str | None = None, uri: str | None = No
     kind = kind_of_mime(mime)
     assert kind is not None  # every sniffed mime has a kind
     if declared and kind_of_mime(declared) not in (kind, None):
-        msg = f"a {kind_of_mime(declared)} as the source says ({declared})"
+        msg = f"{_a(kind_of_mime(declared))} as the source says ({declared})"
         raise MediaRefused(
             msg,
-            f"a {kind} ({mime}) by its bytes",
+            f"{_a(kind)} ({mime}) by its bytes",
             "the bytes are not what the name or mime says",
         )
     media_id = hashlib.sha256(data).hexdigest()
@@ -213,6 +213,10 @@ def from_bytes(data: bytes, *, declared: str | None = None, uri: str | None = No
         return _image(data, mime, media_id, uri)
     seconds = _wav_seconds(data) if mime == "audio/wav" else None
     return MediaItem(media_id, kind, mime, data=data, uri=uri, seconds=seconds)
+
+
+def _a(kind: str | None) -> str:
+    return f"an {kind}" if kind and kind[0] in "aeiou" else f"a {kind}"
 
 
 def _image(data: bytes, mime: str, media_id: str, uri: str | None) -> MediaItem:

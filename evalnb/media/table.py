@@ -19,7 +19,7 @@ from evalnb.media.items import MAX_LAB_MEDIA_BYTES, MediaItem, MediaRefused
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-__all__ = ["MediaShelf", "media_counts", "media_frame", "merge_media"]
+__all__ = ["MediaShelf", "items_by_id", "media_counts", "media_frame", "merge_media"]
 
 
 class MediaShelf:
@@ -101,4 +101,16 @@ def media_counts(media: pl.DataFrame, referred: Sequence[pl.Series]) -> dict[str
         "unavailable": int((media["status"] == "unavailable").sum()),
         "references": ids.len(),
         "dangling": int((~ids.is_in(list(known))).sum()) if ids.len() else 0,
+    }
+
+
+def items_by_id(media: pl.DataFrame, ids: Iterable[str] | None = None) -> dict[str, MediaItem]:
+    """Return the media table's rows as items by id (only ``ids`` when given)."""
+    if ids is not None:
+        wanted = list(dict.fromkeys(ids))
+        media = media.filter(pl.col("media_id").is_in(wanted))
+    fields = ("kind", "mime", "data", "uri", "width", "height", "seconds", "status", "reason")
+    return {
+        row["media_id"]: MediaItem(row["media_id"], **{k: row[k] for k in fields})
+        for row in media.iter_rows(named=True)
     }
