@@ -14,6 +14,11 @@ behind one endpoint), else ``responder(prompt) -> str``. ``by_request(body)``, w
 and not None, answers from the whole request (its ``max_tokens``, say) with the reply text
 and its ``finish_reason``. Every call is counted per
 prompt, so tests can check that a resumed run repeats nothing.
+
+Messages may carry content parts: their text parts are the prompt, and their media (image
+URLs, audio payloads) are kept per call in ``media_seen``. A server made with
+``vision=False`` refuses a request with an image part as a text-only llama.cpp does (400);
+with ``seeing(prompt, media) -> str`` the reply reads the media too (a judge that looks).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PROBE_PROMPT = "Say hello in one word."
+IMAGE_PROBE_PROMPT = "What colour fills this image? Answer in one word."
 _MARK = re.compile(r"\[\[(429|500|drop|badbody)x(\d+)\]\]")
 
 
@@ -44,7 +50,12 @@ class LoopbackLLM:
         agent: Callable[[list[dict[str, object]]], str | list[dict[str, object]]] | None = None,
         per_model: Callable[[str, str], str] | None = None,
         by_request: Callable[[dict[str, object]], tuple[str, str] | None] | None = None,
+        vision: bool = True,
+        seeing: Callable[[str, list[str]], str] | None = None,
     ) -> None:
+        self.vision = vision
+        self.seeing = seeing
+        self.media_seen: list[list[str]] = []  # per call with media: the URLs / payloads sent
         self.responder = responder or (lambda _prompt: "1")
         self.extra = extra  # more top-level keys of the reply (a RAG server's contexts)
         self.whole = whole  # the responder reads every message, the system one included
@@ -91,12 +102,23 @@ class LoopbackLLM:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
-                messages = body["messages"]
+                messages = [{**m, "content": _text(m.get("content"))} for m in body["messages"]]
+                media = [u for m in body["messages"] for u in _media(m.get("content"))]
                 prompt = (
                     "\n\n".join(m["content"] or "" for m in messages)
                     if owner.whole
                     else next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
                 )
+                if media and not owner.vision:
+                    refusal = {"error": {"message": "image input is not supported", "code": 400}}
+                    return self._send(400, json.dumps(refusal).encode())
+                if prompt == IMAGE_PROBE_PROMPT:  # the image probe: a server that sees says so
+                    with owner.lock:
+                        owner.probes += 1
+                    return self._reply(body, "Red", 0)
+                if media:
+                    with owner.lock:
+                        owner.media_seen.append(media)
                 with owner.lock:
                     # A judge's format probe (evalnb.llm.contract) is not one of the calls a
                     # test counts: kept apart, and answered as a server without constraints
@@ -167,6 +189,8 @@ class LoopbackLLM:
                     reply = decided
                 elif probe:  # a format probe: a plain "hello"
                     reply = "Hello!"
+                elif owner.seeing is not None:
+                    reply = owner.seeing(prompt, media)
                 else:
                     reply = (
                         owner.per_model(str(body.get("model")), prompt)
@@ -197,6 +221,22 @@ class LoopbackLLM:
                 }
                 self._send(200, json.dumps(payload).encode())
                 return None
+
+            def _reply(self, body: dict[str, object], reply: str, n: int) -> None:
+                payload = {
+                    "id": f"cmpl-{n}",
+                    "object": "chat.completion",
+                    "model": body.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": reply},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 20, "completion_tokens": 1, "total_tokens": 21},
+                }
+                self._send(200, json.dumps(payload).encode())
 
             def _trouble(self, kind: str) -> None:
                 if kind == "drop":
@@ -232,3 +272,26 @@ class LoopbackLLM:
                 self.wfile.write(data)
 
         return Handler
+
+
+def _text(content: object) -> object:
+    """A message's text: a string as is, content parts' text parts joined."""
+    if not isinstance(content, list):
+        return content
+    return "".join(str(p.get("text") or "") for p in content if p.get("type") == "text")
+
+
+def _media(content: object) -> list[str]:
+    """The media a message's content parts carry: image URLs, audio payloads, file data."""
+    if not isinstance(content, list):
+        return []
+    out = []
+    for part in content:
+        kind = part.get("type")
+        if kind == "image_url":
+            out.append(str(part["image_url"]["url"]))
+        elif kind == "input_audio":
+            out.append("audio:" + str(part["input_audio"]["data"]))
+        elif kind == "file":
+            out.append(str(part["file"].get("file_data")))
+    return out

@@ -130,6 +130,9 @@ class Param:
     # Applied to the checked value (the default too), e.g. a model name → the model actually
     # used here, so stored parameters say what produced the scores.
     normalize: Callable[[object], object] | None = None
+    # False for a parameter added after scores were kept: at its default it stays out of the
+    # scoring key, so the scores made before it existed (the same computation) stay valid.
+    keyed_at_default: bool = True
 
     def check(self, value: object, owner: str) -> object:
         """Return ``value`` converted to the parameter's type, or raise saying why not."""
@@ -266,6 +269,9 @@ class Evaluator(ABC):
     # Retrieval evaluators read each row's ranked documents and its case's relevance grades:
     # the engine adds them as the list columns ``ranked`` and ``judged`` (evalnb/lab/rankings.py).
     ranked: ClassVar[bool] = False
+    # Judges and media metrics read each row's media: the engine adds the resolved items as
+    # ``case_media_items``, ``answer_media_items``, ``context_media_items`` (lab/media_rows.py).
+    reads_media: ClassVar[bool] = False
     # Rows per ``score`` call. Row-local evaluators set it so their working memory stays
     # bounded on large labs; None gives all rows at once (to share work across rows, such
     # as encoding each distinct text once).
@@ -342,7 +348,11 @@ class Evaluator(ABC):
         redefined user function, or a built-in whose computation changed, rescores rather
         than keep the old function's scores). :func:`key_params` reads the parameters back.
         """
-        scoring = {p.name for p in cls.params if p.scoring}
+        scoring = {
+            p.name
+            for p in cls.params
+            if p.scoring and (p.keyed_at_default or params.get(p.name, p.default) != p.default)
+        }
         if params.get(ASKED) is not None:
             scoring.add(ASKED)
         key: dict[str, object] = {k: params[k] for k in sorted(scoring)}

@@ -17,6 +17,7 @@ import polars as pl
 
 from evalnb.evaluation.base import Context, JudgeRouter
 from evalnb.evaluation.ray_engine import loads_model, score_with_ray
+from evalnb.lab.media_rows import with_media
 from evalnb.lab.rankings import with_rankings
 from evalnb.lab.trajectories import with_trajectories
 
@@ -135,6 +136,8 @@ class Scorer:
         parts = []
         for start in range(0, rows.height, block):
             part = rows.slice(start, block)
+            if cls.reads_media and self.lab.height("media"):
+                part = with_media(self.lab, part)
             params = self.resolved[cls.id]
             if router is not None and cls.judge:  # the router picks each row's judge
                 result = router.judge_rows(cls(), part, params, ctx)

@@ -62,6 +62,7 @@ from evalnb.judge_reliability.components import (
     scored_rows,
 )
 from evalnb.judge_reliability.lights import card_conclusion
+from evalnb.judge_reliability.media_blind import has_media, measure_media_blind
 from evalnb.lab.core import LabCore
 from evalnb.lab.schema import JUDGE_CARD_KEY
 
@@ -329,6 +330,8 @@ def judge_card(
         judge,
     )
     measure_obedience(card, few_lab, base, evaluator, metric, judge)
+    if has_media(few_lab):  # a lab with images: does the judge look at them?
+        measure_media_blind(card, few_lab, evaluator, metric, judge)
     if cascade is not None:
         measure_cascade(card, lab, in_memory(lab, sample), evaluator, metric, cascade)
     measure_consequence(

@@ -182,6 +182,7 @@ def in_memory(lab: LabCore, outputs: pl.DataFrame) -> LabCore:
             "metrics": lab.metrics,
             "thresholds": lab.thresholds,
             "info": lab.table("info"),
+            "media": lab.table("media"),  # the judge sees what the user's lab shows it
         }
     )
 

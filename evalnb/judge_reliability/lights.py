@@ -116,6 +116,11 @@ def card_conclusion(card: Mapping[str, Any]) -> str:
             )
         if "position" in red:
             parts.append("Its pairwise choices follow the order answers are shown in.")
+        if "media" in red:
+            parts.append(
+                "It grades the text around the images, not the images: its verdicts barely "
+                "move when the media are withheld (or it never saw them)."
+            )
     if unmeasured:
         parts.append(
             f"Not measured here: {', '.join(unmeasured)} (each row says what would measure it)."

@@ -17,7 +17,12 @@ happened to write JSON cannot be mistaken for an honoured contract:
 ``tool``
     a forced call of one function whose parameters are the schema (``tool_choice``).
 
-and whether ``logprobs`` / ``top_logprobs`` come back. :class:`Capabilities` is what was
+and whether ``logprobs`` / ``top_logprobs`` come back, and whether the server takes an
+image: a request with a small red square as an ``image_url`` part, asked for its colour. A
+server that refuses the part (a text-only llama.cpp answers 400) takes no images; one that
+answers is taken to accept them, and whether it named the colour is noted (whether a judge
+really *looks* is the judge card's media-blind control, not a probe's business).
+:class:`Capabilities` is what was
 found; :meth:`evalnb.LLMClient.capabilities` keeps it in the client's DuckDB cache, per
 endpoint and model, until asked to probe again. The contract in force for a judge is
 :func:`negotiate`'s choice: under ``"auto"`` the strongest honoured (in the order above),
@@ -26,8 +31,11 @@ under ``"strict"`` the same or an error, under ``"free"`` none.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
+import struct
+import zlib
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,11 +48,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTRACTS",
+    "IMAGE_PROBE_PROMPT",
     "MODES",
     "PROBE_SYSTEM",
     "Capabilities",
     "ContractError",
     "constraint_params",
+    "image_probe",
     "negotiate",
     "probe_requests",
     "read_probes",
@@ -65,6 +75,7 @@ _PROBE_MESSAGES = ({"role": "user", "content": "Say hello in one word."},)
 PROBE_SYSTEM = "You answer briefly."
 _PROBE_REPLY = {"probe": "kiwi-7"}
 _TOOL_NAME = "reply"
+IMAGE_PROBE_PROMPT = "What colour fills this image? Answer in one word."
 
 
 class ContractError(EvalnbError, ValueError):
@@ -99,6 +110,8 @@ class Capabilities:
     """The prompt tokens the server counted for the probe conversation (system + user)."""
     seconds_per_call: float | None = None
     """The mean time of a probe call (a short reply): the endpoint's measured pace."""
+    images: bool | None = None
+    """Whether the server took an image part (None: probed before images were asked)."""
 
     def best(self) -> str | None:
         """Return the strongest contract honoured, None when none is."""
@@ -121,6 +134,7 @@ class Capabilities:
             probed_at=str(data.get("probed_at", "")),
             probe_prompt_tokens=data.get("probe_prompt_tokens"),
             seconds_per_call=data.get("seconds_per_call"),
+            images=data.get("images"),
         )
 
 
@@ -160,15 +174,45 @@ def reply_text(result: ChatResult, kind: str) -> str | None:
     return result.content
 
 
-def probe_requests() -> list[tuple[str, list[dict[str, str]], dict[str, Any]]]:
+def probe_requests() -> list[tuple[str, list[dict[str, Any]], dict[str, Any]]]:
     """Return the probes: (what is probed, the conversation, the request fields)."""
-    probes: list[tuple[str, list[dict[str, str]], dict[str, Any]]] = [
+    probes: list[tuple[str, list[dict[str, Any]], dict[str, Any]]] = [
         (kind, list(_PROBE_MESSAGES), {**constraint_params(kind, _PROBE_SCHEMA, "probe")})
         for kind in CONTRACTS
     ]
     measured = [{"role": "system", "content": PROBE_SYSTEM}, *_PROBE_MESSAGES]
     probes.append(("logprobs", measured, {"logprobs": True, "top_logprobs": 5}))
+    probes.append(("images", [image_probe()], {}))
     return [(k, m, {**p, "max_tokens": 24, "temperature": 0}) for k, m, p in probes]
+
+
+def image_probe() -> dict[str, Any]:
+    """Return the image probe's message: a question and a 16-pixel red square (PNG)."""
+    url = "data:image/png;base64," + base64.b64encode(_red_square()).decode("ascii")
+    return {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": IMAGE_PROBE_PROMPT},
+            {"type": "image_url", "image_url": {"url": url}},
+        ],
+    }
+
+
+def _red_square(side: int = 16) -> bytes:
+    """Return a PNG of one red square, written here (the probe needs no imaging library)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)  # 8-bit RGB
+    pixels = b"".join(b"\x00" + b"\xdc\x14\x14" * side for _ in range(side))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(pixels))
+        + chunk(b"IEND", b"")
+    )
 
 
 def read_probes(endpoint: str, model: str, results: Mapping[str, ChatResult]) -> Capabilities:
@@ -193,6 +237,17 @@ def read_probes(endpoint: str, model: str, results: Mapping[str, ChatResult]) ->
     has_logprobs = lp.error is None and bool(lp.logprobs) and any(t[2] for t in lp.logprobs or ())
     if not has_logprobs:
         notes["logprobs"] = lp.error[:200] if lp.error else "no token log-probabilities returned"
+    seen = results.get("images")
+    images = seen is not None and seen.error is None
+    if seen is not None and seen.error is not None:
+        notes["images"] = f"refused an image part ({seen.error[:160]})"
+    elif seen is not None:
+        said = (seen.content or "").strip().lower()
+        notes["images"] = (
+            "took an image and named its colour"
+            if "red" in said
+            else f"took an image; asked its colour (red) it said {said[:40]!r}"
+        )
     durations = [r.duration_s for r in results.values() if r.error is None and r.duration_s]
     return Capabilities(
         endpoint,
@@ -203,6 +258,7 @@ def read_probes(endpoint: str, model: str, results: Mapping[str, ChatResult]) ->
         dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         probe_prompt_tokens=lp.prompt_tokens if lp.error is None else None,
         seconds_per_call=sum(durations) / len(durations) if durations else None,
+        images=images if seen is not None else None,
     )
 
 

@@ -10,6 +10,13 @@ resumable); each reply is parsed, and the row's ``detail`` keeps the raw reply, 
 parsed, the judge error if the call failed, and tokens and cost — so parse-failure and cost
 reports come from the scores table itself. Unparseable replies and failed calls give null
 scores with the reason, never a default value.
+
+A row's media (the case's, the answer's, the contexts') go with its prompts as OpenAI
+content parts on the last user message, by the rule of :mod:`evalnb.media.policy`; the
+``media`` parameter says when: ``"auto"`` when the judge's server takes images (probed),
+``"none"`` never, ``"required"`` or the row is not judged (a verdict on a text shadow of
+the input is no verdict on the input). The detail names what was sent and what was left out
+and why; the rule joins the fingerprint of every verdict that saw media.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from evalnb.evaluation.families.judges.prompts import (
     aligned_system,
     in_language,
     with_hint,
+    with_parts,
     with_system,
 )
 from evalnb.llm.batch import PENDING
@@ -37,6 +45,7 @@ from evalnb.llm.contract import MODES, constraint_params, negotiate, reply_text
 from evalnb.llm.parsed import Parsed
 from evalnb.llm.reader import READER_VERSION, read_object
 from evalnb.llm.tokens import approximate_tokens
+from evalnb.media.policy import DEFAULT_POLICY
 from evalnb.text.language import row_languages
 
 if TYPE_CHECKING:
@@ -74,7 +83,21 @@ _CONTRACT = Param(
         "text), 'strict' (a constraint or an error) or 'free' (free text, read tolerantly)"
     ),
 )
-_JUDGE = (_JUDGE_MODEL, _EXAMPLES, _GUIDANCE, _CONTRACT)
+MEDIA_MODES = ("auto", "none", "required")
+_MEDIA = Param(
+    "media",
+    str,
+    default="auto",
+    choices=MEDIA_MODES,
+    description=(
+        "the rows' images and audio sent to the judge: 'auto' (when its server takes images), "
+        "'none' (never), 'required' (or the row is not judged)"
+    ),
+    keyed_at_default=False,
+)
+_JUDGE = (_JUDGE_MODEL, _EXAMPLES, _GUIDANCE, _CONTRACT, _MEDIA)
+# The rows' resolved media a judge sees (lab/media_rows.py), in this order.
+_MEDIA_ITEMS = ("case_media_items", "context_media_items", "answer_media_items")
 
 
 def judge_params() -> tuple[Param, ...]:
@@ -93,6 +116,7 @@ class JudgeEvaluator(Evaluator):
     """
 
     judge = True
+    reads_media = True
     params: ClassVar[tuple[Param, ...]] = _JUDGE
     # The JSON field holding the verdict or score, for probabilities under a JSON contract.
     answer_field: ClassVar[str | None] = None
@@ -175,7 +199,7 @@ class JudgeEvaluator(Evaluator):
         kind = self.contract_for(judge, params)
         request = self.request_params(judge, params, kind)
         records = rows.to_dicts()
-        asks = self.conversations(rows, params, kind)
+        asks, seen = self.with_media(rows, self.conversations(rows, params, kind), params, judge)
         flat = [c for a in asks for c in a]
         _announce(ctx.progress, self.id, flat, judge)
         results = judge.chat_many(flat, params=request, progress=False) if flat else []
@@ -184,11 +208,19 @@ class JudgeEvaluator(Evaluator):
         details: list[str | None] = []
         at = 0
         fingerprint = judge_fingerprint(judge, self, kind)
-        for row, ask in zip(records, asks, strict=True):
+        looked = judge_fingerprint(judge, self, kind, media=DEFAULT_POLICY.name)
+        for row, ask, media in zip(records, asks, seen, strict=True):
             got = readings[at : at + len(ask)]
             at += len(ask)
-            out, detail = self._row(row, ask, got, params, ctx, kind)
-            detail["fingerprint"] = fingerprint
+            out: dict[str, float | None]
+            detail: dict[str, Any]
+            if media is not None and "refused" in media:
+                out, detail = {}, {"reason": media.pop("refused")}
+            else:
+                out, detail = self._row(row, ask, got, params, ctx, kind)
+            if media is not None:
+                detail["media"] = media
+            detail["fingerprint"] = looked if media and media.get("sent") else fingerprint
             for key, column in values.items():
                 column.append(out.get(key))
             details.append(json.dumps(detail, ensure_ascii=False))
@@ -214,6 +246,82 @@ class JudgeEvaluator(Evaluator):
             else []
             for r, lang in zip(rows.to_dicts(), languages, strict=True)
         ]
+
+    def with_media(
+        self,
+        rows: pl.DataFrame,
+        asks: list[list[Messages]],
+        params: Mapping[str, object],
+        judge: LLMClient,
+    ) -> tuple[list[list[Messages]], list[dict[str, Any] | None]]:
+        """Return the conversations with each row's media attached, and what each row sent.
+
+        Per row: None (no media), or ``{"sent": [ids], "left_out": {id: why}}``, or
+        ``{"refused": why, ...}`` for a row not judged (``media="required"`` and not all of
+        its media can be seen).
+        """
+        columns = [c for c in _MEDIA_ITEMS if c in rows.columns]
+        items = (
+            [
+                [i for c in columns for i in (r[c] or [])]
+                for r in rows.select(columns).iter_rows(named=True)
+            ]
+            if columns
+            else [[] for _ in asks]
+        )
+        if not any(items):
+            return asks, [None] * len(asks)
+        mode = str(params.get("media", "auto"))
+        takes, why = True, ""
+        if mode != "none":
+            caps = judge.capabilities()
+            if caps.images is None:  # probed before images were asked: ask now
+                caps = judge.capabilities(refresh=True)
+            takes = bool(caps.images)
+            why = caps.notes.get("images", "")
+        out_asks: list[list[Messages]] = []
+        seen: list[dict[str, Any] | None] = []
+        for ask, mine in zip(asks, items, strict=True):
+            if not mine or not ask:
+                out_asks.append(ask)
+                seen.append(None if not mine else {"sent": []})
+                continue
+            if mode == "none" or not takes:
+                reason = (
+                    "media='none'"
+                    if mode == "none"
+                    else f"the judge's server takes no images ({why})"
+                )
+                left = {str(i["media_id"]): reason for i in mine}
+                if mode == "required":
+                    out_asks.append([])
+                    seen.append(
+                        {
+                            "refused": f"not judged: {reason}, and media='required' never judges "
+                            "a text shadow of the input",
+                            "sent": [],
+                            "left_out": left,
+                        }
+                    )
+                else:
+                    out_asks.append(ask)
+                    seen.append({"sent": [], "left_out": left})
+                continue
+            prepared = DEFAULT_POLICY.prepare(mine)
+            if mode == "required" and prepared.left_out:
+                out_asks.append([])
+                first = next(iter(prepared.left_out.values()))
+                seen.append(
+                    {
+                        "refused": f"not judged: {len(prepared.left_out)} media item(s) cannot be "
+                        f"sent ({first}), and media='required' never judges a text shadow",
+                        **prepared.detail(),
+                    }
+                )
+                continue
+            out_asks.append([with_parts(c, prepared.parts) for c in ask])
+            seen.append(prepared.detail())
+        return out_asks, seen
 
     def _read_all(
         self,
@@ -406,19 +514,24 @@ class JudgeEvaluator(Evaluator):
         return {}
 
 
-def judge_fingerprint(judge: LLMClient, evaluator: Evaluator, kind: str) -> dict[str, Any]:
+def judge_fingerprint(
+    judge: LLMClient, evaluator: Evaluator, kind: str, *, media: str | None = None
+) -> dict[str, Any]:
     """Return what decided a judged score, with an ``id`` that changes when any part does.
 
     The judge's model, server and decoding settings, the contract its replies went out
-    under, the evaluator and its version (its prompt templates are part of its code), and
-    the reader's edition (:data:`~evalnb.llm.reader.READER_VERSION`). ``decide`` refuses to
-    compare two systems' scores judged under different fingerprints unless told.
+    under, the evaluator and its version (its prompt templates are part of its code), the
+    reader's edition (:data:`~evalnb.llm.reader.READER_VERSION`), and for a verdict that saw
+    media the rule they were sent by (``media``: :attr:`~evalnb.media.policy.MediaPolicy.name`).
+    ``decide`` refuses to compare two systems' scores judged under different fingerprints
+    unless told.
     """
     parts = {
         **judge.fingerprint,
         "contract": kind,
         "evaluator": f"{evaluator.id}@{evaluator.version}",
         "reader": READER_VERSION,
+        **({"media": media} if media else {}),
     }
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
     return {"id": digest[:12], **parts}

@@ -31,11 +31,13 @@ __all__ = [
     "verdict_hint",
     "verdict_schema",
     "with_hint",
+    "with_parts",
     "with_system",
 ]
 
 SYSTEM = "You are a careful, impartial evaluator. Follow the output format exactly."
-Messages = list[dict[str, str]]
+# A chat: each message's content is text, or (a message with media) a list of content parts.
+Messages = list[dict[str, Any]]
 
 
 def verdict_schema(classes: tuple[str, ...], field: str = "verdict") -> dict[str, Any]:
@@ -165,5 +167,16 @@ def with_hint(conversation: Messages, hint: str) -> Messages:
     last = max(i for i, m in enumerate(conversation) if m["role"] == "user")
     return [
         {**m, "content": f"{m['content']}\n\n{hint}"} if i == last else m
+        for i, m in enumerate(conversation)
+    ]
+
+
+def with_parts(conversation: Messages, parts: list[dict[str, Any]]) -> Messages:
+    """Attach media ``parts`` to the last user message (its text first, as a text part)."""
+    if not parts:
+        return conversation
+    last = max(i for i, m in enumerate(conversation) if m["role"] == "user")
+    return [
+        {**m, "content": [{"type": "text", "text": m["content"]}, *parts]} if i == last else m
         for i, m in enumerate(conversation)
     ]

@@ -1,0 +1,146 @@
+"""ragas' multimodal judges: is the answer supported by, and in line with, text *and* images.
+
+ragas' ``MultiModalFaithfulness`` and ``MultiModalRelevance`` ask one yes/no question of a
+vision judge about the answer against the retrieved contexts, text and images together, and
+score 1 or 0; a lab's mean of them is ragas' rate. The images go with the question as
+content parts (the judge framework attaches every row's media, :mod:`evalnb.media.policy`),
+so these judges see what the retriever returned rather than a caption standing in for it.
+Run them with ``media="required"`` to refuse a judge whose server takes no images.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from evalnb.evaluation.base import MetricSpec, Param, register, threshold_param
+from evalnb.evaluation.families.judges.framework import JudgeEvaluator, judge_params
+from evalnb.evaluation.families.judges.prompts import Messages, judge_conversation
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from evalnb.evaluation.base import Context
+    from evalnb.llm.parsed import Parsed
+
+__all__ = ["MultimodalFaithfulness", "MultimodalRelevance"]
+
+_FAITHFUL = (
+    "Decide whether every claim of the answer can be inferred from the context: its text "
+    "below and the images attached to this message, taken together.\n"
+    "[CONTEXT TEXT]\n{context}\n[IMAGES]\n{images}\n[ANSWER]\n{answer}\n"
+    'Reply with JSON only: {{"faithful": true}} or {{"faithful": false}}.'
+)
+_RELEVANT = (
+    "Decide whether the answer to the question is in line with the context: its text below "
+    "and the images attached to this message, taken together.\n"
+    "[QUESTION]\n{question}\n[CONTEXT TEXT]\n{context}\n[IMAGES]\n{images}\n[ANSWER]\n{answer}\n"
+    'Reply with JSON only: {{"relevant": true}} or {{"relevant": false}}.'
+)
+
+
+def _images(row: dict[str, Any]) -> str:
+    items = [
+        i
+        for c in ("case_media_items", "context_media_items")
+        for i in (row.get(c) or [])
+        if i.get("kind") == "image"
+    ]
+    return f"{len(items)} image(s) attached" if items else "none"
+
+
+def _has_context(row: dict[str, Any]) -> bool:
+    return bool(row.get("context")) or bool(row.get("context_media")) or bool(row.get("case_media"))
+
+
+class _Binary(JudgeEvaluator):
+    """One yes/no JSON question per row; the metric is 1 for yes, 0 for no."""
+
+    field: ClassVar[str]
+    template: ClassVar[str]
+    reply_tokens = 12
+
+    def reply_schema(self, params: Mapping[str, object]) -> dict[str, Any] | None:
+        """Return ``{"<field>": boolean}``."""
+        del params
+        return {
+            "type": "object",
+            "properties": {self.field: {"type": "boolean"}},
+            "required": [self.field],
+        }
+
+    def prompts(self, row: dict[str, Any], params: Mapping[str, object]) -> list[Messages]:
+        """Ask the question (none when the row has no answer or no context at all)."""
+        del params
+        if not row.get("actual") or not _has_context(row):
+            return []
+        text = self.template.format(
+            question=row.get("prompt") or "",
+            context="\n".join(row.get("context") or []) or "(none)",
+            images=_images(row),
+            answer=row["actual"],
+        )
+        return [judge_conversation(text)]
+
+    def read(
+        self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
+    ) -> dict[str, float | None] | str:
+        """Read the boolean: 1.0 or 0.0."""
+        del row, params, ctx
+        value = replies[0].value.get(self.field) if isinstance(replies[0].value, dict) else None
+        if not isinstance(value, bool):
+            return f"the reply has no boolean {self.field!r}"
+        return {self.metrics[0].key: 1.0 if value else 0.0}
+
+
+@register
+class MultimodalFaithfulness(_Binary):
+    """ragas' MultiModalFaithfulness: the answer inferred from the text and image contexts."""
+
+    id = "multimodal_faithfulness"
+    title = "Multimodal faithfulness (judge, ragas)"
+    domain = "generation"
+    description = (
+        "1 when every claim of the answer can be inferred from the retrieved text and images "
+        "(ragas' MultiModalFaithfulness), else 0; needs a judge that takes images."
+    )
+    requires = ("actual",)
+    field = "faithful"
+    answer_field = "faithful"
+    template = _FAITHFUL
+    metrics = (
+        MetricSpec(
+            "faithful_rate",
+            "Faithful",
+            "1 when the answer is supported by the text and image contexts.",
+            threshold=0.5,
+            primary=True,
+        ),
+    )
+    params: ClassVar[tuple[Param, ...]] = (*judge_params(), threshold_param(0.5, "faithful_rate"))
+
+
+@register
+class MultimodalRelevance(_Binary):
+    """ragas' MultiModalRelevance: the answer in line with the question's text and images."""
+
+    id = "multimodal_relevance"
+    title = "Multimodal relevance (judge, ragas)"
+    domain = "generation"
+    description = (
+        "1 when the answer to the question is in line with the retrieved text and images "
+        "(ragas' MultiModalRelevance), else 0; needs a judge that takes images."
+    )
+    requires = ("prompt", "actual")
+    field = "relevant"
+    answer_field = "relevant"
+    template = _RELEVANT
+    metrics = (
+        MetricSpec(
+            "relevance_rate",
+            "Relevant",
+            "1 when the answer is in line with the question's text and image contexts.",
+            threshold=0.5,
+            primary=True,
+        ),
+    )
+    params: ClassVar[tuple[Param, ...]] = (*judge_params(), threshold_param(0.5, "relevance_rate"))
