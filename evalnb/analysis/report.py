@@ -31,6 +31,7 @@ from evalnb.analysis.retrieval_report import relevance_agreement_html, retrieval
 from evalnb.evaluation.catalog import catalog
 from evalnb.lab.schema import JUDGE_CARD_KEY
 from evalnb.lab.version import __version__
+from evalnb.media.access import panel_media
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -90,7 +91,9 @@ _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
 h1,h2,h3{font-weight:600} table{border-collapse:collapse;margin:.5rem 0 1rem}
 td,th{border:1px solid #ddd;padding:.25rem .5rem;vertical-align:top;text-align:left}
-th{background:#f4f4f4} .HIGH{color:#fff;background:#c62828} .MEDIUM{background:#f9a825}
+th{background:#f4f4f4} .thumbs{display:flex;gap:4px;margin-top:4px}
+.thumb{max-width:96px;max-height:96px;border:1px solid #ddd} .thumb-note{font-size:11px;color:#666}
+.HIGH{color:#fff;background:#c62828} .MEDIUM{background:#f9a825}
 .LOW{background:#9ccc65} .sev{padding:0 .4rem;border-radius:3px;font-weight:600}
 .text{white-space:pre-wrap;max-width:420px} details{margin:.3rem 0} .num{text-align:right}
 .semaphore span{display:inline-block;margin-right:1rem;padding:.3rem .7rem;border-radius:4px}
@@ -175,14 +178,19 @@ def _case_rows(lab: LabCore, verdicts: pl.DataFrame, evaluator: str, metric: str
         .sort("value", descending=not hib)
         .head(_WEAKEST)
         .join(
-            lab.outputs.select("case_id", "model", "sample", "actual", "context"),
+            lab.outputs.select("case_id", "model", "sample", "actual", "context", "media"),
             on=["case_id", "model", "sample"],
             how="left",
         )
-        .join(lab.cases.select("case_id", "prompt", "expected"), on="case_id", how="left")
+        .join(
+            lab.cases.select("case_id", "prompt", "expected", case_media="media"),
+            on="case_id",
+            how="left",
+        )
     )
     out = []
     for r in rows.iter_rows(named=True):
+        shown = _thumbnails(lab, r["case_media"], r["media"])
         chunks = "".join(f"<li>{_e(c)}</li>" for c in (r["context"] or []))
         ctx = (
             f"<details><summary>context ({len(r['context'] or [])} chunks)</summary><ol>{chunks}</ol></details>"
@@ -191,12 +199,26 @@ def _case_rows(lab: LabCore, verdicts: pl.DataFrame, evaluator: str, metric: str
         )
         out.append(
             f"<tr><td>{_e(r['model'])}</td><td class='num'>{_num(r['value'])}</td>"
-            f"<td>{'pass' if r['passed'] else 'fail'}</td><td class='text'>{_e(r['prompt'])}</td>"
+            f"<td>{'pass' if r['passed'] else 'fail'}</td><td class='text'>{_e(r['prompt'])}{shown}</td>"
             f"<td class='text'>{_e(' | '.join(r['expected'] or []))}</td>"
             f"<td class='text'>{_e(r['actual'])}{ctx}</td></tr>"
         )
     head = "<tr><th>model</th><th>score</th><th>verdict</th><th>prompt</th><th>expected</th><th>actual</th></tr>"
     return f"<table>{head}{''.join(out)}</table>" if out else "<p>No scored rows.</p>"
+
+
+def _thumbnails(lab: LabCore, case: list[str] | None, answer: list[str] | None) -> str:
+    """Thumbnails of a row's images, embedded (the report is one offline file)."""
+    if not (case or answer) or not lab.height("media"):
+        return ""
+    items = panel_media(lab, [("case", case), ("answer", answer)], max_side=96)
+    figures = [
+        f"<img class='thumb' src='{_e(m['src'])}' alt='{_e(m['role'] + ' ' + m['kind'])}'>"
+        if m.get("src", "").startswith("data:image/")
+        else f"<span class='thumb-note'>[{_e(m['role'])} {_e(m['kind'])}: {_e(m.get('note') or '')}]</span>"
+        for m in items
+    ]
+    return f"<div class='thumbs'>{''.join(figures)}</div>"
 
 
 def _evaluator_section(

@@ -28,6 +28,7 @@ from evalnb.api.namespaces import (
     DecisionMethods,
     JudgeMethods,
     LanguageMethods,
+    MediaMethods,
     RetrievalMethods,
     RobustnessMethods,
 )
@@ -127,6 +128,7 @@ class Lab(LabCore):
     languages = namespace(LanguageMethods)
     robustness = namespace(RobustnessMethods)
     retrieval = namespace(RetrievalMethods)
+    media = namespace(MediaMethods)
 
     if not TYPE_CHECKING:  # the type checker flags the old names; at run time they warn
 

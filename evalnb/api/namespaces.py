@@ -1,7 +1,7 @@
 """The concerns of :class:`~evalnb.Lab`, one namespace each (``lab.judges``, ``lab.calibration``).
 
-Also ``lab.decisions``, ``lab.curation``, ``lab.languages``, ``lab.robustness`` and
-``lab.retrieval``. Every
+Also ``lab.decisions``, ``lab.curation``, ``lab.languages``, ``lab.robustness``,
+``lab.retrieval`` and ``lab.media``. Every
 attribute is a function of the concern's own subpackage with the lab bound
 (:mod:`evalnb.api.binding`); nothing here computes. Where a method joins two layers that
 never import each other (``analysis`` and ``calibration``), the function that joins them is
@@ -35,6 +35,7 @@ from evalnb.judge_reliability.card import judge_card, kept_with
 from evalnb.judge_reliability.cascade_report import cascade_report
 from evalnb.judge_reliability.relevance import relevance_agreement
 from evalnb.judge_reliability.report import judge_report
+from evalnb.media.access import export_media, media_of, media_summary, media_table, thumbnail
 from evalnb.robustness.perturbed_cases import perturb
 from evalnb.team.publish import pull_labels
 from evalnb.transforms.attribution import attribution, attribution_summary
@@ -53,6 +54,7 @@ __all__ = [
     "DecisionMethods",
     "JudgeMethods",
     "LanguageMethods",
+    "MediaMethods",
     "RetrievalMethods",
     "RobustnessMethods",
 ]
@@ -166,3 +168,19 @@ class RetrievalMethods(Namespace):
     add_grade = bound(add_grade)
     judge = bound(judge_relevance)
     export = bound(export_trec)
+
+
+class MediaMethods(Namespace):
+    """``lab.media``: the images, audio, video and documents the cases, answers and contexts hold.
+
+    Loaded with the lab (OpenAI content parts, Inspect's content, datasets' image columns,
+    paths and URLs; :mod:`evalnb.media.items` states the rules), kept once each by content.
+    Judges see them (``media=`` of every judge), ``wer``/``cer``/``anls``/``clip_score``
+    score without one.
+    """
+
+    table = bound(media_table)
+    summary = bound(media_summary)
+    of = bound(media_of)
+    thumbnail = bound(thumbnail)
+    export = bound(export_media)

@@ -15,6 +15,7 @@ import polars as pl
 
 from evalnb.lab.rankings import grades_of, in_trec_order, ranked_of, with_rankings
 from evalnb.lab.verdicts import finite_or_none
+from evalnb.media.access import panel_media
 from evalnb.transforms.eye import catalog_titles
 
 if TYPE_CHECKING:
@@ -143,6 +144,7 @@ def case_detail(
 
     Keys: ``case_id, model, sample, prompt, expected, actual, context, cost, duration_s,
     error, steps`` (an agent's messages and tool calls, in order; empty for other answers),
+    ``media`` (the case's, the answer's and the contexts' items: :func:`~evalnb.media.access.panel_media`),
     ``metrics`` (every metric of the case with score, threshold, verdict, title and
     description; ``focus`` first) and ``sentences`` (the answer split into sentences with a
     score each, from the focused evaluator when it gives them, else from any evaluator that
@@ -212,6 +214,15 @@ def case_detail(
         "sentences": _sentences(rows),
         "steps": run_steps(lab, case_id, model, sample),
         "ranking": ranking_of(lab, case, o),
+        # The case's images and audio, the answer's, the contexts': thumbnails made here
+        "media": panel_media(
+            lab,
+            [
+                ("case", case.get("media")),
+                ("answer", o.get("media")),
+                ("context", o.get("context_media")),
+            ],
+        ),
     }
 
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INTERVAL_MIN_N",
+    "MEDIA_AXIS",
     "RETRIEVAL_AXIS",
     "TOOL_AXIS",
     "WeaknessIndex",
@@ -52,6 +53,7 @@ INTERVAL_MIN_N = 3
 _Z = 1.959963984540054
 NO_VALUE = "(none)"
 TOOL_AXIS = "tool"
+MEDIA_AXIS = "media"  # per answer: the kinds of media its case, answer and contexts hold
 RETRIEVAL_AXIS = "retrieval"  # per answer: did its retriever bring a relevant document (top 10)
 _KEYS = ["case_id", "model", "sample"]
 
@@ -123,6 +125,8 @@ def _axis_values(lab: LabCore, axis: str) -> tuple[pl.DataFrame, list[str]]:
     """Return an axis' values by row key (tools) or by case (case columns), and the keys."""
     if axis == RETRIEVAL_AXIS and axis not in lab.cases.columns:
         return retrieval_axis(lab), _KEYS
+    if axis == MEDIA_AXIS:
+        return media_axis(lab), _KEYS
     if axis == TOOL_AXIS:
         calls = lab.scan("steps").filter(  # steps may be kept on disk
             pl.col("tool_name").is_not_null() & (pl.col("role") == "assistant")
@@ -132,7 +136,7 @@ def _axis_values(lab: LabCore, axis: str) -> tuple[pl.DataFrame, list[str]]:
     if axis not in columns or axis == "case_id" or columns[axis] != pl.String:
         usable = sorted(c for c, t in columns.items() if t == pl.String and c != "case_id")
         msg = (
-            f"axis {axis!r} is neither 'tool', 'retrieval' nor a text column of the cases; "
+            f"axis {axis!r} is neither 'tool', 'retrieval', 'media' nor a text column of the cases; "
             f"use one of {usable}"
         )
         raise ValueError(msg)
@@ -257,4 +261,27 @@ def cell_dots(idx: WeaknessIndex, *, max_dots: int = 3000, seed: int = 0) -> pl.
         pl.col("sample").cast(pl.Int32),
         "value",
         passed=_passed(idx),
+    )
+
+
+def media_axis(lab: LabCore) -> pl.DataFrame:
+    """Each answer's media kinds as one value ("image", "audio+image", "text only").
+
+    The kinds of the case's, the answer's and the contexts' items together, sorted; an answer
+    with none is "text only", so a grid shows whether images or audio are where it fails.
+    """
+    rows = lab.rows().select(*_KEYS, "case_media", "answer_media", "context_media")
+    kinds = lab.table("media").select("media_id", "kind")
+    ids = rows.select(
+        *_KEYS, media_id=pl.concat_list("case_media", "answer_media", "context_media")
+    ).explode("media_id")
+    found = (
+        ids.join(kinds, on="media_id", how="inner")
+        .group_by(_KEYS)
+        .agg(media=pl.col("kind").unique().sort().str.join("+"))
+    )
+    return (
+        rows.select(_KEYS)
+        .join(found, on=_KEYS, how="left")
+        .with_columns(media=pl.col("media").fill_null("text only"))
     )

@@ -18,6 +18,7 @@ from evalnb.calibration.recalibrate import calibrate, labelled_points, recalibra
 from evalnb.calibration.reliability import reliability
 from evalnb.calibration.sampling import STRATEGIES
 from evalnb.lab.verdicts import finite_or_none, is_finite
+from evalnb.media.access import panel_media
 from evalnb.team.queue import ReviewQueue
 from evalnb.transforms.cases import run_steps
 from evalnb.widgets.arrow import to_ipc
@@ -213,6 +214,16 @@ class Labeler(LabelingView):
             "context": out["context"] or [],
             # an agent's run: a reviewer judging tool_call_f1 must see the calls
             "steps": run_steps(self._lab, row["case_id"], row["model"], row["sample"]),
+            # the image beside the answer: the reviewer sees what the judge was sent
+            "media": panel_media(
+                self._lab,
+                [
+                    ("case", case["media"]),
+                    ("answer", out["media"]),
+                    ("context", out["context_media"]),
+                ],
+                max_side=320,
+            ),
             "value": finite_or_none(value),
             "threshold": finite_or_none(thr),
             "passed": passed,

@@ -5,6 +5,7 @@
  */
 import { text } from "./common.js";
 import { fmt, goodness, sentencePieces, short, truncate } from "./eye_layout.js";
+import { mediaStrip } from "./media.js";
 
 /** @typedef {import("./eye.js").Model} Model */
 
@@ -123,6 +124,8 @@ export function casePanel(panel, model) {
   field("Metrics", metrics, "metrics");
 
   field("Prompt", String(c.prompt ?? ""), "prompt");
+  // What the case showed the model (and what it showed back), as the judge was sent it.
+  if (c.media && c.media.length > 0) field(`Media (${c.media.length})`, mediaStrip(c.media), "media");
   field("Expected answer", (c.expected || []).join("\n— or —\n"), "expected");
   const answer = document.createElement("div");
   answer.className = "ee-text";

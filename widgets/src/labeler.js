@@ -9,6 +9,7 @@ import { text } from "./common.js";
 import { rows, svg } from "./dom.js";
 import { fmt } from "./eye_layout.js";
 import { stepList } from "./eye_panel.js";
+import { mediaStrip } from "./media.js";
 import { renderRelevance } from "./relevance.js";
 import { block, dispatchKey, keyButtons, mount, noteField, noteKey, progressHead, reviewRoot, section } from "./review.js";
 
@@ -130,6 +131,12 @@ function drawItem(card, item, position) {
   /** @param {string} name @param {string} value @param {string} cls */
   const field = (name, value, cls) => section(card, name, value, cls, "lb");
   field("Prompt", String(item.prompt ?? ""), "lb-prompt");
+  if (item.media && item.media.length > 0) {
+    const shown = document.createElement("section");
+    shown.className = "lb-field lb-media";
+    shown.append(text("h4", `Media (${item.media.length})`), mediaStrip(item.media));
+    card.appendChild(shown);
+  }
   field("Expected answer", (item.expected || []).join("\n— or —\n"), "lb-expected");
   field("Actual answer", String(item.actual ?? ""), "lb-actual");
   if (item.steps && item.steps.length > 0) {
