@@ -1,0 +1,1 @@
+"""The pictures shipped for trying multimodal labs (see :mod:`evalnb.media.sample_lab`)."""
