@@ -18,6 +18,7 @@ import polars as pl
 from evalnb.evaluation.base import Context, JudgeRouter
 from evalnb.evaluation.families.judges.comparative import ComparativeJudge, other_answer_extra
 from evalnb.lab.core import with_cases
+from evalnb.lab.media_rows import with_media
 
 if TYPE_CHECKING:
     from evalnb.lab.core import LabCore
@@ -83,6 +84,8 @@ def pairwise(
         sample=pl.col("sample") + 1_000_000,  # the swapped order, told apart in the result
     )
     rows = with_cases(pl.concat([a_first, b_first]).drop("other"), lab.cases)
+    if lab.height("media"):  # the case's pictures go to the judge as in evaluate
+        rows = with_media(lab, rows)
     evaluator = ComparativeJudge()
     params = ComparativeJudge.resolve(
         {
