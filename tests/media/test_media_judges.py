@@ -216,3 +216,26 @@ def test_the_card_flags_a_judge_that_grades_text_and_not_one_that_looks(
         assert row["flag"] == "red"
         assert "grading text" in row["note"]
         assert "grades the text around the images" in card.conclusion
+
+
+def test_deepevals_statement_judges_count_what_is_not_no(tmp_path: Path) -> None:
+    lab = image_lab(tmp_path)
+
+    def statements(prompt: str, media: list[str]) -> str:
+        assert media  # the picture went with the question
+        key, text = ("statements", "statement") if "[QUESTION]" in prompt else ("claims", "claim")
+        verdicts = ["yes", "idk", "no", "no"] if colour_of(media[0]) == "blue" else ["yes"]
+        return json.dumps({key: [{text: f"s{i}", "verdict": v} for i, v in enumerate(verdicts)]})
+
+    with LoopbackLLM(seeing=statements) as server:
+        judge = evalnb.LLMClient(base_url=server.base_url, model="vlm", cache=tmp_path / "c.duckdb")
+        out = evalnb.evaluate(
+            lab,
+            ["multimodal_answer_relevancy", "multimodal_faithfulness_deepeval"],
+            judge=judge,
+            progress=False,
+        )
+    blue = hashlib.sha256(ms.png((20, 20, 220))).hexdigest()
+    blue_case = out.cases.filter(pl.col("media").list.first() == blue)["case_id"][0]
+    for row in out.scores.iter_rows(named=True):
+        assert row["value"] == (0.5 if row["case_id"] == blue_case else 1.0)
