@@ -201,6 +201,24 @@ class LoopbackLLM:
                 answered = owner.by_request(body) if owner.by_request and not probe else None
                 if answered is not None:
                     reply, finish = answered
+                usage = {
+                    "prompt_tokens": len(prompt.split()),
+                    "completion_tokens": len(reply.split()),
+                    "total_tokens": len(prompt.split()) + len(reply.split()),
+                }
+                extra = owner.extra(prompt) if owner.extra else {}
+                return self._reply(body, reply, n, finish=finish, usage=usage, extra=extra)
+
+            def _reply(
+                self,
+                body: dict[str, object],
+                reply: str,
+                n: int,
+                *,
+                finish: str = "stop",
+                usage: dict[str, int] | None = None,
+                extra: dict[str, object] | None = None,
+            ) -> None:
                 payload = {
                     "id": f"cmpl-{n}",
                     "object": "chat.completion",
@@ -212,29 +230,9 @@ class LoopbackLLM:
                             "finish_reason": finish,
                         }
                     ],
-                    "usage": {
-                        "prompt_tokens": len(prompt.split()),
-                        "completion_tokens": len(reply.split()),
-                        "total_tokens": len(prompt.split()) + len(reply.split()),
-                    },
-                    **(owner.extra(prompt) if owner.extra else {}),
-                }
-                self._send(200, json.dumps(payload).encode())
-                return None
-
-            def _reply(self, body: dict[str, object], reply: str, n: int) -> None:
-                payload = {
-                    "id": f"cmpl-{n}",
-                    "object": "chat.completion",
-                    "model": body.get("model"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": reply},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 20, "completion_tokens": 1, "total_tokens": 21},
+                    "usage": usage
+                    or {"prompt_tokens": 20, "completion_tokens": 1, "total_tokens": 21},
+                    **(extra or {}),
                 }
                 self._send(200, json.dumps(payload).encode())
 

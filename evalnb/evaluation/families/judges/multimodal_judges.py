@@ -48,13 +48,25 @@ _RELEVANT = (
 
 
 def _images(row: dict[str, Any]) -> str:
+    """Say how many images go with the question (the case's, the contexts', the answer's)."""
     items = [
         i
-        for c in ("case_media_items", "context_media_items")
+        for c in ("case_media_items", "context_media_items", "answer_media_items")
         for i in (row.get(c) or [])
         if i.get("kind") == "image"
     ]
     return f"{len(items)} image(s) attached" if items else "none"
+
+
+def _asked(template: str, row: dict[str, Any]) -> list[Messages]:
+    """Return the one conversation of ``template`` filled from ``row``."""
+    text = template.format(
+        question=row.get("prompt") or "",
+        context="\n".join(row.get("context") or []) or "(none)",
+        images=_images(row),
+        answer=row["actual"],
+    )
+    return [judge_conversation(text)]
 
 
 def _has_context(row: dict[str, Any]) -> bool:
@@ -82,13 +94,7 @@ class _Binary(JudgeEvaluator):
         del params
         if not row.get("actual") or not _has_context(row):
             return []
-        text = self.template.format(
-            question=row.get("prompt") or "",
-            context="\n".join(row.get("context") or []) or "(none)",
-            images=_images(row),
-            answer=row["actual"],
-        )
-        return [judge_conversation(text)]
+        return _asked(self.template, row)
 
     def read(
         self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
@@ -204,19 +210,7 @@ class _Statements(JudgeEvaluator):
         del params
         if not row.get("actual") or (self.needs_context and not _has_context(row)):
             return []
-        images = [
-            i
-            for c in ("case_media_items", "context_media_items", "answer_media_items")
-            for i in (row.get(c) or [])
-            if i.get("kind") == "image"
-        ]
-        text = self.template.format(
-            question=row.get("prompt") or "",
-            context="\n".join(row.get("context") or []) or "(none)",
-            images=f"{len(images)} image(s) attached" if images else "none",
-            answer=row["actual"],
-        )
-        return [judge_conversation(text)]
+        return _asked(self.template, row)
 
     def read(
         self, replies: list[Parsed], row: dict[str, Any], params: Mapping[str, object], ctx: Context
