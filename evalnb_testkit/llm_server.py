@@ -276,7 +276,9 @@ def _text(content: object) -> object:
     """A message's text: a string as is, content parts' text parts joined."""
     if not isinstance(content, list):
         return content
-    return "".join(str(p.get("text") or "") for p in content if p.get("type") == "text")
+    return "".join(
+        str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") == "text"
+    )
 
 
 def _media(content: object) -> list[str]:
@@ -285,7 +287,7 @@ def _media(content: object) -> list[str]:
         return []
     out = []
     for part in content:
-        kind = part.get("type")
+        kind = part.get("type") if isinstance(part, dict) else None
         if kind == "image_url":
             out.append(str(part["image_url"]["url"]))
         elif kind == "input_audio":

@@ -38,6 +38,7 @@ def test_the_facade_keeps_its_caps() -> None:
         "languages",
         "robustness",
         "retrieval",
+        "media",
     }
 
 

@@ -350,7 +350,7 @@ def test_weakness_grid_takes_the_tool_as_an_axis(tmp_path: Path) -> None:
     assert worst["topic"].to_list()[:1] == ["mailer"]  # the rows axis holds the tool
     grid.selected_cell = ["mailer", "(none)"]
     assert grid.selection().height == 8
-    with pytest.raises(ValueError, match="neither 'tool', 'retrieval' nor a text column"):
+    with pytest.raises(ValueError, match="neither 'tool', 'retrieval', 'media' nor a text column"):
         lab.weakness("agent_steps", "tool_error_rate", axes=("tool", "expected"))
 
 
