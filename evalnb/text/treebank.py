@@ -106,6 +106,53 @@ _CONTRACTIONS = (
 )
 
 
+# What a rule's match needs in the *original* text, whatever the rules before it did: the
+# rules before a rule only insert spaces, backquotes (from '"') and apostrophes (from '"'),
+# so a rule whose trigger is absent from every text of a column cannot match there and is
+# not run (each pass costs a copy of the column; most texts hold no bracket, no dash, no
+# "gonna"). The trigger is asked of the same engine as the rule, case folding and all.
+_TRIGGERS: dict[str, str | None] = {
+    _STARTING_QUOTES[0][0]: "[«“‘„`]",
+    _STARTING_QUOTES[1][0]: '"',
+    _STARTING_QUOTES[2][0]: '[`"]',
+    _STARTING_QUOTES[3][0]: "[\"']",
+    _STARTING_QUOTES[4][0]: "'",
+    _STARTING_QUOTES[5][0]: "'",
+    _PUNCTUATION[0][0]: "[.]",
+    _PUNCTUATION[1][0]: "[:,]",
+    _PUNCTUATION[2][0]: "[:,]",
+    _PUNCTUATION[3][0]: "[.][.]",
+    _PUNCTUATION[4][0]: "[;@#$%&]",
+    _PUNCTUATION[5][0]: "[\u2012-\u2015]",
+    _PUNCTUATION[6][0]: "[.]",
+    _PUNCTUATION[7][0]: "[?!]",
+    _PUNCTUATION[8][0]: "'",
+    _PUNCTUATION[9][0]: "[*]",
+    _PUNCTUATION[10][0]: "[\\]\\[(){}<>]",
+    _PUNCTUATION[11][0]: "--",
+    _ENDING_QUOTES[0][0]: "[»”’]",
+    _ENDING_QUOTES[1][0]: "''",
+    _ENDING_QUOTES[2][0]: '"',
+    _ENDING_QUOTES[3][0]: None,  # the spaces the rules inserted: always
+    _ENDING_QUOTES[4][0]: "[\"']",
+    _ENDING_QUOTES[5][0]: "[\"']",
+    _CONTRACTIONS[0][0]: "(?i)cannot|d'ye|gimme|gonna|gotta|lemme|more'n",
+    _CONTRACTIONS[1][0]: "(?i)wanna",
+    _CONTRACTIONS[2][0]: "(?i)'tis",
+    _CONTRACTIONS[3][0]: "(?i)'twas",
+}
+
+
+def rules_needed(texts: pl.Series) -> frozenset[str]:
+    """Return the rules (by pattern) that may match some text of ``texts``."""
+    asked = {t for t in _TRIGGERS.values() if t is not None}
+    found = texts.to_frame("t").select(
+        **{f"r{i}": pl.col("t").str.contains(t).any() for i, t in enumerate(sorted(asked))}
+    )
+    present = {t for i, t in enumerate(sorted(asked)) if found[f"r{i}"][0]}
+    return frozenset(p for p, t in _TRIGGERS.items() if t is None or t in present)
+
+
 @lru_cache(maxsize=1)
 def _safe() -> str:
     r"""Build the pattern of texts on which both regex engines read the rules alike.
@@ -147,20 +194,26 @@ def _nltk_words() -> NLTKWordTokenizer:
     return NLTKWordTokenizer()
 
 
-def _treebank(sentences: pl.Expr) -> pl.Expr:
+def _treebank(sentences: pl.Expr, needed: frozenset[str] | None = None) -> pl.Expr:
     """Tokenize each (safe) sentence as ``NLTKWordTokenizer.tokenize`` does.
 
-    The tokens come out separated by white space (with some to spare at the ends).
+    The tokens come out separated by white space (with some to spare at the ends). Only the
+    rules in ``needed`` run (:func:`rules_needed` of the texts the sentences come from);
+    None runs them all.
     """
     s = sentences
     for pattern, repl in _STARTING_QUOTES:
-        s = s.str.replace_all(pattern, repl)
-    s = s.str.replace_all(_MARK, " ", literal=True)
+        if needed is None or pattern in needed:
+            s = s.str.replace_all(pattern, repl)
+    if needed is None or _STARTING_QUOTES[4][0] in needed:
+        s = s.str.replace_all(_MARK, " ", literal=True)
     for pattern, repl in _PUNCTUATION:
-        s = s.str.replace_all(pattern, repl)
+        if needed is None or pattern in needed:
+            s = s.str.replace_all(pattern, repl)
     s = pl.concat_str([pl.lit(" "), s, pl.lit(" ")])
     for pattern, repl in (*_ENDING_QUOTES, *_CONTRACTIONS):
-        s = s.str.replace_all(pattern, repl)
+        if needed is None or pattern in needed:
+            s = s.str.replace_all(pattern, repl)
     return s
 
 
@@ -197,11 +250,12 @@ def spaced_words(texts: pl.Series) -> pl.Series:
             breaks=pl.col("text").str.contains(_MAY_BREAK),
         )
     )
+    needed = rules_needed(kinds.filter(pl.col("safe"))["text"])
     # A safe text that cannot break is one sentence: Punkt would only right-strip it.
     whole = (
         kinds.lazy()
         .filter(pl.col("safe") & ~pl.col("breaks"))
-        .select("t", spaced=_treebank(pl.col("text").str.strip_chars_end()))
+        .select("t", spaced=_treebank(pl.col("text").str.strip_chars_end(), needed))
     )
     # Polars runs those passes without the GIL while Punkt (Python) splits the other texts.
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -211,7 +265,7 @@ def spaced_words(texts: pl.Series) -> pl.Series:
     sentences = (
         pl.LazyFrame({"t": owner, "s": sentence}, schema={"t": pl.UInt32, "s": pl.String})
         .group_by("t", maintain_order=True)
-        .agg(spaced=_treebank(pl.col("s")).str.join(" "))
+        .agg(spaced=_treebank(pl.col("s"), needed).str.join(" "))
     )
     unsafe = kinds.filter(~pl.col("safe"))
     words = _nltk_words()
