@@ -19,7 +19,14 @@ from numba import get_num_threads, njit
 from evalnb.text.rules13a import MAY_ISOLATE, isolated_13a
 from evalnb.text.utf8 import SPACE_LEADS, space_width
 
-__all__ = ["intern_buffers", "intern_tokens", "joined_buffers", "split_intern", "utf8_buffers"]
+__all__ = [
+    "intern_buffers",
+    "intern_tokens",
+    "joined_buffers",
+    "split_intern",
+    "thread_pool",
+    "utf8_buffers",
+]
 
 
 # Per splitting (white space; white space and 13a), the bytes that may end a token: one
@@ -169,8 +176,11 @@ _PARALLEL_BYTES = 1 << 18
 _POOL: dict[int, ThreadPoolExecutor] = {}
 
 
-def _pool() -> ThreadPoolExecutor:
-    """Return the process's pool (by pid: a forked child inherits its parent's, no threads)."""
+def thread_pool() -> ThreadPoolExecutor:
+    """Return the process's pool of one thread per core, for the compiled kernels.
+
+    Kept by pid: a forked child inherits its parent's pool object, without its threads.
+    """
     pid = os.getpid()
     if pid not in _POOL:
         _POOL.clear()
@@ -214,7 +224,7 @@ def split_intern(
     bounds = np.unique(np.concatenate([[0], cuts, [lows.size]]))
     spans = list(itertools.pairwise(bounds.tolist()))
     parts = list(
-        _pool().map(
+        thread_pool().map(
             lambda ab: split_intern_serial(
                 data, lows[ab[0] : ab[1]], highs[ab[0] : ab[1]], rules13a
             ),
@@ -231,7 +241,7 @@ def split_intern(
     counts = np.cumsum([0] + [part[0].size for part in parts])
     ids = np.empty(int(counts[-1]), dtype=np.int64)
     list(
-        _pool().map(
+        thread_pool().map(
             lambda k: _remap_into(
                 ids[counts[k] : counts[k + 1]], remap[sizes[k] : sizes[k + 1]], parts[k][0]
             ),

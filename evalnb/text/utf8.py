@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["NARROW", "SPACE_LEADS", "char_ids", "space_width"]
+__all__ = ["NARROW", "SPACE_LEADS", "char_ids", "decode_char", "space_width"]
 
 
 def _leads() -> np.ndarray:
@@ -48,7 +48,7 @@ def _wide_space_width(data: np.ndarray, i: int, end: int, b: np.int64) -> int:
 
 
 @njit(cache=True, inline="always")
-def _decode(data: np.ndarray, i: int) -> tuple[np.int64, int]:
+def decode_char(data: np.ndarray, i: int) -> tuple[np.int64, int]:
     """Code point and byte width of the (valid UTF-8) character at ``data[i]``."""
     b = np.int64(data[i])
     if b < 0x80:
@@ -104,7 +104,7 @@ def char_ids(
             if gap:
                 i += gap
                 continue
-            c, width = _decode(data, i)
+            c, width = decode_char(data, i)
             points[at] = np.int32(c)
             at += 1
             top = max(top, c)

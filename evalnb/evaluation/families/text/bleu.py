@@ -42,8 +42,8 @@ from evalnb.text.multilingual import (
     grouped_token_ids,
     languages_by,
 )
-from evalnb.text.ngram import NgramStats, TokenIds, id_ngram_stats, ids_13a
-from evalnb.text.treebank import spaced_words
+from evalnb.text.ngram import NgramStats, id_ngram_stats, ids_13a
+from evalnb.text.treebank import treebank_token_ids
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -278,9 +278,7 @@ class Bleu(Evaluator):
                 hyps = hyps.clone().scatter(np.flatnonzero(skip), "")
                 where = np.flatnonzero(np.repeat(skip, per_pair))
                 ref_texts = ref_texts.clone().scatter(where, "")
-            # One call for answers and references: texts shared by both are tokenized once.
-            both = spaced_words(pl.concat([hyps, ref_texts]))
-            ids = TokenIds.split([both.head(actual.len()), both.tail(refs.len())])
+            ids = treebank_token_ids([hyps, ref_texts])
             stats = id_ngram_stats(ids, per_pair, _MAX_ORDER)
         h2o = {f"bleu_{n}": single_order_bleu(stats, n) for n in range(1, 5)}
         detail = base.copy()
