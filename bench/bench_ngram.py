@@ -11,7 +11,9 @@ The peers reuse one scorer object (``sacrebleu.metrics.BLEU``,
 ``rouge_score.RougeScorer``), as a user who knows them would. Cold: a fresh interpreter
 per side (imports, reading the pairs from Parquet, scoring), median of three.
 
-The pairs are real sentences (``bench/real_pairs.py``) unless ``--corpus synthetic``.
+The pairs are real sentences (``evalnb_testkit/real_pairs.py``): the shipped docstrings'
+(``--corpus real``), the installed packages' READMEs (``--corpus packages``) or a folder or
+file of your own (``--corpus PATH``); ``--corpus synthetic`` draws them instead.
 Prints seconds, the ratio and the largest difference from the peer over every pair.
 """
 
@@ -69,8 +71,15 @@ def bleu_row(cands: list[str], refs: list[str], runs: int) -> Row:
     peer_s, theirs = warm_median(peer, runs)
     # The sacrebleu metric alone, as the peer computes BLEU alone (metrics=: neither H2O's
     # BLEU-1..4 nor chrF is computed; tokenizer="13a" is the sacrebleu-compatible setting).
+    # tokenize="13a" is the peer's: evalnb's default picks a tokenizer by each row's
+    # language (zh for Chinese), which sacrebleu does only when told the target language.
     ours_s, load_s, scores = evalnb_warm(
-        _frame(cands, refs), "bleu", runs, tokenizer="13a", metrics={"bleu": ["sacrebleu"]}
+        _frame(cands, refs),
+        "bleu",
+        runs,
+        tokenizer="13a",
+        tokenize="13a",
+        metrics={"bleu": ["sacrebleu"]},
     )
     diff = float(np.max(np.abs(scores["sacrebleu"].to_numpy() - theirs)))
     return ("sacrebleu (BLEU object reused)", peer_s, ours_s, load_s, diff)
@@ -160,11 +169,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--corpus", choices=("real", "synthetic"), default="real")
+    parser.add_argument(
+        "--corpus",
+        default="real",
+        help="real (the shipped docstring sentences), packages (the installed packages' "
+        "READMEs), synthetic, or a path to a .txt/.md file or folder of them",
+    )
     parser.add_argument("--pii-texts", type=int, default=200_000)
     parser.add_argument("--no-cold", action="store_true")
     args = parser.parse_args()
-    cands, refs = (real_pairs if args.corpus == "real" else pairs)(args.pairs, seed=2026)
+    if args.corpus == "synthetic":
+        cands, refs = pairs(args.pairs, seed=2026)
+    else:
+        source = "docstrings" if args.corpus == "real" else args.corpus
+        cands, refs = real_pairs(args.pairs, seed=2026, source=source)
     _warm_up(cands[:50], refs[:50], "bleu", tokenizer="13a", sacrebleu=True)
     _warm_up(cands[:50], refs[:50], "rouge")
     _warm_up(cands[:50], refs[:50], "pii_leakage")

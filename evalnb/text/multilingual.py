@@ -379,23 +379,57 @@ def grouped_token_ids(
     refs_per_row: np.ndarray,
     groups: Mapping[str, np.ndarray],
     tokenize: Callable[[pl.Series, str], pl.Series],
+    compiled: Mapping[str, Callable[[pl.Series, pl.Series], TokenIds]] | None = None,
 ) -> TokenIds:
     """Token ids of answers (column 0) and references (column 1), each row by its group.
 
     ``groups`` maps a tokenizer's name to the rows it tokenizes (:func:`languages_by`);
     ``references`` holds every row's references flat, ``refs_per_row[i]`` of them for row
     ``i``, and each takes its row's tokenizer. ``tokenize(texts, name)`` gives tokens
-    joined by spaces (:func:`bleu_tokens`, :func:`rouge_words`).
+    joined by spaces (:func:`bleu_tokens`, :func:`rouge_words`); a group named in
+    ``compiled`` is tokenized by its function instead (answers, references → ids: 13a's
+    compiled path), so one Chinese row leaves the English rows on it.
+
+    A row is only ever compared with its own references, which share its group, so each
+    group is numbered on its own: the ids of one group are shifted past the others'.
     """
-    hyp = pl.Series([None] * answers.len(), dtype=pl.String)
     row_group = np.empty(answers.len(), dtype=object)
     for name, where in groups.items():
-        hyp = hyp.scatter(where, tokenize(answers.gather(where), name))
         row_group[where] = name
     ref_group = np.repeat(row_group, refs_per_row)
-    ref = pl.Series([None] * references.len(), dtype=pl.String)
-    for name in groups:
-        where = np.flatnonzero(ref_group == name)
-        if where.size:
-            ref = ref.scatter(where, tokenize(references.gather(where), name))
-    return TokenIds.split([hyp, ref])
+    parts: list[tuple[np.ndarray, np.ndarray, TokenIds]] = []
+    for name, where in groups.items():
+        ref_where = np.flatnonzero(ref_group == name)
+        hyps, refs = answers.gather(where), references.gather(ref_where)
+        if compiled is not None and name in compiled:
+            tokens = compiled[name](hyps, refs)
+        else:
+            tokens = TokenIds.split([tokenize(hyps, name), tokenize(refs, name)])
+        parts.append((where, ref_where, tokens))
+    if len(parts) == 1 and parts[0][0].size == answers.len():
+        return parts[0][2]  # one group holding every row, in order
+    return _merged(parts, answers.len(), references.len())
+
+
+def _merged(
+    parts: list[tuple[np.ndarray, np.ndarray, TokenIds]], answers: int, references: int
+) -> TokenIds:
+    """Put groups' token ids back in row order, each group's ids past the ones before."""
+    lengths = [np.zeros(answers, dtype=np.int64), np.zeros(references, dtype=np.int64)]
+    starts = [np.zeros(answers, dtype=np.int64), np.zeros(references, dtype=np.int64)]
+    pieces, at, vocab = [], 0, 0
+    for where, ref_where, tokens in parts:
+        for column, rows in enumerate((where, ref_where)):
+            off = tokens.offsets[column]
+            lengths[column][rows] = np.diff(off)
+            starts[column][rows] = off[:-1] + at
+        pieces.append(tokens.ids + vocab)
+        at += tokens.ids.size
+        vocab += (
+            len(tokens.vocab) if tokens.vocab is not None else int(tokens.ids.max(initial=-1)) + 1
+        )
+    flat = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    length = np.concatenate(lengths)
+    offsets = np.concatenate([[0], np.cumsum(length)]).astype(np.int64)
+    take = np.repeat(np.concatenate(starts) - offsets[:-1], length) + np.arange(offsets[-1])
+    return TokenIds(flat[take], (offsets[: answers + 1], offsets[answers:]))

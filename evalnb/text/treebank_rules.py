@@ -608,11 +608,14 @@ def _macintyre(src: np.ndarray, n: int, dst: np.ndarray, cls: np.ndarray) -> int
                 head, size = 3, 6
             elif low == 100 and _word_is(src, n, i, _DYE, cls):
                 head, size = 1, 4
-            elif (low == 103 and (
-                _word_is(src, n, i, _GIMME, cls)
-                or _word_is(src, n, i, _GONNA, cls)
-                or _word_is(src, n, i, _GOTTA, cls)
-            )) or (low == 108 and _word_is(src, n, i, _LEMME, cls)):
+            elif (
+                low == 103
+                and (
+                    _word_is(src, n, i, _GIMME, cls)
+                    or _word_is(src, n, i, _GONNA, cls)
+                    or _word_is(src, n, i, _GOTTA, cls)
+                )
+            ) or (low == 108 and _word_is(src, n, i, _LEMME, cls)):
                 head, size = 3, 5
             elif low == 109 and _word_is(src, n, i, _MOREN, cls):
                 head, size = 4, 6

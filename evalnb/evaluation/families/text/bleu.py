@@ -312,10 +312,11 @@ def _sacrebleu_scores(
         groups = languages_by(languages, bleu_tokenizer_for)
     else:
         groups = {choice: np.arange(rows.height)}
-    if set(groups) == {"13a"}:  # the compiled 13a path: most labs
-        tokens = ids_13a(actual, refs)
-    else:
-        tokens = grouped_token_ids(actual, refs, lengths, groups, bleu_tokens)
+    # 13a's rows take its compiled path whatever the other rows' languages.
+    tokens = grouped_token_ids(
+        actual, refs, lengths, groups, bleu_tokens, compiled={"13a": ids_13a}
+    )
+    if set(groups) != {"13a"}:
         for name, where in groups.items():
             if name != "13a":  # 13a is the default every other row says nothing of
                 note = json.dumps({"tokenize": name})
