@@ -32,6 +32,7 @@ __all__ = [
 # Per splitting (white space; white space and 13a), the bytes that may end a token: one
 # lookup settles most bytes before the exact tests run.
 _MAY_END = np.stack([SPACE_LEADS, SPACE_LEADS | MAY_ISOLATE])
+_SPACE = 32
 _FNV_START = np.uint64(14695981039346656037)
 _FNV_PRIME = np.uint64(1099511628211)
 
@@ -65,11 +66,14 @@ def _fill(
     store: np.ndarray,
     vocab: int,
     rules13a: bool,
+    spaces: bool,
 ) -> tuple[int, int]:
     """Intern texts from ``first`` on until done, the table half full or the store full.
 
     Returns the next text to do (``lows.size`` when done) and the vocabulary size.
-    The arrays are parameters, never reassigned here: that keeps this loop fast.
+    The arrays are parameters, never reassigned here: that keeps this loop fast. With
+    ``spaces`` the texts' tokens are separated by ASCII spaces alone (what the compiled
+    tokenizers write), and no other white space is looked for.
     """
     mask = np.uint64(slots.size - 1)
     count = text_off[first]
@@ -78,14 +82,23 @@ def _fill(
         lo = lows[t]
         i, end = lo, highs[t]
         while i < end:
-            w = space_width(data, i, end)
-            if w:
-                i += w
-                continue
+            if spaces:  # tokens end at a space, and nothing else
+                if data[i] == _SPACE:
+                    i += 1
+                    continue
+            else:
+                w = space_width(data, i, end)
+                if w:
+                    i += w
+                    continue
             # The token's hash is taken while its end is sought: one read of each byte.
             h = (_FNV_START ^ np.uint64(data[i])) * _FNV_PRIME
             j = i + 1
-            if not (rules13a and isolated_13a(data, i, lo, end)):
+            if spaces:
+                while j < end and data[j] != _SPACE:
+                    h = (h ^ np.uint64(data[j])) * _FNV_PRIME
+                    j += 1
+            elif not (rules13a and isolated_13a(data, i, lo, end)):
                 while j < end:
                     if may_end[data[j]] and (
                         space_width(data, j, end) or (rules13a and isolated_13a(data, j, lo, end))
@@ -138,9 +151,12 @@ def _grown(values: np.ndarray, size: int) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def split_intern_serial(
-    data: np.ndarray, lows: np.ndarray, highs: np.ndarray, rules13a: bool
+    data: np.ndarray, lows: np.ndarray, highs: np.ndarray, rules13a: bool, spaces: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Token ids, token offsets per text, and the vocabulary's bytes and offsets."""
+    """Token ids, token offsets per text, and the vocabulary's bytes and offsets.
+
+    ``spaces``: the tokens are separated by ASCII spaces only (:func:`_fill`).
+    """
     n = lows.size
     # Split on white space, a text of L bytes holds at most ceil(L / 2) tokens (one byte, one
     # space, ...); the 13a rules may make a token of every byte ("!!!").
@@ -154,7 +170,7 @@ def split_intern_serial(
     t, vocab = 0, 0
     while True:
         t, vocab = _fill(
-            data, lows, highs, t, ids, text_off, slots, vhash, voff, store, vocab, rules13a
+            data, lows, highs, t, ids, text_off, slots, vhash, voff, store, vocab, rules13a, spaces
         )
         if t == n:
             break
@@ -202,6 +218,8 @@ def split_intern(
     highs: np.ndarray,
     rules13a: bool,
     blocks: int | None = None,
+    *,
+    spaces: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`split_intern_serial` over all cores: the same ids, in order of first appearance.
 
@@ -218,7 +236,7 @@ def split_intern(
     if blocks is None:
         blocks = get_num_threads() if data.size >= _PARALLEL_BYTES else 1
     if blocks < 2 or lows.size < 2 * blocks:
-        return split_intern_serial(data, lows, highs, rules13a)
+        return split_intern_serial(data, lows, highs, rules13a, spaces)
     ends = np.cumsum(highs - lows)
     cuts = np.searchsorted(ends, ends[-1] * np.arange(1, blocks) / blocks)
     bounds = np.unique(np.concatenate([[0], cuts, [lows.size]]))
@@ -226,7 +244,7 @@ def split_intern(
     parts = list(
         thread_pool().map(
             lambda ab: split_intern_serial(
-                data, lows[ab[0] : ab[1]], highs[ab[0] : ab[1]], rules13a
+                data, lows[ab[0] : ab[1]], highs[ab[0] : ab[1]], rules13a, spaces
             ),
             spans,
         )
@@ -309,15 +327,17 @@ def intern_buffers(
     counts: list[int],
     *,
     rules13a: bool = False,
+    spaces: bool = False,
 ) -> tuple[np.ndarray, list[np.ndarray], pa.LargeStringArray]:
     """:func:`intern_tokens` of texts already laid out as one UTF-8 buffer.
 
     ``data[lows[t]:highs[t]]`` is text ``t``; ``counts`` says how many texts each
     column holds, in order. With ``rules13a``, tokens also end where sacrebleu's 13a rules
     set a character apart (:func:`evalnb.text.rules13a.isolated_13a`): the texts must have
-    had 13a's replacements (:func:`evalnb.text.rules13a.replaced_13a`).
+    had 13a's replacements (:func:`evalnb.text.rules13a.replaced_13a`). With ``spaces``,
+    tokens are separated by ASCII spaces alone (the compiled tokenizers' output): faster.
     """
-    ids, text_off, chars, vocab_off = split_intern(data, lows, highs, rules13a)
+    ids, text_off, chars, vocab_off = split_intern(data, lows, highs, rules13a, spaces=spaces)
     vocab = pa.LargeStringArray.from_buffers(
         vocab_off.size - 1, pa.py_buffer(vocab_off), pa.py_buffer(chars)
     )

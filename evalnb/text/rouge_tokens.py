@@ -15,14 +15,15 @@ the Kelvin sign U+212A to ``k``; checked over all of Unicode in
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from numba import njit
+from numba import get_num_threads, njit
 
-from evalnb.text.intern import intern_buffers, joined_buffers
+from evalnb.text.intern import intern_buffers, joined_buffers, thread_pool
 from evalnb.text.ngram import TokenIds
 from evalnb.text.porter import stem_words
 
@@ -32,13 +33,14 @@ if TYPE_CHECKING:
 __all__ = ["rouge_token_ids"]
 
 _SPACE, _I, _K = 32, ord("i"), ord("k")
+_PARALLEL_BYTES = 1 << 18  # below this, one thread cleans everything
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _clean(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``re.sub("[^a-z0-9]+", " ", text.lower())`` of every text, up to runs of spaces."""
     n = offsets.size - 1
-    out = np.empty(data.size, dtype=np.uint8)  # no character gets longer
+    out = np.empty(offsets[-1] - offsets[0], dtype=np.uint8)  # no character gets longer
     out_off = np.zeros(n + 1, dtype=np.int64)
     at = 0
     for t in range(n):
@@ -71,6 +73,25 @@ def _clean(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return out[:at], out_off
 
 
+def _cleaned(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_clean` in a block of texts per core (the kernel frees the GIL)."""
+    blocks = get_num_threads() if data.size >= _PARALLEL_BYTES else 1
+    if blocks < 2 or offsets.size < 2 * blocks + 1:
+        return _clean(data, offsets)
+    cuts = np.searchsorted(offsets, offsets[-1] * np.arange(1, blocks) / blocks)
+    bounds = np.unique(np.concatenate([[0], cuts, [offsets.size - 1]])).tolist()
+    parts = list(
+        thread_pool().map(
+            lambda ab: _clean(data, offsets[ab[0] : ab[1] + 1]), itertools.pairwise(bounds)
+        )
+    )
+    shift = np.cumsum([0] + [part[0].size for part in parts])
+    return (
+        np.concatenate([part[0] for part in parts]),
+        np.concatenate([[0]] + [part[1][1:] + shift[k] for k, part in enumerate(parts)]),
+    )
+
+
 def rouge_token_ids(columns: Sequence[pl.Series], *, stem: bool) -> TokenIds:
     """Tokenize several columns as rouge-score does, to shared ids (nulls read as empty).
 
@@ -88,9 +109,9 @@ def rouge_token_ids(columns: Sequence[pl.Series], *, stem: bool) -> TokenIds:
         Ids, offsets per column, and the vocabulary (stems with ``stem``).
     """
     data, offsets = joined_buffers([c.to_arrow() for c in columns])
-    clean, clean_off = _clean(data, offsets)
+    clean, clean_off = _cleaned(data, offsets)
     ids, offs, vocab = intern_buffers(
-        clean, clean_off[:-1], clean_off[1:], [len(c) for c in columns]
+        clean, clean_off[:-1], clean_off[1:], [len(c) for c in columns], spaces=True
     )
     tokens = TokenIds(ids, tuple(offs), vocab)
     if not stem or not len(vocab):

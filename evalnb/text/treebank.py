@@ -149,7 +149,11 @@ def treebank_spans(columns: list[pa.Array]) -> tuple[np.ndarray, np.ndarray, np.
 def treebank_token_ids(columns: list[pl.Series]) -> TokenIds:
     """``nltk.word_tokenize`` of several columns, straight to shared token ids (BLEU's path)."""
     data, lows, highs = treebank_spans([c.to_arrow() for c in columns])
-    ids, offsets, vocab = intern_buffers(data, lows, highs, [c.len() for c in columns])
+    # Tokens are separated by ASCII spaces: the kernel writes white space as spaces, and
+    # NLTK's own tokens (unsafe texts) hold none.
+    ids, offsets, vocab = intern_buffers(
+        data, lows, highs, [c.len() for c in columns], spaces=True
+    )
     return TokenIds(ids, tuple(offsets), vocab)
 
 
