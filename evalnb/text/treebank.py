@@ -151,9 +151,7 @@ def treebank_token_ids(columns: list[pl.Series]) -> TokenIds:
     data, lows, highs = treebank_spans([c.to_arrow() for c in columns])
     # Tokens are separated by ASCII spaces: the kernel writes white space as spaces, and
     # NLTK's own tokens (unsafe texts) hold none.
-    ids, offsets, vocab = intern_buffers(
-        data, lows, highs, [c.len() for c in columns], spaces=True
-    )
+    ids, offsets, vocab = intern_buffers(data, lows, highs, [c.len() for c in columns], spaces=True)
     return TokenIds(ids, tuple(offsets), vocab)
 
 

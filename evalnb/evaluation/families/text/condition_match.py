@@ -115,17 +115,11 @@ def _budget_spent(budget: SearchBudget) -> str:
     )
 
 
-def _leaf_truth(
-    texts: pl.Series, leaves: list[tuple[Text | Regexp, ...]], index: int, search: _Search
+def _regexp_truth(
+    texts: list[str], patterns: list[str], search: _Search
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(truth, why unknown) of leaf ``index`` for every row of a shape group."""
-    first = leaves[0][index]
-    if isinstance(first, Text):
-        needles = pl.Series([_needle(row[index]) for row in leaves], dtype=pl.String)
-        frame = pl.DataFrame({"t": texts, "n": needles})
-        found = frame.select(pl.col("t").str.contains(pl.col("n"), literal=True)).to_series()
-        return found.fill_null(value=False).to_numpy(), np.full(len(texts), None, dtype=object)
-    results = [search(row[index].pattern, t) for row, t in zip(leaves, texts, strict=True)]  # type: ignore[union-attr]
+    """(truth, why unknown) of a regexp operand for each (text, pattern) pair, one by one."""
+    results = [search(p, t) for p, t in zip(patterns, texts, strict=True)]
     truth = np.array([r is True for r in results], dtype=bool)
     unknown = np.array([r if isinstance(r, str) else None for r in results], dtype=object)
     return truth, unknown
@@ -134,26 +128,23 @@ def _leaf_truth(
 _CELLS = 1 << 18  # (row, quoted operand) pairs tested per Polars call (texts are repeated)
 
 
-def _text_leaves(
-    texts: pl.Series, leaves: list[tuple[Text | Regexp, ...]]
-) -> dict[int, np.ndarray]:
+def _text_leaves(texts: pl.Series, needles: dict[int, pl.Series]) -> dict[int, np.ndarray]:
     """Truth of every quoted operand of a shape group, many operands per Polars call.
 
-    One call per operand cost 0.2 ms each: a single condition ORing 50,000 strings took 11 s.
-    Operands are taken in blocks of about 260,000 (row, operand) pairs instead.
+    ``needles[k]`` holds operand ``k``'s substring for every row. One call per operand
+    cost 0.2 ms each: a single condition ORing 50,000 strings took 11 s. Operands are taken
+    in blocks of about 260,000 (row, operand) pairs instead.
     """
-    kinds = leaves[0]
-    wanted = [k for k, leaf in enumerate(kinds) if isinstance(leaf, Text)]
+    wanted = list(needles)
     rows = len(texts)
     out: dict[int, np.ndarray] = {}
     step = max(1, _CELLS // max(rows, 1))
     for start in range(0, len(wanted), step):
         block = wanted[start : start + step]
-        needles = [_needle(row[k]) for k in block for row in leaves]
         frame = pl.DataFrame(
             {
                 "t": pl.concat([texts] * len(block)) if len(block) > 1 else texts,
-                "n": pl.Series(needles, dtype=pl.String),
+                "n": pl.concat([needles[k] for k in block]),
             }
         )
         found = frame.select(pl.col("t").str.contains(pl.col("n"), literal=True)).to_series()
@@ -224,41 +215,64 @@ def match_conditions(
     Conditions must parse (callers check with :func:`parse_condition` first). A row whose
     regexp ran past the budget's limit for one search, or came after the run's budget was
     spent, gets ``ok=None`` and an error, never a guessed verdict. Without a budget: 1 s per
-    search, 60 s in all.
+    search, 60 s in all. Each distinct condition is parsed and shaped once; rows reach their
+    condition's operands through its index, so no Python loop runs per row except over
+    regexp operands and over failed rows whose blame depends on the text (an AND).
     """
     budget = budget or SearchBudget(per_search_s=1.0, per_run_s=60.0)
     n = len(texts)
-    ok: list[bool | None] = [True] * n
-    failed: list[str | None] = [None] * n
-    error: list[str | None] = [None] * n
     search = _Search(budget)
-    groups: dict[str, list[int]] = {}
-    leaves_of: list[tuple[Text | Regexp, ...]] = []
-    for i, cond in enumerate(conditions):
-        shape, leaves = _shaped(cond)
-        groups.setdefault(shape, []).append(i)
-        leaves_of.append(leaves)
-    for shape, rows in groups.items():
+    index: dict[str, int] = {}
+    code = np.fromiter(
+        (index.setdefault(c, len(index)) for c in conditions), dtype=np.int64, count=n
+    )
+    distinct = list(index)
+    shaped = [_shaped(c) for c in distinct]
+    shapes = list(dict.fromkeys(shape for shape, _ in shaped))
+    shape_of = np.array([shapes.index(shape) for shape, _ in shaped] or [0], dtype=np.int64)
+    row_shape = shape_of[code]
+    ok = np.full(n, True, dtype=object)
+    failed = np.full(n, None, dtype=object)
+    error = np.full(n, None, dtype=object)
+    column_all = pl.Series(texts, dtype=pl.String)
+    for s_idx, shape in enumerate(shapes):
         if shape == "E":
             continue
-        column = pl.Series([texts[i] for i in rows], dtype=pl.String)
-        group_leaves = [leaves_of[i] for i in rows]
-        truths, unknown = [], np.full(len(rows), None, dtype=object)
-        texts_found = _text_leaves(column, group_leaves)
-        for k in range(len(group_leaves[0])):
+        rows = np.flatnonzero(row_shape == s_idx)
+        codes = np.flatnonzero(shape_of == s_idx)  # the distinct conditions of this shape
+        local = np.full(len(distinct), -1, dtype=np.int64)
+        local[codes] = np.arange(codes.size)
+        at = local[code[rows]]  # each row's condition among them
+        column = column_all.gather(rows)
+        leaves = [shaped[c][1] for c in codes]
+        needles = {
+            k: pl.Series([_needle(leaf[k]) for leaf in leaves], dtype=pl.String).gather(at)
+            for k, first in enumerate(leaves[0])
+            if isinstance(first, Text)
+        }
+        texts_found = _text_leaves(column, needles)
+        truths, unknown = [], np.full(rows.size, None, dtype=object)
+        for k in range(len(leaves[0])):
             if k in texts_found:
                 truths.append(texts_found[k])
                 continue
-            truth, why = _leaf_truth(column, group_leaves, k, search)
+            patterns = [leaf[k].pattern for leaf in leaves]  # type: ignore[union-attr]
+            truth, why = _regexp_truth(column.to_list(), [patterns[a] for a in at.tolist()], search)
             truths.append(truth)
             unknown = np.where(unknown == None, why, unknown)  # noqa: E711 - elementwise
-        verdict = _combine(_parse(conditions[rows[0]]), truths, [0])
-        for j, i in enumerate(rows):
-            if unknown[j] is not None:
-                ok[i] = None
-                error[i] = str(unknown[j])
-            elif not verdict[j]:
-                ok[i] = False
-                node = _parse(conditions[i])
+        verdict = _combine(_parse(distinct[codes[0]]), truths, [0])
+        known = unknown == None  # noqa: E711 - elementwise
+        ok[rows[~known]] = None
+        error[rows[~known]] = [str(u) for u in unknown[~known]]
+        blamed: dict[int, str] = {}  # per condition, where the blame needs no text
+        for j in np.flatnonzero(known & ~verdict).tolist():
+            i = int(rows[j])
+            ok[i] = False
+            node = _parse(conditions[i])
+            if isinstance(node, And | Group):
                 failed[i] = failing_part(node, texts[i], search).render()
-    return MatchResult(ok, failed, error)
+            else:
+                if code[i] not in blamed:
+                    blamed[code[i]] = node.render()
+                failed[i] = blamed[code[i]]
+    return MatchResult(ok.tolist(), failed.tolist(), error.tolist())
