@@ -42,7 +42,7 @@ from evalnb.text.multilingual import (
     grouped_token_ids,
     languages_by,
 )
-from evalnb.text.ngram import NgramStats, id_ngram_stats, ids_13a
+from evalnb.text.ngram import NgramStats, TokenIds, id_ngram_stats, ids_13a
 from evalnb.text.treebank import treebank_token_ids
 
 if TYPE_CHECKING:
@@ -229,17 +229,19 @@ class Bleu(Evaluator):
         base = np.full(rows.height, None, dtype=object)
         base[errored] = json.dumps({"reason": "the model host failed to answer: worst value"})
         kernels = self.kernels(params)
+        # H2O's BLEU with tokenizer="13a" and sacrebleu's tokenize the same texts alike: once.
+        shared: dict[str, TokenIds] = {}
         extra = params.get(ASKED) is not None or bool(params["sacrebleu"])
         frames = []
         if "h2o" in kernels:
-            h2o, h2o_detail = self._h2o(rows, actual, expected, params, base)
+            h2o, h2o_detail = self._h2o(rows, actual, expected, params, base, shared)
             h2o_detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
             frames.append(result_frame(rows, _final(h2o, no_ref, errored), h2o_detail.tolist()))
         for kernel in ("sacrebleu", "chrf"):
             if kernel not in kernels or not extra:
                 continue
             if kernel == "sacrebleu":
-                values, detail = _sacrebleu_scores(rows, actual, expected, params, base)
+                values, detail = _sacrebleu_scores(rows, actual, expected, params, base, shared)
             else:
                 values, detail = {"chrf": _chrf_scores(actual, expected)}, base.copy()
             detail[no_ref] = json.dumps({"reason": "no expected answer to compare with"})
@@ -253,8 +255,12 @@ class Bleu(Evaluator):
         expected: pl.Series,
         params: Mapping[str, object],
         base: np.ndarray,
+        shared: dict[str, TokenIds],
     ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """H2O's BLEU-1..4 (NLTK's or sacrebleu's 13a tokens) and each row's detail."""
+        """H2O's BLEU-1..4 (NLTK's or sacrebleu's 13a tokens) and each row's detail.
+
+        With 13a tokens, they are left in ``shared`` for sacrebleu's metric.
+        """
         lengths = expected.list.len().fill_null(0)
         # All references as one flat column: one tokenizer pass, no nesting.
         refs = expected.fill_null([]).explode().drop_nulls()
@@ -266,7 +272,8 @@ class Bleu(Evaluator):
             else {}
         )
         if params["tokenizer"] == "13a":
-            stats = id_ngram_stats(ids_13a(actual, refs), per_pair, _MAX_ORDER)
+            shared["13a"] = ids_13a(actual, refs)
+            stats = id_ngram_stats(shared["13a"], per_pair, _MAX_ORDER)
         else:
             # Rows said to be not meaningful are not tokenized (NLTK's slow path reads every
             # character outside ASCII one at a time): their scores are dropped anyway.
@@ -301,8 +308,12 @@ def _sacrebleu_scores(
     expected: pl.Series,
     params: Mapping[str, object],
     base: np.ndarray,
+    shared: Mapping[str, TokenIds],
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Sacrebleu's sentence BLEU of each row, each row with its language's tokens."""
+    """Sacrebleu's sentence BLEU of each row, each row with its language's tokens.
+
+    Every row on 13a reuses H2O's 13a tokens when ``shared`` has them.
+    """
     lengths = expected.list.len().fill_null(0).to_numpy()
     refs = expected.fill_null([]).explode().drop_nulls().cast(pl.String)
     detail = base.copy()
@@ -313,9 +324,12 @@ def _sacrebleu_scores(
     else:
         groups = {choice: np.arange(rows.height)}
     # 13a's rows take its compiled path whatever the other rows' languages.
-    tokens = grouped_token_ids(
-        actual, refs, lengths, groups, bleu_tokens, compiled={"13a": ids_13a}
-    )
+    if set(groups) == {"13a"} and "13a" in shared:
+        tokens = shared["13a"]
+    else:
+        tokens = grouped_token_ids(
+            actual, refs, lengths, groups, bleu_tokens, compiled={"13a": ids_13a}
+        )
     if set(groups) != {"13a"}:
         for name, where in groups.items():
             if name != "13a":  # 13a is the default every other row says nothing of
