@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from evalnb.text.intern import utf8_buffers
+from evalnb.text.utf8 import all_ascii
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -228,7 +231,7 @@ def _letters(texts: pl.Series, *counted: str) -> pl.DataFrame:
 def _script_share(texts: pl.Series, script: str) -> np.ndarray:
     """Share of each text's letters in ``script``; a text all ASCII is read without regex."""
     texts = texts.cast(pl.String).fill_null("")
-    ascii_only = texts.str.contains(r"^[\x00-\x7f]*$").to_numpy()
+    ascii_only = all_ascii(*utf8_buffers(texts.to_arrow()))  # a byte test, not a regex
     out = np.zeros(texts.len())
     if script == "latin":  # ASCII letters are Latin: only texts with others need counting
         out[ascii_only] = 1.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["NARROW", "SPACE_LEADS", "char_ids", "decode_char", "space_width"]
+__all__ = ["NARROW", "SPACE_LEADS", "all_ascii", "char_ids", "decode_char", "space_width"]
 
 
 def _leads() -> np.ndarray:
@@ -67,6 +67,18 @@ def decode_char(data: np.ndarray, i: int) -> tuple[np.int64, int]:
         | ((np.int64(data[i + 2]) & 0x3F) << 6)
         | (np.int64(data[i + 3]) & 0x3F)
     ), 4
+
+
+@njit(cache=True)
+def all_ascii(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Whether each text ``data[offsets[t]:offsets[t + 1]]`` is ASCII alone (stops at the first other byte)."""
+    out = np.ones(offsets.size - 1, dtype=np.bool_)
+    for t in range(offsets.size - 1):
+        for i in range(offsets[t], offsets[t + 1]):
+            if data[i] >= 0x80:
+                out[t] = False
+                break
+    return out
 
 
 # Code points below this keep their own id (code point + 1); the others are numbered in
