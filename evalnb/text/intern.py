@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -19,10 +20,16 @@ from numba import get_num_threads, njit
 from evalnb.text.rules13a import MAY_ISOLATE, isolated_13a
 from evalnb.text.utf8 import SPACE_LEADS, space_width
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = [
+    "byte_blocks",
     "intern_buffers",
     "intern_tokens",
     "joined_buffers",
+    "spans_in_blocks",
+    "spans_to_strings",
     "split_intern",
     "thread_pool",
     "utf8_buffers",
@@ -234,13 +241,17 @@ def split_intern(
     33 ms against 60 ms in one thread.
     """
     if blocks is None:
-        blocks = get_num_threads() if data.size >= _PARALLEL_BYTES else 1
-    if blocks < 2 or lows.size < 2 * blocks:
+        spans = byte_blocks(lows, highs)
+    elif blocks < 2 or lows.size < 2 * blocks:
+        spans = [(0, lows.size)]
+    else:
+        ends = np.cumsum(highs - lows)
+        cuts = np.searchsorted(ends, ends[-1] * np.arange(1, blocks) / blocks)
+        spans = list(
+            itertools.pairwise(np.unique(np.concatenate([[0], cuts, [lows.size]])).tolist())
+        )
+    if len(spans) < 2:
         return split_intern_serial(data, lows, highs, rules13a, spaces)
-    ends = np.cumsum(highs - lows)
-    cuts = np.searchsorted(ends, ends[-1] * np.arange(1, blocks) / blocks)
-    bounds = np.unique(np.concatenate([[0], cuts, [lows.size]]))
-    spans = list(itertools.pairwise(bounds.tolist()))
     parts = list(
         thread_pool().map(
             lambda ab: split_intern_serial(
@@ -268,6 +279,59 @@ def split_intern(
     )
     text_off = np.concatenate([[0]] + [part[1][1:] + counts[k] for k, part in enumerate(parts)])
     return ids, text_off, chars, vocab_off
+
+
+def byte_blocks(lows: np.ndarray, highs: np.ndarray) -> list[tuple[int, int]]:
+    """Cut texts into runs ``[a, b)`` of about equal bytes, one per core.
+
+    One run holds everything below ``_PARALLEL_BYTES`` (a thread's start would cost more).
+    """
+    size = int((highs - lows).sum()) if lows.size else 0
+    blocks = get_num_threads() if size >= _PARALLEL_BYTES else 1
+    if blocks < 2 or lows.size < 2 * blocks:
+        return [(0, lows.size)]
+    ends = np.cumsum(highs - lows)
+    cuts = np.searchsorted(ends, ends[-1] * np.arange(1, blocks) / blocks)
+    bounds = np.unique(np.concatenate([[0], cuts, [lows.size]])).tolist()
+    return list(itertools.pairwise(bounds))
+
+
+def spans_in_blocks(
+    kernel: Callable[..., tuple[np.ndarray, ...]],
+    data: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    *args: object,
+) -> tuple[np.ndarray, ...]:
+    """Run a text kernel over :func:`byte_blocks` of the texts, a thread each.
+
+    ``kernel(data, lows, highs, *args)`` must free the GIL (``nogil``) and return its output
+    bytes, each text's span in them, then any per-text arrays; the blocks' outputs are
+    joined, the spans shifted to match.
+    """
+    runs = byte_blocks(lows, highs)
+    if len(runs) == 1:
+        return kernel(data, lows, highs, *args)
+    parts = list(
+        thread_pool().map(
+            lambda ab: kernel(data, lows[ab[0] : ab[1]], highs[ab[0] : ab[1]], *args), runs
+        )
+    )
+    shift = np.cumsum([0] + [part[0].size for part in parts])
+    joined = [np.concatenate([part[0] for part in parts])]
+    joined += [np.concatenate([part[k] + shift[j] for j, part in enumerate(parts)]) for k in (1, 2)]
+    joined += [np.concatenate([part[k] for part in parts]) for k in range(3, len(parts[0]))]
+    return tuple(joined)
+
+
+def spans_to_strings(data: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> pa.LargeStringArray:
+    """Return the spans ``data[lows[t]:highs[t]]`` (UTF-8) as one string array, in order."""
+    lengths = highs - lows
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    take = np.repeat(lows - offsets[:-1], lengths) + np.arange(offsets[-1])
+    return pa.LargeStringArray.from_buffers(
+        lows.size, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data[take]))
+    )
 
 
 def utf8_buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:

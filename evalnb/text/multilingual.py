@@ -23,17 +23,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from evalnb.text.intern import intern_buffers, joined_buffers, spans_in_blocks, spans_to_strings
 from evalnb.text.language import UNSEGMENTED, language_name
-from evalnb.text.ngram import TokenIds, spaced_13a
+from evalnb.text.ngram import TokenIds, ids_13a, spaced_13a
+from evalnb.text.sacrebleu_rules import INTL, ZH, intl_classes, sacrebleu_block
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    import pyarrow as pa
+
 __all__ = [
     "BLEU_TOKENIZERS",
+    "COMPILED_BLEU",
     "SNOWBALL",
     "bleu_tokenizer_for",
     "bleu_tokens",
+    "compiled_bleu_ids",
     "grouped_token_ids",
     "languages_by",
     "mecab_available",
@@ -75,25 +81,6 @@ _INTL = frozenset(
     }
 )
 
-# Code points sacrebleu's zh tokenizer spaces out. Its table compares one character with
-# two-character strings ('\u20000' is '\u2000' + '0'), so what it actually matches is
-# this; tests/text/test_languages.py checks every code point against sacrebleu's own function.
-_ZH_RANGES = (
-    (0x2001, 0x2A6D),
-    (0x2E80, 0x2FDF),
-    (0x2FF0, 0x303F),
-    (0x3100, 0x312F),
-    (0x31A0, 0x31EF),
-    (0x3200, 0x4DB5),
-    (0x4E00, 0x9FBB),
-    (0xF900, 0xFA2D),
-    (0xFA30, 0xFA6A),
-    (0xFA70, 0xFAD9),
-    (0xFE10, 0xFE1F),
-    (0xFE30, 0xFE4F),
-    (0xFF00, 0xFFEF),
-)
-_ZH_CLASS = "[" + "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in _ZH_RANGES) + "]"
 # Python's str.strip()/split() white space, which Rust's \s lacks (\x1c-\x1f).
 _PY_SPACE = r"[\s\x1c-\x1f]"
 _PY_WHITESPACE = (
@@ -141,21 +128,48 @@ def _normalized(spaced: pl.Expr) -> pl.Expr:
     )
 
 
+_COMPILED = {"zh": ZH, "intl": INTL}  # sacrebleu's tokenizers in evalnb.text.sacrebleu_rules
+
+
+def _compiled_spans(
+    columns: list[pa.Array], tokenizer: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Byte spans of each text's ``zh`` or ``intl`` tokens, separated by spaces."""
+    data, offsets = joined_buffers(columns)
+    out = spans_in_blocks(
+        sacrebleu_block, data, offsets[:-1], offsets[1:], intl_classes(), _COMPILED[tokenizer]
+    )
+    return out[0], out[1], out[2]
+
+
+def compiled_bleu_ids(tokenizer: str) -> Callable[[pl.Series, pl.Series], TokenIds]:
+    """Return a function giving sacrebleu's ``13a``, ``zh`` or ``intl`` tokens as shared ids.
+
+    The compiled paths, straight from the columns' bytes to the interner.
+    """
+    if tokenizer == "13a":
+        return ids_13a
+
+    def ids(answers: pl.Series, references: pl.Series) -> TokenIds:
+        data, lows, highs = _compiled_spans([answers.to_arrow(), references.to_arrow()], tokenizer)
+        counts = [answers.len(), references.len()]
+        found, offsets, vocab = intern_buffers(data, lows, highs, counts, spaces=True)
+        return TokenIds(found, tuple(offsets), vocab)
+
+    return ids
+
+
+COMPILED_BLEU = ("13a", "zh", "intl")
+"""sacrebleu's tokenizers with a compiled path (:func:`compiled_bleu_ids`)."""
+
+
 def _polars_tokens(texts: pl.Series, tokenizer: str) -> pl.Series:
     t = pl.col("t")
     if tokenizer == "13a":
         expr = spaced_13a(t)
-    elif tokenizer == "zh":
-        # sacrebleu: strip, a space either side of each Chinese character, then 13a's
-        # regular expressions without 13a's padding and replacements.
-        expr = spaced_13a(_strip(t).str.replace_all(_ZH_CLASS, " $0 "), padded=False)
-    elif tokenizer == "intl":
-        expr = (
-            _rstrip(t)
-            .str.replace_all(r"(\P{N})(\p{P})", "${1} ${2} ")
-            .str.replace_all(r"(\p{P})(\P{N})", " ${1} ${2}")
-            .str.replace_all(r"(\p{S})", " ${1} ")
-        )
+    elif tokenizer in _COMPILED:
+        data, lows, highs = _compiled_spans([texts.to_arrow()], tokenizer)
+        return pl.Series(spans_to_strings(data, lows, highs), dtype=pl.String)
     elif tokenizer == "char":
         expr = _rstrip(t).str.replace_all(r"(.)", "${1} ")
     else:  # "none"

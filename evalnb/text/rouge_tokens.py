@@ -15,15 +15,14 @@ the Kelvin sign U+212A to ``k``; checked over all of Unicode in
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from numba import get_num_threads, njit
+from numba import njit
 
-from evalnb.text.intern import intern_buffers, joined_buffers, thread_pool
+from evalnb.text.intern import intern_buffers, joined_buffers, spans_in_blocks
 from evalnb.text.ngram import TokenIds
 from evalnb.text.porter import stem_words
 
@@ -33,18 +32,21 @@ if TYPE_CHECKING:
 __all__ = ["rouge_token_ids"]
 
 _SPACE, _I, _K = 32, ord("i"), ord("k")
-_PARALLEL_BYTES = 1 << 18  # below this, one thread cleans everything
 
 
 @njit(cache=True, nogil=True)
-def _clean(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _clean(
+    data: np.ndarray, lows: np.ndarray, highs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``re.sub("[^a-z0-9]+", " ", text.lower())`` of every text, up to runs of spaces."""
-    n = offsets.size - 1
-    out = np.empty(offsets[-1] - offsets[0], dtype=np.uint8)  # no character gets longer
-    out_off = np.zeros(n + 1, dtype=np.int64)
+    n = lows.size
+    out = np.empty(int((highs - lows).sum()) + 1, dtype=np.uint8)  # no character grows
+    out_lows = np.zeros(n, dtype=np.int64)
+    out_highs = np.zeros(n, dtype=np.int64)
     at = 0
     for t in range(n):
-        i, end = offsets[t], offsets[t + 1]
+        i, end = lows[t], highs[t]
+        out_lows[t] = at
         while i < end:
             b = data[i]
             if b < 0x80:
@@ -69,27 +71,8 @@ def _clean(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarra
                 out[at] = _SPACE
                 at += 1
             i += width
-        out_off[t + 1] = at
-    return out[:at], out_off
-
-
-def _cleaned(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_clean` in a block of texts per core (the kernel frees the GIL)."""
-    blocks = get_num_threads() if data.size >= _PARALLEL_BYTES else 1
-    if blocks < 2 or offsets.size < 2 * blocks + 1:
-        return _clean(data, offsets)
-    cuts = np.searchsorted(offsets, offsets[-1] * np.arange(1, blocks) / blocks)
-    bounds = np.unique(np.concatenate([[0], cuts, [offsets.size - 1]])).tolist()
-    parts = list(
-        thread_pool().map(
-            lambda ab: _clean(data, offsets[ab[0] : ab[1] + 1]), itertools.pairwise(bounds)
-        )
-    )
-    shift = np.cumsum([0] + [part[0].size for part in parts])
-    return (
-        np.concatenate([part[0] for part in parts]),
-        np.concatenate([[0]] + [part[1][1:] + shift[k] for k, part in enumerate(parts)]),
-    )
+        out_highs[t] = at
+    return out[:at], out_lows, out_highs
 
 
 def rouge_token_ids(columns: Sequence[pl.Series], *, stem: bool) -> TokenIds:
@@ -109,10 +92,8 @@ def rouge_token_ids(columns: Sequence[pl.Series], *, stem: bool) -> TokenIds:
         Ids, offsets per column, and the vocabulary (stems with ``stem``).
     """
     data, offsets = joined_buffers([c.to_arrow() for c in columns])
-    clean, clean_off = _cleaned(data, offsets)
-    ids, offs, vocab = intern_buffers(
-        clean, clean_off[:-1], clean_off[1:], [len(c) for c in columns], spaces=True
-    )
+    clean, lows, highs = spans_in_blocks(_clean, data, offsets[:-1], offsets[1:])
+    ids, offs, vocab = intern_buffers(clean, lows, highs, [len(c) for c in columns], spaces=True)
     tokens = TokenIds(ids, tuple(offs), vocab)
     if not stem or not len(vocab):
         return tokens

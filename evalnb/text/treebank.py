@@ -20,16 +20,19 @@ with NLTK on random texts built from the tokens the rules act on, and on arbitra
 
 from __future__ import annotations
 
-import itertools
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from numba import get_num_threads
 
-from evalnb.text.intern import intern_buffers, joined_buffers, thread_pool
+from evalnb.text.intern import (
+    intern_buffers,
+    joined_buffers,
+    spans_in_blocks,
+    spans_to_strings,
+)
 from evalnb.text.ngram import TokenIds
 from evalnb.text.sentences import split_sentences
 from evalnb.text.treebank_rules import BREAKS, UNSAFE, char_classes, treebank_block
@@ -39,9 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["spaced_words", "treebank_spans", "treebank_token_ids", "word_tokenize"]
 
-# Below this many bytes one thread tokenizes everything (a thread's start costs more).
-_PARALLEL_BYTES = 1 << 18
-
 
 @lru_cache(maxsize=1)
 def _nltk_words() -> NLTKWordTokenizer:
@@ -50,30 +50,9 @@ def _nltk_words() -> NLTKWordTokenizer:
     return NLTKWordTokenizer()
 
 
-def _whole_texts(
-    data: np.ndarray, lows: np.ndarray, highs: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _whole_texts(data: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> tuple[np.ndarray, ...]:
     """:func:`treebank_block` of whole texts, in a block per core (the kernel frees the GIL)."""
-    cls = char_classes()
-    blocks = get_num_threads() if data.size >= _PARALLEL_BYTES else 1
-    if blocks < 2 or lows.size < 2 * blocks:
-        return treebank_block(data, lows, highs, cls, True)
-    ends = np.cumsum(highs - lows)
-    cuts = np.searchsorted(ends, ends[-1] * np.arange(1, blocks) / blocks)
-    bounds = np.unique(np.concatenate([[0], cuts, [lows.size]])).tolist()
-    parts = list(
-        thread_pool().map(
-            lambda ab: treebank_block(data, lows[ab[0] : ab[1]], highs[ab[0] : ab[1]], cls, True),
-            itertools.pairwise(bounds),
-        )
-    )
-    shift = np.cumsum([0] + [part[0].size for part in parts])
-    return (
-        np.concatenate([part[0] for part in parts]),
-        np.concatenate([part[1] + shift[k] for k, part in enumerate(parts)]),
-        np.concatenate([part[2] + shift[k] for k, part in enumerate(parts)]),
-        np.concatenate([part[3] for part in parts]),
-    )
+    return spans_in_blocks(treebank_block, data, lows, highs, char_classes(), True)
 
 
 def _utf8(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -162,14 +141,7 @@ def spaced_words(texts: pl.Series) -> pl.Series:
     the result on white space gives the tokens back. Nulls read as empty.
     """
     data, lows, highs = treebank_spans([texts.to_arrow()])
-    lengths = highs - lows
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    # The spans in text order, as one buffer: a gather of byte ranges.
-    take = np.repeat(lows - offsets[:-1], lengths) + np.arange(offsets[-1])
-    array = pa.LargeStringArray.from_buffers(
-        texts.len(), pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data[take]))
-    )
-    return pl.Series(texts.name, array, dtype=pl.String)
+    return pl.Series(texts.name, spans_to_strings(data, lows, highs), dtype=pl.String)
 
 
 def word_tokenize(texts: pl.Series) -> pl.Series:

@@ -14,12 +14,21 @@ import numpy as np
 import polars as pl
 import pytest
 import sacrebleu
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
 
 import evalnb
 from evalnb.models.languages import LanguageCoverageWarning, model_languages
 from evalnb.text.language import detect_languages
-from evalnb.text.multilingual import BLEU_TOKENIZERS, bleu_tokenizer_for, bleu_tokens, rouge_words
+from evalnb.text.multilingual import (
+    BLEU_TOKENIZERS,
+    bleu_tokenizer_for,
+    bleu_tokens,
+    compiled_bleu_ids,
+    rouge_words,
+)
+from evalnb_testkit.budget import examples
 from evalnb_testkit.multilingual_text import PAIRS
 
 LANGUAGES = list(PAIRS)
@@ -65,6 +74,71 @@ def test_the_zh_characters_are_sacrebleus_on_every_code_point() -> None:
     # A character 13a's rules split anyway (punctuation) is spaced either way.
     assert theirs <= spaced
     assert {c for c in spaced - theirs if not c.isascii()} == set()
+
+
+_PIECES = [
+    "中文",
+    "東京。",
+    "「引用」",
+    "，",
+    "ー",
+    "한국어",
+    "مرحبا",
+    "؟",
+    "،",
+    "नमस्ते",
+    "।",
+    "1,000.5-2.",
+    "3.14",
+    "-",
+    "--",
+    ".",
+    ",",
+    "...",
+    "$",
+    "€",
+    "©",
+    "😀",
+    "+",
+    "=",
+    "%",
+    "&amp;",
+    "'",
+    '"',
+    "(",
+    ")",
+    "a",
+    "Word",
+    "2019.",
+    " ",
+    "\t",
+    "\n",
+    "\u3000",
+    "\x1c",
+    "\u00a0",
+]
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.lists(st.sampled_from(_PIECES), max_size=20).map("".join), st.text(max_size=30)
+        ),
+        max_size=6,
+    ),
+    st.sampled_from(["zh", "intl", "13a"]),
+)
+def test_compiled_tokenizers_equal_sacrebleus_on_any_text(texts: list[str], tokenizer: str) -> None:
+    """zh, intl (compiled kernels) and 13a, on scripts, numbers, symbols and any Unicode."""
+    ref = sacrebleu.BLEU(tokenize=tokenizer).tokenizer
+    ours = bleu_tokens(pl.Series(texts, dtype=pl.String), tokenizer).to_list()
+    assert [t.split() for t in ours] == [ref(t.rstrip()).split() for t in texts]
+    ids = compiled_bleu_ids(tokenizer)(
+        pl.Series(texts, dtype=pl.String), pl.Series(texts[::-1], dtype=pl.String)
+    )
+    assert ids.lists(0) == [ref(t.rstrip()).split() for t in texts]
+    assert ids.lists(1) == [ref(t.rstrip()).split() for t in texts[::-1]]
 
 
 @pytest.mark.parametrize("tokenizer", BLEU_TOKENIZERS)

@@ -37,8 +37,10 @@ from evalnb.text.chrf import chrf
 from evalnb.text.language import row_languages
 from evalnb.text.multilingual import (
     BLEU_TOKENIZERS,
+    COMPILED_BLEU,
     bleu_tokenizer_for,
     bleu_tokens,
+    compiled_bleu_ids,
     grouped_token_ids,
     languages_by,
 )
@@ -323,13 +325,12 @@ def _sacrebleu_scores(
         groups = languages_by(languages, bleu_tokenizer_for)
     else:
         groups = {choice: np.arange(rows.height)}
-    # 13a's rows take its compiled path whatever the other rows' languages.
+    # 13a's, zh's and intl's rows take their compiled paths whatever the other rows' are.
     if set(groups) == {"13a"} and "13a" in shared:
         tokens = shared["13a"]
     else:
-        tokens = grouped_token_ids(
-            actual, refs, lengths, groups, bleu_tokens, compiled={"13a": ids_13a}
-        )
+        compiled = {name: compiled_bleu_ids(name) for name in COMPILED_BLEU}
+        tokens = grouped_token_ids(actual, refs, lengths, groups, bleu_tokens, compiled=compiled)
     if set(groups) != {"13a"}:
         for name, where in groups.items():
             if name != "13a":  # 13a is the default every other row says nothing of
