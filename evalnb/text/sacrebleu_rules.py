@@ -20,7 +20,7 @@ import numpy as np
 import regex
 from numba import njit
 
-from evalnb.text.utf8 import decode_char
+from evalnb.text.utf8 import decode_char, encode_char
 
 __all__ = ["INTL", "ZH", "intl_classes", "sacrebleu_block", "zh_ranges_table"]
 
@@ -163,27 +163,6 @@ def _pairs(src: np.ndarray, n: int, dst: np.ndarray, cls: np.ndarray, rule: int)
     return m
 
 
-@njit(cache=True, inline="always")
-def _encode(out: np.ndarray, at: int, c: int) -> int:
-    if c < 0x80:
-        out[at] = c
-        return at + 1
-    if c < 0x800:
-        out[at] = 0xC0 | (c >> 6)
-        out[at + 1] = 0x80 | (c & 0x3F)
-        return at + 2
-    if c < 0x10000:
-        out[at] = 0xE0 | (c >> 12)
-        out[at + 1] = 0x80 | ((c >> 6) & 0x3F)
-        out[at + 2] = 0x80 | (c & 0x3F)
-        return at + 3
-    out[at] = 0xF0 | (c >> 18)
-    out[at + 1] = 0x80 | ((c >> 12) & 0x3F)
-    out[at + 2] = 0x80 | ((c >> 6) & 0x3F)
-    out[at + 3] = 0x80 | (c & 0x3F)
-    return at + 4
-
-
 # Each tokenizer's rules in sacrebleu's order: below 10 a class set apart (_pad_where's
 # kinds), from 10 on a two-character rule (_pairs' rules + 10).
 _ZH_STEPS = np.array([0, 1, 10, 11, 12], dtype=np.int64)
@@ -262,7 +241,7 @@ def sacrebleu_block(
         out_lows[t] = at
         for k in range(n):
             point = int(result[k])
-            at = _encode(out, at, 32 if cls[point] & _SPACE else point)
+            at = encode_char(out, at, 32 if cls[point] & _SPACE else point)
         out_highs[t] = at
         t += 1
     return out[:at], out_lows, out_highs

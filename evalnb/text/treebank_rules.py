@@ -31,7 +31,7 @@ import numpy as np
 import regex
 from numba import njit
 
-from evalnb.text.utf8 import decode_char
+from evalnb.text.utf8 import decode_char, encode_char
 
 __all__ = ["BREAKS", "DONE", "UNSAFE", "char_classes", "treebank_block"]
 
@@ -229,15 +229,22 @@ _LL2, _LL3, _RE2, _RE3, _VE2, _VE3, _NT, _NT2 = _LONG
 
 
 @njit(cache=True, inline="always")
+def _has(src: np.ndarray, n: int, at: int, word: np.ndarray, fold: bool) -> bool:
+    """``word`` (ASCII) at ``at``; with ``fold``, ignoring ASCII case (``(?i)``)."""
+    if at + word.size > n:
+        return False
+    for j in range(word.size):
+        c = src[at + j]
+        if (_lower(c) if fold else c) != word[j]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
 def _word_is(src: np.ndarray, n: int, at: int, word: np.ndarray, cls: np.ndarray) -> bool:
     r"""``(?i)word\b`` at ``at`` (``word`` ASCII, ending in a letter)."""
     k = word.size
-    if at + k > n:
-        return False
-    for j in range(k):
-        if _lower(src[at + j]) != word[j]:
-            return False
-    return at + k == n or not _w(cls, src[at + k])
+    return _has(src, n, at, word, True) and (at + k == n or not _w(cls, src[at + k]))
 
 
 @njit(cache=True)
@@ -538,16 +545,6 @@ def _clitic_s_m_d(src: np.ndarray, n: int, dst: np.ndarray) -> int:
     return m
 
 
-@njit(cache=True, inline="always")
-def _exactly(src: np.ndarray, n: int, at: int, word: np.ndarray) -> bool:
-    if at + word.size > n:
-        return False
-    for j in range(word.size):  # noqa: SIM110 - numba compiles no generator inside all()
-        if src[at + j] != word[j]:
-            return False
-    return True
-
-
 @njit(cache=True)
 def _clitic_long(src: np.ndarray, n: int, dst: np.ndarray) -> int:
     r"""``([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) `` → ``\1 \2 ``."""
@@ -557,14 +554,14 @@ def _clitic_long(src: np.ndarray, n: int, dst: np.ndarray) -> int:
         if c != 39 and c != 32 and i + 4 < n and src[i + 4] == 32:
             a = i + 1
             if (
-                _exactly(src, n, a, _LL2)
-                or _exactly(src, n, a, _LL3)
-                or _exactly(src, n, a, _RE2)
-                or _exactly(src, n, a, _RE3)
-                or _exactly(src, n, a, _VE2)
-                or _exactly(src, n, a, _VE3)
-                or _exactly(src, n, a, _NT)
-                or _exactly(src, n, a, _NT2)
+                _has(src, n, a, _LL2, False)
+                or _has(src, n, a, _LL3, False)
+                or _has(src, n, a, _RE2, False)
+                or _has(src, n, a, _RE3, False)
+                or _has(src, n, a, _VE2, False)
+                or _has(src, n, a, _VE3, False)
+                or _has(src, n, a, _NT, False)
+                or _has(src, n, a, _NT2, False)
             ):
                 dst[m] = c
                 dst[m + 1] = 32
@@ -577,17 +574,6 @@ def _clitic_long(src: np.ndarray, n: int, dst: np.ndarray) -> int:
         m += 1
         i += 1
     return m
-
-
-@njit(cache=True, inline="always")
-def _starts(src: np.ndarray, n: int, at: int, word: np.ndarray) -> bool:
-    """``(?i)word`` at ``at``."""
-    if at + word.size > n:
-        return False
-    for j in range(word.size):  # noqa: SIM110 - numba compiles no generator inside all()
-        if _lower(src[at + j]) != word[j]:
-            return False
-    return True
 
 
 @njit(cache=True)
@@ -619,7 +605,9 @@ def _macintyre(src: np.ndarray, n: int, dst: np.ndarray, cls: np.ndarray) -> int
                 head, size = 3, 5
             elif low == 109 and _word_is(src, n, i, _MOREN, cls):
                 head, size = 4, 6
-            elif low == 119 and _starts(src, n, i, _WANNA) and i + 5 < n and _sp(cls, src[i + 5]):
+            elif (
+                low == 119 and _has(src, n, i, _WANNA, True) and i + 5 < n and _sp(cls, src[i + 5])
+            ):
                 head, size = 3, 5
             if size:
                 dst[m] = 32
@@ -790,27 +778,6 @@ _PUNKT_AFTER = np.zeros(0x201E, dtype=np.bool_)
 _PUNKT_AFTER[[ord(c) for c in ")\";}]*:@'({[!?‘’“”«»"]] = True
 
 
-@njit(cache=True, inline="always")
-def _encode(out: np.ndarray, at: int, c: int) -> int:
-    if c < 0x80:
-        out[at] = c
-        return at + 1
-    if c < 0x800:
-        out[at] = 0xC0 | (c >> 6)
-        out[at + 1] = 0x80 | (c & 0x3F)
-        return at + 2
-    if c < 0x10000:
-        out[at] = 0xE0 | (c >> 12)
-        out[at + 1] = 0x80 | ((c >> 6) & 0x3F)
-        out[at + 2] = 0x80 | (c & 0x3F)
-        return at + 3
-    out[at] = 0xF0 | (c >> 18)
-    out[at + 1] = 0x80 | ((c >> 12) & 0x3F)
-    out[at + 2] = 0x80 | ((c >> 6) & 0x3F)
-    out[at + 3] = 0x80 | (c & 0x3F)
-    return at + 4
-
-
 @njit(cache=True, nogil=True)
 def treebank_block(
     data: np.ndarray, lows: np.ndarray, highs: np.ndarray, cls: np.ndarray, whole: bool
@@ -902,7 +869,7 @@ def treebank_block(
         out_lows[t] = at
         for k in range(n):
             point = int(result[k])
-            at = _encode(out, at, 32 if cls[point] & _S else point)
+            at = encode_char(out, at, 32 if cls[point] & _S else point)
         out_highs[t] = at
         t += 1
     return out[:at], out_lows, out_highs, status

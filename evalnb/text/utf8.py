@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["NARROW", "SPACE_LEADS", "all_ascii", "char_ids", "decode_char", "space_width"]
+__all__ = [
+    "NARROW",
+    "SPACE_LEADS",
+    "all_ascii",
+    "char_ids",
+    "decode_char",
+    "encode_char",
+    "space_width",
+]
 
 
 def _leads() -> np.ndarray:
@@ -79,6 +87,28 @@ def all_ascii(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
                 out[t] = False
                 break
     return out
+
+
+@njit(cache=True, inline="always")
+def encode_char(out: np.ndarray, at: int, c: int) -> int:
+    """Write code point ``c`` as UTF-8 at ``out[at]``; return where the next one goes."""
+    if c < 0x80:
+        out[at] = c
+        return at + 1
+    if c < 0x800:
+        out[at] = 0xC0 | (c >> 6)
+        out[at + 1] = 0x80 | (c & 0x3F)
+        return at + 2
+    if c < 0x10000:
+        out[at] = 0xE0 | (c >> 12)
+        out[at + 1] = 0x80 | ((c >> 6) & 0x3F)
+        out[at + 2] = 0x80 | (c & 0x3F)
+        return at + 3
+    out[at] = 0xF0 | (c >> 18)
+    out[at + 1] = 0x80 | ((c >> 12) & 0x3F)
+    out[at + 2] = 0x80 | ((c >> 6) & 0x3F)
+    out[at + 3] = 0x80 | (c & 0x3F)
+    return at + 4
 
 
 # Code points below this keep their own id (code point + 1); the others are numbered in
