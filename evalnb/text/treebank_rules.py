@@ -31,7 +31,7 @@ import numpy as np
 import regex
 from numba import njit
 
-from evalnb.text.utf8 import decode_char, encode_char
+from evalnb.text.utf8 import append_utf8, decode_char
 
 __all__ = ["BREAKS", "DONE", "UNSAFE", "char_classes", "treebank_block"]
 
@@ -860,16 +860,8 @@ def treebank_block(
             a = np.empty(cap, dtype=np.int32)
             b = np.empty(cap, dtype=np.int32)
             continue
-        result = a if in_a else b
-        # Each code point is at most four bytes.
-        if at + 4 * n > out.size:
-            grown = np.empty(2 * out.size + 4 * n, dtype=np.uint8)
-            grown[:at] = out[:at]
-            out = grown
         out_lows[t] = at
-        for k in range(n):
-            point = int(result[k])
-            at = encode_char(out, at, 32 if cls[point] & _S else point)
+        out, at = append_utf8(out, at, a if in_a else b, n, cls, _S)
         out_highs[t] = at
         t += 1
     return out[:at], out_lows, out_highs, status

@@ -111,6 +111,25 @@ def encode_char(out: np.ndarray, at: int, c: int) -> int:
     return at + 4
 
 
+@njit(cache=True)
+def append_utf8(
+    out: np.ndarray, at: int, points: np.ndarray, n: int, cls: np.ndarray, space: int
+) -> tuple[np.ndarray, int]:
+    """Write ``points[:n]`` as UTF-8 from ``out[at]``, growing ``out`` when it must.
+
+    A code point whose ``cls`` entry has the ``space`` bit is written as a space (the
+    tokenizers' output: tokens separated by spaces alone). Returns the buffer and the end.
+    """
+    if at + 4 * n > out.size:  # a code point is at most four bytes
+        grown = np.empty(2 * out.size + 4 * n, dtype=np.uint8)
+        grown[:at] = out[:at]
+        out = grown
+    for k in range(n):
+        point = int(points[k])
+        at = encode_char(out, at, 32 if cls[point] & space else point)
+    return out, at
+
+
 # Code points below this keep their own id (code point + 1); the others are numbered in
 # order of first sight after them, so Latin and Greek texts need no table at all.
 NARROW = 1024
