@@ -29,7 +29,7 @@ from evalnb.evaluation.families.text.condition import (
 )
 from evalnb.text.patterns import SearchBudget, compile_pattern
 
-__all__ = ["MatchResult", "failing_part", "literal", "match_conditions"]
+__all__ = ["MatchResult", "failing_part", "literal", "match_coded", "match_conditions"]
 
 _UNESCAPE = regex.compile(r"\\([\"'])")
 
@@ -215,18 +215,32 @@ def match_conditions(
     Conditions must parse (callers check with :func:`parse_condition` first). A row whose
     regexp ran past the budget's limit for one search, or came after the run's budget was
     spent, gets ``ok=None`` and an error, never a guessed verdict. Without a budget: 1 s per
-    search, 60 s in all. Each distinct condition is parsed and shaped once; rows reach their
-    condition's operands through its index, so no Python loop runs per row except over
-    regexp operands and over failed rows whose blame depends on the text (an AND).
+    search, 60 s in all.
     """
-    budget = budget or SearchBudget(per_search_s=1.0, per_run_s=60.0)
-    n = len(texts)
-    search = _Search(budget)
     index: dict[str, int] = {}
     code = np.fromiter(
-        (index.setdefault(c, len(index)) for c in conditions), dtype=np.int64, count=n
+        (index.setdefault(c, len(index)) for c in conditions), dtype=np.int64, count=len(texts)
     )
-    distinct = list(index)
+    return match_coded(pl.Series(texts, dtype=pl.String), list(index), code, budget=budget)
+
+
+def match_coded(
+    texts: pl.Series,
+    distinct: list[str],
+    code: np.ndarray,
+    *,
+    budget: SearchBudget | None = None,
+) -> MatchResult:
+    """:func:`match_conditions` with row ``i``'s condition given as ``distinct[code[i]]``.
+
+    Each distinct condition is parsed and shaped once; rows reach their condition's
+    operands through its index, so no Python loop runs per row except over regexp operands
+    and over failed rows whose blame depends on the text (an AND). A caller that knows its
+    rows' conditions by group (text matching: by case definition) hands them over so.
+    """
+    budget = budget or SearchBudget(per_search_s=1.0, per_run_s=60.0)
+    n = texts.len()
+    search = _Search(budget)
     shaped = [_shaped(c) for c in distinct]
     shapes = list(dict.fromkeys(shape for shape, _ in shaped))
     shape_of = np.array([shapes.index(shape) for shape, _ in shaped] or [0], dtype=np.int64)
@@ -234,7 +248,7 @@ def match_conditions(
     ok = np.full(n, True, dtype=object)
     failed = np.full(n, None, dtype=object)
     error = np.full(n, None, dtype=object)
-    column_all = pl.Series(texts, dtype=pl.String)
+    column_all = texts.cast(pl.String).fill_null("")
     for s_idx, shape in enumerate(shapes):
         if shape == "E":
             continue
@@ -265,12 +279,14 @@ def match_conditions(
         ok[rows[~known]] = None
         error[rows[~known]] = [str(u) for u in unknown[~known]]
         blamed: dict[int, str] = {}  # per condition, where the blame needs no text
+        values: list[str] | None = None  # the group's texts, read only for an AND's blame
         for j in np.flatnonzero(known & ~verdict).tolist():
             i = int(rows[j])
             ok[i] = False
-            node = _parse(conditions[i])
+            node = _parse(distinct[code[i]])
             if isinstance(node, And | Group):
-                failed[i] = failing_part(node, texts[i], search).render()
+                values = column.to_list() if values is None else values
+                failed[i] = failing_part(node, values[j], search).render()
             else:
                 if code[i] not in blamed:
                     blamed[code[i]] = node.render()

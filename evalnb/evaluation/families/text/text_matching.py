@@ -28,7 +28,7 @@ from evalnb.evaluation.families.text.condition import (
     constraints_to_condition,
     parse_condition,
 )
-from evalnb.evaluation.families.text.condition_match import MatchResult, match_conditions
+from evalnb.evaluation.families.text.condition_match import MatchResult, match_coded
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -126,15 +126,15 @@ class TextMatching(Evaluator):
             float(params["regex_timeout_s"]),  # type: ignore[arg-type]
             float(params["regex_run_budget_s"]),  # type: ignore[arg-type]
         )
-        conds, errors = _conditions(rows)
-        answer = match_conditions(rows["actual"].fill_null("").to_list(), conds, budget=budget)
+        conds, errors, distinct, code = _conditions(rows)
+        answer = match_coded(rows["actual"], distinct, code, budget=budget)
         has_ctx = (rows["context"].list.len().fill_null(0) > 0).to_numpy()
         a_ok, a_null = _tri(answer.ok)
         c_ok, c_null = np.ones(rows.height, dtype=bool), np.zeros(rows.height, dtype=bool)
         ctx_check = None
         if params["evaluate_retrieved_context"]:
-            joined = rows["context"].fill_null([]).list.join(" ").to_list()
-            ctx_check = match_conditions(joined, conds, budget=budget)
+            joined = rows["context"].fill_null([]).list.join(" ")
+            ctx_check = match_coded(joined, distinct, code, budget=budget)
             c_ok, c_null = _tri(ctx_check.ok)
             c_ok, c_null = c_ok | ~has_ctx, c_null & has_ctx  # no context: nothing to check
         invalid = np.array([e is not None for e in errors], dtype=bool)
@@ -177,8 +177,15 @@ class TextMatching(Evaluator):
         return result_frame(rows, values, details, detail_on="model_passes")
 
 
-def _conditions(rows: pl.DataFrame) -> tuple[list[str], list[str | None]]:
-    """Each row's condition (and parse error), resolved once per distinct case definition."""
+def _conditions(
+    rows: pl.DataFrame,
+) -> tuple[list[str], list[str | None], list[str], np.ndarray]:
+    """Each row's condition (and parse error), resolved once per distinct case definition.
+
+    Also the resolved conditions by definition and each row's definition, for
+    :func:`match_coded` (a definition that does not parse resolves to the empty condition;
+    its rows are unscored and say why).
+    """
     # A row with a condition ignores its constraints and expected answers (H2O's precedence):
     # they leave the key, so traffic whose answers differ under one condition parses it once.
     given = pl.col("condition").fill_null("") != ""
@@ -204,7 +211,9 @@ def _conditions(rows: pl.DataFrame) -> tuple[list[str], list[str | None]]:
     errors = np.empty(rows.height, dtype=object)
     conds[members] = np.repeat(np.array([r[0] for r in resolved] or [""], dtype=object), sizes)
     errors[members] = np.repeat(np.array([r[1] for r in resolved] or [None], dtype=object), sizes)
-    return conds.tolist(), errors.tolist()
+    code = np.empty(rows.height, dtype=np.int64)
+    code[members] = np.repeat(np.arange(len(resolved)), sizes)
+    return conds.tolist(), errors.tolist(), [r[0] for r in resolved], code
 
 
 def _tri(values: list[bool | None]) -> tuple[np.ndarray, np.ndarray]:
