@@ -38,7 +38,7 @@ H2O_BLEU = "H2O's BLEU-1..4 vs NLTK's word_tokenize and sentence_bleu (H2O's loo
 ROUGE = "ROUGE-1/2/L with stemmer vs a reused rouge_score.RougeScorer"
 PIPELINE = "answer_similarity's pipeline vs the Rust tokenizer alone"
 RAGAS = "ragas_rouge vs ragas' own RougeScore.abatch_score"
-GUARDED = {BLEU: 22.0, H2O_BLEU: 100.0, ROUGE: 50.0, PIPELINE: 0.87, RAGAS: 66.0}
+GUARDED = {BLEU: 22.0, H2O_BLEU: 27.0, ROUGE: 68.0, PIPELINE: 0.87, RAGAS: 66.0}
 """Each check's figure at the smoke's sizes; below half of it, the check fails."""
 
 PAIRS = 4_000

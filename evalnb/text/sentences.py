@@ -54,7 +54,9 @@ def punkt_tokenizer() -> PunktSentenceTokenizer:
 # The two commonest break contexts, whose decision needs none of Punkt's heuristics: a word
 # of two or more letters, a period, one space and a word ("system. The"); a word, ? or !,
 # one space and a word.
-_PERIOD = re.compile(r"([A-Za-z]{2,})\. ([A-Za-z]+)")
+# The next token may end in punctuation that Punkt's word tokenizer always splits off (one
+# of its non-word characters, or a comma at the end): its first word is what Punkt reads.
+_PERIOD = re.compile(r"([A-Za-z]{2,})\. ([A-Za-z]+)[,;:!?)]?")
 _MARK = re.compile(r"[A-Za-z]+[?!] [A-Za-z]+")
 
 

@@ -191,6 +191,12 @@ def test_plain_break_contexts_are_decided_as_punkt_decides() -> None:
         "x2",
     ]
     contexts += [f"{rng.choice(words)}{rng.choice('.?!')} {rng.choice(words)}" for _ in range(3000)]
+    # The next token with punctuation after its word: Punkt reads the word alone.
+    contexts += [
+        f"{rng.choice(words)}. {rng.choice(words)}{rng.choice([',', ';', ':', '!', '?', ')', '.', ''])}"
+        for _ in range(3000)
+    ]
+    contexts += [f"{a}. {b}{p}" for a, b in english.COLLOCATIONS for p in (",", ")", ":")]
     assert [decide(c) for c in contexts] == [decide._slow.__wrapped__(c) for c in contexts]
 
 
