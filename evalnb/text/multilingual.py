@@ -169,7 +169,9 @@ def _polars_tokens(texts: pl.Series, tokenizer: str) -> pl.Series:
         expr = spaced_13a(t)
     elif tokenizer in _COMPILED:
         data, lows, highs = _compiled_spans([texts.to_arrow()], tokenizer)
-        return pl.Series(spans_to_strings(data, lows, highs), dtype=pl.String)
+        spaced = pl.Series(spans_to_strings(data, lows, highs), dtype=pl.String)
+        # ' '.join(s.split()): the kernel's tokens may be apart by several spaces.
+        return spaced.str.replace_all(" {2,}", " ").str.strip_chars(" ")
     elif tokenizer == "char":
         expr = _rstrip(t).str.replace_all(r"(.)", "${1} ")
     else:  # "none"
