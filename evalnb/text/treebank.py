@@ -64,8 +64,8 @@ def _utf8(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
 def _by_punkt(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Spaced tokens of texts Punkt splits: each sentence through the kernel.
 
-    A sentence's result starts and ends with a space (the rules pad it), so a text's result
-    is the run of its sentences' results, which the kernel writes one after another.
+    The sentences' results are laid one after another with a space after each, so a
+    text's result is the run of its sentences' results.
     """
     sentences = split_sentences(texts)
     data, offsets = _utf8([s for sents in sentences for s in sents])
@@ -75,11 +75,23 @@ def _by_punkt(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if status.any():  # pragma: no cover - a sentence holds only its text's characters
         msg = "a Punkt sentence of a safe text was found unsafe; please report this text"
         raise AssertionError(msg)
-    ends = np.cumsum([len(s) for s in sentences])
-    starts = ends - [len(s) for s in sentences]
-    first = np.where(ends > starts, lows[np.minimum(starts, max(lows.size - 1, 0))], 0)
-    last = np.where(ends > starts, highs[np.maximum(ends - 1, 0)], 0)
-    return out, first, last
+    lengths = highs - lows
+    packed = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    size = int(packed[-1])
+    # Sentence k moves to packed[k] + k: one space (the buffer's fill) after each.
+    spaced = np.full(size + lengths.size, 32, dtype=np.uint8)
+    owner = np.repeat(np.arange(lengths.size), lengths)
+    spaced[np.arange(size) + owner] = out[np.repeat(lows - packed[:-1], lengths) + np.arange(size)]
+    counts = np.array([len(s) for s in sentences], dtype=np.int64)
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    begin = packed[:-1] + np.arange(lengths.size)  # each sentence's new start
+    first = np.zeros(len(texts), dtype=np.int64)
+    last = np.zeros(len(texts), dtype=np.int64)
+    some = counts > 0
+    first[some] = begin[starts[some]]
+    last[some] = begin[ends[some] - 1] + lengths[ends[some] - 1]
+    return spaced, first, last
 
 
 def _by_nltk(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
