@@ -240,16 +240,7 @@ def split_intern(
     Measured on two cores, 20k real answer/reference pairs (6.7 MB, 1.2M tokens, 13a rules):
     33 ms against 60 ms in one thread.
     """
-    if blocks is None:
-        spans = byte_blocks(lows, highs)
-    elif blocks < 2 or lows.size < 2 * blocks:
-        spans = [(0, lows.size)]
-    else:
-        ends = np.cumsum(highs - lows)
-        cuts = np.searchsorted(ends, ends[-1] * np.arange(1, blocks) / blocks)
-        spans = list(
-            itertools.pairwise(np.unique(np.concatenate([[0], cuts, [lows.size]])).tolist())
-        )
+    spans = byte_blocks(lows, highs, blocks)
     if len(spans) < 2:
         return split_intern_serial(data, lows, highs, rules13a, spaces)
     parts = list(
@@ -281,13 +272,17 @@ def split_intern(
     return ids, text_off, chars, vocab_off
 
 
-def byte_blocks(lows: np.ndarray, highs: np.ndarray) -> list[tuple[int, int]]:
-    """Cut texts into runs ``[a, b)`` of about equal bytes, one per core.
+def byte_blocks(
+    lows: np.ndarray, highs: np.ndarray, blocks: int | None = None
+) -> list[tuple[int, int]]:
+    """Cut texts into runs ``[a, b)`` of about equal bytes, ``blocks`` of them.
 
-    One run holds everything below ``_PARALLEL_BYTES`` (a thread's start would cost more).
+    ``blocks`` defaults to one per core, and to one run in all below ``_PARALLEL_BYTES``
+    (a thread's start would cost more).
     """
-    size = int((highs - lows).sum()) if lows.size else 0
-    blocks = get_num_threads() if size >= _PARALLEL_BYTES else 1
+    if blocks is None:
+        size = int((highs - lows).sum()) if lows.size else 0
+        blocks = get_num_threads() if size >= _PARALLEL_BYTES else 1
     if blocks < 2 or lows.size < 2 * blocks:
         return [(0, lows.size)]
     ends = np.cumsum(highs - lows)

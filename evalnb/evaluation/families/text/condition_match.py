@@ -266,12 +266,14 @@ def match_coded(
         }
         texts_found = _text_leaves(column, needles)
         truths, unknown = [], np.full(rows.size, None, dtype=object)
+        values: list[str] | None = None  # the group's texts as Python strings, when needed
         for k in range(len(leaves[0])):
             if k in texts_found:
                 truths.append(texts_found[k])
                 continue
             patterns = [leaf[k].pattern for leaf in leaves]  # type: ignore[union-attr]
-            truth, why = _regexp_truth(column.to_list(), [patterns[a] for a in at.tolist()], search)
+            values = column.to_list() if values is None else values
+            truth, why = _regexp_truth(values, [patterns[a] for a in at.tolist()], search)
             truths.append(truth)
             unknown = np.where(unknown == None, why, unknown)  # noqa: E711 - elementwise
         verdict = _combine(_parse(distinct[codes[0]]), truths, [0])
@@ -279,7 +281,6 @@ def match_coded(
         ok[rows[~known]] = None
         error[rows[~known]] = [str(u) for u in unknown[~known]]
         blamed: dict[int, str] = {}  # per condition, where the blame needs no text
-        values: list[str] | None = None  # the group's texts, read only for an AND's blame
         for j in np.flatnonzero(known & ~verdict).tolist():
             i = int(rows[j])
             ok[i] = False
